@@ -1,0 +1,27 @@
+# `make demo` and `make test` work on a fresh machine with Python >= 3.11, a C compiler and make.
+# Each target creates .venv and installs what it needs once; a second run does no set-up work.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.rldp-installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "rldp needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[all,test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/rldp demo $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(ARGS)
+
+bench: $(STAMP)
+	$(PY) bench/run.py $(ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info demo-output

@@ -1,0 +1,471 @@
+"""Uncertainty sets: Rényi-divergence balls around the public estimate P̂.
+
+This module is the single home of the uncertainty set F (seed 000, Sections 3-4):
+
+    F = {P in the simplex over X : D_α(P̂ ‖ P) ≤ B}                     (eq. 10)
+
+and of everything derived from it that the rest of rldp needs:
+
+* the projected radii B_s of Theorem 1, so that F_U|s = {R : D_α(P̂_U|s ‖ R) ≤ B_s};
+* the support function of each projected ball, max/min of q·R over R ∈ F_U|s (the
+  building block of the exact audit), by a one-dimensional Lagrange search;
+* L_u|s = min R_u over F_U|s and its counterpart max R_u (Prop. 1, eq. 29; closed form
+  of Prop. 2 at α = 2);
+* rad_s = max ‖R − P̂_U|s‖₁ over F_U|s (Prop. 1, eq. 30; exact by subset enumeration
+  when |U| ≤ 16, a valid upper bound otherwise);
+* the confidence radius B for a significance level β (eq. 9 at α = 2 and its
+  generalisation to any order through the Hellinger divergence).
+
+Errata handled here (see DESIGN.md): the square roots lost in the extraction of
+Lemma 1 / Prop. 2; Prop. 2.2 as printed also lacks the "− 2P̂_u_min|s" term (we compute
+rad_s from Prop. 1 directly). Example 2 of seed 000 prints B_s1 = 0.3782, which is
+log((e^B − 1 + P̂_s)/P̂_s), i.e. the projection with the marginal of S held fixed;
+Theorem 1 itself (implemented here, and re-derived in the tests) gives 0.4065, and the
+paper's own Example 5 (d = 1.4591) uses the Theorem 1 value.
+
+numpy only: the client imports this module to check a mechanism on the device.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "UncertaintySet",
+    "renyi_divergence",
+    "projected_radii",
+    "confidence_radius",
+    "chi2_quantile",
+]
+
+# Subset enumeration for rad_s is exact up to this many released symbols.
+EXACT_RADIUS_MAX_SYMBOLS = 16
+# Bisection steps of the Lagrange search; each halves an interval in log(τ) of width
+# ~750, so 64 steps leave a relative error in τ far below double precision's.
+_SEARCH_STEPS = 64
+
+
+def _validate_order(order: float) -> float:
+    order = float(order)
+    if not (math.isfinite(order) and order > 0):
+        raise ValueError(f"order must be a finite number > 0 (Rényi order α); got {order!r}")
+    return order
+
+
+def renyi_divergence(p: np.ndarray, q: np.ndarray, order: float = 2.0, axis: int = -1) -> np.ndarray:
+    """Rényi divergence D_α(p ‖ q) in nats along ``axis`` (seed 000, eq. 7).
+
+    D_α(p‖q) = 1/(α−1) · log Σ_x p_x^α q_x^(1−α) for α ≠ 1, and Σ_x p_x log(p_x/q_x)
+    (Kullback–Leibler) for α = 1, with 0·anything = 0; a cell with p_x > 0 = q_x gives
+    +inf when α ≥ 1.
+    """
+    alpha = _validate_order(order)
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    p, q = np.broadcast_arrays(p, q)
+    pos = p > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if alpha == 1.0:
+            terms = np.where(pos, p * (np.log(np.where(pos, p, 1.0)) - np.log(q)), 0.0)
+            return np.sum(terms, axis=axis)
+        terms = np.where(pos, p**alpha * q ** (1.0 - alpha), 0.0)
+        return np.log(np.sum(terms, axis=axis)) / (alpha - 1.0)
+
+
+def projected_radii(p_s: np.ndarray, radius: float, order: float) -> np.ndarray:
+    """Radii B_s of the conditional projections F_U|s (seed 000, Theorem 1, eq. 24).
+
+    B_s = α/(α−1) · log((e^{(α−1)B/α} − (1 − P̂_s)) / P̂_s) for α ≠ 1 and B/P̂_s for α = 1.
+    Returns +inf where P̂_s = 0 (no public data on s: every conditional is plausible),
+    where B = inf, and, for α < 1, where the argument of the log is not positive (the
+    ball then projects onto the whole simplex).
+    """
+    alpha = _validate_order(order)
+    p_s = np.asarray(p_s, dtype=float)
+    out = np.full(p_s.shape, np.inf)
+    if math.isinf(radius):
+        return out
+    pos = p_s > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if alpha == 1.0:
+            out[pos] = radius / p_s[pos]
+            return out
+        # e^{c} − 1 + P̂_s with c = (α−1)B/α, written with expm1 for small B.
+        excess = np.expm1((alpha - 1.0) * radius / alpha) + p_s
+        ok = pos & (excess > 0)
+        out[ok] = alpha / (alpha - 1.0) * np.log(excess[ok] / p_s[ok])
+    return np.maximum(out, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# χ² quantile (numpy/stdlib only, so the client can recompute B from n and β)
+# ---------------------------------------------------------------------------
+
+def _regularized_gamma_p(a: float, x: float) -> float:
+    """Regularised lower incomplete gamma P(a, x): series for x < a + 1, else a
+    continued fraction for Q = 1 − P (modified Lentz), as in Numerical Recipes §6.2."""
+    if x <= 0:
+        return 0.0
+    log_prefix = -x + a * math.log(x) - math.lgamma(a)
+    if x < a + 1.0:
+        term = total = 1.0 / a
+        ap = a
+        for _ in range(10_000):
+            ap += 1.0
+            term *= x / ap
+            total += term
+            if abs(term) < abs(total) * 1e-17:
+                break
+        return min(1.0, total * math.exp(log_prefix))
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-17:
+            break
+    return max(0.0, 1.0 - math.exp(log_prefix) * h)
+
+
+def chi2_quantile(probability: float, dof: int) -> float:
+    """Quantile F⁻¹_{χ², dof}(probability) of the χ² distribution (relative accuracy ~1e-12).
+
+    Uses P(χ²_k ≤ x) = P(k/2, x/2) (regularised incomplete gamma) and a bisection on x,
+    so that the client can check a document's radius without scipy.
+    """
+    if not (0.0 < probability < 1.0):
+        raise ValueError(f"probability must be in (0, 1); got {probability!r}")
+    if int(dof) != dof or dof < 1:
+        raise ValueError(f"dof must be a positive integer; got {dof!r}")
+    a = dof / 2.0
+    lo, hi = 0.0, max(1.0, 2.0 * dof)
+    while _regularized_gamma_p(a, hi / 2.0) < probability:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _regularized_gamma_p(a, mid / 2.0) < probability:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
+def confidence_radius(n: int, beta: float, n_symbols: int, order: float = 2.0) -> float:
+    """Radius B making F a (1 − β)-confidence set for P* from n public samples.
+
+    For α = 2 this is seed 000 eq. (9): B = log(1 + F⁻¹_{χ², a−1}(1 − β) / n).
+    For other orders we use the same χ² calibration of the Hellinger divergence
+    H_α = (e^{(α−1)D_α} − 1)/(α − 1), whose curvature at P = P̂ is α (Ben-Tal et al. 2013,
+    ref. [40] of seed 000): B = log(1 + (α−1)·α·q/(2n)) / (α − 1) and B = q/(2n) at α = 1,
+    with q = F⁻¹_{χ², a−1}(1 − β). At α = 2 both formulas coincide. Asymptotic for α ≠ 2.
+    Returns inf when the ball covers the whole simplex (possible for α < 1).
+    """
+    alpha = _validate_order(order)
+    if int(n) != n or n < 1:
+        raise ValueError(f"n (number of public samples) must be a positive integer; got {n!r}")
+    if not (0.0 < beta < 1.0):
+        raise ValueError(f"beta (significance level) must be in (0, 1); got {beta!r}")
+    if n_symbols < 2:
+        raise ValueError(f"the alphabet needs at least 2 symbols; got {n_symbols}")
+    q = chi2_quantile(1.0 - beta, n_symbols - 1)
+    if alpha == 1.0:
+        return q / (2.0 * n)
+    inner = (alpha - 1.0) * alpha * q / (2.0 * n)
+    if inner <= -1.0:
+        return math.inf
+    return math.log1p(inner) / (alpha - 1.0)
+
+
+# ---------------------------------------------------------------------------
+# The support function of a Rényi ball (one-dimensional Lagrange search)
+# ---------------------------------------------------------------------------
+
+def _ball_maximum(q: np.ndarray, p: np.ndarray, radius: np.ndarray, alpha: float) -> np.ndarray:
+    """max_R q·R over {R in the simplex : D_α(p ‖ R) ≤ radius}, row by row.
+
+    q, p: shape (N, k); every row of p is a probability vector; radius: shape (N,).
+
+    KKT (for every order α): on the support of p the maximiser is
+    R_u ∝ p_u (ν − q_u)^(−1/α) for a multiplier ν > max_{supp} q, so with
+    τ = ν − max_{supp} q and δ_u = max_{supp} q − q_u the search is over τ > 0 only:
+    D(τ) = D_α(p ‖ R(τ)) decreases from D(0+) to 0, and we bisect log τ until
+    D(τ) = radius. Cells with p_u = 0 cost nothing in D_α; they take the remaining
+    mass 1 − m (m = e^{D(τ_z) − radius}) exactly when their best q exceeds ν.
+    The returned value is the one on the infeasible side of the final bracket, so it
+    is an upper bound of the true maximum (conservative for the audit).
+    """
+    n_rows, _ = q.shape
+    out = np.empty(n_rows)
+    supp = p > 0
+    q_supp = np.where(supp, q, -np.inf)
+    q_top = q_supp.max(axis=1)  # max over the support
+    q_zero = np.where(supp, -np.inf, q).max(axis=1)  # max over cells with p = 0
+    q_all = np.maximum(q_top, q_zero)
+
+    unbounded = np.isinf(radius)
+    out[unbounded] = q_all[unbounded]
+    point = (radius == 0) & ~unbounded
+    out[point] = np.sum(np.where(supp[point], q[point] * p[point], 0.0), axis=1)
+    todo = ~(unbounded | point)
+    if not np.any(todo):
+        return out
+
+    q, p, supp, radius = q[todo], p[todo], supp[todo], radius[todo]
+    q_top, q_zero = q_top[todo], q_zero[todo]
+    delta = np.where(supp, q_top[:, None] - q, 0.0)  # ≥ 0 on the support
+    spread = delta.max(axis=1)
+    flat = spread <= 0  # q constant on the support: R ∝ p for every τ
+    scale = np.where(flat, 1.0, spread)
+    inv_alpha = 1.0 / alpha
+
+    def shape_at(tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(log of R/p, D_α(p‖R)) for R(τ) ∝ p (τ/(τ+δ))^{1/α}, rows with τ given."""
+        tau = np.maximum(tau, 1e-300)  # τ > 0 keeps δ/τ = 0 (not 0/0) on the argmax cells
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            log_w = -inv_alpha * np.log1p(delta / tau[:, None])  # ≤ 0, −inf allowed
+            w_minus_1 = np.expm1(log_w)
+            log_mass = np.log1p(np.sum(np.where(supp, p * w_minus_1, 0.0), axis=1))
+            log_ratio = log_w - log_mass[:, None]  # log(R_u / p_u) on the support
+            if alpha == 1.0:
+                div = -np.sum(np.where(supp, p * log_ratio, 0.0), axis=1)
+            else:
+                powered = np.expm1((1.0 - alpha) * log_ratio)
+                inner = np.sum(np.where(supp, p * powered, 0.0), axis=1)
+                div = np.log1p(inner) / (alpha - 1.0)
+        div = np.where(np.isnan(div), np.inf, div)
+        return log_ratio, np.maximum(div, 0.0)
+
+    def value_at(log_ratio: np.ndarray) -> np.ndarray:
+        r = np.where(supp, p * np.exp(log_ratio), 0.0)
+        return q_top - np.sum(r * delta, axis=1)
+
+    # Bisection on t = log(τ / scale) over [-690, 40]: D(τ) decreases in τ.
+    lo = np.full(len(q), -690.0)  # infeasible side (D ≥ radius), or the limit τ → 0
+    hi = np.full(len(q), 40.0)  # feasible side (D ≤ radius)
+    _, d_lo = shape_at(scale * np.exp(lo))
+    reach = d_lo > radius  # otherwise even τ → 0 stays inside the ball (possible for α < 1)
+    for _ in range(_SEARCH_STEPS):
+        mid = 0.5 * (lo + hi)
+        _, d_mid = shape_at(scale * np.exp(mid))
+        inside = d_mid <= radius
+        hi = np.where(inside, mid, hi)
+        lo = np.where(inside, lo, mid)
+    log_ratio, _ = shape_at(scale * np.exp(lo))
+    value = np.where(reach, value_at(log_ratio), q_top)
+    value = np.where(flat, q_top, value)
+    nu = q_top + np.where(reach & ~flat, scale * np.exp(lo), 0.0)
+
+    # Cells outside the support absorb mass when their q beats the multiplier ν.
+    absorb = q_zero > nu
+    if np.any(absorb):
+        tau_z = np.where(absorb, q_zero - q_top, 1.0)
+        tau_z = np.where(flat, np.inf, tau_z)
+        log_ratio_z, d_z = shape_at(np.where(np.isinf(tau_z), 1e300, tau_z))
+        d_z = np.where(flat, 0.0, d_z)
+        mass = np.exp(np.minimum(d_z - radius, 0.0))  # m = e^{D(τ_z) − radius} ≤ 1
+        inside_value = np.where(flat, q_top, value_at(log_ratio_z))
+        mixed = mass * inside_value + (1.0 - mass) * np.where(absorb, q_zero, 0.0)
+        value = np.where(absorb, np.maximum(mixed, value), value)
+    out[todo] = value
+    return out
+
+
+def _two_point_range(rho: np.ndarray, radius: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The interval {r : D_α((ρ, 1−ρ) ‖ (r, 1−r)) ≤ radius}, elementwise.
+
+    This is Prop. 1's ρ·ξ∓(ρ) (eqs. 27-28): by data processing, the extremes of the mass
+    R(U₁) of a set U₁ over a Rényi ball only depend on ρ = P̂(U₁). Closed form at α = 2
+    (Lemma 1 with its square root restored); otherwise bisection on each side of ρ.
+    """
+    rho = np.clip(np.asarray(rho, dtype=float), 0.0, 1.0)
+    radius = np.broadcast_to(np.asarray(radius, dtype=float), rho.shape)
+    lower = np.zeros(rho.shape)
+    upper = np.ones(rho.shape)
+    finite = np.isfinite(radius)
+    if alpha == 2.0:
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.exp(radius)
+            root = np.sqrt(np.maximum((e - 1.0) * (e - (2.0 * rho - 1.0) ** 2), 0.0))
+            lo = (e + 2.0 * rho - 1.0 - root) / (2.0 * e)
+            hi = (e + 2.0 * rho - 1.0 + root) / (2.0 * e)
+        lower = np.where(finite, np.clip(lo, 0.0, rho), 0.0)
+        upper = np.where(finite, np.clip(hi, rho, 1.0), 1.0)
+        return lower, upper
+
+    def div(r: np.ndarray) -> np.ndarray:
+        p = np.stack([rho, 1.0 - rho], axis=-1)
+        q = np.stack([r, 1.0 - r], axis=-1)
+        return renyi_divergence(p, q, alpha)
+
+    for side in ("lower", "upper"):
+        a = np.where(side == "lower", 0.0, 1.0) * np.ones(rho.shape)  # outer end
+        b = rho.copy()  # inner end, always feasible
+        outer_ok = div(a) <= radius
+        for _ in range(_SEARCH_STEPS + 40):
+            mid = 0.5 * (a + b)
+            ok = div(mid) <= radius
+            b = np.where(ok, mid, b)
+            a = np.where(ok, a, mid)
+        # The outer end of the bracket is conservative (slightly outside the ball).
+        result = np.where(outer_ok | ~finite, np.where(side == "lower", 0.0, 1.0), a)
+        if side == "lower":
+            lower = result
+        else:
+            upper = result
+    return lower, upper
+
+
+# ---------------------------------------------------------------------------
+# The uncertainty set
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class UncertaintySet:
+    """F = {P : D_α(P̂ ‖ P) ≤ B} over X = S × U, with P̂ given as an (|S|, |U|) array.
+
+    ``radius`` is B in nats (``math.inf`` for no knowledge, 0 for P* = P̂ assumed known);
+    ``order`` is α ∈ (0, ∞). All statistics refer to the conditional projections
+    F_U|s of Theorem 1, whose product set F' ⊇ F is what the audit certifies against.
+    """
+
+    public_distribution: np.ndarray
+    radius: float
+    order: float = 2.0
+
+    def __post_init__(self) -> None:
+        p = np.array(self.public_distribution, dtype=float)
+        if p.ndim != 2 or p.shape[0] < 1 or p.shape[1] < 1:
+            raise ValueError(
+                f"public_distribution must be a 2-D array of shape (|S|, |U|); got shape {p.shape}")
+        if not np.all(np.isfinite(p)) or np.any(p < 0):
+            raise ValueError("public_distribution must be finite and non-negative")
+        total = p.sum()
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"public_distribution must sum to 1 (±1e-9); it sums to {total!r}")
+        radius = float(self.radius)
+        if math.isnan(radius) or radius < 0:
+            raise ValueError(f"radius must be ≥ 0 (nats; inf for an unbounded set); got {self.radius!r}")
+        p.setflags(write=False)
+        object.__setattr__(self, "public_distribution", p)
+        object.__setattr__(self, "radius", radius)
+        object.__setattr__(self, "order", _validate_order(self.order))
+
+    @classmethod
+    def from_confidence(cls, public_distribution: Any, n: int, beta: float, order: float = 2.0) -> "UncertaintySet":
+        """The (1 − β)-confidence set of eq. (9) for P̂ estimated from n public samples."""
+        p = np.asarray(public_distribution, dtype=float)
+        return cls(p, confidence_radius(n, beta, p.size, order), order)
+
+    # -- shapes and conditionals ------------------------------------------------
+    @property
+    def n_sensitive(self) -> int:
+        return int(self.public_distribution.shape[0])
+
+    @property
+    def n_released(self) -> int:
+        return int(self.public_distribution.shape[1])
+
+    @cached_property
+    def marginal(self) -> np.ndarray:
+        """P̂_s, shape (|S|,)."""
+        return self.public_distribution.sum(axis=1)
+
+    @cached_property
+    def conditionals(self) -> np.ndarray:
+        """P̂_U|s, shape (|S|, |U|); uniform for an s never seen in the public data."""
+        m = self.marginal[:, None]
+        uniform = np.full(self.public_distribution.shape, 1.0 / self.n_released)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(m > 0, self.public_distribution / np.where(m > 0, m, 1.0), uniform)
+
+    @cached_property
+    def projected_radii(self) -> np.ndarray:
+        """B_s of Theorem 1, shape (|S|,)."""
+        return projected_radii(self.marginal, self.radius, self.order)
+
+    # -- support function ---------------------------------------------------------
+    def extremes(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(max, min) of q_s · R over R ∈ F_U|s for every q in ``vectors``.
+
+        ``vectors`` has shape (..., |S|, |U|): vectors[..., s, :] is paired with the
+        ball of s. Returns two arrays of shape (..., |S|). Accurate to ~1e-12; the max is
+        rounded up and the min down, so ratios built from them are conservative.
+        """
+        v = np.asarray(vectors, dtype=float)
+        if v.shape[-2:] != self.public_distribution.shape:
+            raise ValueError(f"vectors must end in shape {self.public_distribution.shape}; got {v.shape}")
+        lead = v.shape[:-2]
+        flat = v.reshape(-1, self.n_sensitive, self.n_released)
+        k = flat.shape[0]
+        q = flat.reshape(-1, self.n_released)
+        p = np.broadcast_to(self.conditionals, flat.shape).reshape(-1, self.n_released)
+        radius = np.broadcast_to(self.projected_radii, (k, self.n_sensitive)).reshape(-1)
+        hi = _ball_maximum(q, p, radius, self.order)
+        lo = -_ball_maximum(-q, p, radius, self.order)
+        return hi.reshape(*lead, self.n_sensitive), lo.reshape(*lead, self.n_sensitive)
+
+    # -- Proposition 1 statistics ---------------------------------------------------
+    @cached_property
+    def _cell_range(self) -> tuple[np.ndarray, np.ndarray]:
+        radius = np.broadcast_to(self.projected_radii[:, None], self.public_distribution.shape)
+        return _two_point_range(self.conditionals, radius, self.order)
+
+    def lower_bounds(self) -> np.ndarray:
+        """L_u|s = min_{R ∈ F_U|s} R_u (Prop. 1, eq. 29), shape (|S|, |U|)."""
+        return self._cell_range[0].copy()
+
+    def upper_bounds(self) -> np.ndarray:
+        """max_{R ∈ F_U|s} R_u (the "ρ·ξ⁺(ρ)" of Prop. 1 for a single u), shape (|S|, |U|)."""
+        return self._cell_range[1].copy()
+
+    def l1_radii(self) -> np.ndarray:
+        """rad_s = max_{R ∈ F_U|s} ‖R − P̂_U|s‖₁ (Prop. 1, eq. 30), shape (|S|,).
+
+        rad_s = 2·max_{U₁ ⊆ U} (max_{R} R(U₁) − P̂(U₁)), and max R(U₁) only depends on
+        ρ = P̂(U₁). Exact over all subsets when |U| ≤ 16. Otherwise a valid upper bound:
+        min(2, b) with the Cauchy–Schwarz bound b = sqrt(e^{B_s} − 1) for α ≥ 2 (DESIGN.md
+        errata), Pinsker's sqrt(2 B_s) for 1 ≤ α < 2 and Gilardoni's sqrt(2 B_s / α) for α < 1.
+        """
+        k = self.n_released
+        radii = self.projected_radii
+        if k <= EXACT_RADIUS_MAX_SYMBOLS:
+            # Every non-empty subset (the empty one has R(∅) = 0 for every R, however
+            # much mass the ball may move onto cells where P̂ is zero).
+            bits = ((np.arange(1, 2**k)[:, None] >> np.arange(k)[None, :]) & 1).astype(float)
+            sums = self.conditionals @ bits.T  # (|S|, 2^k) subset masses
+            _, upper = _two_point_range(sums, radii[:, None], self.order)
+            rad = 2.0 * np.max(upper - sums, axis=1)
+        else:
+            with np.errstate(over="ignore"):
+                if self.order >= 2.0:
+                    rad = np.sqrt(np.expm1(radii))
+                elif self.order >= 1.0:
+                    rad = np.sqrt(2.0 * radii)
+                else:
+                    rad = np.sqrt(2.0 * radii / self.order)
+        return np.minimum(np.where(np.isfinite(radii), rad, 2.0), 2.0)
+
+    def describe(self) -> dict:
+        """The document's ``privacy.uncertainty`` fields for this set."""
+        return {
+            "divergence": "renyi",
+            "order": self.order,
+            "radius": None if math.isinf(self.radius) else self.radius,
+        }

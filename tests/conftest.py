@@ -1,0 +1,23 @@
+"""Session fixtures (constants live in helpers.py)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from helpers import ADULT_COLUMNS, adult_path
+
+
+@pytest.fixture(scope="session")
+def adult_csv(tmp_path_factory) -> Path:
+    """adult.data with a header row, as a plain CSV (the CLI's input format)."""
+    src = adult_path()
+    out = tmp_path_factory.mktemp("adult") / "adult.csv"
+    with gzip.open(src, "rt") as fin, open(out, "w") as fout:
+        fout.write(",".join(ADULT_COLUMNS) + "\n")
+        for line in fin:
+            if line.strip():
+                fout.write(line)
+    return out
