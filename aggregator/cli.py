@@ -8,6 +8,7 @@ machine-readable line on stdout.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -18,6 +19,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["main", "build_parser"]
+
+# Modules that add subcommands: each defines add_parser(subparsers) and sets
+# ``func`` on its parser; func(args) returns the exit status.
+EXTENSIONS: list[str] = ["rldp.aggregator.service_cli", "rldp.client.cli", "rldp.demo.cli"]
 
 EXIT_USAGE = 2
 EXIT_AUDIT_FAILED = 1
@@ -206,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--names", type=_names, help="column names for a CSV without a header row")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
+
+    for module in EXTENSIONS:
+        importlib.import_module(module).add_parser(sub)
     return parser
 
 
