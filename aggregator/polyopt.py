@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -70,24 +71,71 @@ def gamma_inequalities(lower_bounds: np.ndarray, epsilon: float, same_sensitive:
     return out[np.sort(keep)]
 
 
-def enumerate_vertices(inequalities: np.ndarray) -> np.ndarray:
-    """Vertices of Γ̂ = {v ≥ 0, Σ v = 1, A v ≤ 0} by cddlib's double description."""
-    import cdd  # pycddlib-standalone
+def _cdd_vertices(inequalities: np.ndarray, row_order: Any = None) -> np.ndarray:
+    """One cddlib double-description run; raises RuntimeError on numerical trouble."""
+    import cdd  # pycddlib-standalone (floating point only: no GMP in the standalone build)
 
     a = inequalities.shape[1]
     # cdd's H-representation rows are [b, A'] meaning b + A'·v ≥ 0.
-    rows = [np.concatenate(([0.0], -r)) for r in inequalities]
-    rows += [np.concatenate(([0.0], np.eye(a)[i])) for i in range(a)]
-    rows.append(np.concatenate(([-1.0], np.ones(a))))  # Σ v = 1 (linearity row)
-    mat = cdd.matrix_from_array(np.array(rows), lin_set={len(rows) - 1}, rep_type=cdd.RepType.INEQUALITY)
-    poly = cdd.polyhedron_from_matrix(mat)
-    gen = np.array(cdd.copy_generators(poly).array, dtype=float)
-    if gen.size == 0:
-        raise PolyOptError("the polytope Γ̂ is empty")
-    if np.any(gen[:, 0] == 0):
-        raise PolyOptError("Γ̂ is unbounded; this cannot happen for a valid L")
-    verts = np.maximum(gen[:, 1:] / gen[:, :1], 0.0)
-    return verts / verts.sum(axis=1, keepdims=True)
+    rows = np.zeros((len(inequalities) + a + 1, a + 1))
+    rows[:len(inequalities), 1:] = -inequalities
+    rows[len(inequalities):-1, 1:] = np.eye(a)
+    rows[-1] = np.concatenate(([-1.0], np.ones(a)))  # Σ v = 1 (linearity row)
+    mat = cdd.matrix_from_array(rows, lin_set={len(rows) - 1}, rep_type=cdd.RepType.INEQUALITY)
+    poly = (cdd.polyhedron_from_matrix(mat) if row_order is None
+            else cdd.polyhedron_from_matrix(mat, row_order=row_order))
+    gen = np.array(cdd.copy_generators(poly).array, dtype=float).reshape(-1, a + 1)
+    if np.any(np.abs(gen[:, 0]) < 1e-12):
+        raise RuntimeError("cddlib returned a ray: Γ̂ must be bounded")
+    return gen[:, 1:] / gen[:, :1]
+
+
+def _feasible(points: np.ndarray, inequalities: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Points of Γ̂ (within tol), clipped to v ≥ 0 and renormalised to Σ v = 1."""
+    if points.size == 0:
+        return points
+    pts = np.maximum(points, 0.0)
+    pts = pts / pts.sum(axis=1, keepdims=True)
+    ok = np.all(inequalities @ pts.T <= tol, axis=0) & np.all(points >= -tol, axis=1)
+    return pts[ok]
+
+
+def enumerate_vertices(inequalities: np.ndarray) -> np.ndarray:
+    """Vertices of Γ̂ = {v ≥ 0, Σ v = 1, A v ≤ 0} by cddlib's double description.
+
+    cddlib runs in floating point here, and on degenerate polytopes it can fail
+    ("numerical inconsistency") or miss vertices depending on the row order. Rows are
+    scaled to unit max-norm first; if the default run fails, every row order is tried
+    (and then coefficients rounded to 12, 10, 8 digits) and the union of the points that
+    are feasible for the *original* inequalities is kept. Any feasible point is a valid
+    row for Theorem 3's LP, so the result is always certified; only optimality depends
+    on cddlib having found every vertex.
+    """
+    import cdd
+
+    scaled = inequalities / np.maximum(np.abs(inequalities).max(axis=1, keepdims=True), 1e-300)
+    try:
+        verts = _feasible(_cdd_vertices(scaled), inequalities)
+        if len(verts):
+            return verts
+    except RuntimeError:
+        pass
+    found: list[np.ndarray] = []
+    for digits in (None, 12, 10, 8):
+        rows = scaled if digits is None else np.round(scaled, digits)
+        for order in cdd.RowOrderType:
+            try:
+                found.append(_feasible(_cdd_vertices(rows, order), inequalities))
+            except RuntimeError:
+                continue
+        if found and sum(len(f) for f in found):
+            break
+    if not found or not sum(len(f) for f in found):
+        raise PolyOptError("vertex enumeration failed (cddlib reported numerical inconsistency for every "
+                           "row order); try the column-generation solver")
+    verts = np.concatenate(found)
+    _, keep = np.unique(np.round(verts, 10), axis=0, return_index=True)
+    return verts[np.sort(keep)]
 
 
 def optimal_weights(vertices: np.ndarray, distribution: np.ndarray) -> tuple[np.ndarray, float]:

@@ -1,0 +1,104 @@
+"""The rldp CLI (design / audit / evaluate): JSON output and one-line errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import adult_path
+
+RLDP = [sys.executable, "-m", "rldp.aggregator.cli"]
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*RLDP, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    for needle in needles:
+        assert needle in last, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def designed(adult_csv, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "mech.json"
+    proc = run("design", adult_csv, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
+               "--method", "ir-calibrated", "--out", out, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return out, json.loads(proc.stdout)
+
+
+def test_design_json_line(designed):
+    out, record = designed
+    assert set(record) == {"id", "method", "epsilon", "epsilon_audited", "mutual_information", "nmi",
+                           "outputs", "seconds"}
+    assert record["method"] == "ir-calibrated" and record["epsilon"] == 1.0
+    assert record["epsilon_audited"] <= 1.0 + 1e-9
+    assert 0 < record["nmi"] < 1 and record["outputs"] == 10
+    assert json.loads(out.read_text())["id"] == record["id"]
+
+
+def test_audit_pass_and_fail(designed, tmp_path):
+    out, _ = designed
+    proc = run("audit", out, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["passed"] is True
+    # Claim a smaller epsilon than the mechanism gives: re-id the document and it must fail.
+    from rldp.shared.document import build_document, alphabet, mechanism_matrix, public_distribution
+    doc = json.loads(out.read_text())
+    forged = build_document(method=doc["method"], matrix=mechanism_matrix(doc), alphabet=alphabet(doc),
+                            public_distribution=public_distribution(doc),
+                            privacy=dict(doc["privacy"], epsilon=0.5))
+    path = tmp_path / "leaky.json"
+    path.write_text(json.dumps(forged))
+    proc = run("audit", path)
+    assert proc.returncode == 1
+    assert "FAIL" in proc.stdout and "exceeds the claimed" in proc.stdout
+
+
+def test_evaluate_under_users_distribution(designed):
+    out, _ = designed
+    proc = run("evaluate", out, "--data", adult_path("adult.test.csv.gz"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["n"] == 16281 and 0 < rec["nmi"] < 1
+    assert rec["epsilon_realised"] is not None and rec["epsilon_realised"] <= 1.0 + 1e-9
+
+
+def test_bad_inputs_get_one_clear_line(adult_csv, tmp_path):
+    out = tmp_path / "m.json"
+    base = ["design", adult_csv, "--released", "race", "--out", out]
+    assert_one_line_error(run(*base, "--sensitive", "sexx", "--epsilon", "1", "--method", "grr"),
+                          "no column 'sexx'", "available:")
+    assert_one_line_error(run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "magic"),
+                          "invalid choice", "magic")
+    assert_one_line_error(run(*base, "--sensitive", "sex", "--epsilon", "0", "--method", "grr"),
+                          "epsilon must be a finite number > 0")
+    assert_one_line_error(run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "grr", "--beta", "1.2"),
+                          "beta")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert_one_line_error(run("design", empty, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
+                              "--method", "grr", "--out", out), "empty")
+    one = tmp_path / "one.csv"
+    one.write_text("sex,race\nMale,White\nMale,Black\n")
+    assert_one_line_error(run("design", one, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
+                              "--method", "grr", "--out", out), "only one value")
+    assert_one_line_error(run("audit", tmp_path / "missing.json"), "missing.json")
+
+
+def test_non_stochastic_matrix_is_refused(designed, tmp_path):
+    out, _ = designed
+    doc = json.loads(out.read_text())
+    doc["matrix"][0][0] *= 0.5  # the column no longer sums to 1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    assert_one_line_error(run("audit", bad), "sum")
