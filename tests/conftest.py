@@ -21,3 +21,14 @@ def adult_csv(tmp_path_factory) -> Path:
             if line.strip():
                 fout.write(line)
     return out
+
+
+# Property tests draw the same examples on every run (reproducible CI); set
+# RLDP_HYPOTHESIS_EXPLORE=1 to explore new examples locally.
+import os as _os
+
+from hypothesis import settings as _settings
+
+_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+_settings.register_profile("explore", print_blob=True)
+_settings.load_profile("explore" if _os.environ.get("RLDP_HYPOTHESIS_EXPLORE") else "ci")
