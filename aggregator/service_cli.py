@@ -1,9 +1,203 @@
-"""Subcommands of the ``rldp`` CLI contributed by this package (being written)."""
+"""``rldp serve`` (the aggregator service) and ``rldp token`` (admin/read tokens).
+
+    rldp serve --host 127.0.0.1 --port 8000 --db sqlite:///rldp-data/rldp.sqlite3 --workers 2
+    rldp serve --dev                      # Werkzeug's development server, one process
+    rldp token                            # a new random token and its SHA-256 (for RLDP_ADMIN_TOKEN_SHA256)
+    echo -n "$TOKEN" | rldp token --hash  # the SHA-256 of an existing token
+
+Production runs under gunicorn (``gthread`` workers: each worker process serves
+``--threads`` requests at once and has one group-commit writer). Tokens come only from the
+environment (RLDP_ADMIN_TOKEN / RLDP_ADMIN_TOKEN_SHA256, RLDP_READ_TOKEN / …_SHA256), never
+from the command line, where other users could read them in the process list.
+
+Metrics under gunicorn use prometheus_client's multiprocess mode: ``serve`` points
+PROMETHEUS_MULTIPROC_DIR at a fresh directory (or empties the one you set) before the
+workers start, and removes a dead worker's live samples when gunicorn reaps it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["add_parser", "cmd_serve", "cmd_token", "redact_url"]
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced by ***, for logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port must be an integer in 0..65535; got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be in 0..65535; got {value}")
+    return value
+
+
+def _positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer; got {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be ≥ 1; got {value}")
+        return value
+    return parse
+
+
+def _prepare_multiprocess_dir() -> str:
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if path:
+        os.makedirs(path, exist_ok=True)
+        for name in os.listdir(path):  # samples of a previous run would be added to ours
+            if name.endswith(".db"):
+                os.unlink(os.path.join(path, name))
+    else:
+        path = tempfile.mkdtemp(prefix="rldp-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    return path
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .service import load_config
+    from .storage import open_storage
+
+    overrides: dict[str, Any] = {"DATABASE_URL": args.db}
+    if args.max_body_bytes is not None:
+        overrides["MAX_BODY_BYTES"] = args.max_body_bytes
+    config = load_config(overrides)  # validates the environment too, before any worker starts
+    # Create the schema once here, so a bad URL is one clear error instead of failing workers.
+    open_storage(config["DATABASE_URL"]).close()
+    from .storage import DEFAULT_URL
+
+    url = config["DATABASE_URL"] or DEFAULT_URL
+    where = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}"
+    if not config["ADMIN_HASHES"]:
+        print("rldp serve: warning: no admin token configured (RLDP_ADMIN_TOKEN or RLDP_ADMIN_TOKEN_SHA256); "
+              "publishing, designs and estimates are refused", file=sys.stderr)
+
+    if args.dev:
+        from werkzeug.serving import run_simple
+
+        from .service import create_app
+
+        app = create_app({"DATABASE_URL": url, "MAX_BODY_BYTES": config["MAX_BODY_BYTES"]})
+        print(f"rldp serve: development server on {where} (storage {redact_url(url)}); "
+              "use gunicorn (without --dev) in production", file=sys.stderr, flush=True)
+        run_simple(args.host, args.port, app, threaded=True, use_reloader=False, use_debugger=False)
+        return 0
+
+    try:
+        from gunicorn.app.base import BaseApplication
+    except ImportError:
+        raise ValueError("gunicorn is not installed (pip install 'rldp[aggregator]'); "
+                         "or run the development server with --dev") from None
+
+    metrics_dir = _prepare_multiprocess_dir()
+    own_dir = metrics_dir.startswith(tempfile.gettempdir()) and os.path.basename(metrics_dir).startswith("rldp-metrics-")
+
+    def child_exit(server: Any, worker: Any) -> None:
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
+
+    options = {
+        "bind": [f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"],
+        "workers": args.workers,
+        "worker_class": "gthread",
+        "threads": args.threads,
+        "timeout": args.timeout,
+        "graceful_timeout": 30,
+        "keepalive": 5,
+        "proc_name": "rldp-serve",
+        "accesslog": "-" if args.access_log else None,
+        "errorlog": "-",
+        "loglevel": "info",
+        "child_exit": child_exit,
+        # gunicorn ≥ 25 opens a control socket at a fixed per-user path; several servers
+        # (tests, benchmarks) on one machine would fight over it.
+        "control_socket_disable": True,
+    }
+    app_config = {"DATABASE_URL": url, "MAX_BODY_BYTES": config["MAX_BODY_BYTES"]}
+
+    class RldpApplication(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            for key, value in options.items():
+                if value is not None and key in self.cfg.settings:
+                    self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            # Runs in each worker after the fork: every worker opens its own storage.
+            from .service import create_app
+
+            return create_app(app_config)
+
+    print(f"rldp serve: listening on {where} (gunicorn, {args.workers} workers × {args.threads} threads; "
+          f"storage {redact_url(url)})", file=sys.stderr, flush=True)
+    try:
+        RldpApplication().run()
+    finally:
+        if own_dir:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 0
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    from .service import hash_token
+
+    if args.hash:
+        token = sys.stdin.readline().rstrip("\r\n")
+        if not token:
+            raise ValueError("no token on standard input (pipe it in: echo -n \"$TOKEN\" | rldp token --hash)")
+        print(hash_token(token))
+        return 0
+    token = secrets.token_urlsafe(32)
+    print(f"token   {token}")
+    print(f"sha256  {hash_token(token)}")
+    print("give the token to the operator (RLDP_ADMIN_TOKEN) or only its sha256 to the server "
+          "(RLDP_ADMIN_TOKEN_SHA256)", file=sys.stderr)
+    return 0
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register this module's subcommands (none yet)."""
+    """Register ``serve`` and ``token``."""
+    p = subparsers.add_parser("serve", help="run the aggregator HTTP service",
+                              description="Run the aggregator service (gunicorn; --dev for the development server). "
+                                          "Tokens come from RLDP_ADMIN_TOKEN[_SHA256] / RLDP_READ_TOKEN[_SHA256].")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    p.add_argument("--db", default=None, metavar="URL",
+                   help="storage: sqlite:///PATH (default sqlite:///rldp-data/rldp.sqlite3, or $RLDP_DATABASE_URL) "
+                        "or postgresql://user:pass@host/db")
+    p.add_argument("--workers", type=_positive_int("workers"), default=min(4, os.cpu_count() or 1),
+                   help="gunicorn worker processes (default: number of cores, at most 4)")
+    p.add_argument("--threads", type=_positive_int("threads"), default=4, help="threads per worker (default 4)")
+    p.add_argument("--timeout", type=_positive_int("timeout"), default=120,
+                   help="seconds before gunicorn restarts a silent worker (default 120)")
+    p.add_argument("--max-body-bytes", type=_positive_int("max-body-bytes"), default=None,
+                   help="request body limit in bytes (default 32 MiB or $RLDP_MAX_BODY_BYTES)")
+    p.add_argument("--access-log", action="store_true", help="log every request to stderr")
+    p.add_argument("--dev", action="store_true", help="Werkzeug's development server (single process)")
+    p.set_defaults(func=cmd_serve)
+
+    p = subparsers.add_parser("token", help="make a bearer token (or hash one) for the service")
+    p.add_argument("--hash", action="store_true", help="print the SHA-256 of a token read from standard input")
+    p.set_defaults(func=cmd_token)

@@ -1,0 +1,63 @@
+"""Errors raised by the client SDK.
+
+Every error is an :class:`RLDPError`; each also derives from the built-in class a caller
+would naturally catch: refusals of bad input or of a mechanism are ``ValueError``s,
+failures to reach the service are ``OSError``s (like ``requests.ConnectionError``).
+Errors raised during an upload carry the :class:`~rldp.client.Receipt` of what the
+server had already accepted (``exc.receipt``), so nothing is uploaded twice by a caller
+that retries only the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["RLDPError", "MechanismRejected", "ProblemError", "ServiceUnavailable"]
+
+
+class RLDPError(Exception):
+    """Base class of the SDK's errors."""
+
+    receipt: Any = None
+
+
+class MechanismRejected(RLDPError, ValueError):
+    """A mechanism failed verification: its id does not match its content, its privacy
+    audit fails, or it claims more ε than the caller allows. Never use such a mechanism."""
+
+    def __init__(self, mechanism_id: str, message: str, reasons: tuple[str, ...] = ()) -> None:
+        super().__init__(f"mechanism {mechanism_id}: {message}")
+        self.mechanism_id = mechanism_id
+        self.reasons = tuple(reasons)
+
+
+class ProblemError(RLDPError, ValueError):
+    """The service refused a request permanently (4xx other than 429); retrying will not help.
+
+    ``reason`` is the problem type's slug (e.g. ``"report-out-of-range"``), ``type`` its URI,
+    ``detail`` the server's explanation, ``problem`` the whole RFC 9457 body.
+    """
+
+    def __init__(self, status: int, problem: dict[str, Any], receipt: Any = None) -> None:
+        self.status = int(status)
+        self.problem = dict(problem)
+        self.type = str(problem.get("type", "about:blank"))
+        self.reason = str(problem.get("reason") or self.type.rstrip("/").rsplit("/", 1)[-1])
+        self.title = str(problem.get("title", ""))
+        self.detail = str(problem.get("detail", ""))
+        self.receipt = receipt
+        super().__init__(f"{self.status} {self.reason}: {self.detail or self.title}")
+
+
+class ServiceUnavailable(RLDPError, OSError):
+    """The service could not be reached, or kept answering 429/5xx, after every retry.
+
+    Transient: the same request (same batch ids) can be sent again later; an offline
+    queue (``Client(queue_path=...)``) does that automatically on :meth:`Client.flush`.
+    ``status`` is the last HTTP status (None for connection errors).
+    """
+
+    def __init__(self, message: str, status: int | None = None, receipt: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.receipt = receipt

@@ -1,0 +1,257 @@
+"""Randomness for privatisation: the OS CSPRNG, and a vectorised per-column sampler.
+
+A user's output is drawn from the column Q(·|x) of their record x. Privacy rests on that
+draw being unpredictable, so the default source is the operating system's CSPRNG
+(``os.urandom``), never numpy's (or Python's) seeded generators. For tests, any object with
+a ``random(n) -> n floats in [0, 1)`` method can be injected (e.g.
+``numpy.random.default_rng(seed)``); its numbers are used at 53-bit resolution.
+
+The draw is exact inversion at 53-bit resolution. With the normalised cumulative sums
+C[x, y] = Σ_{y' ≤ y} Q(y'|x) / Σ_{y'} Q(y'|x) (so C[x, |Y|−1] = 1 exactly) and the integer
+thresholds T[x, y] = ⌈C[x, y]·2⁵³⌉, a uniform 53-bit integer u gives
+
+    y = #{y' : T[x, y'] ≤ u}        (= the first y with u·2⁻⁵³ < C[x, y])
+
+so P(y | x) = (T[x, y] − T[x, y−1])·2⁻⁵³ = Q(y|x) up to 2⁻⁵³, and an output with
+Q(y|x) = 0 (equal thresholds) can never be drawn.
+
+Speed without giving up exactness (guide tables with lazily drawn bits): the top w bits
+of u (w = 8 or 16) are drawn first. For each x a table maps the top k ≤ w bits to y when the
+whole interval of u they cover lies between two thresholds — the common case. With w = 8, the
+records whose interval contains a threshold (a fraction ≈ |Y|/2⁸) draw one more byte and look
+it up in a second table; only those still undecided (or, for w = 16, a fraction ≈ |Y|/2ᵏ)
+draw the remaining bits and are resolved by comparing u with the thresholds. The result is the same function of the same
+53-bit u as plain inversion, so the distribution is identical; it needs about one byte of
+OS randomness per record instead of eight. No Python loop runs over records.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["RandomSource", "OSRandom", "uniform_from_bytes", "ColumnSampler"]
+
+_TWO_POW_M53 = 1.0 / (1 << 53)
+_ONE = np.uint64(1)
+# Guide tables hold at most this many entries (|X|·2ᵏ int16 → ≤ 8 MiB).
+_MAX_TABLE = 1 << 22
+# Second-level blocks (256 int64 entries each, 2 KiB): at most 4 MiB.
+_MAX_BLOCKS = 2048
+
+
+class RandomSource(Protocol):
+    """Anything that returns ``n`` independent uniform doubles in [0, 1)."""
+
+    def random(self, n: int) -> Any: ...
+
+
+def uniform_from_bytes(data: bytes) -> np.ndarray:
+    """Uniform doubles in [0, 1) from random bytes: 8 bytes each, top 53 bits × 2⁻⁵³ (exact)."""
+    words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
+    return (words >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
+
+
+class OSRandom:
+    """Uniform numbers from the operating system's CSPRNG (``os.urandom``), vectorised."""
+
+    def random(self, n: int) -> np.ndarray:
+        """``n`` independent uniform doubles on the grid k·2⁻⁵³, k = 0 … 2⁵³ − 1."""
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"n must be ≥ 0; got {n}")
+        return uniform_from_bytes(os.urandom(8 * n))
+
+    def bits(self, n: int, width: int) -> np.ndarray:
+        """``n`` independent uniform integers of ``width`` bits (1..64): uint8 for 8, uint16
+        for 16 (read-only views of the random bytes), else uint64."""
+        if not 1 <= width <= 64:
+            raise ValueError(f"width must be 1..64 bits; got {width}")
+        if width == 8:
+            return np.frombuffer(os.urandom(n), dtype=np.uint8)
+        if width == 16:
+            return np.frombuffer(os.urandom(2 * n), dtype="<u2")
+        words = np.frombuffer(os.urandom(8 * n), dtype="<u8")
+        return words >> np.uint64(64 - width) if width < 64 else words.copy()
+
+    def __repr__(self) -> str:
+        return "OSRandom()"
+
+
+def _u53_from(rng: RandomSource, n: int) -> np.ndarray:
+    """53-bit integers from an injected source's doubles (validated)."""
+    u = np.asarray(rng.random(n), dtype=np.float64).reshape(-1)
+    if u.size != n:
+        raise ValueError(f"the random source returned {u.size} numbers for {n} records")
+    if n and not (u.min() >= 0.0 and u.max() < 1.0):  # also catches NaN
+        raise ValueError("the random source must return numbers in [0, 1)")
+    return np.floor(u * float(1 << 53)).astype(np.uint64)
+
+
+class ColumnSampler:
+    """Draws y ~ Q(·|x) for many records at once (see the module docstring).
+
+    ``matrix[y, x] = Q(y|x)``; its columns are normalised here (they sum to 1 within the
+    document's tolerance). Tables are built once per mechanism.
+    """
+
+    CHUNK = 1 << 16  # records per vectorised step
+
+    def __init__(self, matrix: Any) -> None:
+        q = np.asarray(matrix, dtype=np.float64)
+        if q.ndim != 2 or q.shape[0] < 1 or q.shape[1] < 1:
+            raise ValueError(f"matrix must be 2-D (|Y| × |X|); got shape {q.shape}")
+        if not np.all(np.isfinite(q)) or q.min() < 0:
+            raise ValueError("matrix entries must be finite and ≥ 0")
+        cum = np.cumsum(q.T, axis=1)  # (|X|, |Y|): row x = running sums of column x of Q
+        total = cum[:, -1:]
+        if np.any(total <= 0):
+            raise ValueError(f"column {int(np.argmin(total))} of the matrix has no mass")
+        cum = cum / total  # x/x = 1 exactly: the last threshold is exactly 2⁵³
+        self.n_outputs, self.n_inputs = q.shape
+        self.thresholds = np.ascontiguousarray(np.ceil(cum * float(1 << 53)).astype(np.uint64))
+        b, a = self.n_outputs, self.n_inputs
+        # First-stage width w (bytes of OS randomness per record) and table bits k ≤ w.
+        self.width = 8 if b <= 16 else 16
+        k_max = int(math.floor(math.log2(_MAX_TABLE / a))) if a <= _MAX_TABLE else 0
+        self.table_bits = min(self.width, k_max)
+        self.table: np.ndarray | None = None
+        self.table2: np.ndarray | None = None
+        if self.table_bits >= 6:
+            self.table = self._guide_table(self.table_bits)
+        if self.table is not None and self.table_bits == self.width == 8 and self.table.dtype == np.int64:
+            self._second_level()
+
+    def _second_level(self) -> None:
+        """Second guide table (one more byte) for the first-level intervals that hold a threshold.
+
+        First-level entry −2 − i sends the record to block i of ``table2``, indexed by the
+        next 8 bits of u; −1 there still means "compare with the thresholds".
+        """
+        pos = np.flatnonzero(self.table < 0)
+        if pos.size == 0 or pos.size > _MAX_BLOCKS:
+            return
+        sub = np.arange(256, dtype=np.uint64) << np.uint64(37)
+        span = np.uint64((1 << 37) - 1)
+        table2 = np.empty((pos.size, 256), dtype=np.int64)
+        for i, (x, j) in enumerate(zip(*np.divmod(pos, 256))):  # per interval, once per mechanism
+            starts = (np.uint64(int(j)) << np.uint64(45)) + sub
+            lo = np.searchsorted(self.thresholds[x], starts, side="right")
+            hi = np.searchsorted(self.thresholds[x], starts + span, side="right")
+            table2[i] = np.where(lo == hi, lo, -1)
+        self.table[pos] = -2 - np.arange(pos.size)
+        self.table2 = table2.reshape(-1)
+
+    def _guide_table(self, k: int) -> np.ndarray:
+        """G[x·2ᵏ + j] = y if every u with top k bits j maps to y, else −1."""
+        shift = np.uint64(53 - k)
+        starts = np.arange(1 << k, dtype=np.uint64) << shift
+        ends = starts + ((_ONE << shift) - _ONE)
+        # Small tables are int64 (the gather then yields the output directly); large ones
+        # are kept compact so that they stay in cache.
+        if self.n_inputs << k <= 1 << 17:
+            dtype = np.int64
+        else:
+            dtype = np.int16 if self.n_outputs < (1 << 15) else np.int32
+        table = np.empty((self.n_inputs, 1 << k), dtype=dtype)
+        for x in range(self.n_inputs):  # once per mechanism, per column (not per record)
+            lo = np.searchsorted(self.thresholds[x], starts, side="right")
+            hi = np.searchsorted(self.thresholds[x], ends, side="right")
+            table[x] = np.where(lo == hi, lo, -1)
+        return table.reshape(-1)
+
+    def sample(self, x: Any, rng: RandomSource | None = None) -> np.ndarray:
+        """Outputs y (int64) for record indices ``x`` (integers in [0, |X|)).
+
+        ``rng``: None for the OS CSPRNG, or any source with ``random(n)``.
+        """
+        xs = np.asarray(x)
+        if xs.ndim != 1:
+            xs = xs.reshape(-1)
+        if xs.size and xs.dtype.kind not in "iu":
+            raise ValueError(f"record indices must be integers; got dtype {xs.dtype}")
+        xs = xs.astype(np.int64, copy=False)
+        n = xs.size
+        if n and (xs.min() < 0 or xs.max() >= self.n_inputs):
+            raise ValueError(f"record indices must be in [0, {self.n_inputs}); got {int(xs.min())}..{int(xs.max())}")
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        os_source = rng is None or isinstance(rng, OSRandom)
+        source = rng if isinstance(rng, OSRandom) else OSRandom()
+        rest = np.uint64(53 - self.width)
+        if os_source:
+            first = source.bits(n, self.width)  # the top w bits of u; the rest only if needed
+            u53 = None
+        else:
+            u53 = _u53_from(rng, n)  # type: ignore[arg-type]
+            first = (u53 >> rest).astype(np.uint16)
+        if self.table is None:
+            if u53 is None:
+                u53 = (first.astype(np.uint64) << rest) | source.bits(n, int(rest))
+            return self._exact(xs, u53)
+        k = self.table_bits
+        top = first >> (self.width - k) if k < self.width else first
+        out = np.empty(n, dtype=np.int64)
+        # Chunks keep every temporary in cache (and avoid page-faulting fresh 8 MB arrays).
+        idx_buf = np.empty(min(n, self.CHUNK), dtype=np.int64)
+        for start in range(0, n, self.CHUNK):
+            sl = slice(start, start + self.CHUNK)
+            xs_c = xs[sl]
+            idx = idx_buf[: xs_c.size]
+            np.left_shift(xs_c, k, out=idx)
+            idx |= top[sl]
+            y = out[sl]
+            if self.table.dtype == np.int64:
+                np.take(self.table, idx, out=y)
+            else:
+                y[...] = self.table.take(idx)
+            amb = np.flatnonzero(y < 0)
+            if amb.size == 0:
+                continue
+            if self.table2 is None:
+                if u53 is None:
+                    full = (first[sl][amb].astype(np.uint64) << rest) | source.bits(amb.size, int(rest))
+                else:
+                    full = u53[sl][amb]
+                y[amb] = self._exact(xs_c[amb], full)
+                continue
+            # Second level: 8 more bits of u (bits 45..38), drawn only for these records.
+            if u53 is None:
+                second = source.bits(amb.size, 8)
+            else:
+                second = ((u53[sl][amb] >> np.uint64(37)) & np.uint64(0xFF)).astype(np.uint8)
+            block = -2 - y[amb]
+            y2 = self.table2.take((block << 8) | second)
+            y[amb] = y2
+            left = np.flatnonzero(y2 < 0)
+            if left.size:
+                where = amb[left]
+                if u53 is None:
+                    full = ((first[sl][where].astype(np.uint64) << np.uint64(45))
+                            | (second[left].astype(np.uint64) << np.uint64(37)) | source.bits(left.size, 37))
+                else:
+                    full = u53[sl][where]
+                y[where] = self._exact(xs_c[where], full)
+        return out
+
+    def _exact(self, xs: np.ndarray, u53: np.ndarray) -> np.ndarray:
+        """y = #{y' : T[x, y'] ≤ u} for each record (vectorised; no loop over records)."""
+        b = self.n_outputs
+        out = np.empty(xs.size, dtype=np.int64)
+        if b <= 32:
+            step = max(1, (1 << 22) // b)  # bounds the (records × |Y|) temporary
+            for start in range(0, xs.size, step):
+                sl = slice(start, start + step)
+                out[sl] = np.count_nonzero(self.thresholds[xs[sl]] <= u53[sl, None], axis=1)
+            return out
+        # Many outputs: group the records by x and search each column once.
+        order = np.argsort(xs, kind="stable")
+        counts = np.bincount(xs, minlength=self.n_inputs)
+        ends = np.cumsum(counts)
+        for col in np.flatnonzero(counts):
+            idx = order[ends[col] - counts[col]:ends[col]]
+            out[idx] = np.searchsorted(self.thresholds[col], u53[idx], side="right")
+        return out

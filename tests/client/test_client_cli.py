@@ -1,0 +1,89 @@
+"""`rldp privatize`: privatise a CSV locally and submit; one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import msgpack
+import numpy as np
+import pytest
+
+from rldp.client import Client, OfflineQueue, ProblemError
+
+from service.rldp_live import ADMIN_TOKEN, make_document
+
+RLDP = [sys.executable, "-m", "rldp.aggregator.cli"]
+
+
+def run(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([*RLDP, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def mechanism_id(server):
+    doc = make_document("client-cli")
+    with Client(server.url, token=ADMIN_TOKEN) as admin:
+        admin.publish(doc)
+    return doc["id"]
+
+
+@pytest.fixture
+def users_csv(tmp_path):
+    path = tmp_path / "users.csv"
+    rows = [("Female", "red", 31), ("Male", "blue", 40), ("Male", "green", 22)] * 84
+    path.write_text("sex,colour,age\n" + "".join(f"{s},{c},{a}\n" for s, c, a in rows))
+    return path
+
+
+def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("rldp privatize: error:"), proc.stderr
+    for needle in needles:
+        assert needle in last, proc.stderr
+
+
+def test_privatize_and_submit(server, mechanism_id, users_csv):
+    with Client(server.url, token=ADMIN_TOKEN) as before:
+        try:
+            n0 = before.estimate(mechanism_id)["n"]
+        except ProblemError as exc:
+            assert exc.reason == "no-reports"
+            n0 = 0
+    proc = run("privatize", "--server", server.url, "--mechanism", mechanism_id, users_csv, "--json",
+               "--batch-size", 100)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert (record["records"], record["accepted"], record["batches"], record["queued"]) == (252, 252, 3, 0)
+    with Client(server.url, token=ADMIN_TOKEN) as client:
+        assert client.estimate(mechanism_id)["n"] == n0 + 252
+    human = run("privatize", "--server", server.url, "--mechanism", mechanism_id, users_csv)
+    assert human.returncode == 0 and "accepted 252 reports in 1 batches" in human.stdout
+
+
+def test_errors_are_one_line(server, mechanism_id, users_csv, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sex,colour\nFemale,red\nMale,purple\n")
+    one_line_error(run("privatize", "--server", server.url, "--mechanism", mechanism_id, bad),
+                   "'purple'", "blue, green, red")
+    one_line_error(run("privatize", "--server", server.url, "--mechanism", "0" * 64, users_csv),
+                   "unknown-mechanism")
+    one_line_error(run("privatize", "--server", server.url, "--mechanism", mechanism_id, tmp_path / "none.csv"),
+                   "none.csv")
+    one_line_error(run("privatize", "--server", server.url, users_csv), "--mechanism ID is required")
+    one_line_error(run("privatize", "--server", server.url, "--flush"), "--flush needs --queue")
+
+
+def test_flush_sends_queued_batches(server, mechanism_id, tmp_path):
+    queue_path = tmp_path / "queue.sqlite3"
+    queue = OfflineQueue(queue_path)
+    ys = np.arange(60) % 6
+    queue.put(mechanism_id, "cli-flush-1", 60,
+              msgpack.packb({"mechanism": mechanism_id, "batch": "cli-flush-1", "reports": ys.tolist()}))
+    queue.close()
+    proc = run("privatize", "--server", server.url, "--flush", "--queue", queue_path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"flushed": 60, "batches": 1, "queued": 0, "rejected": 0}

@@ -1,0 +1,127 @@
+"""The CSPRNG source and the vectorised per-column sampler."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from rldp.client.sampling import ColumnSampler, OSRandom, uniform_from_bytes
+
+
+class Fixed:
+    """A 'random' source returning given values (to probe the inversion's edges)."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=float)
+
+    def random(self, n):
+        assert n == self.values.size
+        return self.values
+
+
+def test_uniform_from_bytes_is_exact_53_bit():
+    data = bytes(8) + b"\xff" * 8 + (1 << 11).to_bytes(8, "little")
+    u = uniform_from_bytes(data)
+    assert u[0] == 0.0
+    assert u[1] == 1.0 - 2.0 ** -53  # the largest value: never 1.0
+    assert u[2] == 2.0 ** -53
+
+
+def test_os_random_is_uniform_and_fresh():
+    rng = OSRandom()
+    n = 200_000
+    u = rng.random(n)
+    assert u.shape == (n,) and u.dtype == np.float64 and u.min() >= 0.0 and u.max() < 1.0
+    sd = (1 / 12 / n) ** 0.5
+    assert abs(u.mean() - 0.5) < 5 * sd
+    counts = np.bincount((u * 10).astype(int), minlength=10)
+    expected = n / 10
+    assert ((counts - expected) ** 2 / expected).sum() < 40  # χ²₉: P(> 40) ≈ 7e-6
+    assert not np.array_equal(rng.random(16), rng.random(16))
+    assert rng.random(0).size == 0
+
+
+def random_matrix(b: int, a: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    q = rng.random((b, a)) * (rng.random((b, a)) < 0.6)  # many exact zeros
+    q[0] += 1e-3
+    return q / q.sum(axis=0)
+
+
+@pytest.mark.parametrize("b, a", [(5, 4), (40, 12), (300, 3)])
+def test_sampler_matches_the_columns(b, a):
+    q = random_matrix(b, a, seed=b)
+    sampler = ColumnSampler(q)
+    n_per = 60_000
+    x = np.repeat(np.arange(a), n_per)
+    np.random.default_rng(5).shuffle(x)
+    y = sampler.sample(x, np.random.default_rng(6))
+    assert y.dtype == np.int64 and y.shape == x.shape
+    for col in range(a):
+        emp = np.bincount(y[x == col], minlength=b) / n_per
+        tol = 5 * np.sqrt(q[:, col] * (1 - q[:, col]) / n_per) + 1e-12
+        assert np.all(np.abs(emp - q[:, col]) <= tol), col
+        assert np.all(emp[q[:, col] == 0] == 0)  # impossible outputs never appear
+
+
+def test_zero_probability_outputs_are_never_drawn_at_the_edges():
+    q = np.array([[0.0, 0.5], [0.5, 0.0], [0.0, 0.5], [0.5, 0.0], [0.0, 0.0]])
+    sampler = ColumnSampler(q)
+    edges = [0.0, 0.5 - 2 ** -53, 0.5, 1 - 2 ** -53]
+    x = np.array([0] * 4 + [1] * 4)
+    y = sampler.sample(x, Fixed(edges + edges))
+    np.testing.assert_array_equal(y, [1, 1, 3, 3, 0, 0, 2, 2])
+
+
+def test_seeded_generators_are_reproducible_and_the_default_is_not():
+    q = random_matrix(8, 6, seed=1)
+    sampler = ColumnSampler(q)
+    x = np.arange(6).repeat(100)
+    a = sampler.sample(x, np.random.default_rng(42))
+    b = sampler.sample(x, np.random.default_rng(42))
+    np.testing.assert_array_equal(a, b)
+    c, d = sampler.sample(x), sampler.sample(x)
+    assert not np.array_equal(c, d)
+
+
+def test_never_touches_global_generators(monkeypatch):
+    q = random_matrix(6, 5, seed=2)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a global (seedable) generator was used")
+
+    for name in ("random", "rand", "randint", "choice", "uniform", "random_sample", "default_rng", "seed"):
+        monkeypatch.setattr(np.random, name, forbidden)
+    for name in ("random", "randint", "choice", "choices"):
+        monkeypatch.setattr(random, name, forbidden)
+    y = ColumnSampler(q).sample(np.arange(5).repeat(1000))
+    assert y.size == 5000
+
+
+def test_bad_inputs():
+    sampler = ColumnSampler(random_matrix(4, 3, seed=3))
+    with pytest.raises(ValueError, match=r"in \[0, 3\)"):
+        sampler.sample([0, 3])
+    with pytest.raises(ValueError, match="integers"):
+        sampler.sample([0.5])
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        sampler.sample([0, 1], Fixed([0.2, 1.0]))
+    with pytest.raises(ValueError, match="returned 1 numbers"):
+        sampler.sample([0, 1], type("Short", (), {"random": lambda self, n: [0.1]})())
+    with pytest.raises(ValueError, match="no mass"):
+        ColumnSampler(np.zeros((2, 2)))
+    assert sampler.sample([]).size == 0
+
+
+def test_huge_alphabets_use_the_exact_path_without_a_table():
+    a = 70_000  # a guide table would be too large: every record takes the exact path
+    q = np.tile(np.array([[0.2], [0.0], [0.8]]), (1, a))
+    sampler = ColumnSampler(q)
+    assert sampler.table is None
+    x = np.random.default_rng(0).integers(0, a, 50_000)
+    y = sampler.sample(x, np.random.default_rng(1))
+    assert set(np.unique(y)) == {0, 2}
+    assert abs((y == 2).mean() - 0.8) < 5 * np.sqrt(0.16 / 50_000)
+    assert set(np.unique(sampler.sample(x[:1000]))) <= {0, 2}  # the OS source on the same path

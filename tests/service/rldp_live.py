@@ -1,0 +1,236 @@
+"""Helpers for tests that run the real service: live servers on loopback, databases, documents.
+
+Imported as ``service.rldp_live`` (tests/ is on sys.path) by tests/service and tests/client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import pytest
+import requests
+
+from rldp.aggregator.mechanisms import grr_matrix
+from rldp.shared.document import build_document
+from rldp.shared.records import Alphabet, Attribute
+
+ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
+READ_TOKEN = "test-read-token-0123456789abcdef"
+POSTGRES_ENV = "RLDP_TEST_POSTGRES_URL"
+BACKENDS = ["sqlite", "postgresql"]
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+MAX_BODY = 4_000_000  # bytes: the shared live servers' body limit (small enough to test 413 cheaply)
+READ = {"Authorization": f"Bearer {READ_TOKEN}"}
+
+
+# --------------------------------------------------------------------------- documents
+
+
+SMALL_ALPHABET = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("colour", ("blue", "green", "red"))])
+
+
+def make_document(tag: str | None = None, *, epsilon: float = 1.0, leak: float | None = None,
+                  alphabet: Alphabet = SMALL_ALPHABET) -> dict[str, Any]:
+    """A small valid GRR mechanism claiming (ε, all distributions)-RLDP; unique per ``tag``.
+
+    With ``leak``, the matrix is GRR at ε = ``leak`` while the document still claims
+    ``epsilon``: a correctly hashed document that fails its audit.
+    """
+    k = alphabet.size
+    q = grr_matrix(k, leak if leak is not None else epsilon)
+    p = np.full(alphabet.shape, 1.0 / k)
+    return build_document(method="grr", matrix=q, alphabet=alphabet, public_distribution=p,
+                          privacy={"notion": "rldp", "epsilon": epsilon,
+                                   "uncertainty": {"order": 2, "radius": None}},
+                          extra={"test": tag or uuid.uuid4().hex})
+
+
+def tampered(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with two matrix entries swapped (still stochastic) but the old id."""
+    out = json.loads(json.dumps(doc))
+    col = [row[0] for row in out["matrix"]]
+    out["matrix"][0][0], out["matrix"][1][0] = col[1], col[0]
+    if col[0] == col[1]:
+        out["matrix"][0][0], out["matrix"][1][0] = col[0] * 0.5, col[1] + col[0] * 0.5
+    return out
+
+
+# --------------------------------------------------------------------------- databases
+
+
+def postgres_url() -> str | None:
+    return os.environ.get(POSTGRES_ENV) or None
+
+
+def with_search_path(url: str, schema: str) -> str:
+    """The URL with ``options=-csearch_path=<schema>`` (libpq), so tables land in that schema."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
+    query.append(("options", f"-csearch_path={schema}"))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+class Databases:
+    """Fresh, isolated databases: a SQLite file, or a new schema in the test PostgreSQL database."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.schemas: list[str] = []
+
+    def url(self, backend: str) -> str:
+        if backend == "sqlite":
+            path = self.tmp / f"db-{uuid.uuid4().hex[:8]}" / "rldp.sqlite3"
+            return f"sqlite:///{path}"  # an absolute path gives sqlite:////abs/path
+        base = postgres_url()
+        if not base:
+            pytest.skip(f"PostgreSQL tests need {POSTGRES_ENV} (e.g. postgresql://rldp:rldp@127.0.0.1/rldp_test)")
+        import psycopg
+
+        schema = f"rldp_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        self.schemas.append(schema)
+        return with_search_path(base, schema)
+
+    def cleanup(self) -> None:
+        base = postgres_url()
+        if not base or not self.schemas:
+            return
+        import psycopg
+
+        with psycopg.connect(base, autocommit=True) as conn:
+            for schema in self.schemas:
+                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        self.schemas.clear()
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    """``rldp serve`` in its own process group on 127.0.0.1 (gunicorn unless ``dev``)."""
+
+    def __init__(self, db_url: str, log_dir: Path, *, workers: int = 2, threads: int = 4, dev: bool = False,
+                 env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()) -> None:
+        self.db_url = db_url
+        self.log_dir = log_dir
+        self.workers = workers
+        self.threads = threads
+        self.dev = dev
+        self.env = dict(env or {})
+        self.extra_args = tuple(extra_args)
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+        self.starts = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, port: int | None = None, timeout: float = 60.0) -> "LiveServer":
+        for _attempt in range(3):
+            self.port = port or free_port()
+            env = dict(os.environ)
+            env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+            env.update({"RLDP_ADMIN_TOKEN": ADMIN_TOKEN, "RLDP_READ_TOKEN": READ_TOKEN}, **self.env)
+            cmd = [sys.executable, "-m", "rldp.aggregator.cli", "serve", "--host", "127.0.0.1", "--port",
+                   str(self.port), "--db", self.db_url, *self.extra_args]
+            cmd += ["--dev"] if self.dev else ["--workers", str(self.workers), "--threads", str(self.threads)]
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            self.starts += 1
+            self._log = open(self.log_dir / f"server-{self.port}-{self.starts}.log", "wb")
+            self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+                                         start_new_session=True)
+            if self._wait_ready(timeout):
+                return self
+            self.stop()
+            if port:
+                break
+        raise RuntimeError(f"rldp serve did not become ready; log:\n{self.log_text()}")
+
+    def _wait_ready(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is None or self.proc.poll() is not None:
+                return False
+            try:
+                if requests.get(self.url + "/readyz", timeout=2).status_code == 200:
+                    return True
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        return False
+
+    def log_text(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.flush()
+        try:
+            return Path(self._log.name).read_text(errors="replace")[-5000:]
+        except OSError:
+            return ""
+
+    def kill9(self) -> None:
+        """SIGKILL the whole process group (master and workers), like a crash."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self._close_log()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+            except ProcessLookupError:
+                pass
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+
+    def restart(self) -> "LiveServer":
+        return self.start(port=self.port)
+
+    # -- convenience
+    def publish(self, doc: dict[str, Any]) -> requests.Response:
+        return requests.post(self.url + "/v1/mechanisms", json=doc, headers=ADMIN, timeout=30)
+
+    def post_reports(self, mechanism: str, batch: str, reports: list[Any], **kwargs: Any) -> requests.Response:
+        return requests.post(self.url + "/v1/reports", json={"mechanism": mechanism, "batch": batch,
+                                                             "reports": reports}, timeout=30, **kwargs)
+
+    def estimate(self, mechanism: str, **params: Any) -> requests.Response:
+        return requests.get(f"{self.url}/v1/mechanisms/{mechanism}/estimate", params=params, headers=READ, timeout=60)
+
+
+def assert_problem(resp: requests.Response, status: int, reason: str) -> dict[str, Any]:
+    """The response is an RFC 9457 problem of this status and reason; returns its body."""
+    assert resp.status_code == status, (resp.status_code, resp.text[:500])
+    assert resp.headers["Content-Type"].startswith("application/problem+json"), resp.headers["Content-Type"]
+    body = resp.json()
+    assert body["type"] == f"https://rldp.dev/problems/{reason}", body
+    assert body["status"] == status and body["title"] and body["detail"], body
+    return body

@@ -1,0 +1,371 @@
+"""The Flask app in-process (test client): contract, validation, auth, problems, config."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import msgpack
+import numpy as np
+import pytest
+
+from rldp.aggregator.problems import PROBLEMS
+from rldp.aggregator.service import create_app, hash_token, load_config
+from rldp.shared.document import to_msgpack
+
+from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, READ_TOKEN, make_document, tampered
+
+
+@pytest.fixture
+def app(tmp_path):
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3", "ADMIN_TOKEN": ADMIN_TOKEN,
+                      "READ_TOKEN": READ_TOKEN, "MAX_BODY_BYTES": 200_000, "MAX_BATCH_REPORTS": 5_000})
+    yield app
+    app.extensions["rldp"].storage.close()
+
+
+@pytest.fixture
+def http(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def mech(http):
+    doc = make_document()
+    resp = http.post("/v1/mechanisms", json=doc, headers=ADMIN)
+    assert resp.status_code == 201, resp.json
+    return doc
+
+
+def problem(resp, status: int, reason: str) -> dict:
+    assert resp.status_code == status, (resp.status_code, resp.data[:300])
+    assert resp.mimetype == "application/problem+json"
+    body = resp.json
+    assert body["type"] == f"https://rldp.dev/problems/{reason}" and body["status"] == status
+    assert body["title"] and body["detail"]
+    return body
+
+
+def stored(app, mid: str) -> tuple[int, int]:
+    return app.extensions["rldp"].storage.batch_totals(mid)
+
+
+# -- publishing
+
+
+def test_publish_201_then_200_and_response_fields(http):
+    doc = make_document()
+    first = http.post("/v1/mechanisms", json=doc, headers=ADMIN)
+    assert first.status_code == 201 and first.headers["Location"] == f"/v1/mechanisms/{doc['id']}"
+    assert first.json == {"id": doc["id"], "method": "grr", "epsilon": 1.0,
+                          "epsilon_audited": pytest.approx(1.0), "status": "active"}
+    again = http.post("/v1/mechanisms", data=to_msgpack(doc), headers={**ADMIN, "Content-Type": "application/msgpack"})
+    assert again.status_code == 200 and again.json["id"] == doc["id"]
+
+
+def test_publish_refuses_tampered_leaky_and_invalid_documents(http, app):
+    doc = make_document()
+    body = problem(http.post("/v1/mechanisms", json=tampered(doc), headers=ADMIN), 422, "id-mismatch")
+    assert "id mismatch" in body["detail"]
+    leaky = make_document(leak=2.0)
+    body = problem(http.post("/v1/mechanisms", json=leaky, headers=ADMIN), 422, "audit-failed")
+    assert body["epsilon_audited"] == pytest.approx(2.0) and "exceeds the claimed 1" in body["detail"]
+    broken = dict(doc)
+    del broken["matrix"]
+    body = problem(http.post("/v1/mechanisms", json=broken, headers=ADMIN), 422, "invalid-document")
+    assert "matrix" in body["detail"]
+    problem(http.post("/v1/mechanisms", data=b"{", headers={**ADMIN, "Content-Type": "application/json"}),
+            400, "invalid-json")
+    problem(http.post("/v1/mechanisms", data=b"\xc1", headers={**ADMIN, "Content-Type": "application/msgpack"}),
+            400, "invalid-msgpack")
+    problem(http.post("/v1/mechanisms", data=b"[]", headers={**ADMIN, "Content-Type": "application/json"}),
+            422, "invalid-document")
+    assert app.extensions["rldp"].storage.list_mechanisms() == []
+
+
+@pytest.mark.parametrize("headers", [
+    {}, {"Authorization": "Bearer wrong-token-wrong-token"}, {"Authorization": f"Basic {ADMIN_TOKEN}"}, READ,
+    {"Authorization": "Bearer "}])
+def test_admin_endpoints_need_the_admin_token(http, headers):
+    body = problem(http.post("/v1/mechanisms", json=make_document(), headers=headers), 401, "unauthorized")
+    assert ADMIN_TOKEN not in json.dumps(body)
+    problem(http.post("/v1/designs", json={}, headers=headers), 401, "unauthorized")
+    problem(http.post(f"/v1/mechanisms/{'a' * 64}/retire", headers=headers), 401, "unauthorized")
+
+
+def test_no_admin_token_configured_refuses_everyone(tmp_path):
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path}/x.sqlite3"})
+    body = problem(app.test_client().post("/v1/mechanisms", json=make_document(), headers=ADMIN), 401, "unauthorized")
+    assert "none is configured" in body["detail"]
+
+
+def test_hashed_tokens_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLDP_ADMIN_TOKEN_SHA256", f"{'0' * 64}, {hash_token(ADMIN_TOKEN)}")
+    monkeypatch.setenv("RLDP_DATABASE_URL", f"sqlite:///{tmp_path}/env.sqlite3")
+    app = create_app()
+    assert app.test_client().post("/v1/mechanisms", json=make_document(), headers=ADMIN).status_code == 201
+    assert (tmp_path / "env.sqlite3").exists()
+    assert ADMIN_TOKEN not in json.dumps(app.config["RLDP"], default=str)
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"ADMIN_TOKEN": "short"}, "too short"),
+    ({"ADMIN_TOKEN_SHA256": "abc"}, "SHA-256 hex"),
+    ({"MAX_BODY_BYTES": "lots"}, "must be an integer"),
+    ({"MAX_BODY_BYTES": 0}, "must be ≥ 1"),
+    ({"DESIGN_TIMEOUT": -1}, "must be > 0"),
+])
+def test_bad_configuration_is_a_clear_error(config, message):
+    with pytest.raises(ValueError, match=message):
+        load_config(config, environ={})
+
+
+# -- documents
+
+
+def test_document_download_json_msgpack_etag(http, mech):
+    url = f"/v1/mechanisms/{mech['id']}"
+    resp = http.get(url)
+    assert resp.status_code == 200 and resp.mimetype == "application/json"
+    assert resp.headers["ETag"] == f'"{mech["id"]}"'
+    assert resp.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert resp.json["id"] == mech["id"] and resp.json["matrix"] == mech["matrix"]
+    packed = http.get(url, headers={"Accept": "application/msgpack"})
+    assert packed.mimetype == "application/msgpack" and msgpack.unpackb(packed.data)["id"] == mech["id"]
+    assert http.get(url, headers={"If-None-Match": f'"{mech["id"]}"'}).status_code == 304
+    assert http.get(url, headers={"If-None-Match": '"other"'}).status_code == 200
+    problem(http.get(f"/v1/mechanisms/{'0' * 64}"), 404, "unknown-mechanism")
+    problem(http.get("/v1/mechanisms/not-an-id"), 404, "unknown-mechanism")
+
+
+def test_list_mechanisms(http, mech):
+    items = http.get("/v1/mechanisms").json["mechanisms"]
+    assert len(items) == 1
+    item = items[0]
+    assert {k: item[k] for k in ("id", "method", "epsilon", "status", "sensitive", "released", "outputs")} == {
+        "id": mech["id"], "method": "grr", "epsilon": 1.0, "status": "active", "sensitive": "sex",
+        "released": ["colour"], "outputs": 6}
+    assert item["published"].endswith("Z")
+
+
+# -- reports
+
+
+def post(http, payload, kind="json"):
+    if kind == "json":
+        return http.post("/v1/reports", json=payload)
+    return http.post("/v1/reports", data=msgpack.packb(payload), headers={"Content-Type": "application/msgpack"})
+
+
+@pytest.mark.parametrize("kind", ["json", "msgpack"])
+def test_reports_idempotent(http, app, mech, kind):
+    payload = {"mechanism": mech["id"], "batch": "b-1", "reports": [0, 5, 5, 2]}
+    first = post(http, payload, kind)
+    assert first.status_code == 201 and first.json == {"batch": "b-1", "accepted": 4, "duplicate": False}
+    again = post(http, payload, kind)
+    assert again.status_code == 200 and again.json == {"batch": "b-1", "accepted": 4, "duplicate": True}
+    problem(post(http, {**payload, "reports": [0, 5, 5, 1]}, kind), 409, "batch-conflict")
+    assert stored(app, mech["id"]) == (1, 4)
+
+
+BAD = [
+    ({"batch": "b", "reports": [1]}, 422, "missing-field"),
+    ({"mechanism": None, "batch": "b", "reports": [1]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "reports": [1]}, 422, "missing-field"),
+    ({"mechanism": "ID", "batch": "", "reports": [1]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "has space", "reports": [1]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "x" * 129, "reports": [1]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": 7, "reports": [1]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b"}, 422, "missing-field"),
+    ({"mechanism": "ID", "batch": "b", "reports": 3}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": {"0": 1}}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": []}, 422, "empty-batch"),
+    ({"mechanism": "ID", "batch": "b", "reports": [1, 2.0]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": [1, 2.5]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": [1, True]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": [False]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": [1, "2"]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": [1, None]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": [[1]]}, 422, "wrong-type"),
+    ({"mechanism": "ID", "batch": "b", "reports": [1, 6]}, 422, "report-out-of-range"),
+    ({"mechanism": "ID", "batch": "b", "reports": [-1]}, 422, "report-out-of-range"),
+    ({"mechanism": "ID", "batch": "b", "reports": [2 ** 64]}, 422, "report-out-of-range"),
+    ({"mechanism": "0" * 64, "batch": "b", "reports": [1]}, 404, "unknown-mechanism"),
+    ({"mechanism": "not hex", "batch": "b", "reports": [1]}, 404, "unknown-mechanism"),
+    ({"mechanism": "ID", "batch": "b", "reports": [0] * 5001}, 413, "body-too-large"),
+    ([1, 2, 3], 422, "wrong-type"),
+    ("text", 422, "wrong-type"),
+]
+
+
+@pytest.mark.parametrize("kind", ["json", "msgpack"])
+@pytest.mark.parametrize("payload, status, reason", BAD)
+def test_bad_batches_are_refused_whole(http, app, mech, payload, status, reason, kind):
+    if isinstance(payload, dict):
+        payload = {k: (mech["id"] if v == "ID" else v) for k, v in payload.items()}
+    if kind == "msgpack" and payload == {"mechanism": mech["id"], "batch": "b", "reports": [2 ** 64]}:
+        payload["reports"] = [2 ** 64 - 1]  # msgpack's largest integer; still out of range
+    body = problem(post(http, payload, kind), status, reason)
+    if "index" in body:  # a bad element: the detail names it
+        assert body["detail"].startswith(f"reports[{body['index']}] is ")
+    assert stored(app, mech["id"]) == (0, 0)
+
+
+def test_bad_bodies(http, app, mech):
+    for data, ctype, status, reason in [
+        (b"{not json", "application/json", 400, "invalid-json"),
+        (b'{"mechanism": NaN}', "application/json", 400, "invalid-json"),
+        (b"\xff\xfe{}", "application/json", 400, "invalid-json"),
+        (b"[" * 100_000, "application/json", 400, "invalid-json"),
+        (b"\xc1\x00", "application/msgpack", 400, "invalid-msgpack"),
+        (msgpack.packb({"a": 1}) + b"extra", "application/msgpack", 400, "invalid-msgpack"),
+        (msgpack.packb({1: 2}), "application/msgpack", 400, "invalid-msgpack"),
+        (b"\x91" * 100_000, "application/msgpack", 400, "invalid-msgpack"),
+        (b"", "application/json", 400, "invalid-json"),
+        (b"{}", "text/plain", 415, "unsupported-media-type"),
+        (b"{}", None, 415, "unsupported-media-type"),
+        (b"0" * 200_001, "application/json", 413, "body-too-large"),
+    ]:
+        headers = {"Content-Type": ctype} if ctype else {}
+        problem(http.post("/v1/reports", data=data, headers=headers), status, reason)
+    assert stored(app, mech["id"]) == (0, 0)
+
+
+def test_msgpack_bool_scan_is_not_fooled(http, app):
+    """Outputs ≥ 194 put the byte 0xc2/0xc3 in the body: the full type check must still pass them."""
+    from rldp.shared.records import Alphabet, Attribute
+
+    alpha = Alphabet(Attribute("s", ("a", "b")), [Attribute("u", tuple(f"v{i:03d}" for i in range(150)))])
+    doc = make_document(alphabet=alpha)  # larger than this app's body limit: publish in-process
+    assert app.extensions["rldp"].publish_bytes(to_msgpack(doc), "msgpack")[1] is True
+    ok = post(http, {"mechanism": doc["id"], "batch": "hi", "reports": [194, 195, 299]}, "msgpack")
+    assert ok.status_code == 201, ok.json
+    problem(post(http, {"mechanism": doc["id"], "batch": "hi2", "reports": [194, True]}, "msgpack"),
+            422, "wrong-type")
+
+
+def test_retired_mechanism(http, app, mech):
+    assert post(http, {"mechanism": mech["id"], "batch": "a", "reports": [1]}).status_code == 201
+    resp = http.post(f"/v1/mechanisms/{mech['id']}/retire", headers=ADMIN)
+    assert resp.status_code == 200 and resp.json["status"] == "retired"
+    problem(post(http, {"mechanism": mech["id"], "batch": "b", "reports": [1]}), 409, "mechanism-retired")
+    assert http.get(f"/v1/mechanisms/{mech['id']}").status_code == 200  # still downloadable
+    assert http.get("/v1/mechanisms").json["mechanisms"][0]["status"] == "retired"
+    assert http.post("/v1/mechanisms", json=mech, headers=ADMIN).json["status"] == "retired"  # no silent revival
+    problem(http.post(f"/v1/mechanisms/{'0' * 64}/retire", headers=ADMIN), 404, "unknown-mechanism")
+    assert stored(app, mech["id"]) == (1, 1)
+
+
+# -- estimates
+
+
+def test_estimate(http, mech):
+    url = f"/v1/mechanisms/{mech['id']}/estimate"
+    problem(http.get(url), 401, "unauthorized")
+    problem(http.get(url, headers=READ), 409, "no-reports")
+    rng = np.random.default_rng(3)
+    ys = rng.integers(0, 6, 3000).tolist()
+    assert post(http, {"mechanism": mech["id"], "batch": "e", "reports": ys}).status_code == 201
+    for headers in (READ, ADMIN):
+        est = http.get(url, headers=headers)
+        assert est.status_code == 200
+    body = est.json
+    assert body["mechanism"] == mech["id"] and body["n"] == 3000 and body["identifiable"] is True
+    assert np.array(body["joint"]).shape == (2, 3) and abs(np.sum(body["joint"]) - 1) < 1e-9
+    assert set(body["marginals"]) == {"sex", "colour"} and body["ci95"]["level"] == 0.95
+    assert http.get(url + "?method=inverse", headers=READ).json["method"] == "inverse"
+    for query in ("method=magic", "interval=wide", "prior=guess", "prior_weight=-1", "prior_weight=x",
+                  "prior=uniform&prior_weight=3"):
+        problem(http.get(f"{url}?{query}", headers=READ), 422, "invalid-parameter")
+    problem(http.get(f"/v1/mechanisms/{'0' * 64}/estimate", headers=READ), 404, "unknown-mechanism")
+
+
+# -- designs
+
+
+def test_design_job_publishes_an_audited_mechanism(http, app):
+    csv = "sex,colour\n" + "\n".join(["Female,red"] * 30 + ["Male,red"] * 40 + ["Male,blue"] * 30) + "\n"
+    resp = http.post("/v1/designs", json={"csv": csv, "sensitive": "sex", "released": ["colour"], "epsilon": 1.0,
+                                          "method": "srr", "beta": 0.05}, headers=ADMIN)
+    assert resp.status_code == 202, resp.json
+    job = resp.json
+    assert job["status_url"] == f"/v1/designs/{job['job']}"
+    deadline = time.monotonic() + 120
+    while True:
+        status = http.get(job["status_url"], headers=ADMIN).json
+        if status["status"] in ("done", "failed") or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert status["status"] == "done", status
+    assert status["elapsed"] > 0 and status["params"]["n"] == 100
+    doc = http.get(f"/v1/mechanisms/{status['mechanism']}").json
+    assert doc["method"] == "srr" and doc["sensitive"]["values"] == ["Female", "Male"]
+
+
+@pytest.mark.parametrize("change, reason, needle", [
+    ({"method": "magic"}, "invalid-parameter", "method"),
+    ({"epsilon": -1}, "invalid-parameter", "epsilon"),
+    ({"epsilon": "1"}, "invalid-parameter", "epsilon"),
+    ({"sensitive": "age"}, "invalid-parameter", "age"),
+    ({"released": ["sex"]}, "invalid-parameter", "sex"),
+    ({"csv": ""}, "invalid-parameter", "csv"),
+    ({"csv": "sex,colour\n"}, "invalid-parameter", "no data rows"),
+    ({"beta": 2}, "invalid-parameter", "beta"),
+    ({"beta": 0.1, "radius": 0.1}, "invalid-parameter", "not both"),
+    ({"csv": None}, "invalid-parameter", "csv"),
+])
+def test_bad_design_requests(http, change, reason, needle):
+    body = {"csv": "sex,colour\nFemale,red\nMale,blue\n", "sensitive": "sex", "released": ["colour"],
+            "epsilon": 1.0, "method": "srr", **change}
+    detail = problem(http.post("/v1/designs", json=body, headers=ADMIN), 422, reason)["detail"]
+    assert needle in detail
+
+
+def test_design_missing_field_and_unknown_job(http):
+    problem(http.post("/v1/designs", json={"csv": "a"}, headers=ADMIN), 422, "missing-field")
+    problem(http.get(f"/v1/designs/{'0' * 32}", headers=ADMIN), 404, "unknown-job")
+    problem(http.get("/v1/designs/xyz", headers=ADMIN), 404, "unknown-job")
+
+
+# -- operational
+
+
+def test_health_ready_metrics_openapi(http, mech):
+    assert http.get("/healthz").json == {"status": "ok"}
+    assert http.get("/readyz").json["status"] == "ready"
+    post(http, {"mechanism": mech["id"], "batch": "m", "reports": [1, 2]})
+    post(http, {"mechanism": mech["id"], "batch": "m", "reports": [1, 2]})
+    post(http, {"mechanism": mech["id"], "batch": "n", "reports": [99]})
+    text = http.get("/metrics").data.decode()
+    assert "rldp_reports_accepted_total 2.0" in text
+    assert "rldp_batches_accepted_total 1.0" in text
+    assert "rldp_batches_deduplicated_total 1.0" in text
+    assert 'rldp_rejections_total{reason="report-out-of-range"} 1.0' in text
+    for reason in PROBLEMS:
+        assert f'rldp_rejections_total{{reason="{reason}"}}' in text
+    assert 'rldp_request_duration_seconds_count{endpoint="/v1/reports",method="POST",status="201"} 1.0' in text
+    spec = http.get("/openapi.json").json
+    assert spec["openapi"].startswith("3.1")
+    routes = {rule.rule.replace("<", "{").replace(">", "}") for rule in http.application.url_map.iter_rules()
+              if rule.endpoint != "static"}
+    assert routes == set(spec["paths"])
+
+
+def test_unknown_paths_and_methods_are_problems(http):
+    problem(http.get("/v2/nothing"), 404, "not-found")
+    resp = http.delete("/v1/reports")
+    problem(resp, 405, "method-not-allowed")
+    assert "POST" in resp.headers["Allow"]
+
+
+def test_readyz_503_when_the_database_is_gone(tmp_path):
+    from rldp.aggregator.storage import StorageError
+
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path}/r.sqlite3"})
+    storage = app.extensions["rldp"].storage
+
+    def broken() -> None:
+        raise StorageError("gone")
+
+    storage.ping = broken
+    problem(app.test_client().get("/readyz"), 503, "database-unavailable")

@@ -1,0 +1,56 @@
+"""`rldp serve` and `rldp token`: start-up checks and one-line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+import requests
+
+from service.rldp_live import LiveServer
+
+RLDP = [sys.executable, "-m", "rldp.aggregator.cli"]
+
+
+def run(*args, env=None, stdin=None) -> subprocess.CompletedProcess:
+    import os
+
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([*RLDP, *map(str, args)], capture_output=True, text=True, timeout=60, env=full_env,
+                          input=stdin)
+
+
+def test_bad_database_url_is_one_line(tmp_path):
+    proc = run("serve", "--db", "mysql://x/y", "--port", "0")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("rldp serve: error: unsupported database URL scheme")
+
+
+def test_short_admin_token_is_refused(tmp_path):
+    proc = run("serve", "--db", f"sqlite:///{tmp_path}/x.sqlite3", env={"RLDP_ADMIN_TOKEN": "abc"})
+    assert proc.returncode == 2 and "too short" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_bad_port_is_a_usage_error():
+    proc = run("serve", "--port", "70000")
+    assert proc.returncode == 2 and "port must be in 0..65535" in proc.stderr
+
+
+def test_token_and_hash():
+    proc = run("token")
+    assert proc.returncode == 0
+    lines = dict(line.split(None, 1) for line in proc.stdout.strip().splitlines())
+    assert hashlib.sha256(lines["token"].encode()).hexdigest() == lines["sha256"]
+    hashed = run("token", "--hash", stdin=lines["token"] + "\n")
+    assert hashed.stdout.strip() == lines["sha256"]
+    assert run("token", "--hash", stdin="").returncode == 2
+
+
+def test_dev_server_serves(tmp_path):
+    server = LiveServer(f"sqlite:///{tmp_path}/dev.sqlite3", tmp_path / "logs", dev=True).start()
+    try:
+        assert requests.get(server.url + "/healthz", timeout=5).json() == {"status": "ok"}
+        assert "development server" in server.log_text()
+    finally:
+        server.stop()

@@ -1,0 +1,172 @@
+"""Storage (SQLite and PostgreSQL): mechanisms, idempotent batches, counts, jobs, URLs."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from rldp.aggregator.storage import (
+    MechanismRecord,
+    StorageError,
+    open_storage,
+    pack_reports,
+    unpack_reports,
+)
+
+
+def record(mid: str, outputs: int = 6, status: str = "active") -> MechanismRecord:
+    return MechanismRecord(id=mid, method="grr", notion="rldp", epsilon=1.0, epsilon_audited=0.99,
+                           sensitive="sex", released=("colour",), outputs=outputs, size=6, status=status,
+                           published=time.time())
+
+
+@pytest.fixture
+def store(backend, databases):
+    s = open_storage(databases.url(backend))
+    yield s
+    s.close()
+
+
+def test_publish_is_idempotent_and_listed(store):
+    created, rec = store.publish(record("a" * 64), b"doc-a")
+    assert created and rec.id == "a" * 64 and rec.released == ("colour",) and rec.status == "active"
+    created, rec2 = store.publish(record("a" * 64), b"other bytes")
+    assert not created and rec2 == rec
+    assert store.get_document("a" * 64) == b"doc-a"  # immutable: the first document stays
+    store.publish(record("b" * 64), b"doc-b")
+    assert [m.id for m in store.list_mechanisms()] == ["a" * 64, "b" * 64]
+    assert store.get_mechanism("c" * 64) is None and store.get_document("c" * 64) is None
+
+
+def test_ingest_accepts_deduplicates_and_detects_conflicts(store):
+    store.publish(record("a" * 64), b"doc")
+    ys = np.array([0, 1, 1, 5, 5, 5])
+    assert store.ingest("a" * 64, "b1", ys, 6).status == "accepted"
+    dup = store.ingest("a" * 64, "b1", ys.copy(), 6)
+    assert (dup.status, dup.accepted) == ("duplicate", 6)
+    assert store.ingest("a" * 64, "b1", ys[::-1].copy(), 6).status == "conflict"
+    assert store.ingest("a" * 64, "b1", ys[:5], 6).status == "conflict"
+    assert store.ingest("f" * 64, "b1", ys, 6).status == "unknown"
+    np.testing.assert_array_equal(store.counts("a" * 64, 6), [1, 2, 0, 0, 0, 3])
+    np.testing.assert_array_equal(store.recount("a" * 64, 6), [1, 2, 0, 0, 0, 3])
+    assert store.batch_totals("a" * 64) == (1, 6)
+    assert store.batch_ids("a" * 64) == {"b1"}
+
+
+def test_retired_mechanism_refuses_batches(store):
+    store.publish(record("a" * 64), b"doc")
+    assert store.ingest("a" * 64, "b1", np.array([1]), 6).status == "accepted"
+    rec = store.retire("a" * 64)
+    assert rec.status == "retired" and rec.retired is not None
+    assert store.retire("a" * 64).retired == rec.retired  # idempotent
+    assert store.ingest("a" * 64, "b2", np.array([1]), 6).status == "retired"
+    assert store.retire("e" * 64) is None
+    assert store.batch_totals("a" * 64) == (1, 1)
+
+
+def test_concurrent_writers_count_every_batch_once(backend, databases):
+    """Two storages (as two worker processes would) × 6 threads, with retried batches."""
+    url = databases.url(backend)
+    stores = [open_storage(url), open_storage(url)]
+    stores[0].publish(record("a" * 64, outputs=300), b"doc")
+    rng = np.random.default_rng(1)
+    batches = {f"batch-{i}": rng.integers(0, 300, rng.integers(1, 400)) for i in range(120)}
+    names = sorted(batches)
+    results: list[str] = []
+    lock = threading.Lock()
+
+    def worker(k: int) -> None:
+        store = stores[k % 2]
+        for name in names[k::6] + names[k::12]:  # every batch once, half of them again (retries)
+            res = store.ingest("a" * 64, name, batches[name], 300)
+            with lock:
+                results.append(res.status)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expected = np.bincount(np.concatenate(list(batches.values())), minlength=300)
+    assert results.count("accepted") == 120 and results.count("duplicate") == len(results) - 120
+    np.testing.assert_array_equal(stores[1].counts("a" * 64, 300), expected)
+    np.testing.assert_array_equal(stores[0].recount("a" * 64, 300), expected)
+    for s in stores:
+        s.close()
+
+
+def test_jobs_round_trip(store):
+    job = store.create_job("j" * 32, {"method": "grr"})
+    assert job.status == "queued"
+    store.update_job("j" * 32, status="done", mechanism="a" * 64, finished=123.0)
+    got = store.get_job("j" * 32)
+    assert (got.status, got.mechanism, got.finished, got.params) == ("done", "a" * 64, 123.0, {"method": "grr"})
+    assert store.get_job("k" * 32) is None
+    with pytest.raises(ValueError, match="unknown job fields"):
+        store.update_job("j" * 32, id="x")
+
+
+def test_ping_and_schema_are_idempotent(backend, databases):
+    url = databases.url(backend)
+    a = open_storage(url)
+    b = open_storage(url)  # second init on an existing schema
+    a.ping()
+    b.ping()
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize("outputs, dtype", [(2, "<u1"), (256, "<u1"), (257, "<u2"), (70000, "<u4")])
+def test_packing_round_trip(outputs, dtype):
+    ys = np.array([0, outputs - 1, outputs // 2])
+    data = pack_reports(ys, outputs)
+    assert len(data) == 3 * np.dtype(dtype).itemsize
+    np.testing.assert_array_equal(unpack_reports(data, outputs), ys)
+
+
+@pytest.mark.parametrize("url, message", [
+    ("mysql://x/y", "unsupported database URL scheme"),
+    ("sqlite://host/path.db", "has a host"),
+    ("sqlite:///x.db?journal=off", "unknown SQLite URL option"),
+    ("sqlite:///x.db?synchronous=OFF", "synchronous must be FULL, NORMAL or EXTRA"),
+    (":memory:", "needs a file path"),
+    ("", "non-empty"),
+])
+def test_bad_urls_are_clear_errors(url, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        open_storage(url or " ")
+
+
+def test_unreachable_databases_raise_storage_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StorageError):
+        open_storage(f"sqlite:///{blocker}/sub/db.sqlite3")
+    with pytest.raises(StorageError):
+        open_storage("postgresql://nobody:wrong@127.0.0.1:1/none?connect_timeout=1")
+
+
+def test_both_batch_encodings_are_exact(store):
+    """Small batches are stored as packed reports, large ones as per-output counts."""
+    from rldp.aggregator.storage import batch_counts, encode_batch
+
+    rng = np.random.default_rng(4)
+    small, large = rng.integers(0, 6, 20), rng.integers(0, 6, 5000)
+    assert encode_batch(small, 6)[1] == "reports" and encode_batch(large, 6)[1] == "counts"
+    for ys in (small, large):
+        digest, encoding, payload, counts = encode_batch(ys, 6)
+        np.testing.assert_array_equal(batch_counts(encoding, payload, 6), np.bincount(ys, minlength=6))
+        assert len(payload) <= max(len(ys), 24)
+    # the same multiset in another order is a different batch content (conflict), not a duplicate
+    assert encode_batch(large, 6)[0] != encode_batch(large[::-1].copy(), 6)[0]
+    store.publish(record("a" * 64), b"doc")
+    store.ingest("a" * 64, "s", small, 6)
+    store.ingest("a" * 64, "l", large, 6)
+    assert store.ingest("a" * 64, "l", large[::-1].copy(), 6).status == "conflict"
+    expected = np.bincount(np.concatenate([small, large]), minlength=6)
+    np.testing.assert_array_equal(store.recount("a" * 64, 6), expected)
+    np.testing.assert_array_equal(store.counts("a" * 64, 6), expected)
