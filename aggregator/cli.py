@@ -92,6 +92,7 @@ def _finite(x: float) -> float | None:
 def cmd_design(args: argparse.Namespace) -> int:
     from rldp.shared.document import write_document
     from rldp.shared.records import Alphabet, read_csv
+    from rldp.shared.utility import entropy
 
     from .design import design
 
@@ -101,9 +102,13 @@ def cmd_design(args: argparse.Namespace) -> int:
     alphabet = Alphabet.from_table(table, args.sensitive, args.released)
     p_hat = alphabet.empirical_distribution(table)
     start = time.perf_counter()
-    doc = design(args.method, alphabet=alphabet, public_distribution=p_hat, epsilon=args.epsilon,
-                 radius=args.radius, beta=None if args.radius is not None else args.beta,
-                 n=table.n_rows, order=args.order)
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    with _DesignProgress(show and args.method in ("polyopt", "polyopt-paper", "nr"), args.time_budget,
+                         entropy(p_hat)) as bar:
+        doc = design(args.method, alphabet=alphabet, public_distribution=p_hat, epsilon=args.epsilon,
+                     radius=args.radius, beta=None if args.radius is not None else args.beta,
+                     n=table.n_rows, order=args.order, solver=args.solver, time_budget=args.time_budget,
+                     progress=bar.update)
     seconds = time.perf_counter() - start
     write_document(doc, args.out)
     audit = doc["audit"]
@@ -112,16 +117,70 @@ def cmd_design(args: argparse.Namespace) -> int:
         "epsilon_audited": audit["epsilon"], "mutual_information": doc["utility"]["mutual_information"],
         "nmi": doc["utility"]["nmi"], "outputs": len(doc["matrix"]), "seconds": seconds,
     }
+    params = doc.get("parameters", {})
+    solver_lines = []
+    if "solver" in params:
+        record.update({k: params.get(k) for k in ("solver", "iterations", "columns", "status", "upper_bound",
+                                                  "upper_bound_kind") if k in params})
+        line = f"  solver   {params['solver']}"
+        if params["solver"] == "cg":
+            line += f", {params.get('iterations')} rounds, {params.get('columns')} columns, {params.get('status')}"
+        if params.get("upper_bound") is not None:
+            line += f"; optimum <= {params['upper_bound']:.4f} nats ({params.get('upper_bound_kind')})"
+        solver_lines.append(line)
     radius = doc["privacy"]["uncertainty"]["radius"]
     _emit(args, record, [
         f"designed {doc['method']} for S={args.sensitive}, U={','.join(args.released)} "
         f"(|X| = {alphabet.size}, n = {table.n_rows}, radius = {radius if radius is not None else 'inf'})",
         f"  epsilon  claimed {record['epsilon']:.6g}, audited {audit['epsilon']:.6g} (pass)",
         f"  utility  I = {record['mutual_information']:.4f} nats, NMI = {record['nmi']:.4f}, {record['outputs']} outputs",
+        *solver_lines,
         f"  id       {doc['id']}",
         f"  wrote    {args.out} in {seconds:.2f} s",
     ])
     return 0
+
+
+class _DesignProgress:
+    """A progress display on stderr for the iterative solvers: elapsed time against the
+    time budget, with the current utility (NMI of the best mechanism so far) and the
+    proven upper bound when one is known. tqdm when installed, else plain lines."""
+
+    def __init__(self, enabled: bool, budget: float, entropy_nats: float):
+        self.enabled = enabled
+        self.budget = budget
+        self.h = entropy_nats if entropy_nats > 0 else 1.0
+        self.bar = None
+        self.last = -math.inf
+
+    def __enter__(self) -> "_DesignProgress":
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:  # plain lines instead
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=round(self.budget, 1), unit="s", file=sys.stderr, leave=False,
+                                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}")
+        return self
+
+    def update(self, info: dict) -> None:
+        if not self.enabled:
+            return
+        text = f"NMI {info['information'] / self.h:.4f}"
+        if info.get("upper_bound") is not None:
+            text += f" (<= {info['upper_bound'] / self.h:.4f})"
+        text += f", round {info['iteration']}, {info['columns']} columns"
+        if self.bar is not None:
+            self.bar.n = min(round(info["seconds"], 1), self.bar.total)
+            self.bar.set_postfix_str(text, refresh=True)
+        elif info["seconds"] - self.last >= 2.0:
+            self.last = info["seconds"]
+            print(f"rldp design: {info['seconds']:.0f}/{self.budget:.0f} s, {text}", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 # -- audit --------------------------------------------------------------------
@@ -179,7 +238,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .design import METHODS
+    from .design import METHODS, SOLVERS
 
     parser = argparse.ArgumentParser(prog="rldp", description="Robust local differential privacy toolkit.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -197,6 +256,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--order", type=_positive_float("order"), default=2.0, help="Rényi order α (default 2)")
     p.add_argument("--names", type=_names, help="column names for a CSV without a header row")
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the document (.json or .msgpack)")
+    p.add_argument("--solver", choices=list(SOLVERS), default="auto",
+                   help="polyopt, polyopt-paper and nr: 'exact' vertex enumeration (small alphabets only), "
+                        "'cg' column generation (any size, anytime), 'auto' (default) exact where it is fast")
+    p.add_argument("--time-budget", type=_positive_float("time budget"), default=60.0, metavar="SECONDS",
+                   help="seconds for column generation; the best certified mechanism found is returned (default 60)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="show solver progress on stderr (default: when stderr is a terminal)")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_design)
 

@@ -1,0 +1,308 @@
+"""PolyOpt by column generation (issue 5): agreement with exact enumeration, certification,
+anytime behaviour, proven upper bounds, solver selection in design() and the CLI flags."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import rldp.aggregator.polyopt_cg as cg
+from rldp.aggregator.design import DesignError, design, design_matrix
+from rldp.aggregator.polyopt import enumerate_vertices, gamma_inequalities, optimal_weights, solve_polyopt
+from rldp.aggregator.polyopt_cg import (GammaCone, nr_pricing, nr_upper_bound, seed_columns, solve_nr_cg,
+                                        solve_polyopt_cg)
+from rldp.shared.audit import audit_rldp
+from rldp.shared.records import Alphabet, Attribute
+from rldp.shared.uncertainty import UncertaintySet
+from rldp.shared.utility import mutual_information, row_information
+
+from helpers import EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT
+
+N = 32561
+MARGIN = 1 - 1e-7
+
+
+def jeffreys(shape, seed, n=N):
+    rng = np.random.default_rng(seed)
+    while True:
+        p = rng.multinomial(n, rng.dirichlet(np.full(shape[0] * shape[1], 0.5))).reshape(shape) / n
+        if np.all(p.sum(axis=1) > 0):
+            return p
+
+
+def _alphabet(a1, a2):
+    return Alphabet(Attribute("s", tuple(f"s{i}" for i in range(a1))),
+                    [Attribute("u", tuple(f"u{j}" for j in range(a2)))])
+
+
+SMALL = [((2, 2), 1, 0.5), ((2, 3), 2, 1.0), ((3, 2), 3, 2.0), ((2, 3), 4, 0.3), ((3, 2), 5, 1.0)]
+
+
+@pytest.mark.parametrize("same_sensitive", [False, True])
+@pytest.mark.parametrize("shape,seed,eps", SMALL)
+def test_matches_exact_polyopt_and_passes_the_audit(shape, seed, eps, same_sensitive):
+    p = jeffreys(shape, seed, n=2000)
+    uset = UncertaintySet.from_confidence(p, 2000, 0.05)
+    low = uset.lower_bounds()
+    exact = solve_polyopt(p, low, eps * MARGIN, same_sensitive=same_sensitive)
+    res = solve_polyopt_cg(p, low, eps * MARGIN, same_sensitive=same_sensitive, time_budget=20, bound_epsilon=eps)
+    assert res.status == "converged"
+    # Within 0.5 % of the optimum, and never above it (every column lies in Γ).
+    assert exact.information * 0.995 <= res.information <= exact.information * (1 + 1e-7)
+    q = res.matrix
+    np.testing.assert_allclose(q.sum(axis=0), 1.0, atol=1e-12)
+    assert np.all(q >= 0)
+    assert np.all(GammaCone(low, eps * MARGIN, same_sensitive).contains(q))  # Theorem 2
+    assert audit_rldp(q, uset, eps).passed
+    assert res.information == pytest.approx(mutual_information(q, p), abs=1e-12)
+    # A proven bound is never below the true optimum.
+    assert res.upper_bound is not None and res.upper_bound >= exact.information - 1e-9
+
+
+def test_paper_example3_numbers():
+    uset = UncertaintySet.from_confidence(EXAMPLE_P_HAT, EXAMPLE_N, 0.05)
+    low = uset.lower_bounds()
+    paper = solve_polyopt_cg(EXAMPLE_P_HAT, low, EXAMPLE_EPSILON, same_sensitive=True, time_budget=20)
+    assert paper.information == pytest.approx(0.4228, abs=5e-5)  # Example 3: I = 0.4228
+    rldp = solve_polyopt_cg(EXAMPLE_P_HAT, low, EXAMPLE_EPSILON, same_sensitive=False, time_budget=20)
+    assert rldp.information == pytest.approx(0.5630, abs=5e-4)  # DESIGN.md: cone without s1 = s2 rows
+    for res in (paper, rldp):
+        assert audit_rldp(res.matrix, uset, EXAMPLE_EPSILON + 1e-9).passed
+
+
+def test_anytime_returns_a_certified_mechanism_at_least_as_good_as_its_seeds():
+    p = jeffreys((6, 6), 11)
+    uset = UncertaintySet.from_confidence(p, N, 0.05)
+    low, eps = uset.lower_bounds(), 1.0
+    res = solve_polyopt_cg(p, low, eps * MARGIN, time_budget=0.3)
+    assert res.status == "time_budget" and not res.converged
+    assert audit_rldp(res.matrix, uset, eps).passed
+    np.testing.assert_allclose(res.matrix.sum(axis=0), 1.0, atol=1e-12)
+    seeds = seed_columns(GammaCone(low, eps * MARGIN))
+    _, seed_value = optimal_weights(seeds, p)
+    assert res.information >= seed_value - 1e-9
+    # Given more time it improves.
+    longer = solve_polyopt_cg(p, low, eps * MARGIN, time_budget=4.0)
+    assert longer.information >= res.information - 1e-12
+    assert audit_rldp(longer.matrix, uset, eps).passed
+
+
+def test_extra_rows_are_used_when_they_fit():
+    # An IR mechanism whose rows fit Γ: the result can never be worse than it.
+    p = jeffreys((4, 4), 3)
+    uset = UncertaintySet.from_confidence(p, N, 0.05)
+    ir, _ = design_matrix("ir", uset, 1.0)
+    cone = GammaCone(uset.lower_bounds(), MARGIN)
+    res = solve_polyopt_cg(p, uset.lower_bounds(), MARGIN, time_budget=0.2, extra_rows=[ir])
+    repaired = cone.repair(ir)
+    repaired = repaired / repaired.sum(axis=1, keepdims=True)
+    _, value = optimal_weights(np.vstack([seed_columns(cone), repaired]), p)
+    assert res.information >= value - 1e-9
+
+
+def test_repair_moves_rows_inside_gamma():
+    p = jeffreys((3, 3), 8)
+    low = UncertaintySet.from_confidence(p, 500, 0.05).lower_bounds()
+    cone = GammaCone(low, 0.7)
+    rows = np.random.default_rng(0).random((50, 9)) ** 6
+    assert not np.all(cone.contains(rows))
+    fixed = cone.repair(rows)
+    assert np.all(cone.contains(fixed))
+    inside = cone.contains(rows)
+    np.testing.assert_array_equal(fixed[inside], rows[inside])  # members are untouched
+
+
+def test_compact_cone_equals_definition3():
+    # The epigraph form (one row per pair) describes the same cone as the a1²·a2² rows.
+    p = jeffreys((3, 3), 9)
+    low = UncertaintySet.from_confidence(p, 300, 0.05).lower_bounds()
+    for same in (False, True):
+        cone = GammaCone(low, 0.8, same)
+        ineq = gamma_inequalities(low, 0.8, same)
+        rows = np.random.default_rng(1).random((400, 9)) ** 3
+        full = np.all(rows @ ineq.T <= 1e-12, axis=1)
+        np.testing.assert_array_equal(cone.contains(rows), full)
+
+
+def test_block_vertices_are_exactly_the_vertices_of_each_block():
+    # max of a linear objective over the enumerated points = the LP over the block polytope.
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(4)
+    for _ in range(6):
+        k = int(rng.integers(2, 6))
+        low = rng.dirichlet(np.ones(k)) * rng.uniform(0.2, 0.95)
+        slack, eps = 1 - low.sum(), float(rng.uniform(0.2, 2.0))
+        blk = cg._BlockVertices(low, slack, eps, np.full(k, 1.0 / k))
+        pts = np.array([blk.vertex(i) for i in range(len(blk.h))])
+        e = math.exp(eps)
+        # feasibility of every enumerated point
+        top = pts @ low + slack * pts.max(axis=1)
+        bottom = pts @ low + slack * pts.min(axis=1)
+        assert np.all(top <= e * (1 + 1e-9)) and np.all(bottom >= 1 - 1e-9) and np.all(pts >= -1e-12)
+        for _ in range(10):
+            c = rng.standard_normal(k)
+            # variables z (k), M, m: z - M <= 0, m - z <= 0, L z + l M <= e, -(L z + l m) <= -1
+            a_ub = np.zeros((2 * k + 2, k + 2))
+            a_ub[:k, :k] = np.eye(k); a_ub[:k, k] = -1
+            a_ub[k:2 * k, :k] = -np.eye(k); a_ub[k:2 * k, k + 1] = 1
+            a_ub[2 * k, :k] = low; a_ub[2 * k, k] = slack
+            a_ub[2 * k + 1, :k] = -low; a_ub[2 * k + 1, k + 1] = -slack
+            b_ub = np.concatenate([np.zeros(2 * k), [e, -1]])
+            lp = linprog(-np.concatenate([c, [0, 0]]), A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+            assert lp.status == 0
+            assert (pts @ c).max() == pytest.approx(-lp.fun, rel=1e-8, abs=1e-10)
+
+
+@pytest.mark.parametrize("same_sensitive", [False, True])
+def test_polytope_pricing_bound_is_at_least_the_best_vertex(same_sensitive):
+    # For arbitrary prices, the proven bound on max μ(z) − λ·z over Γ ∩ {P̂·z = 1} is ≥ its
+    # value at every vertex of Γ̂ (enumerated exactly).
+    p = jeffreys((2, 3), 12, n=800)
+    low = UncertaintySet.from_confidence(p, 800, 0.05).lower_bounds()
+    eps = 0.9
+    verts = enumerate_vertices(gamma_inequalities(low, eps, same_sensitive))
+    z = verts / (verts @ p.reshape(-1))[:, None]
+    pricer = cg._BlockPricer(GammaCone(low, eps, same_sensitive), p.reshape(-1))
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        lam = rng.uniform(0.0, 0.3, p.size)
+        best = float(np.max(row_information(z, p) - z @ lam))
+        bound = pricer.bound(lam, [1.0, math.exp(eps / 2)])
+        assert bound is not None and bound >= best - 1e-9
+
+
+def test_nr_by_column_generation_is_exact_and_certified():
+    for shape, seed, eps in [((2, 3), 1, 0.5), ((3, 3), 2, 1.0), ((4, 2), 3, 2.0)]:
+        p = jeffreys(shape, seed)
+        exact = solve_polyopt(p, UncertaintySet(p, 0.0).lower_bounds(), eps)
+        res = solve_nr_cg(p, eps, time_budget=20)
+        assert res.converged
+        assert res.information == pytest.approx(exact.information, rel=1e-6)
+        assert res.upper_bound >= exact.information - 1e-9
+        assert res.upper_bound <= exact.information * (1 + 1e-6)  # converged: the bound is tight
+        assert audit_rldp(res.matrix, UncertaintySet(p, 0.0), eps + 1e-9).passed
+
+
+def test_nr_upper_bound_holds_for_any_prices():
+    p = jeffreys((3, 2), 5)
+    eps = 1.0
+    exact = solve_polyopt(p, UncertaintySet(p, 0.0).lower_bounds(), eps).information
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        lam = rng.uniform(-0.1, 0.5, p.size)
+        assert nr_upper_bound(p, lam, eps) >= exact - 1e-9
+
+
+def test_nr_hull_bound_covers_every_subset(monkeypatch):
+    # Above NR_EXACT_MAX_SENSITIVE the subset search is replaced by a zonotope-hull bound;
+    # force it on a size where all subsets can still be enumerated and compare.
+    p = jeffreys((10, 3), 6)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        lam = rng.uniform(0.0, 0.5, p.size)
+        _, values, exact_bound = nr_pricing(p, lam, 0.8, columns=1)
+        monkeypatch.setattr(cg, "NR_EXACT_MAX_SENSITIVE", 4)
+        _, hull_values, hull_bound = nr_pricing(p, lam, 0.8, columns=1)
+        monkeypatch.setattr(cg, "NR_EXACT_MAX_SENSITIVE", 16)
+        assert hull_bound >= exact_bound - 1e-12
+        assert hull_values[0] <= exact_bound + 1e-12
+
+
+# -- design() and the CLI ---------------------------------------------------------
+
+def test_design_solver_selection_and_record():
+    alphabet = _alphabet(2, 2)
+    auto = design("polyopt", alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2),
+                  n=EXAMPLE_N)
+    assert auto["parameters"]["solver"] == "exact"
+    seen = []
+    doc = design("polyopt", alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2),
+                 n=EXAMPLE_N, solver="cg", time_budget=10, progress=seen.append)
+    params = doc["parameters"]
+    assert params["solver"] == "cg" and params["status"] == "converged"
+    for key in ("iterations", "seconds", "columns", "upper_bound", "upper_bound_kind"):
+        assert key in params
+    assert params["upper_bound"] >= doc["utility"]["mutual_information"] - 1e-9
+    assert doc["utility"]["mutual_information"] == pytest.approx(
+        auto["utility"]["mutual_information"], rel=5e-3)
+    assert doc["audit"]["passed"] and seen and "information" in seen[-1]
+    # 4×4 is beyond exact enumeration's reach: auto picks column generation
+    p = jeffreys((4, 4), 7)
+    big = design("polyopt", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, time_budget=5)
+    assert big["parameters"]["solver"] == "cg" and big["audit"]["passed"]
+    nr = design("nr", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, solver="cg",
+                time_budget=10)
+    assert nr["parameters"]["solver"] == "cg" and nr["audit"]["passed"]
+    assert nr["parameters"]["upper_bound"] >= nr["utility"]["mutual_information"] - 1e-9
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(solver="fast"), "solver must be one of"),
+    (dict(time_budget=0), "time_budget must be"),
+    (dict(time_budget=float("nan")), "time_budget must be"),
+    (dict(progress=3), "progress must be"),
+])
+def test_design_rejects_bad_solver_options(kwargs, match):
+    with pytest.raises(DesignError, match=match):
+        design("polyopt", alphabet=_alphabet(2, 2), public_distribution=EXAMPLE_P_HAT, epsilon=1.0,
+               n=EXAMPLE_N, **kwargs)
+
+
+def test_exact_solver_refuses_large_alphabets_with_a_hint():
+    uset = UncertaintySet.from_confidence(jeffreys((4, 4), 1), N, 0.05)
+    with pytest.raises(DesignError, match="solver='cg'"):
+        design_matrix("polyopt", uset, 1.0, solver="exact")
+    with pytest.raises(DesignError, match="unknown design option"):
+        design_matrix("polyopt", uset, 1.0, budget=3)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "rldp.aggregator.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_solver_flags(adult_csv, tmp_path):
+    out = tmp_path / "po.json"
+    proc = _cli("design", adult_csv, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
+                "--method", "polyopt", "--solver", "cg", "--time-budget", "10", "--out", out, "--json",
+                "--progress")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1  # progress goes to stderr only
+    record = json.loads(lines[0])
+    assert record["solver"] == "cg" and record["iterations"] >= 1
+    assert record["upper_bound"] >= record["mutual_information"]
+    assert "NMI" in proc.stderr  # the progress display
+    doc = json.loads(out.read_text())
+    assert doc["parameters"]["solver"] == "cg"
+    for bad, needle in ((["--solver", "magic"], "invalid choice"), (["--time-budget", "0"], "time budget")):
+        proc = _cli("design", adult_csv, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
+                    "--method", "polyopt", "--out", tmp_path / "x.json", *bad)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr and needle in proc.stderr
+
+
+def test_exact_set_design_is_certified_and_never_below_polyopt():
+    p = jeffreys((2, 3), 21, n=3000)
+    uset = UncertaintySet.from_confidence(p, 3000, 0.05)
+    eps = 0.5
+    res = cg.solve_exact_set_cg(uset, eps, time_budget=4.0)
+    base = solve_polyopt(p, uset.lower_bounds(), eps * MARGIN)
+    assert audit_rldp(res.matrix, uset, eps).passed
+    np.testing.assert_allclose(res.matrix.sum(axis=0), 1.0, atol=1e-12)
+    assert res.information >= base.information * 0.995
+
+
+def test_nr_with_an_unseen_sensitive_value_falls_back_to_the_polytope_solver():
+    p = jeffreys((4, 4), 3)
+    p[0, :] = 0.0
+    p /= p.sum()
+    doc = design("nr", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, time_budget=3)
+    assert doc["parameters"]["solver"] == "cg" and doc["audit"]["passed"]
+    doc = design("polyopt", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, time_budget=3)
+    assert doc["audit"]["passed"] and doc["parameters"]["upper_bound"] >= doc["utility"]["mutual_information"]
