@@ -1,9 +1,164 @@
-"""Subcommands of the ``rldp`` CLI contributed by this package (being written)."""
+"""Subcommands of the ``rldp`` CLI contributed by ``rldp.demo``.
+
+* ``rldp demo`` — many simulated users on real census data, end to end (:mod:`.simulate`).
+* ``rldp experiment NAME`` — reproduce one of the papers' experiments (or ``all``).
+
+Each subcommand lives in its own ``add_*_parser`` function; :func:`add_parser` registers
+them all. Heavy imports (matplotlib, scipy, tqdm) happen inside the command, so that
+``rldp --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import signal
+from pathlib import Path
+
+__all__ = ["add_parser", "add_experiment_parser", "cmd_experiment"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register this module's subcommands (none yet)."""
+    """Register this module's subcommands."""
+    from .simulate import add_demo_parser
+
+    add_demo_parser(subparsers)
+    add_experiment_parser(subparsers)
+
+
+def _nonnegative_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ 0; got {text!r}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ 0; got {text!r}")
+        return value
+    return parse
+
+
+def _positive_int(name: str):
+    def parse(text: str) -> int:
+        value = _nonnegative_int(name)(text)
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ 1; got {text!r}")
+        return value
+    return parse
+
+
+def _positive_float(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number > 0; got {text!r}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0; got {text!r}")
+        return value
+    return parse
+
+
+def _epsilons(text: str) -> tuple[float, ...]:
+    out = []
+    for part in (t.strip() for t in text.split(",")):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"epsilons must be comma-separated numbers; got {part!r}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"each epsilon must be a finite number > 0 (nats); got {part!r}")
+        out.append(value)
+    if not out:
+        raise argparse.ArgumentTypeError("expected one or more comma-separated epsilons")
+    return tuple(sorted(set(out)))
+
+
+def _methods(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+    if not names:
+        raise argparse.ArgumentTypeError("expected one or more comma-separated method names")
+    return names
+
+
+def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """``rldp experiment NAME [--quick] [--out DIR] [--seed N] [--workers N] ...``"""
+    from .experiments import EXPERIMENTS  # numpy + rldp.shared only: cheap
+
+    names = list(EXPERIMENTS)
+    p = subparsers.add_parser(
+        "experiment", help="reproduce an experiment of the papers (CSV + PNG)",
+        description="Reproduce one of the papers' experiments and write NAME.csv (tidy), NAME.png and "
+                    "NAME.json under --out. Seed 000: fig2 (Adult pairs), fig3 (synthetic), table2 "
+                    "(β sweep), fig4 (realised ε*), fig5 (I under P̂ vs P*). Seed 001: isit-fig2, isit-fig3. "
+                    "'all' runs every one in turn.")
+    p.add_argument("name", choices=[*names, "all"], metavar="NAME",
+                   help="one of: " + ", ".join(names) + ", all")
+    p.add_argument("--quick", action="store_true",
+                   help="reduced version (fewer ε, draws and shapes) that finishes in well under a minute")
+    p.add_argument("--out", type=Path, default=Path("docs/experiments"), metavar="DIR",
+                   help="output folder (default: docs/experiments)")
+    p.add_argument("--seed", type=_nonnegative_int("seed"), default=0, help="seed of the synthetic draws (default 0)")
+    p.add_argument("--workers", type=_positive_int("workers"), default=None,
+                   help="worker processes (default: every available core)")
+    p.add_argument("--draws", type=_positive_int("draws"), default=None,
+                   help="synthetic draws per shape (default: the paper's count; a few with --quick)")
+    p.add_argument("--epsilons", type=_epsilons, default=None, metavar="E[,E...]",
+                   help="privacy levels in nats (default: the experiment's grid)")
+    p.add_argument("--methods", type=_methods, default=None, metavar="M[,M...]",
+                   help="design methods to include (default: the paper's, then every other one)")
+    p.add_argument("--polyopt-solver", choices=["exact", "cg", "auto"], default=None,
+                   help="how PolyOpt and NR are solved: exact vertex enumeration (the papers'; omitted beyond "
+                        "12 symbols), cg (column generation, anytime) or auto (exact up to 12 symbols, cg above). "
+                        "Default: auto for fig2, exact for the synthetic experiments")
+    p.add_argument("--time-budget", type=_positive_float("time budget"), default=30.0, metavar="SECONDS",
+                   help="seconds per column-generation design (default 30)")
+    p.add_argument("--draws-csv", action="store_true",
+                   help="also write NAME_draws.csv with one row per design and draw")
+    p.add_argument("--replot", action="store_true",
+                   help="redraw NAME.png and reprint the table from NAME.csv/NAME.json in --out (no computation)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="always show progress bars on stderr (default: only on a terminal)")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress bars")
+    p.set_defaults(func=cmd_experiment)
+    return p
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    """Run the experiment(s), write the outputs, print the tables; exit status 0."""
+    # A terminated run (SIGTERM, e.g. a CI timeout) unwinds like Ctrl-C, so the worker
+    # processes are stopped too (main() reports the interrupt).
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return _run_experiments(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _run_experiments(args: argparse.Namespace) -> int:
+    from .experiments import (EXPERIMENTS, Config, default_workers, load_result, report, run_experiment,
+                              write_outputs)
+
+    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
+    if args.replot:
+        for i, name in enumerate(names):
+            result = load_result(name, args.out)
+            path = EXPERIMENTS[name].plot(result, args.out)
+            print(("\n" if i else "") + report(result) + f"\n\nredrew {path}", flush=True)
+        return 0
+    cfg = Config(quick=args.quick, seed=args.seed, workers=args.workers or default_workers(), draws=args.draws,
+                 epsilons=args.epsilons, methods=args.methods, progress=args.progress,
+                 polyopt_solver=args.polyopt_solver, time_budget=args.time_budget)
+    for i, name in enumerate(names):
+        result = run_experiment(name, cfg)
+        paths = write_outputs(result, args.out, records=args.draws_csv)
+        print(("\n" if i else "") + report(result))
+        print(f"\nwrote {', '.join(str(p) for p in paths)} in {result.seconds:.1f} s", flush=True)
+    return 0
