@@ -7,7 +7,8 @@
     ys = mech.privatize([{"sex": "Male", "race": "White"}])   # OS CSPRNG, vectorised
     receipt = client.submit(mechanism_id, records)            # privatise + upload in batches
 
-Depends only on numpy, requests, msgpack and rldp.shared (no scipy, no flask).
+Depends only on numpy, requests, msgpack, cryptography (optional: a faster CSPRNG for large
+batches) and rldp.shared (no scipy, no flask).
 """
 
 from .client import DEFAULT_BATCH_SIZE, Client, Receipt

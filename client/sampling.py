@@ -6,6 +6,14 @@ draw being unpredictable, so the default source is the operating system's CSPRNG
 a ``random(n) -> n floats in [0, 1)`` method can be injected (e.g.
 ``numpy.random.default_rng(seed)``); its numbers are used at 53-bit resolution.
 
+Large requests (≥ 64 KiB) are served, when the ``cryptography`` package is installed, by
+AES-256 in counter mode keyed from ``os.urandom`` — the CTR_DRBG construction of NIST
+SP 800-90A — because the kernel's generator costs ~3 ns per byte and AES-NI ~0.15. Every
+MiB gets a fresh 256-bit key and 128-bit initial counter from ``os.urandom``: no state is
+kept between calls, so forked worker processes and threads never share a stream, and the
+keystream drawn under one key (2¹⁶ blocks) is far below the birthday bound of AES
+(distinguishing advantage ≤ 2⁻⁹⁷ per key).
+
 The draw is exact inversion at 53-bit resolution. With the normalised cumulative sums
 C[x, y] = Σ_{y' ≤ y} Q(y'|x) / Σ_{y'} Q(y'|x) (so C[x, |Y|−1] = 1 exactly) and the integer
 thresholds T[x, y] = ⌈C[x, y]·2⁵³⌉, a uniform 53-bit integer u gives
@@ -33,7 +41,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["RandomSource", "OSRandom", "uniform_from_bytes", "ColumnSampler"]
+try:  # optional: a fast CSPRNG for large requests (see the module docstring)
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+except ImportError:  # pragma: no cover - exercised only where cryptography is absent
+    Cipher = None
+
+__all__ = ["RandomSource", "OSRandom", "random_bytes", "uniform_from_bytes", "ColumnSampler"]
 
 _TWO_POW_M53 = 1.0 / (1 << 53)
 _ONE = np.uint64(1)
@@ -55,6 +68,25 @@ def uniform_from_bytes(data: bytes) -> np.ndarray:
     return (words >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
 
 
+_KEYSTREAM_MIN_BYTES = 1 << 16  # below this the syscall is cheaper than setting up AES
+_KEYSTREAM_BYTES_PER_KEY = 1 << 20
+
+
+def random_bytes(n: int) -> bytes:
+    """``n`` bytes from the OS CSPRNG, expanded by AES-256-CTR for large ``n`` when the
+    ``cryptography`` package is available (fresh key per MiB; see the module docstring)."""
+    if n < _KEYSTREAM_MIN_BYTES or Cipher is None:
+        return os.urandom(n)
+    zeros = bytes(min(n, _KEYSTREAM_BYTES_PER_KEY))
+    parts = []
+    for start in range(0, n, _KEYSTREAM_BYTES_PER_KEY):
+        size = min(_KEYSTREAM_BYTES_PER_KEY, n - start)
+        seed = os.urandom(48)
+        stream = Cipher(algorithms.AES(seed[:32]), modes.CTR(seed[32:])).encryptor()
+        parts.append(stream.update(zeros[:size]))  # keystream = encryption of zeros
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 class OSRandom:
     """Uniform numbers from the operating system's CSPRNG (``os.urandom``), vectorised."""
 
@@ -63,7 +95,7 @@ class OSRandom:
         n = int(n)
         if n < 0:
             raise ValueError(f"n must be ≥ 0; got {n}")
-        return uniform_from_bytes(os.urandom(8 * n))
+        return uniform_from_bytes(random_bytes(8 * n))
 
     def bits(self, n: int, width: int) -> np.ndarray:
         """``n`` independent uniform integers of ``width`` bits (1..64): uint8 for 8, uint16
@@ -71,10 +103,10 @@ class OSRandom:
         if not 1 <= width <= 64:
             raise ValueError(f"width must be 1..64 bits; got {width}")
         if width == 8:
-            return np.frombuffer(os.urandom(n), dtype=np.uint8)
+            return np.frombuffer(random_bytes(n), dtype=np.uint8)
         if width == 16:
-            return np.frombuffer(os.urandom(2 * n), dtype="<u2")
-        words = np.frombuffer(os.urandom(8 * n), dtype="<u8")
+            return np.frombuffer(random_bytes(2 * n), dtype="<u2")
+        words = np.frombuffer(random_bytes(8 * n), dtype="<u8")
         return words >> np.uint64(64 - width) if width < 64 else words.copy()
 
     def __repr__(self) -> str:
@@ -205,9 +237,11 @@ class ColumnSampler:
             idx |= top[sl]
             y = out[sl]
             if self.table.dtype == np.int64:
-                np.take(self.table, idx, out=y)
+                # Indices are in range by construction (x validated, top < 2ᵏ); "clip" skips
+                # the per-element bounds check of the default mode (~30 % faster).
+                np.take(self.table, idx, out=y, mode="clip")
             else:
-                y[...] = self.table.take(idx)
+                y[...] = self.table.take(idx, mode="clip")
             amb = np.flatnonzero(y < 0)
             if amb.size == 0:
                 continue
@@ -224,7 +258,7 @@ class ColumnSampler:
             else:
                 second = ((u53[sl][amb] >> np.uint64(37)) & np.uint64(0xFF)).astype(np.uint8)
             block = -2 - y[amb]
-            y2 = self.table2.take((block << 8) | second)
+            y2 = self.table2.take((block << 8) | second, mode="clip")
             y[amb] = y2
             left = np.flatnonzero(y2 < 0)
             if left.size:

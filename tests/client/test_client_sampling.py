@@ -7,7 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from rldp.client.sampling import ColumnSampler, OSRandom, uniform_from_bytes
+from rldp.client import sampling
+from rldp.client.sampling import ColumnSampler, OSRandom, random_bytes, uniform_from_bytes
 
 
 class Fixed:
@@ -41,6 +42,23 @@ def test_os_random_is_uniform_and_fresh():
     assert ((counts - expected) ** 2 / expected).sum() < 40  # χ²₉: P(> 40) ≈ 7e-6
     assert not np.array_equal(rng.random(16), rng.random(16))
     assert rng.random(0).size == 0
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_random_bytes_are_uniform_fresh_and_never_repeat_a_key(monkeypatch, fast):
+    if not fast:  # the plain os.urandom path, as on a platform without `cryptography`
+        monkeypatch.setattr(sampling, "Cipher", None)
+    n = 3 * sampling._KEYSTREAM_BYTES_PER_KEY + 12_345  # several keys, a partial last block
+    data = random_bytes(n)
+    assert len(data) == n
+    counts = np.bincount(np.frombuffer(data, np.uint8), minlength=256)
+    expected = n / 256
+    assert ((counts - expected) ** 2 / expected).sum() < 400  # χ²₂₅₅: P(> 400) ≈ 1e-8
+    per_key = sampling._KEYSTREAM_BYTES_PER_KEY
+    blocks = [data[i:i + 64] for i in range(0, n, per_key)]
+    assert len(set(blocks)) == len(blocks)  # each MiB starts a fresh keystream
+    assert random_bytes(1 << 16) != random_bytes(1 << 16)  # no state reused across calls
+    assert len(random_bytes(0)) == 0 and len(random_bytes(5)) == 5
 
 
 def random_matrix(b: int, a: int, seed: int) -> np.ndarray:
