@@ -14,9 +14,11 @@ import math
 import os
 import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
+
+from rldp.shared.arguments import names, positive_float
 
 __all__ = ["main", "build_parser"]
 
@@ -32,16 +34,6 @@ class CommandError(Exception):
     """An error to report as one line and exit status 2."""
 
 
-def _positive_float(name: str) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number; got {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0; got {text!r}")
-        return value
-    return parse
 
 
 def _beta(text: str) -> float:
@@ -64,11 +56,6 @@ def _radius(text: str) -> float:
     return value
 
 
-def _names(text: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("expected one or more comma-separated column names")
-    return names
 
 
 def _emit(args: argparse.Namespace, record: dict[str, Any], lines: Sequence[str]) -> None:
@@ -246,20 +233,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("design", help="design an audited mechanism from a public CSV")
     p.add_argument("public", metavar="PUBLIC.csv", help="public side data: CSV with a header row (.gz allowed)")
     p.add_argument("--sensitive", required=True, metavar="COL", help="the sensitive column S")
-    p.add_argument("--released", required=True, type=_names, metavar="COL[,COL...]", help="released columns U")
-    p.add_argument("--epsilon", required=True, type=_positive_float("epsilon"), help="privacy level ε (nats)")
+    p.add_argument("--released", required=True, type=names, metavar="COL[,COL...]", help="released columns U")
+    p.add_argument("--epsilon", required=True, type=positive_float("epsilon"), help="privacy level ε (nats)")
     p.add_argument("--method", required=True, choices=list(METHODS), metavar="METHOD",
                    help="one of: " + ", ".join(METHODS))
     g = p.add_mutually_exclusive_group()
     g.add_argument("--beta", type=_beta, default=0.05, help="significance level of the confidence set (default 0.05)")
     g.add_argument("--radius", type=_radius, help="radius B of the Rényi ball, in nats (instead of --beta)")
-    p.add_argument("--order", type=_positive_float("order"), default=2.0, help="Rényi order α (default 2)")
-    p.add_argument("--names", type=_names, help="column names for a CSV without a header row")
+    p.add_argument("--order", type=positive_float("order"), default=2.0, help="Rényi order α (default 2)")
+    p.add_argument("--names", type=names, help="column names for a CSV without a header row")
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the document (.json or .msgpack)")
     p.add_argument("--solver", choices=list(SOLVERS), default="auto",
                    help="polyopt, polyopt-paper and nr: 'exact' vertex enumeration (small alphabets only), "
                         "'cg' column generation (any size, anytime), 'auto' (default) exact where it is fast")
-    p.add_argument("--time-budget", type=_positive_float("time budget"), default=60.0, metavar="SECONDS",
+    p.add_argument("--time-budget", type=positive_float("time budget"), default=60.0, metavar="SECONDS",
                    help="seconds for column generation; the best certified mechanism found is returned (default 60)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
@@ -276,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="utility and realised epsilon of a mechanism")
     p.add_argument("document", metavar="FILE")
     p.add_argument("--data", metavar="CSV", help="evaluate under this CSV's empirical distribution")
-    p.add_argument("--names", type=_names, help="column names for a CSV without a header row")
+    p.add_argument("--names", type=names, help="column names for a CSV without a header row")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 

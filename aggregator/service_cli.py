@@ -26,6 +26,8 @@ import tempfile
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from rldp.shared.arguments import positive_int
+
 __all__ = ["add_parser", "cmd_serve", "cmd_token", "redact_url"]
 
 
@@ -51,16 +53,6 @@ def _port(text: str) -> int:
     return value
 
 
-def _positive_int(name: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive integer; got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be ≥ 1; got {value}")
-        return value
-    return parse
 
 
 def _prepare_multiprocess_dir() -> str:
@@ -187,12 +179,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--db", default=None, metavar="URL",
                    help="storage: sqlite:///PATH (default sqlite:///rldp-data/rldp.sqlite3, or $RLDP_DATABASE_URL) "
                         "or postgresql://user:pass@host/db")
-    p.add_argument("--workers", type=_positive_int("workers"), default=min(4, os.cpu_count() or 1),
+    p.add_argument("--workers", type=positive_int("workers"), default=min(4, os.cpu_count() or 1),
                    help="gunicorn worker processes (default: number of cores, at most 4)")
-    p.add_argument("--threads", type=_positive_int("threads"), default=4, help="threads per worker (default 4)")
-    p.add_argument("--timeout", type=_positive_int("timeout"), default=120,
+    p.add_argument("--threads", type=positive_int("threads"), default=4, help="threads per worker (default 4)")
+    p.add_argument("--timeout", type=positive_int("timeout"), default=120,
                    help="seconds before gunicorn restarts a silent worker (default 120)")
-    p.add_argument("--max-body-bytes", type=_positive_int("max-body-bytes"), default=None,
+    p.add_argument("--max-body-bytes", type=positive_int("max-body-bytes"), default=None,
                    help="request body limit in bytes (default 32 MiB or $RLDP_MAX_BODY_BYTES)")
     p.add_argument("--access-log", action="store_true", help="log every request to stderr")
     p.add_argument("--dev", action="store_true", help="Werkzeug's development server (single process)")

@@ -11,26 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from rldp.shared.arguments import names, positive_float, positive_int
+
 __all__ = ["add_parser", "cmd_privatize"]
 
 
-def _names(text: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("expected one or more comma-separated column names")
-    return names
 
 
-def _positive(kind: type, name: str):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive number; got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{name} must be > 0; got {text!r}")
-        return value
-    return parse
 
 
 def cmd_privatize(args: argparse.Namespace) -> int:
@@ -87,11 +74,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("data", metavar="DATA.csv", nargs="?", help="records: CSV with a header row (.gz allowed)")
     p.add_argument("--server", required=True, metavar="URL", help="aggregator URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--mechanism", metavar="ID", help="mechanism id (see GET /v1/mechanisms)")
-    p.add_argument("--names", type=_names, help="column names for a CSV without a header row")
-    p.add_argument("--batch-size", type=_positive(int, "batch size"), default=10_000,
+    p.add_argument("--names", type=names, help="column names for a CSV without a header row")
+    p.add_argument("--batch-size", type=positive_int("batch size"), default=10_000,
                    help="reports per upload (default 10000)")
-    p.add_argument("--timeout", type=_positive(float, "timeout"), default=10.0, help="seconds per attempt (default 10)")
-    p.add_argument("--max-epsilon", type=_positive(float, "max epsilon"), default=None,
+    p.add_argument("--timeout", type=positive_float("timeout"), default=10.0, help="seconds per attempt (default 10)")
+    p.add_argument("--max-epsilon", type=positive_float("max epsilon"), default=None,
                    help="refuse a mechanism that claims a larger epsilon")
     p.add_argument("--queue", metavar="FILE", default=None,
                    help="keep batches that cannot be sent in this SQLite file (exit status 3 if any)")

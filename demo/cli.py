@@ -15,6 +15,8 @@ import math
 import signal
 from pathlib import Path
 
+from rldp.shared.arguments import nonnegative_int, positive_float, positive_int
+
 __all__ = ["add_parser", "add_experiment_parser", "cmd_experiment"]
 
 
@@ -26,37 +28,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_experiment_parser(subparsers)
 
 
-def _nonnegative_int(name: str):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ 0; got {text!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ 0; got {text!r}")
-        return value
-    return parse
 
 
-def _positive_int(name: str):
-    def parse(text: str) -> int:
-        value = _nonnegative_int(name)(text)
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ 1; got {text!r}")
-        return value
-    return parse
 
 
-def _positive_float(name: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number > 0; got {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0; got {text!r}")
-        return value
-    return parse
 
 
 def _epsilons(text: str) -> tuple[float, ...]:
@@ -100,10 +75,10 @@ def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
                    help="reduced version (fewer ε, draws and shapes) that finishes in well under a minute")
     p.add_argument("--out", type=Path, default=Path("docs/experiments"), metavar="DIR",
                    help="output folder (default: docs/experiments)")
-    p.add_argument("--seed", type=_nonnegative_int("seed"), default=0, help="seed of the synthetic draws (default 0)")
-    p.add_argument("--workers", type=_positive_int("workers"), default=None,
+    p.add_argument("--seed", type=nonnegative_int("seed"), default=0, help="seed of the synthetic draws (default 0)")
+    p.add_argument("--workers", type=positive_int("workers"), default=None,
                    help="worker processes (default: every available core)")
-    p.add_argument("--draws", type=_positive_int("draws"), default=None,
+    p.add_argument("--draws", type=positive_int("draws"), default=None,
                    help="synthetic draws per shape (default: the paper's count; a few with --quick)")
     p.add_argument("--epsilons", type=_epsilons, default=None, metavar="E[,E...]",
                    help="privacy levels in nats (default: the experiment's grid)")
@@ -113,7 +88,7 @@ def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
                    help="how PolyOpt and NR are solved: exact vertex enumeration (the papers'; omitted beyond "
                         "12 symbols), cg (column generation, anytime) or auto (exact up to 12 symbols, cg above). "
                         "Default: auto for fig2, exact for the synthetic experiments")
-    p.add_argument("--time-budget", type=_positive_float("time budget"), default=30.0, metavar="SECONDS",
+    p.add_argument("--time-budget", type=positive_float("time budget"), default=30.0, metavar="SECONDS",
                    help="seconds per column-generation design (default 30)")
     p.add_argument("--draws-csv", action="store_true",
                    help="also write NAME_draws.csv with one row per design and draw")

@@ -494,17 +494,19 @@ def write_plots(cfg: DemoConfig, summary: dict) -> None:
 
 def add_demo_parser(subparsers) -> None:
     """Register ``rldp demo``."""
+    from rldp.shared.arguments import nonnegative_int, positive_int
+
     p = subparsers.add_parser("demo", help="simulate many users on census data, end to end")
     p.add_argument("--sensitive", default="sex", help="sensitive attribute S (default: sex)")
     p.add_argument("--released", default="race", help="released attribute(s) U, comma-separated (default: race)")
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy level ε in nats (default 1)")
     p.add_argument("--method", default="auto", help="design method, or 'auto' for the best certified one")
-    p.add_argument("--users", type=int, default=None, help="number of simulated users (default 100,000; quick: 20,000)")
+    p.add_argument("--users", type=positive_int("--users"), default=None, help="number of simulated users (default 100,000; quick: 20,000)")
     p.add_argument("--workers", type=int, default=2, help="user processes (default 2)")
     p.add_argument("--server", help="use an aggregator that is already running at this URL")
     p.add_argument("--admin-token", help="admin token of --server (default: $RLDP_ADMIN_TOKEN)")
     p.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
-    p.add_argument("--seed", type=int, help="seed for choosing the users (default: random)")
+    p.add_argument("--seed", type=nonnegative_int("--seed"), help="seed for choosing the users (default: random)")
     p.add_argument("--quick", action="store_true", help="a smaller, faster run (CI)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_demo)
