@@ -481,7 +481,7 @@ def write_plots(cfg: DemoConfig, summary: dict) -> None:
     ax.set_ylabel("NMI = I(X;Y)/H(X) under P̂")
     ax.set_title(f"Privacy–utility on S = {summary['config']['sensitive']}, "
                  f"U = {', '.join(summary['config']['released'])}")
-    ax.axvline(summary["mechanism"]["epsilon"], color="0.5", linestyle=":", linewidth=1)
+    ax.axvline(summary["mechanism"]["epsilon"], color="0.5", linestyle=":", linewidth=1, label="ε of this run")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.savefig(cfg.out / "privacy_utility.png", dpi=120, bbox_inches="tight")
