@@ -13,6 +13,14 @@ on small alphabets, column generation (:mod:`.polyopt_cg`) otherwise; "exact"; "
 ``time_budget`` in seconds; the document's ``parameters`` record the solver, its rounds,
 time, columns and, where one is proved, an ``upper_bound`` on the optimum with its kind.
 
+The exact solver's vertex enumeration (cddlib, floating point) is followed by a few rounds of
+column-generation pricing seeded with the vertices and the other designs' rows (``_polish``):
+at large ε cddlib misses vertices or returns points just outside Γ, which made the LP fall
+below GRR/SRR, fail, or fail the audit; every row is now verified against Γ (repaired if
+needed) and the LP never ends below a certified baseline. If enumeration or its LP fails,
+column generation alone takes over (``parameters.fallback`` says why). ``warm_start`` seeds
+the search with earlier designs' rows (e.g. at a smaller ε), which keeps ε sweeps monotone.
+
 Every document carries its audit; everything except ``nr`` is audited against the
 requested uncertainty set and refused (DesignError) if the audit fails. ``nr`` claims
 only (ε, {P̂})-RLDP (radius 0), which its audit checks; the leakage it would have over
@@ -52,7 +60,30 @@ AUTO_EXACT_MAX_SYMBOLS = 9
 # NR's cone has |U|^|S|·(2^|S| − 2) + … vertices; enumerate it exactly below this estimate.
 AUTO_EXACT_NR_MAX_VERTICES = 5000
 DEFAULT_TIME_BUDGET = 60.0  # seconds, for the column-generation solver
-_OPTIONS = ("solver", "time_budget", "progress")
+# Exact enumeration is followed by column-generation pricing seeded with its vertices (see
+# _polish); this caps that step (it converges in well under a second up to 12 symbols).
+POLISH_MAX_SECONDS = 10.0
+_OPTIONS = ("solver", "time_budget", "progress", "warm_start")
+
+
+def _warm_rows(options: dict, size: int) -> list[np.ndarray]:
+    """The ``warm_start`` option: matrices (|Y|, |X|) of earlier designs on the same data
+    (e.g. at a smaller ε: Γ_ε ⊆ Γ_ε' for ε ≤ ε', so their rows are certified here and the
+    result is never below them). Rows outside the cone are mixed into it, never trusted."""
+    warm = options.get("warm_start")
+    if warm is None:
+        return []
+    mats = [warm] if isinstance(warm, np.ndarray) else list(warm)
+    out = []
+    for m in mats:
+        arr = np.asarray(m, dtype=float)
+        if arr.ndim not in (1, 2) or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise DesignError("warm_start must be non-negative, finite matrices (|Y|, |X|) of earlier designs")
+        if arr.shape[-1] != size:
+            raise DesignError(f"warm_start matrices must have |X| = {size} columns (one per symbol); "
+                              f"got shape {arr.shape}")
+        out.append(np.atleast_2d(arr))
+    return out
 
 
 def _solver_options(options: dict) -> tuple[str, float, Callable[[dict], None] | None]:
@@ -80,7 +111,10 @@ def _seed_rows(uset: UncertaintySet, eps: float, deadline: float, calibrated: bo
     for name in names:
         if time.perf_counter() > deadline:
             break
-        rows.append(METHODS[name](uset, eps)[0])
+        try:
+            rows.append(METHODS[name](uset, eps)[0])
+        except (ValueError, RuntimeError):  # a seed is optional: a designer that cannot run here is skipped
+            continue
     return rows
 
 
@@ -90,6 +124,54 @@ def _cg_result_params(res, solver_name: str) -> dict:
         "status": res.status, "converged": res.converged, "lp_value": res.lp_value,
     }
     return params
+
+
+def _polish(res_rows: list[np.ndarray], p: np.ndarray, low: np.ndarray, design_eps: float, eps: float,
+            same_sensitive: bool, budget: float, nr: bool):
+    """Column-generation pricing seeded with the exact vertices and other certified rows.
+
+    cddlib runs in floating point: at large ε it can miss vertices (the LP optimum is then
+    too low, even below GRR/SRR whose rows lie in the cone) or return points just outside Γ
+    (the mechanism then fails the exact audit). The master LP of Theorem 3 over the vertices,
+    the seed rows (GRR, SRR, robust GRR, other designs) and whatever pricing finds, with every
+    column verified (and repaired) against Γ, is never below any of them and is certified.
+    NR uses its exact pricer (a proven Lagrangian bound)."""
+    from .polyopt_cg import solve_nr_cg, solve_polyopt_cg
+
+    if nr and np.all(p.sum(axis=1) > 0):
+        return solve_nr_cg(p, design_eps, time_budget=budget, bound_epsilon=eps, extra_rows=res_rows, coarsen=False)
+    return solve_polyopt_cg(p, low, design_eps, same_sensitive=same_sensitive, time_budget=budget,
+                            extra_rows=res_rows, bound_epsilon=eps, coarsen=False)
+
+
+def _exact(uset: UncertaintySet, eps: float, same_sensitive: bool, budget: float, warm: list[np.ndarray],
+           nr: bool = False) -> tuple[np.ndarray, dict]:
+    """Exact PolyOpt (vertex enumeration, Theorem 3), polished and certified by :func:`_polish`;
+    falls back to column generation alone if enumeration or its LP fails numerically."""
+    from .polyopt import PolyOptError
+
+    p = uset.public_distribution
+    low = uset.lower_bounds()
+    design_eps = eps * (1 - calibrate.DESIGN_MARGIN)
+    start = time.perf_counter()
+    params: dict[str, Any] = {"solver": "exact"}
+    rows = list(warm)
+    try:
+        res = solve_polyopt(p, low, design_eps, same_sensitive=same_sensitive)
+        rows.append(res.vertices)
+        params.update(vertices=int(len(res.vertices)), information_enumeration=res.information)
+    except PolyOptError as exc:
+        if "limited to" in str(exc):
+            raise
+        params["fallback"] = f"column generation: {exc}"
+    if not nr:
+        rows += _seed_rows(uset, eps, start + 0.15 * budget, calibrated=False)
+    res = _polish(rows, p, low, design_eps, eps, same_sensitive, min(budget, POLISH_MAX_SECONDS), nr)
+    params.update(iterations=res.iterations, columns=res.columns, status=res.status, converged=res.converged,
+                  lp_value=res.lp_value, seconds=time.perf_counter() - start)
+    if res.upper_bound is not None:
+        params.update(upper_bound=float(res.upper_bound), upper_bound_kind=res.bound_kind)
+    return res.matrix, params
 
 
 def _polyopt(uset: UncertaintySet, eps: float, same_sensitive: bool, **options: Any) -> tuple[np.ndarray, dict]:
@@ -102,28 +184,30 @@ def _polyopt(uset: UncertaintySet, eps: float, same_sensitive: bool, **options: 
     from .polyopt_cg import solve_nr_cg, solve_polyopt_cg
 
     solver, budget, progress = _solver_options(options)
+    warm = _warm_rows(options, uset.public_distribution.size)
     p = uset.public_distribution
     design_eps = eps * (1 - calibrate.DESIGN_MARGIN)
     if solver == "exact" or (solver == "auto" and p.size <= AUTO_EXACT_MAX_SYMBOLS):
-        res = solve_polyopt(p, uset.lower_bounds(), design_eps, same_sensitive=same_sensitive)
-        return res.matrix, {"vertices": int(len(res.vertices)), "solver": "exact", "seconds": res.seconds,
-                            "iterations": 0, "columns": int(len(res.vertices)), "optimal": True}
+        return _exact(uset, eps, same_sensitive, budget, warm)
     start = time.perf_counter()
     deadline = start + budget
     # A small share of the budget for the seeds (other designs) and the NR bound.
     seeds = _seed_rows(uset, eps, start + 0.15 * budget, calibrated=budget >= 20.0)
     bounds: dict[str, float] = {}
     if np.all(p.sum(axis=1) > 0):
-        nr = solve_nr_cg(p, design_eps, time_budget=max(min(0.05 * budget, 5.0), 0.05), bound_epsilon=eps)
+        nr = solve_nr_cg(p, design_eps, time_budget=max(min(0.05 * budget, 5.0), 0.05), bound_epsilon=eps,
+                         coarsen=False)
         bounds["nr-lagrangian"] = float(nr.upper_bound)
     res = solve_polyopt_cg(p, uset.lower_bounds(), design_eps, same_sensitive=same_sensitive,
-                           time_budget=max(deadline - time.perf_counter(), 0.05), extra_rows=seeds,
+                           time_budget=max(deadline - time.perf_counter(), 0.05), extra_rows=seeds + warm,
                            bound_epsilon=eps, progress=progress)
     if res.upper_bound is not None:
         bounds["polytope-lagrangian"] = float(res.upper_bound)
     bounds["entropy"] = entropy(p)  # I(X;Y) ≤ H(X) always
     params = _cg_result_params(res, "cg")
     params["seconds"] = time.perf_counter() - start
+    if res.stages:
+        params["stages"] = res.stages
     if bounds:
         kind = min(bounds, key=bounds.get)
         params["upper_bound"] = bounds[kind]
@@ -138,28 +222,37 @@ def _polyopt(uset: UncertaintySet, eps: float, same_sensitive: bool, **options: 
 
 
 def _nr(uset: UncertaintySet, eps: float, **options: Any) -> tuple[np.ndarray, dict]:
-    """NR (seed 000 Sec. 8): PolyOpt for the point set {P̂}; exact enumeration or column
-    generation with exact pricing (a proven bound, optimal when ``status`` is converged)."""
+    """NR (seed 000 Sec. 8): PolyOpt for the point set {P̂}; exact enumeration (polished by
+    exact pricing, see :func:`_polish`) or column generation with exact pricing (a proven
+    bound, optimal when ``status`` is converged). Seeded with the rows of the robust designs
+    for the requested set (they are (ε, {P̂})-RLDP too, since P̂ ∈ F), so NR is never below them."""
     from .polyopt_cg import solve_nr_cg
 
     solver, budget, progress = _solver_options(options)
+    warm = _warm_rows(options, uset.public_distribution.size)
     point = UncertaintySet(uset.public_distribution, 0.0, uset.order)
     p = point.public_distribution
     a1, a2 = p.shape
+    start = time.perf_counter()
+    seeds = _seed_rows(uset, eps, start + 0.15 * budget, calibrated=False) + warm
     small = p.size <= EXACT_MAX_SYMBOLS and (p.size <= AUTO_EXACT_MAX_SYMBOLS
                                             or float(a2) ** a1 * 2.0 ** a1 <= AUTO_EXACT_NR_MAX_VERTICES)
     if solver == "exact" or (solver == "auto" and small):
-        return _polyopt(point, eps, same_sensitive=False, solver="exact")
+        return _exact(point, eps, False, budget, seeds, nr=True)
     if np.any(p.sum(axis=1) <= 0):
         # An s absent from P̂ leaves its block unconstrained by P̂: the exact NR pricing does
         # not apply; the polytope solver on the point set (L = P̂_U|s) still does.
-        return _polyopt(point, eps, same_sensitive=False, solver="cg", time_budget=budget, progress=progress)
+        return _polyopt(point, eps, same_sensitive=False, solver="cg", time_budget=budget, progress=progress,
+                        warm_start=seeds)
     design_eps = eps * (1 - calibrate.DESIGN_MARGIN)
-    res = solve_nr_cg(p, design_eps, time_budget=budget, bound_epsilon=eps, progress=progress)
+    res = solve_nr_cg(p, design_eps, time_budget=max(start + budget - time.perf_counter(), 0.05), bound_epsilon=eps,
+                      progress=progress, extra_rows=seeds)
     params = _cg_result_params(res, "cg")
     params.update(upper_bound=res.upper_bound, upper_bound_kind="nr-lagrangian",
                   upper_bound_note="nats of I_P̂(X;Y) at the claimed epsilon: Lagrangian dual bound of the "
                                    "non-robust optimum (exact pricing)")
+    if res.stages:
+        params["stages"] = res.stages
     return res.matrix, params
 
 
@@ -208,7 +301,9 @@ def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **op
     enumeration on small alphabets, column generation otherwise), "exact" or "cg";
     ``time_budget`` seconds for column generation (anytime: the best certified mechanism
     when it ends); ``progress`` a callable receiving a dict per round (iteration, seconds,
-    information, columns, upper_bound).
+    information, columns, upper_bound); ``warm_start`` matrices of earlier designs on the
+    same data whose rows seed the search (e.g. the design at a smaller ε: its rows lie in
+    Γ_ε, so the result is never below it — sweeps over ε stay non-decreasing).
     """
     validate_parameters(method, epsilon, radius=uncertainty.radius, order=uncertainty.order)
     if options and method not in SOLVER_METHODS:
@@ -231,11 +326,12 @@ def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **op
 def design(method: str, *, alphabet: Alphabet, public_distribution: Any, epsilon: float,
            radius: float | None = None, beta: float | None = 0.05, n: int | None = None,
            order: float = 2.0, extra: dict | None = None, solver: str = "auto",
-           time_budget: float = DEFAULT_TIME_BUDGET, progress: Callable[[dict], None] | None = None) -> dict:
+           time_budget: float = DEFAULT_TIME_BUDGET, progress: Callable[[dict], None] | None = None,
+           warm_start: Any = None) -> dict:
     """Design, audit and package a mechanism as a document (DESIGN.md).
 
     The uncertainty set is F = {P : D_α(P̂‖P) ≤ B} with B = ``radius`` if given, else the
-    (1 − β)-confidence radius for ``n`` public records (seed 000, eq. 9). ``solver``,
+    (1 − β)-confidence radius for ``n`` public records (seed 000, eq. 9). ``solver``, ``warm_start``,
     ``time_budget`` (seconds) and ``progress`` apply to polyopt, polyopt-paper and nr (see
     :func:`design_matrix`); the solver's record (iterations, seconds, columns, upper bound)
     lands in the document's ``parameters``.
@@ -254,7 +350,8 @@ def design(method: str, *, alphabet: Alphabet, public_distribution: Any, epsilon
         uset = UncertaintySet(p_hat, float(radius), order)
 
     start = time.perf_counter()
-    options = {"solver": solver, "time_budget": time_budget, "progress": progress} if method in SOLVER_METHODS else {}
+    options = ({"solver": solver, "time_budget": time_budget, "progress": progress, "warm_start": warm_start}
+               if method in SOLVER_METHODS else {})
     q, params = design_matrix(method, uset, epsilon, **options)
     seconds = time.perf_counter() - start
 

@@ -47,6 +47,17 @@ so PolyOpt — is (ε, {P̂})-RLDP: the NR bound bounds them all. For Γ itself 
 is bounded through the block sections (:meth:`_BlockPricer.bound`), which gives a bound on
 the PolyOpt optimum that is tight only near convergence.
 
+Large alphabets (more than COARSEN_MIN_SYMBOLS symbols) are solved coarse-to-fine: first
+the problem with released values (and, beyond 20 of them, sensitive values) merged by mass
+(:class:`Aggregation`: a coarse row in the coarse cone expands to a row of Γ with the same
+information), then the fine problem seeded with the expanded rows. The coarse problem's
+duals, lifted to the fine cells, give the fine problem a Lagrangian bound.
+Measured on Adult occupation×education (60 s): NMI 0.031 / 0.130 / 0.214 at ε = 0.5 / 1 /
+1.5, against 0.015 / 0.102 / 0.092 from the seeds alone; the fine stage itself adds < 1 %
+there (15×8 instead of 15×4 would add ~1 %), so most of the gain is the coarse stage. The
+fine master, seeded so, is massively primal-degenerate (columns enter at step 0); perturbing
+its right-hand side moved the LP but gained nothing after restoring it, so it is not used.
+
 Anytime: the master's solution is feasible at every iteration, so when the time budget
 ends the best mechanism so far is returned, after the same certification as at the end:
 columns renormalised, every row checked against Γ (Theorem 2) and, if round-off pushed
@@ -102,6 +113,8 @@ class CGResult:
     upper_bound: float | None = None  # proven upper bound on the optimum, if any
     bound_kind: str | None = None  # what ``upper_bound`` bounds and how it was proved
     history: list[tuple[float, float]] = field(default_factory=list)  # (seconds, lp value)
+    stages: list[dict] = field(default_factory=list)  # coarse stages run first (see :class:`Aggregation`)
+    duals: np.ndarray | None = None  # the master's final duals λ (|X|,)
 
 
 # ---------------------------------------------------------------------------
@@ -112,11 +125,14 @@ class GammaCone:
     """Γ_ε (seed 000, Def. 3) for bounds L (|S|, |U|): membership, repair and the pricing LP.
 
     ``same_sensitive`` also imposes the s₁ = s₂ inequalities (Definition 3 as printed);
-    RLDP itself needs only s₁ ≠ s₂. With L = P̂_U|s (ΣL = 1, a point set) Γ is the non-robust
+    RLDP itself needs only s₁ ≠ s₂. ``self_pairs`` (a boolean per s) imposes the s₁ = s₂ row on
+    the chosen blocks only (a block standing for several merged sensitive values, see
+    :func:`aggregate`). With L = P̂_U|s (ΣL = 1, a point set) Γ is the non-robust
     cone of NR.
     """
 
-    def __init__(self, lower_bounds: np.ndarray, epsilon: float, same_sensitive: bool = False):
+    def __init__(self, lower_bounds: np.ndarray, epsilon: float, same_sensitive: bool = False,
+                 self_pairs: np.ndarray | None = None):
         low = np.asarray(lower_bounds, dtype=float)
         if low.ndim != 2 or low.shape[0] < 2 or low.shape[1] < 1:
             raise CGError(f"lower bounds must have shape (|S| ≥ 2, |U| ≥ 1); got {low.shape}")
@@ -132,6 +148,8 @@ class GammaCone:
         self.size = low.size
         s1, s2 = np.meshgrid(np.arange(self.a1), np.arange(self.a1), indexing="ij")
         keep = np.ones_like(s1, dtype=bool) if same_sensitive else (s1 != s2)
+        if self_pairs is not None:  # the s₁ = s₂ row only for these blocks (aggregated problems)
+            keep |= (s1 == s2) & np.asarray(self_pairs, dtype=bool)[s1]
         self.pairs = np.stack([s1[keep], s2[keep]], axis=1)  # (K, 2)
 
     # -- membership ---------------------------------------------------------------
@@ -343,6 +361,30 @@ class _Master:
         return theta[used, None] * self.columns[used]
 
 
+# The first master solve (over the seed columns) may overrun a tiny budget by this much:
+# without it there is no mechanism to return at all.
+SEED_SOLVE_MIN_SECONDS = 10.0
+
+
+def _solve_seeds(master: _Master, deadline: float) -> _Master:
+    """Solve the master over its seed columns. If HiGHS fails (a time limit on a tiny budget
+    on a loaded machine, or numerical trouble with badly scaled columns), retry with the
+    well-scaled seeds only (max/min positive entry ≤ 1e6) plus the constant row, which
+    alone is always a feasible basis (the one-output mechanism)."""
+    if master.solve(max(deadline - time.perf_counter(), SEED_SOLVE_MIN_SECONDS)):
+        return master
+    cols = master.columns
+    a = cols.shape[1]
+    smallest = np.where(cols > 0, cols, np.inf).min(axis=1)
+    keep = cols.max(axis=1) <= 1e6 * smallest
+    for rows in (np.vstack([np.full((1, a), 1.0 / a), cols[keep]]), np.full((1, a), 1.0 / a)):
+        fresh = _Master(master.p)
+        fresh.add(rows)
+        if fresh.solve(3 * SEED_SOLVE_MIN_SECONDS):
+            return fresh
+    raise CGError("the restricted master LP failed on the seed columns")  # pragma: no cover
+
+
 def _certify(q: np.ndarray, cone: GammaCone) -> np.ndarray:
     """Columns renormalised to sum 1, then every row inside Γ (Theorem 2).
 
@@ -515,7 +557,7 @@ def _largest_in_cone(cone: GammaCone, family: Callable[[float], np.ndarray], hi:
 def _robust_grr_rows(cone: GammaCone) -> np.ndarray:
     """For every x the row 1 + (κ_x − 1)e_x with the largest κ_x keeping it in Γ."""
     a = cone.size
-    lo, hi = np.ones(a), np.full(a, 1e12)
+    lo, hi = np.ones(a), np.full(a, 1e6)  # beyond 1e6 the master gets ill-conditioned
     eye = np.eye(a)
     rows = lambda k: 1.0 + (k[:, None] - 1.0) * eye
     for _ in range(80):  # bisection on log κ
@@ -861,6 +903,105 @@ def _as_pricing(rows: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
+# Coarse-to-fine: an aggregated problem whose rows expand into Γ
+# ---------------------------------------------------------------------------
+
+# Alphabets above this many symbols first solve an aggregated problem (see Aggregation).
+COARSEN_MIN_SYMBOLS = 64
+# Share of the time budget the aggregated problem may use (it usually converges sooner).
+COARSE_SHARE = 0.5
+
+
+def mass_groups(mass: np.ndarray, groups: int) -> np.ndarray:
+    """Group index per value: values in decreasing mass, each into the lightest group so far
+    (balanced bins: frequent values stay alone, rare ones are pooled). Deterministic."""
+    mass = np.asarray(mass, dtype=float)
+    if groups >= mass.size:
+        return np.arange(mass.size)
+    out = np.zeros(mass.size, dtype=int)
+    total = np.zeros(groups)
+    for i in np.argsort(-mass, kind="stable"):
+        j = int(np.argmin(total))
+        out[i] = j
+        total[j] += mass[i]
+    return out
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """Merging sensitive values into groups g and released values into groups G.
+
+    A coarse row v' over (g, G) expands to the fine row v_{s,u} = v'_{g(s),G(u)}. The coarse
+    problem (:meth:`problem`) is built so that every coarse row in *its* Γ expands into the
+    fine Γ (seed 000 Def. 3 / eq. 41), so its mechanisms are certified fine mechanisms:
+
+    * merged released values: L'_{G|s} = Σ_{u∈G} L_{u|s} and the slack ℓ_s is unchanged, so
+      max_{R∈D_s} R·v = Σ_G L'_{G|s} v'_G + ℓ_s max v' exactly (likewise the min);
+    * merged sensitive values: L'_g = min_{s∈g} L'_s componentwise, so D'_g ⊇ D_s for every
+      s ∈ g: A_s(v) ≤ A'_g(v') and B_s(v) ≥ B'_g(v'); the pair (s₁, s₂) of two values in one
+      group then needs A'_g ≤ e^ε B'_g, the s₁ = s₂ row of that block (``self_pairs``).
+
+    Y depends on X only through its group, so I_P̂(X;Y) of the expanded mechanism equals the
+    coarse I_P̂'(X';Y) with P̂' the grouped sums: the coarse optimum is a certified lower bound
+    and its rows are good seed columns for the fine problem.
+    """
+
+    sensitive: np.ndarray
+    released: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.sensitive.max()) + 1, int(self.released.max()) + 1
+
+    def problem(self, distribution: np.ndarray, lower_bounds: np.ndarray,
+                same_sensitive: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P̂', L', self_pairs) of the aggregated problem."""
+        k1, k2 = self.shape
+        onehot = np.eye(k2)[self.released]  # (|U|, k2)
+        p_u, low_u = np.asarray(distribution) @ onehot, np.asarray(lower_bounds) @ onehot
+        pc, lc = np.zeros((k1, k2)), np.zeros((k1, k2))
+        sizes = np.bincount(self.sensitive, minlength=k1)
+        for g in range(k1):
+            pc[g] = p_u[self.sensitive == g].sum(axis=0)
+            lc[g] = low_u[self.sensitive == g].min(axis=0)
+        return pc, lc, (sizes > 1) | bool(same_sensitive)
+
+    def lift_duals(self, duals: np.ndarray, distribution: np.ndarray) -> np.ndarray:
+        """Coarse prices λ' spread over each group's cells in proportion to P̂ (evenly where
+        the group has no mass): λ·Ev' = λ'·v' for every coarse row v'. A starting point
+        for the fine problem's Lagrangian bound (any λ gives a valid bound)."""
+        p = np.asarray(distribution, dtype=float)
+        cell = (self.sensitive[:, None] * self.shape[1] + self.released[None, :]).reshape(-1)
+        pf = p.reshape(-1)
+        mass = np.bincount(cell, weights=pf, minlength=self.shape[0] * self.shape[1])
+        count = np.bincount(cell, minlength=mass.size)
+        share = np.where(mass[cell] > 0, pf / np.where(mass[cell] > 0, mass[cell], 1.0), 1.0 / count[cell])
+        return np.asarray(duals, dtype=float).reshape(-1)[cell] * share
+
+    def expand(self, rows: np.ndarray) -> np.ndarray:
+        k1, k2 = self.shape
+        r = np.atleast_2d(rows).reshape(-1, k1, k2)
+        return r[:, self.sensitive][:, :, self.released].reshape(len(r), -1)
+
+
+def coarse_aggregation(distribution: np.ndarray, min_symbols: int = COARSEN_MIN_SYMBOLS) -> Aggregation | None:
+    """The aggregation used before a large problem: at most 4 released groups when |U| > 6,
+    at most 8 sensitive groups when |S| > 20 (by mass, :func:`mass_groups`); None if small.
+
+    Measured on Adult (60 s budgets): occupation×education solved first as 15×4 (converges in
+    ~7-25 s) gave 1.3-2.3× the NMI of the fine problem solved from its seeds alone."""
+    p = np.asarray(distribution, dtype=float)
+    a1, a2 = p.shape
+    if p.size <= min_symbols:
+        return None
+    k1 = 8 if a1 > 20 else a1
+    k2 = 4 if a2 > 6 else a2
+    if (k1, k2) == (a1, a2):
+        return None
+    return Aggregation(mass_groups(p.sum(axis=1), k1), mass_groups(p.sum(axis=0), k2))
+
+
+# ---------------------------------------------------------------------------
 # Solvers
 # ---------------------------------------------------------------------------
 
@@ -879,7 +1020,9 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
                      same_sensitive: bool = False, time_budget: float = 60.0,
                      extra_rows: Iterable[np.ndarray] = (), bound_epsilon: float | None = None,
                      max_iterations: int = 100_000, progress: Progress | None = None,
-                     seed: int = 0, starts_per_round: int = 8, use_blocks: bool = True) -> CGResult:
+                     seed: int = 0, starts_per_round: int = 8, use_blocks: bool = True,
+                     coarsen: bool = True, self_pairs: np.ndarray | None = None,
+                     prove_bound: bool = True) -> CGResult:
     """PolyOpt (seed 000, Thm 3) by column generation within ``time_budget`` seconds.
 
     ``distribution`` is P̂ (|S|, |U|), ``lower_bounds`` L (Prop. 1), ``epsilon`` the level the
@@ -891,17 +1034,43 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
     every round (iteration, seconds, information, columns, upper_bound). Deterministic for
     a given ``seed`` up to timing (the budget decides how many rounds run).
 
+    ``coarsen``: on alphabets above :data:`COARSEN_MIN_SYMBOLS` symbols, first solve the
+    aggregated problem of :func:`coarse_aggregation` (at most :data:`COARSE_SHARE` of the
+    budget) and seed the master with its rows expanded to the fine alphabet (they lie in Γ,
+    see :class:`Aggregation`); ``stages`` records it. ``self_pairs`` and ``prove_bound`` are
+    used by that inner solve (the s₁ = s₂ row on merged blocks; no bound needed).
+
     Returns the certified mechanism of the last master solution (anytime: also when the
     budget ends first, ``status`` "time_budget").
     """
     start = time.perf_counter()
     p = _check_inputs(distribution, time_budget)
     deadline = start + float(time_budget)
-    cone = GammaCone(lower_bounds, epsilon, same_sensitive)
+    cone = GammaCone(lower_bounds, epsilon, same_sensitive, self_pairs)
     if cone.lower.shape != p.shape:
         raise CGError(f"lower bounds have shape {cone.lower.shape}; P̂ has {p.shape}")
     pf = p.reshape(-1)
     rng = np.random.default_rng(seed)
+    extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
+    stages: list[dict] = []
+    lifted: np.ndarray | None = None
+    agg = coarse_aggregation(p) if coarsen and self_pairs is None else None
+    sub = None
+    if agg is not None:
+        pc, lc, selfp = agg.problem(p, cone.lower, same_sensitive)
+        try:
+            sub = solve_polyopt_cg(pc, lc, epsilon, same_sensitive=same_sensitive, self_pairs=selfp,
+                                   time_budget=COARSE_SHARE * float(time_budget), progress=progress, seed=seed,
+                                   starts_per_round=starts_per_round, use_blocks=use_blocks, coarsen=False,
+                                   prove_bound=False)
+        except CGError:  # the coarse stage only seeds the fine one: go on without it
+            agg = None
+    if agg is not None and sub is not None:
+        extra_rows.append(agg.expand(sub.matrix))
+        stages.append({"shape": list(agg.shape), "information": sub.information, "status": sub.status,
+                       "iterations": sub.iterations, "seconds": sub.seconds})
+        if sub.duals is not None:
+            lifted = agg.lift_duals(sub.duals, p)
     master = _Master(p)
     master.add(seed_columns(cone, extra_rows))
     pricer = _Pricer(cone, pf, rng)
@@ -920,8 +1089,7 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
                 coord.append(v)
         if coord:
             master.add(cone.repair(np.array(coord)))
-    if not master.solve(max(deadline - time.perf_counter(), 1e-3)):
-        raise CGError("the restricted master LP failed on the seed columns")
+    master = _solve_seeds(master, deadline)
 
     bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
     # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
@@ -932,16 +1100,17 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
     history = [(time.perf_counter() - start, master.value)]
     iterations, status = 0, "time_budget"
 
-    def update_bound(until: float) -> None:
+    def update_bound(until: float, lam: np.ndarray | None = None) -> None:
         nonlocal upper, bounder
         if blocks is None:
             return
+        lam = master.duals if lam is None else lam
         if bounder is None:
             bounder = _BlockPricer(GammaCone(cone.lower, bound_eps, same_sensitive), pf, sections=False)
         m0s = {math.exp(bound_eps / 2), *(blocks.m0s[-1:] if blocks is not None else [])}
-        r = bounder.bound(master.duals, m0s, steps=12, deadline=until)
+        r = bounder.bound(lam, m0s, steps=12, deadline=until)
         if r is not None:
-            cand = float(master.duals.sum() + r)
+            cand = float(lam.sum() + r)
             upper = cand if upper is None else min(upper, cand)
 
     def report() -> None:
@@ -951,7 +1120,7 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
                       "upper_bound": upper})
 
     # Keep 15 % of the budget for the final bound when there is one to prove.
-    loop_deadline = deadline - (0.15 * float(time_budget) if blocks is not None else 0.0)
+    loop_deadline = deadline - (0.15 * float(time_budget) if blocks is not None and prove_bound else 0.0)
     center = None
     max_columns = 20 * cone.size + 2000  # bounds memory; old non-basic columns only slow the master
     report()
@@ -985,7 +1154,13 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
         history.append((time.perf_counter() - start, master.value))
         master.purge(max_columns)
         report()
-    update_bound(deadline)
+    if prove_bound and lifted is not None:
+        # Any λ gives a valid Lagrangian bound: the coarse problem's (near-converged) duals,
+        # lifted, give a far better one than the (degenerate, unconverged) fine master's:
+        # 0.61 vs 71 NMI on Adult native-country×relationship at ε = 0.5.
+        update_bound(loop_deadline + 0.5 * (deadline - loop_deadline), lifted)
+    if prove_bound:
+        update_bound(deadline)
 
     q = _certify(master.mechanism(), cone)
     from rldp.shared.utility import mutual_information
@@ -993,7 +1168,8 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
     info = mutual_information(q, p)
     report()
     return CGResult(q, info, master.value, iterations, len(master.columns), time.perf_counter() - start,
-                    status == "converged", status, upper, kind if upper is not None else None, history)
+                    status == "converged", status, upper, kind if upper is not None else None, history, stages,
+                    master.duals.copy())
 
 
 def _price_round(pricer: _Pricer, master: _Master, lam: np.ndarray, rng: np.random.Generator,
@@ -1061,13 +1237,18 @@ def _price_round(pricer: _Pricer, master: _Master, lam: np.ndarray, rng: np.rand
 
 def solve_nr_cg(distribution: np.ndarray, epsilon: float, *, time_budget: float = 60.0,
                 bound_epsilon: float | None = None, max_iterations: int = 100_000,
-                progress: Progress | None = None, tolerance: float = 1e-7) -> CGResult:
+                progress: Progress | None = None, tolerance: float = 1e-7,
+                extra_rows: Iterable[np.ndarray] = (), coarsen: bool = True) -> CGResult:
     """NR, the optimal (ε, {P̂})-RLDP mechanism (seed 000 Sec. 8, ref. [3]), by column
     generation with exact pricing (:func:`nr_pricing`).
 
     Converged means the Lagrangian bound met the master's value within ``tolerance``
     (relative): the mechanism is then optimal up to that tolerance. Needs every s to occur
-    in P̂ (otherwise use the polytope solver with L = P̂_U|s).
+    in P̂ (otherwise use the polytope solver with L = P̂_U|s). ``extra_rows`` are candidate
+    seed rows (e.g. a robust design's: Γ_F lies in the NR cone since P̂ ∈ F, so NR seeded
+    with them is never below that design). ``coarsen``: on large alphabets first solve the
+    aggregated problem of :func:`coarse_aggregation` for the point set (its rows expand into
+    the NR cone, see :class:`Aggregation`) with at most :data:`COARSE_SHARE` of the budget.
     """
     start = time.perf_counter()
     p = _check_inputs(distribution, time_budget)
@@ -1077,16 +1258,35 @@ def solve_nr_cg(distribution: np.ndarray, epsilon: float, *, time_budget: float 
     cond = p / p.sum(axis=1, keepdims=True)
     cone = GammaCone(cond, epsilon)
     pf = p.reshape(-1)
+    extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
+    stages: list[dict] = []
+    lifted: np.ndarray | None = None
+    agg = coarse_aggregation(p) if coarsen else None
+    sub = None
+    if agg is not None:
+        pc, lc, selfp = agg.problem(p, cond)
+        try:
+            sub = solve_polyopt_cg(pc, lc, epsilon, self_pairs=selfp, time_budget=COARSE_SHARE * float(time_budget),
+                                   progress=progress, coarsen=False, prove_bound=False)
+        except CGError:  # the coarse stage only seeds the fine one: go on without it
+            agg = None
+    if agg is not None and sub is not None:
+        extra_rows.append(agg.expand(sub.matrix))
+        stages.append({"shape": list(agg.shape), "information": sub.information, "status": sub.status,
+                       "iterations": sub.iterations, "seconds": sub.seconds})
+        if sub.duals is not None:
+            lifted = _zero_cell_duals(p, agg.lift_duals(sub.duals, p))
     master = _Master(p)
-    seeds = [seed_columns(cone)]
+    seeds = [seed_columns(cone, extra_rows)]
     zero = np.flatnonzero(pf == 0)
     if zero.size:  # cells P̂_x = 0 are free in the NR cone; e_x keeps λ_x ≥ 0
         seeds.append(np.eye(pf.size)[zero])
     master.add(np.vstack(seeds))
-    if not master.solve(max(deadline - time.perf_counter(), 1e-3)):
-        raise CGError("the NR master LP failed on the seed columns")
+    master = _solve_seeds(master, deadline)
     bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
     best_bound, center = math.inf, None
+    if lifted is not None:  # the coarse problem's duals, lifted: a valid bound, and a stability centre
+        best_bound, center = float(lifted.sum() + nr_pricing(p, lifted, bound_eps, columns=1)[2]), lifted
     history = [(time.perf_counter() - start, master.value)]
     iterations, status = 0, "time_budget"
     per_round = max(8, pf.size // 4)
@@ -1128,7 +1328,8 @@ def solve_nr_cg(distribution: np.ndarray, epsilon: float, *, time_budget: float 
 
     info = mutual_information(q, p)
     return CGResult(q, info, master.value, iterations, len(master.columns), time.perf_counter() - start,
-                    status == "converged", status, float(best_bound), "nr-lagrangian", history)
+                    status == "converged", status, float(best_bound), "nr-lagrangian", history, stages,
+                    master.duals.copy())
 
 
 # ---------------------------------------------------------------------------

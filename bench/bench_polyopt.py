@@ -11,11 +11,22 @@ measured in this run:
 * ``adult_{oe,nr}_eps*_*``: Adult occupation×education (15×16) and
   native-country×relationship (42×6) with a 60 s budget: NMI of PolyOpt / NMI of the paper's
   IR (target ≥ 2) and / the best other certified design (target ≥ 1).
+  Designs at increasing ε are warm-started with the previous ε's rows (``warm_start``), so
+  ``*_monotone`` (1 = NMI non-decreasing in ε, as the optimum is) must be 1; ``*_nr_vs_polyopt``
+  is NR (the non-robust optimum, same budget) / PolyOpt, ≥ 1 since NR's optimum bounds PolyOpt's.
+* ``exact_robust_*``: the exact solver at large ε (random 3×3 Jeffreys draws, n = 1000,
+  ε = 7) where floating-point cddlib misses vertices: designs failing, below GRR (nr) or
+  SRR (polyopt, when SRR's rows lie in Γ), or failing the audit. Target 0 of each.
 * ``exact_set_*`` (stretch): rows certified by the exact audit instead of the polytope, on
   Adult sex/race: ratio to PolyOpt and the share of the PolyOpt→NR headroom captured.
 
     .venv/bin/python bench/bench_polyopt.py            # full (~15 minutes)
     .venv/bin/python bench/bench_polyopt.py --quick    # a short run (~2 minutes)
+    .venv/bin/python bench/bench_polyopt.py --only adult,robust   # some sections only
+
+``adult_*_upper_bound_nmi`` is the best proven bound (polytope Lagrangian bound at the lifted
+duals of the coarse problem, NR bound, or the entropy = 1); ``*_coarse_KxL_nmi`` the value of
+the aggregated problem solved first (see aggregator/polyopt_cg.py).
 """
 
 from __future__ import annotations
@@ -104,18 +115,21 @@ def large_synthetic(shapes: list[tuple[int, int]], rng: np.random.Generator, bud
             emit(f"{tag}_vs_upper_bound", cg.information / bound, "ratio")
 
 
-def adult_large(pairs: list[tuple[str, str, str]], epsilons: list[float], budget: float) -> None:
+def adult_large(pairs: list[tuple[str, str, str]], epsilons: list[float], budget: float, with_nr: bool) -> None:
     for tag, s, u in pairs:
         p = adult(s, u)
         h = entropy(p)
         uset = UncertaintySet.from_confidence(p, N, BETA)
+        warm, nmis = [], []
         for eps in epsilons:
             base = {m: mutual_information(design_matrix(m, uset, eps)[0], p) / h for m in ("ir",) + OTHERS}
             t0 = time.perf_counter()
-            q, params = design_matrix("polyopt", uset, eps, solver="cg", time_budget=budget)
+            q, params = design_matrix("polyopt", uset, eps, solver="cg", time_budget=budget, warm_start=warm)
             seconds = time.perf_counter() - t0
             assert audit_rldp(q, uset, eps).passed
+            warm = [q]
             nmi = mutual_information(q, p) / h
+            nmis.append(nmi)
             best_other = max(base[m] for m in OTHERS)
             name = f"adult_{tag}_eps{eps:g}"
             emit(f"{name}_nmi_polyopt", nmi, "nmi")
@@ -124,6 +138,45 @@ def adult_large(pairs: list[tuple[str, str, str]], epsilons: list[float], budget
             emit(f"{name}_polyopt_vs_best_other", nmi / best_other, "ratio")
             emit(f"{name}_seconds", seconds, "s")
             emit(f"{name}_upper_bound_nmi", params["upper_bound"] / h, "nmi")
+            for stage in params.get("stages", []):
+                emit(f"{name}_coarse_{stage['shape'][0]}x{stage['shape'][1]}_nmi", stage["information"] / h, "nmi")
+            if with_nr:
+                q_nr, nr_params = design_matrix("nr", uset, eps, solver="cg", time_budget=budget)
+                emit(f"{name}_nr_vs_polyopt", mutual_information(q_nr, p) / h / nmi, "ratio")
+                emit(f"{name}_nr_upper_bound_nmi", nr_params["upper_bound"] / h, "nmi")
+        emit(f"adult_{tag}_monotone", float(all(b >= a - 1e-12 for a, b in zip(nmis, nmis[1:]))), "bool")
+
+
+def exact_robust(draws: int, eps: float = 7.0, n: int = 1000) -> None:
+    """design_matrix(..., solver="exact") where floating-point vertex enumeration struggles."""
+    from rldp.aggregator.design import DesignError
+    from rldp.aggregator.mechanisms import grr_matrix, srr_matrix
+    from rldp.aggregator.polyopt_cg import GammaCone
+
+    rng = np.random.default_rng(7)
+    failed = below = audit_failed = 0
+    for _ in range(draws):
+        while True:
+            p = rng.multinomial(n, rng.dirichlet(np.full(9, 0.5))).reshape(3, 3) / n
+            if np.all(p.sum(axis=1) > 0):
+                break
+        uset = UncertaintySet.from_confidence(p, n, BETA)
+        point = UncertaintySet(p, 0.0)
+        srr = srr_matrix(3, 3, eps * MARGIN)
+        srr_in = bool(np.all(GammaCone(uset.lower_bounds(), eps * MARGIN).contains(srr)))
+        for method, claimed, baseline in (("nr", point, mutual_information(grr_matrix(9, eps), p)),
+                                          ("polyopt", uset, mutual_information(srr, p) if srr_in else 0.0)):
+            try:
+                q, _ = design_matrix(method, uset, eps, solver="exact", time_budget=10.0)
+            except DesignError:
+                failed += 1
+                continue
+            audit_failed += int(not audit_rldp(q, claimed, eps).passed)
+            below += int(mutual_information(q, p) < baseline - 1e-9)
+    emit("exact_robust_designs", 2 * draws, "count")
+    emit("exact_robust_failed", failed, "count")
+    emit("exact_robust_below_baseline", below, "count")
+    emit("exact_robust_audit_failed", audit_failed, "count")
 
 
 def exact_set(epsilons: list[float], budget: float) -> None:
@@ -142,7 +195,10 @@ def exact_set(epsilons: list[float], budget: float) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run (fewer cases, 20 s budgets)")
+    parser.add_argument("--only", default="exact,synthetic,adult,robust,exact_set",
+                        help="comma-separated sections to run (default: all)")
     args = parser.parse_args()
+    only = set(args.only.split(","))
     rng = np.random.default_rng(20240501)
 
     shapes = [(2, 2), (2, 3), (3, 2), (2, 4), (3, 3), (3, 4)]
@@ -155,14 +211,18 @@ def main() -> int:
     for tag, s, u in (("sex_race", "sex", "race"), ("race_sex", "race", "sex")):
         p = adult(s, u)
         cases += [(f"adult_{tag}", p, eps) for eps in ([1.0] if args.quick else [0.5, 1.0, 2.0])]
-    compare_exact(cases, budget=20.0)
-
-    large_synthetic([(4, 4)] if args.quick else [(4, 4), (5, 5)], rng, budget=30.0)
-
+    if "exact" in only:
+        compare_exact(cases, budget=20.0)
+    if "synthetic" in only:
+        large_synthetic([(4, 4)] if args.quick else [(4, 4), (5, 5)], rng, budget=30.0)
     pairs = [("oe", "occupation", "education"), ("nr", "native-country", "relationship")]
-    adult_large(pairs, [1.0] if args.quick else [0.5, 1.0, 1.5], budget=20.0 if args.quick else 60.0)
-
-    exact_set([1.0] if args.quick else [0.5, 1.0, 2.0], budget=20.0)
+    if "adult" in only:
+        adult_large(pairs, [1.0] if args.quick else [0.5, 1.0, 1.5], budget=20.0 if args.quick else 60.0,
+                    with_nr=not args.quick)
+    if "robust" in only:
+        exact_robust(5 if args.quick else 40)
+    if "exact_set" in only:
+        exact_set([1.0] if args.quick else [0.5, 1.0, 2.0], budget=20.0)
     return 0
 
 

@@ -306,3 +306,142 @@ def test_nr_with_an_unseen_sensitive_value_falls_back_to_the_polytope_solver():
     assert doc["parameters"]["solver"] == "cg" and doc["audit"]["passed"]
     doc = design("polyopt", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, time_budget=3)
     assert doc["audit"]["passed"] and doc["parameters"]["upper_bound"] >= doc["utility"]["mutual_information"]
+
+
+# -- exact solver at large ε: floating-point cddlib (issue 5, robustness) ------------
+
+def _large_eps_case(seed):
+    p = jeffreys((3, 3), seed, n=1000)
+    return p, UncertaintySet.from_confidence(p, 1000, 0.05), UncertaintySet(p, 0.0)
+
+
+def test_exact_nr_at_large_epsilon_is_never_below_grr():
+    # Seed 8 at ε = 7: cddlib (floating point) misses vertices of the NR cone and the LP over
+    # the enumerated ones gave I = 0.974 < GRR's 1.399, though GRR's rows lie in the cone.
+    from rldp.aggregator.mechanisms import grr_matrix
+
+    eps = 7.0
+    p, uset, point = _large_eps_case(8)
+    q, params = design_matrix("nr", uset, eps, solver="exact")
+    grr = mutual_information(grr_matrix(9, eps), p)
+    assert mutual_information(q, p) >= grr
+    assert params["solver"] == "exact" and params["converged"]  # exact NR pricing: a proven optimum
+    assert params["upper_bound"] >= mutual_information(q, p) - 1e-9
+    assert audit_rldp(q, point, eps).passed
+
+
+def test_exact_polyopt_at_large_epsilon_is_never_below_srr():
+    # Seed 7 at ε = 7: SRR's rows lie in Γ, yet enumeration + LP gave 1.278 < SRR's 1.626.
+    from rldp.aggregator.mechanisms import srr_matrix
+
+    eps = 7.0
+    p, uset, _ = _large_eps_case(7)
+    srr = srr_matrix(3, 3, eps * MARGIN)
+    assert np.all(GammaCone(uset.lower_bounds(), eps * MARGIN).contains(srr))
+    q, params = design_matrix("polyopt", uset, eps, solver="exact")
+    assert mutual_information(q, p) >= mutual_information(srr, p)
+    assert params["information_enumeration"] <= mutual_information(q, p) + 1e-9  # polishing never loses
+    assert audit_rldp(q, uset, eps).passed
+
+
+def test_exact_lp_failure_falls_back_to_column_generation():
+    # Seed 3 at ε = 7: HiGHS reports the LP over the enumerated vertices infeasible.
+    eps = 7.0
+    p, uset, _ = _large_eps_case(3)
+    doc = design("polyopt", alphabet=_alphabet(3, 3), public_distribution=p, epsilon=eps, n=1000)
+    params = doc["parameters"]
+    assert params["solver"] == "exact" and doc["audit"]["passed"]
+    if "fallback" in params:
+        assert "column generation" in params["fallback"]
+    else:  # enumeration worked on this platform: the polish kept its optimum
+        assert doc["utility"]["mutual_information"] >= params["information_enumeration"] - 1e-9
+
+
+def test_exact_nr_rows_pushed_outside_the_cone_are_repaired():
+    # Seed 18 at ε = 7: a vertex from cddlib lay just outside the NR cone and the design
+    # failed its audit (design() raised); every row is now verified and repaired.
+    eps = 7.0
+    p, _, _ = _large_eps_case(18)
+    doc = design("nr", alphabet=_alphabet(3, 3), public_distribution=p, epsilon=eps, n=1000)
+    assert doc["audit"]["passed"] and doc["audit"]["epsilon"] <= eps
+
+
+def test_a_tiny_budget_still_returns_a_certified_mechanism():
+    # The first master solve over the seeds may overrun a tiny budget instead of failing.
+    p = jeffreys((6, 6), 2)
+    uset = UncertaintySet.from_confidence(p, N, 0.05)
+    res = solve_polyopt_cg(p, uset.lower_bounds(), MARGIN, time_budget=1e-4)
+    assert audit_rldp(res.matrix, uset, 1.0).passed
+    nr = solve_nr_cg(p, MARGIN, time_budget=1e-4)
+    assert audit_rldp(nr.matrix, UncertaintySet(p, 0.0), 1.0).passed
+
+
+# -- coarse-to-fine and warm starts (issue 5, large alphabets) -------------------------
+
+def test_aggregated_rows_expand_into_gamma_with_the_same_information():
+    p = jeffreys((6, 8), 5)
+    uset = UncertaintySet.from_confidence(p, 3000, 0.05)
+    low, eps = uset.lower_bounds(), 0.9
+    agg = cg.Aggregation(np.array([0, 0, 1, 1, 2, 2]), np.array([0, 0, 0, 1, 1, 2, 2, 2]))
+    assert agg.shape == (3, 3)
+    pc, lc, self_pairs = agg.problem(p, low)
+    assert np.all(self_pairs)  # every sensitive group merges two values here
+    coarse = GammaCone(lc, eps, self_pairs=self_pairs)
+    rows = coarse.repair(np.random.default_rng(0).random((300, 9)) ** 4)
+    assert np.all(coarse.contains(rows))
+    fine = agg.expand(rows)
+    assert np.all(GammaCone(low, eps).contains(fine))  # Aggregation's claim
+    q = rows / rows.sum(axis=0, keepdims=True)
+    assert mutual_information(agg.expand(q), p) == pytest.approx(mutual_information(q, pc), abs=1e-12)
+    # without the s1 = s2 rows on merged blocks the claim would fail for some rows
+    loose = GammaCone(lc, eps).repair(np.random.default_rng(1).random((300, 9)) ** 4)
+    assert not np.all(GammaCone(low, eps).contains(agg.expand(loose)))
+
+
+def test_large_alphabets_start_from_the_coarse_problem():
+    p = jeffreys((10, 8), 4)
+    uset = UncertaintySet.from_confidence(p, N, 0.05)
+    res = solve_polyopt_cg(p, uset.lower_bounds(), MARGIN, time_budget=3.0, bound_epsilon=1.0)
+    assert len(res.stages) == 1 and res.stages[0]["shape"] == [10, 4]
+    # its rows seed the master; certification (renormalised columns) may cost round-off only
+    assert res.information >= res.stages[0]["information"] * (1 - 1e-7)
+    assert audit_rldp(res.matrix, uset, 1.0).passed
+    assert res.upper_bound is None or res.upper_bound >= res.information - 1e-9
+
+
+def test_warm_start_from_a_smaller_epsilon_keeps_sweeps_monotone():
+    p = jeffreys((10, 8), 6)
+    uset = UncertaintySet.from_confidence(p, N, 0.05)
+    q1, _ = design_matrix("polyopt", uset, 1.0, solver="cg", time_budget=3.0)
+    q2, _ = design_matrix("polyopt", uset, 1.2, solver="cg", time_budget=0.5, warm_start=[q1])
+    assert mutual_information(q2, p) >= mutual_information(q1, p) - 1e-9  # Γ_1 ⊆ Γ_1.2
+    assert audit_rldp(q2, uset, 1.2).passed
+    nr, _ = design_matrix("nr", uset, 1.2, solver="cg", time_budget=0.5, warm_start=[q2])
+    assert mutual_information(nr, p) >= mutual_information(q2, p) - 1e-9  # NR's cone contains Γ
+    with pytest.raises(DesignError, match="warm_start"):
+        design_matrix("polyopt", uset, 1.2, solver="cg", time_budget=0.5, warm_start=[-q1])
+    with pytest.raises(DesignError, match="80 columns"):
+        design_matrix("polyopt", uset, 1.2, solver="cg", time_budget=0.5, warm_start=[q1[:, :10]])
+
+
+def test_coarse_to_fine_on_a_small_shape_matches_exact_and_bounds_it(monkeypatch):
+    # Force the coarse stage where exact enumeration is possible:
+    # the result must still be certified and near the optimum, and the bound (which now
+    # also uses the coarse problem's lifted duals) must not cut the true optimum.
+    monkeypatch.setattr(cg, "COARSEN_MIN_SYMBOLS", 4)
+    p = jeffreys((3, 3), 13, n=2000)
+    uset = UncertaintySet.from_confidence(p, 2000, 0.05)
+    low, eps = uset.lower_bounds(), 1.0
+    assert cg.coarse_aggregation(p, min_symbols=4) is None  # |U| ≤ 6, |S| ≤ 20: nothing to merge
+    monkeypatch.setattr(cg, "coarse_aggregation",
+                        lambda d, min_symbols=4: cg.Aggregation(np.arange(3), np.array([0, 0, 1])))
+    exact = solve_polyopt(p, low, eps * MARGIN)
+    res = solve_polyopt_cg(p, low, eps * MARGIN, time_budget=20, bound_epsilon=eps)
+    assert res.stages and res.stages[0]["shape"] == [3, 2]
+    assert exact.information * 0.995 <= res.information <= exact.information * (1 + 1e-7)
+    assert audit_rldp(res.matrix, uset, eps).passed
+    assert res.upper_bound is not None and res.upper_bound >= exact.information - 1e-9
+    nr_exact = solve_polyopt(p, UncertaintySet(p, 0.0).lower_bounds(), eps * MARGIN)
+    nr = solve_nr_cg(p, eps * MARGIN, time_budget=20, bound_epsilon=eps)
+    assert nr.stages and nr.information == pytest.approx(nr_exact.information, rel=1e-6)
+    assert nr.upper_bound >= nr_exact.information - 1e-9
