@@ -203,10 +203,10 @@ def _solver_options(method: str, n_symbols: int, solver: str, time_budget: float
     ``time_budget`` seconds (anytime, so the result depends on the machine's speed);
     ``auto``: exact up to 12 symbols, column generation above.
     """
-    from rldp.aggregator import design as _d
+    from rldp.aggregator.design import SOLVER_METHODS
     from rldp.aggregator.polyopt import EXACT_MAX_SYMBOLS
 
-    if method not in getattr(_d, "SOLVER_METHODS", ()):
+    if method not in SOLVER_METHODS:
         return {}
     if solver == "auto":
         solver = "exact" if n_symbols <= EXACT_MAX_SYMBOLS else "cg"
@@ -245,22 +245,29 @@ def _evaluate(p_hat: np.ndarray, n: int, betas: Sequence[float], methods: Sequen
     Sec. 8); with P* given, I_P*(X;Y)
     (``mi_true``), I_P*/H_P* (``nmi_true``) and the realised ε* (``eps_star``, Sec. 8.3).
     PolyOpt and NR use ``solver`` (see :func:`_solver_options`); column generation also
-    records its proven upper bound on I_P̂ as ``nmi_upper_bound``. The uncertainty set is
-    built once per β and shared by all methods.
+    records its proven upper bound on I_P̂ as ``nmi_upper_bound``; each of their designs is
+    warm-started with the method's design at the previous, smaller ε (its rows lie in Γ_ε).
+    The uncertainty set is built once per β and shared by all methods.
     """
-    from rldp.aggregator import design as _d
+    from rldp.aggregator.design import NON_ROBUST as non_robust
 
-    non_robust = getattr(_d, "NON_ROBUST", frozenset({"nr"}))
     h_hat = entropy(p_hat)
     h_star = entropy(p_star) if p_star is not None else None
     out: list[dict[str, Any]] = []
     for beta in betas:
         uset = UncertaintySet.from_confidence(p_hat, int(n), float(beta), ORDER)
         for method in methods:
+            previous: tuple[float, np.ndarray] | None = None
             for eps in epsilons:
                 rec: dict[str, Any] = dict(base, beta=float(beta), method=method, epsilon=float(eps))
                 options = _solver_options(method, p_hat.size, solver, time_budget)
+                if options and previous is not None and previous[0] < eps:
+                    # Γ_ε grows with ε: the design at the smaller ε seeds this one, so the
+                    # curve never drops because an anytime solver stopped early.
+                    options = dict(options, warm_start=previous[1])
                 q, params, failure, seconds = _design(method, uset, float(eps), options)
+                if q is not None:
+                    previous = (float(eps), q)
                 rec["seconds"] = seconds
                 if options:
                     rec["solver"] = options["solver"]
