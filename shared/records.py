@@ -15,6 +15,7 @@ import csv
 import gzip
 import io
 import math
+import operator
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -117,6 +118,12 @@ class Attribute:
 
     def encode(self, values: Any) -> np.ndarray:
         """Vectorised :meth:`index` over a 1-D sequence; returns int64 positions."""
+        if isinstance(values, list) and values:
+            # Python strings: one C-level dict lookup each (no string array, no sort).
+            try:
+                return np.fromiter(map(self._index.__getitem__, values), dtype=np.int64, count=len(values))
+            except (KeyError, TypeError):
+                pass  # other types or an unknown value: the array path matches string forms and names it
         arr = np.asarray(values)
         if arr.ndim != 1:
             raise RecordError(f"attribute {self.name!r}: expected a 1-D sequence of values, got shape {arr.shape}")
@@ -502,6 +509,18 @@ class Alphabet:
 
     def _columns_from_rows(self, records: Iterable[Any]) -> list[list[Any]]:
         names = self.names
+        if not isinstance(records, (list, tuple)):
+            records = list(records)
+        # Fast paths (C-level iteration) for the common homogeneous cases; anything unusual,
+        # and every error, goes through the checked loop below, which names the record.
+        types = set(map(type, records))
+        try:
+            if types == {dict}:
+                return [list(map(operator.itemgetter(name), records)) for name in names]
+            if types and types <= {tuple, list} and set(map(len, records)) == {len(names)}:
+                return [list(map(operator.itemgetter(j), records)) for j in range(len(names))]
+        except (KeyError, TypeError):
+            pass
         cols: list[list[Any]] = [[] for _ in names]
         appenders = [c.append for c in cols]
         for i, rec in enumerate(records):
