@@ -88,6 +88,9 @@ def cmd_design(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.public}: no data rows")
     alphabet = Alphabet.from_table(table, args.sensitive, args.released)
     p_hat = alphabet.empirical_distribution(table)
+    if args.warm_start and args.method not in ("polyopt", "polyopt-paper", "nr"):
+        raise CommandError(f"--warm-start applies to polyopt, polyopt-paper and nr, not to {args.method!r}")
+    warm = _warm_start_matrices(args.warm_start or [], alphabet)
     start = time.perf_counter()
     show = args.progress if args.progress is not None else sys.stderr.isatty()
     with _DesignProgress(show and args.method in ("polyopt", "polyopt-paper", "nr"), args.time_budget,
@@ -95,7 +98,7 @@ def cmd_design(args: argparse.Namespace) -> int:
         doc = design(args.method, alphabet=alphabet, public_distribution=p_hat, epsilon=args.epsilon,
                      radius=args.radius, beta=None if args.radius is not None else args.beta,
                      n=table.n_rows, order=args.order, solver=args.solver, time_budget=args.time_budget,
-                     progress=bar.update)
+                     progress=bar.update, **({"warm_start": warm} if warm else {}))
     seconds = time.perf_counter() - start
     write_document(doc, args.out)
     audit = doc["audit"]
@@ -224,6 +227,23 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warm_start_matrices(paths: Sequence[str], alphabet: Any) -> list[Any]:
+    """Matrices of earlier documents on the same alphabet (``--warm-start``). Their rows only
+    seed the search: the solver mixes any row outside its cone back into it, so a document
+    need not be trusted (its id and audit are not checked here)."""
+    from rldp.shared.document import alphabet as doc_alphabet
+    from rldp.shared.document import mechanism_matrix, read_document
+
+    out = []
+    for path in paths:
+        doc = read_document(path)
+        if doc_alphabet(doc) != alphabet:
+            raise CommandError(f"--warm-start {path}: its alphabet ({doc_alphabet(doc)!r}) differs from the one "
+                               f"designed here ({alphabet!r}); expected a document for the same columns and values")
+        out.append(mechanism_matrix(doc))
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .design import METHODS, SOLVERS
 
@@ -248,6 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "'cg' column generation (any size, anytime), 'auto' (default) exact where it is fast")
     p.add_argument("--time-budget", type=positive_float("time budget"), default=60.0, metavar="SECONDS",
                    help="seconds for column generation; the best certified mechanism found is returned (default 60)")
+    p.add_argument("--warm-start", action="append", metavar="DOC",
+                   help="polyopt, polyopt-paper and nr: seed the search with an earlier document's rows on the "
+                        "same alphabet (e.g. the design at a smaller epsilon: the result is never below it); "
+                        "repeatable")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="show solver progress on stderr (default: when stderr is a terminal)")

@@ -102,3 +102,23 @@ def test_non_stochastic_matrix_is_refused(designed, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     assert_one_line_error(run("audit", bad), "sum")
+
+
+def test_warm_start_seeds_a_design_and_refuses_a_foreign_alphabet(adult_csv, tmp_path):
+    low, high = tmp_path / "low.json", tmp_path / "high.json"
+    common = ("--sensitive", "sex", "--released", "race", "--method", "polyopt", "--solver", "cg",
+              "--time-budget", "2", "--json")
+    first = run("design", adult_csv, *common, "--epsilon", "0.5", "--out", low)
+    assert first.returncode == 0, first.stderr
+    second = run("design", adult_csv, *common, "--epsilon", "0.75", "--out", high, "--warm-start", low)
+    assert second.returncode == 0, second.stderr
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    # Γ grows with ε, so the seeded design is never below the one it was seeded with.
+    assert b["mutual_information"] >= a["mutual_information"] * (1 - 1e-7)
+    assert b["epsilon_audited"] <= 0.75 + 1e-9
+    swapped = run("design", adult_csv, "--sensitive", "race", "--released", "sex", "--method", "polyopt",
+                  "--epsilon", "1", "--out", tmp_path / "x.json", "--warm-start", low)
+    assert_one_line_error(swapped, "--warm-start", "alphabet")
+    other = run("design", adult_csv, "--sensitive", "sex", "--released", "race", "--method", "grr",
+                "--epsilon", "1", "--out", tmp_path / "y.json", "--warm-start", low)
+    assert_one_line_error(other, "--warm-start applies to polyopt")
