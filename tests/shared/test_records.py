@@ -356,3 +356,19 @@ def test_table_column_errors_and_immutability() -> None:
         table.column("a")[0] = "9"
     with pytest.raises(TableError, match="has 1 values"):
         Table.from_columns({"a": ["1", "2"], "b": ["x"]})
+
+
+def test_every_record_form_encodes_like_encode_one(sex_race: Alphabet) -> None:
+    # The fast paths (homogeneous lists of dicts / tuples, lists of strings) and the checked
+    # loop (mixed forms, generators, non-string values) must agree record by record.
+    rng = np.random.default_rng(3)
+    sexes, races = sex_race.sensitive.values, sex_race.released[0].values
+    rows = [(sexes[i], races[j]) for i, j in zip(rng.integers(0, 2, 200), rng.integers(0, 5, 200))]
+    dicts = [{"sex": s, "race": r, "extra": 1} for s, r in rows]
+    expected = np.array([sex_race.encode_one(r) for r in rows])
+    mixed = [d if k % 2 else t for k, (d, t) in enumerate(zip(dicts, rows))]
+    for form in (rows, [list(r) for r in rows], dicts, mixed, iter(dicts), tuple(rows),
+                 {"sex": [s for s, _ in rows], "race": [r for _, r in rows]}):
+        assert np.array_equal(sex_race.encode(form), expected)
+    with pytest.raises(RecordError, match="record 1 must be a dict or a tuple"):
+        sex_race.encode([rows[0], "MaleWhite"])
