@@ -13,6 +13,11 @@ load generator costs little CPU on the same two cores). Three figures, same run:
 
 Targets: batched ≥ 100× single-report uploads and ≥ 0.25 of the in-process limit.
 
+The HTTP floor, same run: the same bodies posted to a do-nothing Flask endpoint under the same
+gunicorn configuration (``_http_floor_app.py``: read the body, answer 201) — what HTTP, WSGI and
+Flask alone allow on this machine (``ingest_http_floor_rate``, ``ingest_floor_vs_inprocess``,
+and ``ingest_batch_vs_floor``: the service's rate as a fraction of that ceiling).
+
 Lines (``name value unit``): ingest_http_batch_rate, ingest_http_single_rate,
 ingest_inprocess_rate (reports/s), ingest_batch_vs_single (x), ingest_batch_vs_inprocess
 (ratio), the same batch figures with SQLite synchronous=NORMAL (``*_sync_normal``: survives
@@ -66,10 +71,14 @@ def start_server(db: str, port: int) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "rldp.aggregator.cli", "serve", "--host", "127.0.0.1",
                              "--port", str(port), "--db", db, "--workers", "2", "--threads", "4"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    return wait_ready(proc, port)
+
+
+def wait_ready(proc: subprocess.Popen, port: int) -> subprocess.Popen:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit("rldp serve exited during start-up")
+            raise SystemExit("the server exited during start-up")
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             if request(conn, "GET", "/readyz")[0] == 200:
@@ -192,6 +201,24 @@ def main(argv: list[str]) -> int:
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(30)
+        # The HTTP floor: a do-nothing Flask endpoint under the same gunicorn configuration.
+        import gunicorn
+
+        port = free_port()
+        # gunicorn ≥ 25 opens a control socket at a fixed per-user path (as rldp serve, disable it).
+        control = ["--no-control-socket"] if gunicorn.version_info >= (25,) else []
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "--workers", "2", "--threads", "4",
+                                 "--worker-class", "gthread", "--keep-alive", "5", "--bind", f"127.0.0.1:{port}",
+                                 *control, "--chdir", os.path.dirname(os.path.abspath(__file__)),
+                                 "_http_floor_app:app"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_ready(proc, port)
+            upload(port, batch_bodies[:20])
+            floor_seconds, _ = upload(port, batch_bodies[20:])
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(30)
     # Measured before and after the HTTP run; the larger (stricter) figure is reported.
     limits_after = in_process_limits(batch_bodies, outputs)
     limits = {k: max(v, limits_after[k]) for k, v in limits_before.items()}
@@ -210,6 +237,10 @@ def main(argv: list[str]) -> int:
     normal_rate = (len(normal_bodies) - 20) * BATCH / normal_seconds
     print(f"ingest_http_batch_rate_sync_normal {normal_rate:.0f} reports/s")
     print(f"ingest_batch_vs_inprocess_sync_normal {normal_rate / limit:.3f} ratio")
+    floor_rate = (n_batches - 20) * BATCH / floor_seconds
+    print(f"ingest_http_floor_rate {floor_rate:.0f} reports/s")
+    print(f"ingest_floor_vs_inprocess {floor_rate / limit:.3f} ratio")
+    print(f"ingest_batch_vs_floor {batch_rate / floor_rate:.3f} ratio")
     print(f"ingest_batch_latency_p50 {np.percentile(lat, 50):.2f} ms")
     print(f"ingest_batch_latency_p99 {np.percentile(lat, 99):.2f} ms")
     return 0
