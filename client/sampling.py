@@ -227,13 +227,15 @@ class ColumnSampler:
         k = self.table_bits
         top = first >> (self.width - k) if k < self.width else first
         out = np.empty(n, dtype=np.int64)
-        # Chunks keep every temporary in cache (and avoid page-faulting fresh 8 MB arrays).
+        # Chunks keep every temporary in cache (and avoid page-faulting fresh 8 MB arrays);
+        # the few records whose first-level entry is ambiguous (< 0) are collected and
+        # resolved together afterwards, so each chunk costs only a handful of numpy calls.
         idx_buf = np.empty(min(n, self.CHUNK), dtype=np.int64)
+        pending = []
         for start in range(0, n, self.CHUNK):
             sl = slice(start, start + self.CHUNK)
-            xs_c = xs[sl]
-            idx = idx_buf[: xs_c.size]
-            np.left_shift(xs_c, k, out=idx)
+            idx = idx_buf[: min(self.CHUNK, n - start)]
+            np.left_shift(xs[sl], k, out=idx)
             idx |= top[sl]
             y = out[sl]
             if self.table.dtype == np.int64:
@@ -243,32 +245,35 @@ class ColumnSampler:
             else:
                 y[...] = self.table.take(idx, mode="clip")
             amb = np.flatnonzero(y < 0)
-            if amb.size == 0:
-                continue
-            if self.table2 is None:
-                if u53 is None:
-                    full = (first[sl][amb].astype(np.uint64) << rest) | source.bits(amb.size, int(rest))
-                else:
-                    full = u53[sl][amb]
-                y[amb] = self._exact(xs_c[amb], full)
-                continue
-            # Second level: 8 more bits of u (bits 45..38), drawn only for these records.
+            if amb.size:
+                pending.append(amb + start if start else amb)
+        if not pending:
+            return out
+        amb = np.concatenate(pending) if len(pending) > 1 else pending[0]
+        if self.table2 is None:
             if u53 is None:
-                second = source.bits(amb.size, 8)
+                full = (first[amb].astype(np.uint64) << rest) | source.bits(amb.size, int(rest))
             else:
-                second = ((u53[sl][amb] >> np.uint64(37)) & np.uint64(0xFF)).astype(np.uint8)
-            block = -2 - y[amb]
-            y2 = self.table2.take((block << 8) | second, mode="clip")
-            y[amb] = y2
-            left = np.flatnonzero(y2 < 0)
-            if left.size:
-                where = amb[left]
-                if u53 is None:
-                    full = ((first[sl][where].astype(np.uint64) << np.uint64(45))
-                            | (second[left].astype(np.uint64) << np.uint64(37)) | source.bits(left.size, 37))
-                else:
-                    full = u53[sl][where]
-                y[where] = self._exact(xs_c[where], full)
+                full = u53[amb]
+            out[amb] = self._exact(xs[amb], full)
+            return out
+        # Second level: 8 more bits of u (bits 45..38), drawn only for these records.
+        if u53 is None:
+            second = source.bits(amb.size, 8)
+        else:
+            second = ((u53[amb] >> np.uint64(37)) & np.uint64(0xFF)).astype(np.uint8)
+        block = -2 - out[amb]
+        y2 = self.table2.take((block << 8) | second, mode="clip")
+        out[amb] = y2
+        left = np.flatnonzero(y2 < 0)
+        if left.size:
+            where = amb[left]
+            if u53 is None:
+                full = ((first[where].astype(np.uint64) << np.uint64(45))
+                        | (second[left].astype(np.uint64) << np.uint64(37)) | source.bits(left.size, 37))
+            else:
+                full = u53[where]
+            out[where] = self._exact(xs[where], full)
         return out
 
     def _exact(self, xs: np.ndarray, u53: np.ndarray) -> np.ndarray:

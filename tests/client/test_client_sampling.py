@@ -143,3 +143,18 @@ def test_huge_alphabets_use_the_exact_path_without_a_table():
     assert set(np.unique(y)) == {0, 2}
     assert abs((y == 2).mean() - 0.8) < 5 * np.sqrt(0.16 / 50_000)
     assert set(np.unique(sampler.sample(x[:1000]))) <= {0, 2}  # the OS source on the same path
+
+
+@pytest.mark.parametrize("b, a", [(10, 10), (5, 4), (40, 12)])
+def test_guide_tables_give_exactly_plain_inversion_across_chunks(b, a):
+    # The tables (first level, second level, and the ambiguous records resolved after the
+    # chunk loop) must be the same function of u as plain inversion y = #{T[x, ·] ≤ u}.
+    q = random_matrix(b, a, seed=b + a)
+    sampler = ColumnSampler(q)
+    n = 3 * ColumnSampler.CHUNK + 123  # several chunks, a partial last one
+    x = np.random.default_rng(1).integers(0, a, n)
+    y = sampler.sample(x, np.random.default_rng(9))
+    u53 = np.floor(np.random.default_rng(9).random(n) * float(1 << 53)).astype(np.uint64)
+    reference = np.count_nonzero(sampler.thresholds[x] <= u53[:, None], axis=1)
+    assert sampler.table is not None
+    np.testing.assert_array_equal(y, reference)
