@@ -69,7 +69,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -1016,6 +1016,30 @@ def _check_inputs(distribution: np.ndarray, time_budget: float) -> np.ndarray:
     return p
 
 
+def _coarse_stage(p: np.ndarray, lower: np.ndarray, epsilon: float, time_budget: float,
+                  extra_rows: list[np.ndarray], stages: list[dict], same_sensitive: bool = False,
+                  **options: Any) -> np.ndarray | None:
+    """Solve the aggregated problem (:class:`Aggregation`) with COARSE_SHARE of the budget, if the
+    alphabet is large enough to have one. Its expanded rows are appended to ``extra_rows`` (seeds
+    of the fine master) and its record to ``stages``; returns its duals lifted to the fine cells
+    (for the fine problem's bound), or None. The stage only seeds the fine one, so a failure is
+    skipped."""
+    agg = coarse_aggregation(p)
+    if agg is None:
+        return None
+    pc, lc, selfp = agg.problem(p, lower, same_sensitive)
+    try:
+        sub = solve_polyopt_cg(pc, lc, epsilon, same_sensitive=same_sensitive, self_pairs=selfp,
+                               time_budget=COARSE_SHARE * float(time_budget), coarsen=False, prove_bound=False,
+                               **options)
+    except CGError:
+        return None
+    extra_rows.append(agg.expand(sub.matrix))
+    stages.append({"shape": list(agg.shape), "information": sub.information, "status": sub.status,
+                   "iterations": sub.iterations, "seconds": sub.seconds})
+    return None if sub.duals is None else agg.lift_duals(sub.duals, p)
+
+
 def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon: float, *,
                      same_sensitive: bool = False, time_budget: float = 60.0,
                      extra_rows: Iterable[np.ndarray] = (), bound_epsilon: float | None = None,
@@ -1054,23 +1078,10 @@ def solve_polyopt_cg(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
     stages: list[dict] = []
     lifted: np.ndarray | None = None
-    agg = coarse_aggregation(p) if coarsen and self_pairs is None else None
-    sub = None
-    if agg is not None:
-        pc, lc, selfp = agg.problem(p, cone.lower, same_sensitive)
-        try:
-            sub = solve_polyopt_cg(pc, lc, epsilon, same_sensitive=same_sensitive, self_pairs=selfp,
-                                   time_budget=COARSE_SHARE * float(time_budget), progress=progress, seed=seed,
-                                   starts_per_round=starts_per_round, use_blocks=use_blocks, coarsen=False,
-                                   prove_bound=False)
-        except CGError:  # the coarse stage only seeds the fine one: go on without it
-            agg = None
-    if agg is not None and sub is not None:
-        extra_rows.append(agg.expand(sub.matrix))
-        stages.append({"shape": list(agg.shape), "information": sub.information, "status": sub.status,
-                       "iterations": sub.iterations, "seconds": sub.seconds})
-        if sub.duals is not None:
-            lifted = agg.lift_duals(sub.duals, p)
+    if coarsen and self_pairs is None:
+        lifted = _coarse_stage(p, cone.lower, epsilon, time_budget, extra_rows, stages, same_sensitive=same_sensitive,
+                               progress=progress, seed=seed, starts_per_round=starts_per_round,
+                               use_blocks=use_blocks)
     master = _Master(p)
     master.add(seed_columns(cone, extra_rows))
     pricer = _Pricer(cone, pf, rng)
@@ -1260,22 +1271,9 @@ def solve_nr_cg(distribution: np.ndarray, epsilon: float, *, time_budget: float 
     pf = p.reshape(-1)
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
     stages: list[dict] = []
-    lifted: np.ndarray | None = None
-    agg = coarse_aggregation(p) if coarsen else None
-    sub = None
-    if agg is not None:
-        pc, lc, selfp = agg.problem(p, cond)
-        try:
-            sub = solve_polyopt_cg(pc, lc, epsilon, self_pairs=selfp, time_budget=COARSE_SHARE * float(time_budget),
-                                   progress=progress, coarsen=False, prove_bound=False)
-        except CGError:  # the coarse stage only seeds the fine one: go on without it
-            agg = None
-    if agg is not None and sub is not None:
-        extra_rows.append(agg.expand(sub.matrix))
-        stages.append({"shape": list(agg.shape), "information": sub.information, "status": sub.status,
-                       "iterations": sub.iterations, "seconds": sub.seconds})
-        if sub.duals is not None:
-            lifted = _zero_cell_duals(p, agg.lift_duals(sub.duals, p))
+    lifted = _coarse_stage(p, cond, epsilon, time_budget, extra_rows, stages, progress=progress) if coarsen else None
+    if lifted is not None:
+        lifted = _zero_cell_duals(p, lifted)
     master = _Master(p)
     seeds = [seed_columns(cone, extra_rows)]
     zero = np.flatnonzero(pf == 0)
