@@ -81,19 +81,19 @@ def cmd_design(args: argparse.Namespace) -> int:
     from rldp.shared.records import Alphabet, read_csv
     from rldp.shared.utility import entropy
 
-    from .design import design
+    from .design import SOLVER_METHODS, design
 
     table = read_csv(args.public, names=args.names)
     if table.n_rows == 0:
         raise CommandError(f"{args.public}: no data rows")
     alphabet = Alphabet.from_table(table, args.sensitive, args.released)
     p_hat = alphabet.empirical_distribution(table)
-    if args.warm_start and args.method not in ("polyopt", "polyopt-paper", "nr"):
-        raise CommandError(f"--warm-start applies to polyopt, polyopt-paper and nr, not to {args.method!r}")
+    if args.warm_start and args.method not in SOLVER_METHODS:
+        raise CommandError(f"--warm-start applies to {', '.join(sorted(SOLVER_METHODS))}, not to {args.method!r}")
     warm = _warm_start_matrices(args.warm_start or [], alphabet)
     start = time.perf_counter()
     show = args.progress if args.progress is not None else sys.stderr.isatty()
-    with _DesignProgress(show and args.method in ("polyopt", "polyopt-paper", "nr"), args.time_budget,
+    with _DesignProgress(show and args.method in SOLVER_METHODS, args.time_budget,
                          entropy(p_hat)) as bar:
         doc = design(args.method, alphabet=alphabet, public_distribution=p_hat, epsilon=args.epsilon,
                      radius=args.radius, beta=None if args.radius is not None else args.beta,

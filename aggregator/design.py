@@ -149,7 +149,7 @@ def _exact(uset: UncertaintySet, eps: float, same_sensitive: bool, budget: float
            nr: bool = False) -> tuple[np.ndarray, dict]:
     """Exact PolyOpt (vertex enumeration, Theorem 3), polished and certified by :func:`_polish`;
     falls back to column generation alone if enumeration or its LP fails numerically."""
-    from .polyopt import PolyOptError
+    from .polyopt import PolyOptError, PolyOptTooLarge
 
     p = uset.public_distribution
     low = uset.lower_bounds()
@@ -161,9 +161,9 @@ def _exact(uset: UncertaintySet, eps: float, same_sensitive: bool, budget: float
         res = solve_polyopt(p, low, design_eps, same_sensitive=same_sensitive)
         rows.append(res.vertices)
         params.update(vertices=int(len(res.vertices)), information_enumeration=res.information)
-    except PolyOptError as exc:
-        if "limited to" in str(exc):
-            raise
+    except PolyOptTooLarge:
+        raise
+    except PolyOptError as exc:  # numerical failure of cddlib or of the LP: column generation takes over
         params["fallback"] = f"column generation: {exc}"
     if not nr:
         rows += _seed_rows(uset, eps, start + 0.15 * budget, calibrated=False)
@@ -310,13 +310,13 @@ def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **op
     if options and method not in SOLVER_METHODS:
         _solver_options(options)  # still reject bad values
         options = {}
-    from .polyopt import PolyOptError
+    from .polyopt import PolyOptError, PolyOptTooLarge
     from .polyopt_cg import CGError
 
     try:
         q, params = METHODS[method](uncertainty, float(epsilon), **options)
     except PolyOptError as exc:
-        hint = " (use solver='cg' for large alphabets)" if "limited to" in str(exc) else ""
+        hint = " (use solver='cg' for large alphabets)" if isinstance(exc, PolyOptTooLarge) else ""
         raise DesignError(f"{method}: {exc}{hint}") from exc
     except CGError as exc:
         raise DesignError(f"{method}: {exc}") from exc

@@ -37,6 +37,11 @@ class PolyOptError(RuntimeError):
     """Vertex enumeration or the linear program failed."""
 
 
+class PolyOptTooLarge(PolyOptError):
+    """The alphabet exceeds what exact enumeration can do (EXACT_MAX_SYMBOLS): not a numerical
+    failure, so no fallback should hide it."""
+
+
 @dataclass(frozen=True)
 class PolyOptResult:
     matrix: np.ndarray  # (|Y|, |X|)
@@ -158,7 +163,7 @@ def solve_polyopt(distribution: np.ndarray, lower_bounds: np.ndarray, epsilon: f
     """
     p = np.asarray(distribution, dtype=float)
     if p.size > max_symbols:
-        raise PolyOptError(
+        raise PolyOptTooLarge(
             f"exact PolyOpt enumerates every vertex and is limited to {max_symbols} symbols; "
             f"this alphabet has {p.size} ({p.shape[0]}×{p.shape[1]})")
     start = time.perf_counter()

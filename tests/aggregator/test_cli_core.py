@@ -121,4 +121,4 @@ def test_warm_start_seeds_a_design_and_refuses_a_foreign_alphabet(adult_csv, tmp
     assert_one_line_error(swapped, "--warm-start", "alphabet")
     other = run("design", adult_csv, "--sensitive", "sex", "--released", "race", "--method", "grr",
                 "--epsilon", "1", "--out", tmp_path / "y.json", "--warm-start", low)
-    assert_one_line_error(other, "--warm-start applies to polyopt")
+    assert_one_line_error(other, "--warm-start applies to", "not to 'grr'")
