@@ -198,7 +198,11 @@ def main() -> int:
     parser.add_argument("--only", default="exact,synthetic,adult,robust,exact_set",
                         help="comma-separated sections to run (default: all)")
     args = parser.parse_args()
+    sections = {"exact", "synthetic", "adult", "robust", "exact_set"}
     only = set(args.only.split(","))
+    if not only <= sections:
+        parser.error(f"--only: unknown section(s) {', '.join(sorted(only - sections))}; "
+                     f"expected a comma-separated subset of {', '.join(sorted(sections))}")
     rng = np.random.default_rng(20240501)
 
     shapes = [(2, 2), (2, 3), (3, 2), (2, 4), (3, 3), (3, 4)]
