@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from typing import Any, Protocol
 
 import numpy as np
@@ -207,15 +208,22 @@ class ColumnSampler:
             raise ValueError(f"record indices must be integers; got dtype {xs.dtype}")
         xs = xs.astype(np.int64, copy=False)
         n = xs.size
-        if n and (xs.min() < 0 or xs.max() >= self.n_inputs):
-            raise ValueError(f"record indices must be in [0, {self.n_inputs}); got {int(xs.min())}..{int(xs.max())}")
         if n == 0:
             return np.zeros(0, dtype=np.int64)
+        # One pass: seen as unsigned, a negative index is huge, so max < |X| checks both ends.
+        if xs.view(np.uint64).max() >= self.n_inputs:
+            raise ValueError(f"record indices must be in [0, {self.n_inputs}); got {int(xs.min())}..{int(xs.max())}")
         os_source = rng is None or isinstance(rng, OSRandom)
         source = rng if isinstance(rng, OSRandom) else OSRandom()
         rest = np.uint64(53 - self.width)
+        spare = None  # second-level bytes drawn with the first ones (one CSPRNG call, not two)
         if os_source:
-            first = source.bits(n, self.width)  # the top w bits of u; the rest only if needed
+            if self.table2 is not None:
+                # ~|Y|/2⁸ ≤ 6.25 % of records need a second byte; draw that many more at once.
+                both = source.bits(n + n // 16 + 64, 8)
+                first, spare = both[:n], both[n:]
+            else:
+                first = source.bits(n, self.width)  # the top w bits of u; the rest only if needed
             u53 = None
         else:
             u53 = _u53_from(rng, n)  # type: ignore[arg-type]
@@ -231,12 +239,20 @@ class ColumnSampler:
         # the few records whose first-level entry is ambiguous (< 0) are collected and
         # resolved together afterwards, so each chunk costs only a handful of numpy calls.
         idx_buf = np.empty(min(n, self.CHUNK), dtype=np.int64)
+        # x·2⁸ has a zero low byte: copying the random byte into it is x·2⁸ | top without
+        # the uint8 → int64 cast that ``|=`` needs (a strided byte copy; little-endian only).
+        low_bytes = (idx_buf.view(np.uint8)[::8]
+                     if k == 8 and top.dtype == np.uint8 and sys.byteorder == "little" else None)
         pending = []
         for start in range(0, n, self.CHUNK):
             sl = slice(start, start + self.CHUNK)
-            idx = idx_buf[: min(self.CHUNK, n - start)]
+            m = min(self.CHUNK, n - start)
+            idx = idx_buf[:m]
             np.left_shift(xs[sl], k, out=idx)
-            idx |= top[sl]
+            if low_bytes is not None:
+                low_bytes[:m] = top[sl]
+            else:
+                idx |= top[sl]
             y = out[sl]
             if self.table.dtype == np.int64:
                 # Indices are in range by construction (x validated, top < 2ᵏ); "clip" skips
@@ -259,7 +275,7 @@ class ColumnSampler:
             return out
         # Second level: 8 more bits of u (bits 45..38), drawn only for these records.
         if u53 is None:
-            second = source.bits(amb.size, 8)
+            second = spare[: amb.size] if spare is not None and amb.size <= spare.size else source.bits(amb.size, 8)
         else:
             second = ((u53[amb] >> np.uint64(37)) & np.uint64(0xFF)).astype(np.uint8)
         block = -2 - out[amb]

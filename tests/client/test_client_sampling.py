@@ -158,3 +158,47 @@ def test_guide_tables_give_exactly_plain_inversion_across_chunks(b, a):
     reference = np.count_nonzero(sampler.thresholds[x] <= u53[:, None], axis=1)
     assert sampler.table is not None
     np.testing.assert_array_equal(y, reference)
+
+
+class RecordedBits(OSRandom):
+    """The OS-randomness code path, fed by a seeded generator and logging what it handed out."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.calls = []
+
+    def bits(self, n, width):
+        values = self.rng.integers(0, 1 << width, n, dtype=np.uint64)
+        self.calls.append((width, values))
+        return values.astype(np.uint8) if width == 8 else values
+
+
+@pytest.mark.parametrize("b, a", [(10, 10), (16, 5)])
+def test_os_path_is_plain_inversion_of_the_bits_it_draws(b, a):
+    # The OS path draws 8 bits per record, then 8 more (spare bytes of the same draw) for
+    # records whose first-level interval holds a threshold, then the last 37 bits for those
+    # still undecided. Every output must be plain inversion of every u consistent with them.
+    q = random_matrix(b, a, seed=3 * b + a)
+    sampler = ColumnSampler(q)
+    assert sampler.table2 is not None
+    n = 2 * ColumnSampler.CHUNK + 77
+    x = np.random.default_rng(2).integers(0, a, n)
+    source = RecordedBits(4)
+    y = sampler.sample(x, source)
+    assert source.calls[0][0] == 8 and source.calls[0][1].size > n  # one draw, spare included
+    drawn = source.calls[0][1]
+    lo = drawn[:n] << np.uint64(45)
+    hi = lo | np.uint64((1 << 45) - 1)
+    amb = np.flatnonzero(sampler.table[(x << 8) | drawn[:n].astype(np.int64)] < 0)
+    assert 0 < amb.size <= drawn.size - n
+    lo[amb] |= drawn[n:n + amb.size] << np.uint64(37)
+    hi[amb] = lo[amb] | np.uint64((1 << 37) - 1)
+    if len(source.calls) > 1:  # the undecided ones: their last 37 bits
+        width, low = source.calls[1]
+        left = amb[sampler.table2[(-2 - sampler.table[(x[amb] << 8) | drawn[:n][amb].astype(np.int64)]) * 256
+                                  + drawn[n:n + amb.size].astype(np.int64)] < 0]
+        assert width == 37 and left.size == low.size
+        lo[left] |= low
+        hi[left] = lo[left]
+    for u in (lo, hi):
+        np.testing.assert_array_equal(y, np.count_nonzero(sampler.thresholds[x] <= u[:, None], axis=1))
