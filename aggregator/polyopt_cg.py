@@ -66,6 +66,7 @@ one outside, mixed with the uniform output until it is inside.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -195,6 +196,31 @@ class GammaCone:
         return _PricingLP(self, weights)
 
 
+def _quiet_highs() -> Any:
+    """A HiGHS instance that prints nothing, not even its banner.
+
+    highspy ≥ 1.16 prints "Running HiGHS …" to the process's stdout from inside
+    ``Highs.__init__`` (its ``enableCallbacks`` call), before any option can be set; that
+    line corrupted ``rldp design --json``. Setting output_flag in that hook silences it; on
+    versions that do not call the hook, setting it right after construction (below) suffices.
+    """
+    h = _quiet_highs_class()()
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+@functools.cache
+def _quiet_highs_class() -> type:
+    import highspy  # imported on first use: the client never needs it
+
+    class QuietHighs(highspy.Highs):  # type: ignore[misc]
+        def enableCallbacks(self) -> Any:
+            self.setOptionValue("output_flag", False)
+            return super().enableCallbacks()
+
+    return QuietHighs
+
+
 class _PricingLP:
     """HiGHS model of max c·z over Γ ∩ {w·z = 1}; only the objective changes between solves.
 
@@ -209,8 +235,7 @@ class _PricingLP:
         self.cone = cone
         self.n = a
         e = math.exp(cone.epsilon)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = _quiet_highs()
         h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         h.setOptionValue("dual_feasibility_tolerance", 1e-9)
         h.setOptionValue("presolve", "off")  # only the objective changes: keep the basis
@@ -269,8 +294,7 @@ class _Master:
 
         self.p = np.asarray(distribution, dtype=float).reshape(-1)
         a = self.p.size
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = _quiet_highs()
         h.setOptionValue("primal_feasibility_tolerance", 1e-10)
         h.setOptionValue("dual_feasibility_tolerance", 1e-10)
         h.setOptionValue("presolve", "off")  # presolve would discard the warm-start basis

@@ -92,6 +92,17 @@ def test_anytime_returns_a_certified_mechanism_at_least_as_good_as_its_seeds():
     assert audit_rldp(longer.matrix, uset, eps).passed
 
 
+def test_the_lp_solver_prints_nothing_to_stdout(capfd):
+    # highspy ≥ 1.16 prints a banner from its constructor at the C level; on stdout it
+    # corrupts `rldp design --json`. capfd sees file descriptor 1, not only sys.stdout.
+    p = jeffreys((3, 4), 5)
+    uset = UncertaintySet.from_confidence(p, N, 0.05)
+    solve_polyopt_cg(p, uset.lower_bounds(), MARGIN, time_budget=0.5)
+    solve_nr_cg(p, 1.0, time_budget=0.5)
+    out, _ = capfd.readouterr()
+    assert out == ""
+
+
 def test_extra_rows_are_used_when_they_fit():
     # An IR mechanism whose rows fit Γ: the result can never be worse than it.
     p = jeffreys((4, 4), 3)
