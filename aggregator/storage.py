@@ -13,7 +13,7 @@ Why not SQLAlchemy Core: the service issues about fifteen fixed statements whose
 dialect differences are the parameter marker and a blob type name; both databases speak
 the same ``INSERT … ON CONFLICT`` upsert. A thin layer over the two DB-API drivers keeps
 the hot path (one transaction per group of batches) visible and avoids a large
-dependency whose pooling would have to be tuned for gunicorn's pre-fork model anyway.
+dependency whose pooling would have to be tuned for a pre-fork server's worker processes anyway.
 
 Data model
 ----------
@@ -65,6 +65,11 @@ from typing import Any, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
+
+try:  # POSIX: a blocking cross-process lock for SQLite writers (see SQLiteStorage._transaction)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "DEFAULT_URL",
@@ -241,6 +246,14 @@ class _GroupCommitter:
         assert item.result is not None
         return item.result
 
+    def _take(self) -> list[_Item]:
+        with self._lock:
+            group = self._pending[:MAX_GROUP]
+            del self._pending[:MAX_GROUP]
+            for item in group:
+                item.state = "committing"
+        return group
+
     def _lead(self, own: _Item) -> None:
         storage = self._storage()
         while True:
@@ -253,16 +266,18 @@ class _GroupCommitter:
                     else:
                         self._leading = False
                     return
-                group = self._pending[:MAX_GROUP]
-                del self._pending[:MAX_GROUP]
-                for item in group:
-                    item.state = "committing"
+            group: list[_Item] = []
             try:
                 if storage is None:
                     raise StorageError("storage closed")
-                with storage._guard(), storage._connection() as conn:
+                with storage._guard(), storage._connection() as conn, storage._transaction(conn):
+                    # The group is taken only once the write lock is held: batches that
+                    # arrived while this leader waited for another writer join this commit.
+                    group = self._take()
                     results = storage._ingest_group(conn, group)
             except BaseException as exc:  # noqa: BLE001 - every waiter must be released
+                if not group:  # the transaction never began: fail what is queued (own included)
+                    group = self._take()
                 for item in group:
                     item.error = exc
                     item.state = "done"
@@ -295,6 +310,7 @@ class Storage(ABC):
     def __init__(self, url: str) -> None:
         self.url = url
         self._committer = _GroupCommitter(self)
+        self._writer: Any = None  # a WriterClient: batches go to the writer process (SQLite under rldp serve)
         self._shard = 0
 
     # -- to implement per backend
@@ -368,9 +384,11 @@ class Storage(ABC):
             raise StorageError(f"{self.dialect} error: {_one_line(exc)}") from exc
 
     def ping(self) -> None:
-        """Raise StorageError unless the database answers (used by /readyz)."""
+        """Raise StorageError unless the database (and the writer process, if any) answers (/readyz)."""
         with self._guard(), self._connection() as conn:
             conn.execute("SELECT COUNT(*) FROM rldp_meta").fetchone()
+        if self._writer is not None:
+            self._writer.ping()
 
     def close(self) -> None:  # noqa: B027 - backends add their own
         """Close connections."""
@@ -444,45 +462,68 @@ class Storage(ABC):
         digest, encoding, payload, counts = encode_batch(reports, outputs)
         item = _Item(mechanism=mechanism, batch=batch, n=int(reports.size), digest=digest, encoding=encoding,
                      payload=payload, counts=counts)
-        return self._committer.submit(item)
+        return (self._writer or self._committer).submit(item)
+
+    # Multi-row statements: a group costs a fixed handful of statements, not one per batch.
+    # The group runs under the write lock, where every statement also costs a round trip
+    # through the GIL (the driver releases it around each step); under load that wait, not
+    # SQL, dominated the time the lock was held.
+    _BATCH_COLUMNS = "(mechanism, batch, n, digest, encoding, payload, received)"
 
     def _ingest_group(self, conn: Any, group: list[_Item]) -> list[IngestResult]:
-        results: list[IngestResult] = []
-        mechanisms: dict[str, tuple[int, str] | None] = {}
-        totals: dict[str, np.ndarray] = {}
+        """Store a group of batches inside the caller's write transaction (one result each)."""
+        results: list[IngestResult | None] = [None] * len(group)
+        ids = list(dict.fromkeys(item.mechanism for item in group))
+        rows = conn.execute(self._sql(f"SELECT id, outputs, status FROM rldp_mechanisms WHERE id IN "
+                                      f"({', '.join('?' * len(ids))})"), ids).fetchall()
+        mechanisms = {row[0]: (int(row[1]), row[2]) for row in rows}
+        candidates: list[int] = []
+        for i, item in enumerate(group):
+            mech = mechanisms.get(item.mechanism)
+            if mech is None:
+                results[i] = IngestResult("unknown")
+            elif mech[1] != "active":
+                results[i] = IngestResult("retired")
+            elif item.counts.size != mech[0]:  # the caller validated against another mechanism
+                raise StorageError(f"batch {item.batch}: counted over {item.counts.size} outputs, "
+                                   f"mechanism has {mech[0]}")
+            else:
+                candidates.append(i)
         now = time.time()
-        insert = self._sql("INSERT INTO rldp_batches (mechanism, batch, n, digest, encoding, payload, received)"
-                           " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (mechanism, batch) DO NOTHING")
+        inserted = self._insert_batches(conn, [group[i] for i in candidates], now)
+        totals: dict[str, np.ndarray] = {}
         lookup = self._sql("SELECT n, digest FROM rldp_batches WHERE mechanism = ? AND batch = ?")
-        with self._transaction(conn):
-            for item in group:
-                if item.mechanism not in mechanisms:
-                    row = conn.execute(self._sql("SELECT outputs, status FROM rldp_mechanisms WHERE id = ?"),
-                                       (item.mechanism,)).fetchone()
-                    mechanisms[item.mechanism] = None if row is None else (int(row[0]), row[1])
-                mech = mechanisms[item.mechanism]
-                if mech is None:
-                    results.append(IngestResult("unknown"))
-                    continue
-                if mech[1] != "active":
-                    results.append(IngestResult("retired"))
-                    continue
-                if item.counts.size != mech[0]:  # the caller validated against another mechanism
-                    raise StorageError(f"batch {item.batch}: counted over {item.counts.size} outputs, "
-                                       f"mechanism has {mech[0]}")
-                cur = conn.execute(insert, (item.mechanism, item.batch, item.n, item.digest, item.encoding,
-                                            item.payload, now))
-                if cur.rowcount == 1:
-                    acc = totals.get(item.mechanism)
-                    totals[item.mechanism] = item.counts.copy() if acc is None else acc + item.counts
-                    results.append(IngestResult("accepted", item.n))
-                    continue
-                row = conn.execute(lookup, (item.mechanism, item.batch)).fetchone()
-                same = row is not None and bytes(row[1]) == item.digest and int(row[0]) == item.n
-                results.append(IngestResult("duplicate", item.n) if same else IngestResult("conflict"))
-            for mechanism, counts in totals.items():
-                self._upsert_counts(conn, mechanism, counts)
-        return results
+        for i in candidates:
+            item = group[i]
+            key = (item.mechanism, item.batch)
+            if key in inserted:
+                inserted.discard(key)  # a second copy of the same batch in this group is a duplicate
+                acc = totals.get(item.mechanism)
+                totals[item.mechanism] = item.counts.copy() if acc is None else acc + item.counts
+                results[i] = IngestResult("accepted", item.n)
+                continue
+            row = conn.execute(lookup, key).fetchone()
+            same = row is not None and bytes(row[1]) == item.digest and int(row[0]) == item.n
+            results[i] = IngestResult("duplicate", item.n) if same else IngestResult("conflict")
+        for mechanism, counts in totals.items():
+            self._upsert_counts(conn, mechanism, counts)
+        return results  # type: ignore[return-value]
+
+    def _insert_batches(self, conn: Any, items: list[_Item], now: float) -> set[tuple[str, str]]:
+        """Insert the batches whose id is new; the (mechanism, batch) keys actually inserted.
+
+        One multi-row ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (PostgreSQL, whose
+        writers run concurrently). :class:`SQLiteStorage` overrides it.
+        """
+        if not items:
+            return set()
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(items))
+        params = [v for item in items
+                  for v in (item.mechanism, item.batch, item.n, item.digest, item.encoding, item.payload, now)]
+        rows = conn.execute(self._sql(f"INSERT INTO rldp_batches {self._BATCH_COLUMNS} VALUES {values}"
+                                      " ON CONFLICT (mechanism, batch) DO NOTHING RETURNING mechanism, batch"),
+                            params).fetchall()
+        return {(row[0], row[1]) for row in rows}
 
     def counts(self, mechanism: str, outputs: int) -> np.ndarray:
         """Number of stored reports per output y (int64, length ``outputs``)."""
@@ -576,6 +617,9 @@ class SQLiteStorage(Storage):
         self.synchronous = synchronous
         self.busy_timeout = busy_timeout
         self._local = threading.local()
+        self._write_mutex = threading.Lock()
+        self._lock_fd: int | None = None
+        self._lock_pid: int | None = None
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         parent = os.path.dirname(os.path.abspath(path))
@@ -607,41 +651,88 @@ class SQLiteStorage(Storage):
             self._local.pid = os.getpid()
         yield conn
 
+    def _writer_lock(self) -> tuple[threading.Lock, int | None]:
+        """This process's writer mutex and its descriptor of the shared lock file.
+
+        Both are made anew after a fork: a flock belongs to an open file description, so
+        a descriptor inherited from the parent would share the parent's lock instead of
+        excluding it.
+        """
+        if self._lock_pid != os.getpid():
+            self._write_mutex = threading.Lock()
+            self._lock_fd = None
+            if fcntl is not None:
+                try:
+                    self._lock_fd = os.open(self.path + "-writer.lock", os.O_RDWR | os.O_CREAT, 0o600)
+                except OSError as exc:
+                    raise StorageError(f"cannot open the writer lock file {self.path}-writer.lock: "
+                                       f"{exc.strerror or exc}") from None
+            self._lock_pid = os.getpid()
+        return self._write_mutex, self._lock_fd
+
     @contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-        # IMMEDIATE takes the write lock up front: no deadlock-prone read→write upgrade.
-        # SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20, 25… ms between attempts, far
-        # longer than a commit holds the lock; when several worker processes write, poll
-        # with short jittered sleeps instead (same overall timeout).
-        conn.execute("PRAGMA busy_timeout = 0")
-        try:
-            deadline = time.monotonic() + self.busy_timeout
-            delay = 0.0002
-            while True:
+        # Writers queue on a blocking flock of a file next to the database (threads of one
+        # process on a mutex first). SQLite's own busy handler would poll instead, sleeping
+        # 1, 2, 5, 10… ms between attempts — far longer than a commit holds the lock — so
+        # with several worker processes the write lock would sit idle between commits. A
+        # waiter wakes as soon as the lock is released, and the kernel releases the lock of
+        # a process that dies. BEGIN IMMEDIATE (write lock up front: no deadlock-prone
+        # read→write upgrade) still waits busy_timeout for writers outside rldp.
+        mutex, fd = self._writer_lock()
+        with mutex:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    break
-                except sqlite3.OperationalError as exc:
-                    if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(delay * (0.5 + random.random()))
-                    delay = min(delay * 2, 0.004)
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        try:
-            yield conn
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+                    yield conn
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            finally:
+                if fd is not None:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _insert_batches(self, conn: Any, items: list[_Item], now: float) -> set[tuple[str, str]]:
+        # The transaction holds SQLite's write lock, so no other writer can insert between
+        # the look-up and the insert: find the ids already stored (normally none: one step),
+        # then insert the rest in one statement. (RETURNING would cost one step per row,
+        # and a GIL round trip with each, while every other writer waits.)
+        if not items:
+            return set()
+        known: set[tuple[str, str]] = set()
+        for mechanism in dict.fromkeys(item.mechanism for item in items):
+            names = [item.batch for item in items if item.mechanism == mechanism]
+            for start in range(0, len(names), 500):
+                part = names[start:start + 500]
+                rows = conn.execute(f"SELECT batch FROM rldp_batches WHERE mechanism = ? AND batch IN "
+                                    f"({', '.join('?' * len(part))})", [mechanism, *part]).fetchall()
+                known.update((mechanism, row[0]) for row in rows)
+        fresh: dict[tuple[str, str], _Item] = {}
+        for item in items:
+            key = (item.mechanism, item.batch)
+            if key not in known and key not in fresh:  # a second copy in this group is a duplicate
+                fresh[key] = item
+        rows = list(fresh.values())
+        for start in range(0, len(rows), 100):  # ≤ 700 parameters a statement
+            part = rows[start:start + 100]
+            conn.execute(f"INSERT INTO rldp_batches {self._BATCH_COLUMNS} VALUES "
+                         f"{', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(part))}",
+                         [v for item in part
+                          for v in (item.mechanism, item.batch, item.n, item.digest, item.encoding, item.payload, now)])
+        return set(fresh)
 
     def _upsert_counts(self, conn: sqlite3.Connection, mechanism: str, counts: np.ndarray) -> None:
         ys = np.flatnonzero(counts)
-        conn.executemany(
-            "INSERT INTO rldp_counts (mechanism, shard, y, n) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (mechanism, shard, y) DO UPDATE SET n = rldp_counts.n + excluded.n",
-            [(mechanism, self._shard, int(y), int(counts[y])) for y in ys])
+        for start in range(0, ys.size, 1000):  # ≤ 4,000 parameters a statement (SQLite allows 32,766)
+            part = ys[start:start + 1000]
+            values = ", ".join(["(?, ?, ?, ?)"] * part.size)
+            conn.execute(f"INSERT INTO rldp_counts (mechanism, shard, y, n) VALUES {values}"
+                         " ON CONFLICT (mechanism, shard, y) DO UPDATE SET n = rldp_counts.n + excluded.n",
+                         [v for y in part.tolist() for v in (mechanism, self._shard, y, int(counts[y]))])
 
     def close(self) -> None:
         super().close()
@@ -653,6 +744,9 @@ class SQLiteStorage(Storage):
                     pass
             self._all.clear()
         self._local = threading.local()
+        if self._lock_fd is not None and self._lock_pid == os.getpid():
+            os.close(self._lock_fd)
+        self._lock_fd = self._lock_pid = None
 
 
 # --------------------------------------------------------------------------- PostgreSQL
@@ -738,8 +832,11 @@ class PostgresStorage(Storage):
 # --------------------------------------------------------------------------- factory
 
 
-def open_storage(url: str | None = None, *, init: bool = True) -> Storage:
+def open_storage(url: str | None = None, *, init: bool = True, writer: str | None = None) -> Storage:
     """Open the storage named by ``url`` (default :data:`DEFAULT_URL`) and create its schema.
+
+    ``writer``: the socket of a writer process (:mod:`rldp.aggregator.writer`, SQLite only)
+    that commits this storage's report batches; without it, batches are committed here.
 
     ``sqlite:///relative.db``, ``sqlite:////absolute.db``, a bare path, or
     ``postgresql://…`` / ``postgres://…``. SQLite options as query parameters:
@@ -770,6 +867,8 @@ def open_storage(url: str | None = None, *, init: bool = True) -> Storage:
             rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
             url = parts._replace(query=rest).geturl()
         storage = PostgresStorage(url, pool_size=pool_size, connect_timeout=connect_timeout)
+        if writer:
+            raise ValueError("a writer process serves SQLite stores only; PostgreSQL handles concurrent writers itself")
     elif scheme in ("sqlite", ""):
         if scheme:
             parts = urlsplit(url)
@@ -789,6 +888,10 @@ def open_storage(url: str | None = None, *, init: bool = True) -> Storage:
         except ValueError:
             raise ValueError("timeout in the SQLite URL must be a number of seconds") from None
         storage = SQLiteStorage(url, path, synchronous=query.get("synchronous", "FULL"), busy_timeout=timeout)
+        if writer:
+            from .writer import WriterClient
+
+            storage._writer = WriterClient(writer)
     else:
         raise ValueError(f"unsupported database URL scheme {scheme!r}; use sqlite:///PATH or postgresql://…")
     if init:

@@ -21,7 +21,7 @@ def backend(request) -> str:
 
 @pytest.fixture(scope="session")
 def live_server(backend, databases, tmp_path_factory):
-    """One gunicorn server per backend for the whole session (tests use fresh mechanisms)."""
+    """One live server per backend for the whole session (tests use fresh mechanisms)."""
     server = LiveServer(databases.url(backend), tmp_path_factory.mktemp(f"server-{backend}"),
                         env={"RLDP_MAX_BODY_BYTES": str(MAX_BODY)})
     server.start()

@@ -125,7 +125,7 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """``rldp serve`` in its own process group on 127.0.0.1 (gunicorn unless ``dev``)."""
+    """``rldp serve`` in its own process group on 127.0.0.1 (Granian unless ``dev``)."""
 
     def __init__(self, db_url: str, log_dir: Path, *, workers: int = 2, threads: int = 4, dev: bool = False,
                  env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()) -> None:

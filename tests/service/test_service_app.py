@@ -369,3 +369,65 @@ def test_readyz_503_when_the_database_is_gone(tmp_path):
 
     storage.ping = broken
     problem(app.test_client().get("/readyz"), 503, "database-unavailable")
+
+
+# -- the WSGI fast path for POST /v1/reports answers exactly as the Flask route
+
+
+def call(wsgi, body: bytes, content_type: str, length: str | None = None, **extra) -> tuple[str, dict, dict]:
+    import io
+
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/v1/reports", "SCRIPT_NAME": "", "QUERY_STRING": "",
+               "SERVER_NAME": "localhost", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
+               "CONTENT_TYPE": content_type, "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http",
+               "wsgi.errors": io.StringIO(), "wsgi.multithread": True, "wsgi.multiprocess": False,
+               "wsgi.run_once": False, "wsgi.version": (1, 0)}
+    environ["CONTENT_LENGTH"] = str(len(body)) if length is None else length
+    environ.update(extra)
+    seen: list = []
+    data = b"".join(wsgi(environ, lambda status, headers, exc_info=None: seen.extend([status, dict(headers)])))
+    return seen[0], seen[1], json.loads(data)
+
+
+@pytest.mark.parametrize("kind", ["json", "msgpack"])
+def test_fast_path_and_flask_route_answer_alike(app, mech, kind):
+    fast, flask = app.wsgi_app, app.wsgi_app.flask_wsgi
+    assert type(fast).__name__ == "_ReportsFastPath"
+    ctype = "application/json" if kind == "json" else "application/msgpack"
+    encode = (lambda p: json.dumps(p).encode()) if kind == "json" else msgpack.packb
+    for payload, _, reason in BAD:  # refusals: same status, problem type and detail; nothing stored
+        if isinstance(payload, dict):
+            payload = {k: (mech["id"] if v == "ID" else v) for k, v in payload.items()}
+            if kind == "msgpack" and payload.get("reports") == [2 ** 64]:
+                payload["reports"] = [2 ** 64 - 1]
+        a, b = call(fast, encode(payload), ctype), call(flask, encode(payload), ctype)
+        assert a[0][:3] == b[0][:3] and a[2] == b[2] and a[2]["reason"] == reason, (payload, a, b)
+        assert a[1]["Content-Type"].startswith("application/problem+json")
+    good = {"mechanism": mech["id"], "batch": "same", "reports": [1, 1, 4]}
+    status, headers, body = call(fast, encode(good), ctype)
+    assert status == "201 Created" and body == {"batch": "same", "accepted": 3, "duplicate": False}
+    assert headers["Content-Type"] == "application/json" and int(headers["Content-Length"]) > 0
+    assert call(flask, encode(good), ctype)[2] == {"batch": "same", "accepted": 3, "duplicate": True}
+    assert call(fast, encode(good), ctype)[2] == {"batch": "same", "accepted": 3, "duplicate": True}
+    conflict = {**good, "reports": [0]}
+    assert call(fast, encode(conflict), ctype)[2] == call(flask, encode(conflict), ctype)[2]
+    assert stored(app, mech["id"]) == (1, 3)
+
+
+def test_fast_path_framing(app, mech):
+    body = json.dumps({"mechanism": mech["id"], "batch": "framed", "reports": [2]}).encode()
+    status, _, problem_body = call(app.wsgi_app, body[:-3], "application/json", length=str(len(body)))
+    assert status.startswith("400") and problem_body["reason"] == "bad-request"  # shorter than announced
+    status, _, problem_body = call(app.wsgi_app, body, "application/json", length="999999999")
+    assert status.startswith("413") and problem_body["reason"] == "body-too-large"  # refused unread
+    # Parameters of the media type, and bodies without Content-Length (left to Flask), are served.
+    assert call(app.wsgi_app, body, "application/json; charset=utf-8")[0] == "201 Created"
+    chunked = json.dumps({"mechanism": mech["id"], "batch": "chunked", "reports": [3]}).encode()
+    # A chunked upload, as a server hands it over: no Content-Length, the stream ends with the body.
+    status, _, answer = call(app.wsgi_app, chunked, "application/json", length="",
+                             HTTP_TRANSFER_ENCODING="chunked", **{"wsgi.input_terminated": True})
+    assert status.startswith("201") and answer["accepted"] == 1, answer
+    assert stored(app, mech["id"]) == (2, 2)
+    metrics = app.test_client().get("/metrics").data.decode()
+    assert 'rldp_rejections_total{reason="bad-request"} 1.0' in metrics
+    assert 'endpoint="/v1/reports",method="POST",status="413"' in metrics

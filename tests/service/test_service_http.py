@@ -1,4 +1,4 @@
-"""The real service on loopback (gunicorn, 2 workers), on SQLite and on PostgreSQL."""
+"""The real service on loopback (Granian, 2 workers; SQLite through its writer process), on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def test_many_concurrent_clients_with_retries(live_server, mech, store):
     np.testing.assert_array_equal(store.recount(mid, 6), expected)
     est = live_server.estimate(mid).json()
     assert est["n"] == int(expected.sum())
-    # metrics add up across the gunicorn workers (multiprocess mode)
+    # metrics add up across the workers (multiprocess mode)
     assert metric(live_server, "rldp_batches_deduplicated_total") == before + 160
 
 

@@ -11,6 +11,8 @@ import pytest
 from rldp.aggregator.storage import (
     MechanismRecord,
     StorageError,
+    _Item,
+    encode_batch,
     open_storage,
     pack_reports,
     unpack_reports,
@@ -54,6 +56,32 @@ def test_ingest_accepts_deduplicates_and_detects_conflicts(store):
     np.testing.assert_array_equal(store.recount("a" * 64, 6), [1, 2, 0, 0, 0, 3])
     assert store.batch_totals("a" * 64) == (1, 6)
     assert store.batch_ids("a" * 64) == {"b1"}
+
+
+def test_one_group_commit_stores_each_new_batch_once_and_classifies_the_rest(store):
+    # A group is written with multi-row statements; every member must still get the answer it
+    # would get alone, including a second copy of a batch that is new in the same group.
+    store.publish(record("a" * 64), b"doc")
+    store.publish(record("d" * 64), b"doc")
+    store.retire("d" * 64)
+    earlier = np.array([2, 2, 3])
+    assert store.ingest("a" * 64, "c", earlier, 6).status == "accepted"
+
+    def item(mid: str, batch: str, ys: list[int]) -> _Item:
+        digest, encoding, payload, counts = encode_batch(np.array(ys), 6)
+        return _Item(mid, batch, len(ys), digest, encoding, payload, counts)
+
+    group = [item("a" * 64, "a", [0, 1]), item("a" * 64, "b", [5]), item("a" * 64, "a", [0, 1]),
+             item("a" * 64, "a", [1, 1]), item("a" * 64, "c", [2, 2, 3]), item("a" * 64, "c", [4]),
+             item("f" * 64, "x", [0]), item("d" * 64, "y", [0])]
+    with store._guard(), store._connection() as conn, store._transaction(conn):
+        results = store._ingest_group(conn, group)
+    assert [(r.status, r.accepted) for r in results] == [
+        ("accepted", 2), ("accepted", 1), ("duplicate", 2), ("conflict", 0), ("duplicate", 3), ("conflict", 0),
+        ("unknown", 0), ("retired", 0)]
+    np.testing.assert_array_equal(store.counts("a" * 64, 6), [1, 1, 2, 1, 0, 1])
+    np.testing.assert_array_equal(store.recount("a" * 64, 6), [1, 1, 2, 1, 0, 1])
+    assert store.batch_ids("a" * 64) == {"a", "b", "c"} and store.batch_totals("d" * 64) == (0, 0)
 
 
 def test_retired_mechanism_refuses_batches(store):

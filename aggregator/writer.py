@@ -1,0 +1,341 @@
+"""One writer process per SQLite store: every worker's report batches in one group commit.
+
+SQLite lets one connection write at a time. When each server process commits its own groups,
+the write lock passes back and forth between processes whose threads also compete for that
+process's GIL: the lock holder waits for the GIL again after every statement while the other
+process waits for the lock, and a process that releases the lock can take it back before the
+woken waiter runs. Under load the lock was held about 1.5 ms per commit (0.3 ms when
+uncontended), and batched ingestion stalled at a third of what the same workers reached
+without storage (``bench/bench_ingest.py``).
+
+``rldp serve`` therefore starts one writer process for a SQLite store. The workers validate,
+count and hash each batch as before (:meth:`Storage.ingest`), send it to the writer over a
+Unix socket and wait; the writer commits everything that has arrived in one transaction (one
+fsync) with the same :meth:`Storage._ingest_group` as direct writes, and answers each batch
+only after COMMIT returned — so an acknowledged batch is as durable, and a retried one as
+deduplicated, as without the writer. Batches that arrive while a commit runs form the next
+group: the classic group commit, now across all workers.
+
+Wire format: one msgpack object per message on a ``SOCK_STREAM`` Unix socket, one request
+in flight per connection (each worker thread has its own connection)::
+
+    request  ["ingest", mechanism, batch, n, digest, encoding, payload, counts]   counts: "<i8" bytes
+             ["ping"]
+    answer   [status, accepted]  |  ["pong"]  |  ["error", message]
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from .storage import COMMIT_WAIT_SECONDS, IngestResult, SQLiteStorage, StorageError, _Item, _one_line, open_storage
+
+__all__ = ["WriterClient", "WriterProcess", "serve_writer"]
+
+log = logging.getLogger("rldp.writer")
+
+# Most batches one transaction commits (bounds its size; the rest go in the next one).
+MAX_GROUP = 256
+_STATUSES = frozenset({"accepted", "duplicate", "conflict", "unknown", "retired"})
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+class WriterClient:
+    """A worker's connection(s) to the writer process: :meth:`submit` stores one batch.
+
+    Thread-safe: each thread (and each process after a fork) has its own connection.
+    """
+
+    def __init__(self, path: str, timeout: float = COMMIT_WAIT_SECONDS) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def submit(self, item: _Item) -> IngestResult:
+        """Send a batch and wait until the writer has committed it (or refused it)."""
+        answer = self._call(["ingest", item.mechanism, item.batch, item.n, item.digest, item.encoding,
+                             item.payload, np.ascontiguousarray(item.counts, dtype="<i8").tobytes()])
+        if (isinstance(answer, list) and len(answer) == 2 and answer[0] in _STATUSES
+                and isinstance(answer[1], int)):
+            return IngestResult(answer[0], answer[1])
+        if isinstance(answer, list) and len(answer) == 2 and answer[0] == "error":
+            raise StorageError(str(answer[1]))
+        raise StorageError(f"the writer process answered {answer!r:.80}")
+
+    def ping(self) -> None:
+        """Raise StorageError unless the writer answers."""
+        if self._call(["ping"]) != ["pong"]:
+            raise StorageError("the writer process answered a ping wrongly")
+
+    def _call(self, message: list[Any]) -> Any:
+        sock, unpacker = self._connection()
+        try:
+            sock.sendall(msgpack.packb(message, use_bin_type=True))
+            while True:
+                try:
+                    return unpacker.unpack()
+                except msgpack.OutOfData:
+                    pass
+                chunk = sock.recv(1 << 12)
+                if not chunk:
+                    raise ConnectionError("the writer closed the connection")
+                unpacker.feed(chunk)
+        except (OSError, ValueError) as exc:
+            self.close()  # the stream may hold half an answer: never reuse it
+            raise StorageError(f"the writer process did not answer ({_one_line(exc)}); a batch sent may or may "
+                               "not be stored: retry it with the same batch id") from exc
+
+    def _connection(self) -> tuple[socket.socket, msgpack.Unpacker]:
+        local = self._local
+        if getattr(local, "sock", None) is None or local.pid != os.getpid():
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(self.path)
+            except OSError as exc:
+                sock.close()
+                raise StorageError(f"cannot reach the writer process at {self.path}: {_one_line(exc)}") from exc
+            local.sock, local.pid = sock, os.getpid()
+            local.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=1 << 20)
+        return local.sock, local.unpacker
+
+    def close(self) -> None:
+        """Close this thread's connection (the next call reconnects)."""
+        sock = getattr(self._local, "sock", None)
+        if sock is not None and self._local.pid == os.getpid():
+            sock.close()
+        self._local.sock = None
+
+
+# --------------------------------------------------------------------------- writer side
+
+
+def _item(message: Any) -> _Item:
+    """An ingest request as the _Item the storage commits (ValueError if malformed)."""
+    if not (isinstance(message, list) and len(message) == 8):
+        raise ValueError("malformed request")
+    _, mechanism, batch, n, digest, encoding, payload, counts = message
+    if not (isinstance(mechanism, str) and isinstance(batch, str) and isinstance(n, int)
+            and isinstance(digest, bytes) and encoding in ("reports", "counts") and isinstance(payload, bytes)
+            and isinstance(counts, bytes) and len(counts) % 8 == 0):
+        raise ValueError("malformed ingest request")
+    return _Item(mechanism=mechanism, batch=batch, n=n, digest=digest, encoding=encoding, payload=payload,
+                 counts=np.frombuffer(counts, dtype="<i8").astype(np.int64))
+
+
+class _Peer:
+    __slots__ = ("sock", "unpacker")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=64 << 20)
+
+
+def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) -> None:
+    """Commit the batches sent to ``listener`` until the file descriptor ``control`` (the
+    parent's pipe) reaches end of file (runs in the writer process)."""
+    sel = selectors.DefaultSelector()
+    listener.setblocking(False)
+    sel.register(listener, selectors.EVENT_READ, None)
+    sel.register(control, selectors.EVENT_READ, "control")
+    queued: list[tuple[_Peer, _Item]] = []
+    running = True
+
+    def drop(peer: _Peer) -> None:
+        try:
+            sel.unregister(peer.sock)
+        except (KeyError, ValueError):
+            pass
+        peer.sock.close()
+
+    def answer(peer: _Peer, message: list[Any]) -> None:
+        data = msgpack.packb(message, use_bin_type=True)
+        try:  # answers are tiny and a peer has one request in flight: the buffer has room
+            if peer.sock.send(data) == len(data):
+                return
+        except OSError:
+            pass
+        drop(peer)  # a peer that cannot take its answer loses its connection (it will retry)
+
+    while running or queued:
+        for key, _ in sel.select(0 if queued else None):
+            if key.data == "control":  # EOF: the parent stopped us (or died); finish what is queued
+                try:
+                    more = os.read(control, 4096)
+                except OSError:
+                    more = b""
+                if not more:
+                    sel.unregister(control)
+                    sel.unregister(listener)
+                    running = False
+                continue
+            if key.data is None:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    continue
+                conn.setblocking(False)
+                sel.register(conn, selectors.EVENT_READ, _Peer(conn))
+                continue
+            peer = key.data
+            try:
+                chunk = peer.sock.recv(1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                drop(peer)
+                continue
+            peer.unpacker.feed(chunk)
+            try:
+                for message in peer.unpacker:
+                    if message == ["ping"]:
+                        answer(peer, ["pong"])
+                    else:
+                        queued.append((peer, _item(message)))
+            except ValueError as exc:  # a malformed stream: refuse and hang up
+                answer(peer, ["error", f"the writer refused a request: {_one_line(exc)}"])
+                drop(peer)
+        if not queued:
+            continue
+        group, queued = queued[:MAX_GROUP], queued[MAX_GROUP:]
+        try:
+            with storage._guard(), storage._connection() as conn, storage._transaction(conn):
+                results = storage._ingest_group(conn, [item for _, item in group])
+            answers = [[r.status, r.accepted] for r in results]
+        except Exception as exc:  # noqa: BLE001 - every waiting worker gets an answer
+            log.error("writer: a group of %d batches failed: %s", len(group), _one_line(exc))
+            answers = [["error", _one_line(exc)]] * len(group)
+        for (peer, _), message in zip(group, answers):
+            if peer.sock.fileno() >= 0:
+                answer(peer, message)
+
+
+def main() -> int:
+    """The writer process (``python -m rldp.aggregator.writer``, started by :class:`WriterProcess`).
+
+    Reads one JSON line ``{"url": …, "path": …}`` from standard input — the URL may hold a
+    password, so it never appears on a command line — opens the store, listens on ``path``,
+    writes ``ready`` (or ``error: …``) to standard output, and commits until standard input
+    reaches end of file. SIGINT and SIGTERM are ignored: sent to the whole process group
+    (Ctrl-C, a service manager), they would stop the writer while the workers still finish
+    their requests; the parent closes the pipe once the workers are gone — or by dying.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        settings = json.loads(sys.stdin.readline())
+        storage = open_storage(settings["url"], init=False)
+        if not isinstance(storage, SQLiteStorage):
+            raise ValueError("the writer process serves SQLite stores only")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(settings["path"])
+        listener.listen(512)
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        print(f"error: {_one_line(exc)}", flush=True)
+        return 1
+    print("ready", flush=True)
+    try:
+        serve_writer(storage, listener, sys.stdin.fileno())
+    finally:
+        listener.close()
+        storage.close()
+    return 0
+
+
+class WriterProcess:
+    """Starts the writer process for a SQLite URL, restarts it if it dies, stops it.
+
+    ``path`` is its socket (in a private temporary directory); give it to the workers
+    (``RLDP_WRITER_SOCKET``).
+    """
+
+    RESTART_DELAY = 1.0
+
+    def __init__(self, url: str, start_timeout: float = 30.0) -> None:
+        self.url = url
+        self.start_timeout = start_timeout
+        self.directory = tempfile.mkdtemp(prefix="rldp-writer-")  # mode 0700: only this user connects
+        self.path = os.path.join(self.directory, "writer.sock")
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    def start(self) -> "WriterProcess":
+        """Start the writer and wait until it listens; ValueError if it cannot start."""
+        self._spawn()
+        self._watcher = threading.Thread(target=self._watch, name="rldp-writer-watch", daemon=True)
+        self._watcher.start()
+        return self
+
+    def _spawn(self) -> None:
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        proc = subprocess.Popen([sys.executable, "-m", "rldp.aggregator.writer"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        with self._lock:
+            self._proc = proc
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps({"url": self.url, "path": self.path}) + "\n")
+        proc.stdin.flush()  # the pipe stays open: closing it stops the writer
+        ready = selectors.DefaultSelector()
+        ready.register(proc.stdout, selectors.EVENT_READ)
+        status = proc.stdout.readline().strip() if ready.select(self.start_timeout) else ""
+        ready.close()
+        if status != "ready":
+            proc.kill()
+            proc.wait()
+            reason = status.removeprefix("error: ") or f"no answer within {self.start_timeout:g} s"
+            raise ValueError(f"the SQLite writer process failed to start ({reason})")
+
+    def _watch(self) -> None:
+        while not self._stopping.is_set():
+            assert self._proc is not None
+            self._proc.wait()
+            if self._stopping.is_set():
+                return
+            log.error("the SQLite writer process exited (code %s); restarting it", self._proc.returncode)
+            time.sleep(self.RESTART_DELAY)
+            try:
+                with self._lock:
+                    if self._stopping.is_set():
+                        return
+                self._spawn()
+            except (ValueError, OSError) as exc:
+                log.error("%s; retrying", exc)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the writer once it has answered what it holds, and remove its socket."""
+        with self._lock:
+            self._stopping.set()
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            assert proc.stdin is not None
+            proc.stdin.close()  # end of file on its control pipe: it commits what is queued and exits
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
