@@ -1,6 +1,6 @@
 """A do-nothing ingestion endpoint (bench_ingest's HTTP floor): reads the body, answers 201.
 
-Served by the same gunicorn configuration as ``rldp serve``, it measures what HTTP parsing,
+Served by the same Granian configuration as ``rldp serve``, it measures what HTTP parsing,
 WSGI and Flask alone cost per request on this machine — the ceiling of any Flask service.
 """
 
