@@ -24,20 +24,24 @@ so P(y | x) = (T[x, y] − T[x, y−1])·2⁻⁵³ = Q(y|x) up to 2⁻⁵³, and
 Q(y|x) = 0 (equal thresholds) can never be drawn.
 
 Speed without giving up exactness (guide tables with lazily drawn bits): the top w bits
-of u (w = 8 or 16) are drawn first. For each x a table maps the top k ≤ w bits to y when the
-whole interval of u they cover lies between two thresholds — the common case. With w = 8, the
-records whose interval contains a threshold (a fraction ≈ |Y|/2⁸) draw one more byte and look
-it up in a second table; only those still undecided (or, for w = 16, a fraction ≈ |Y|/2ᵏ)
-draw the remaining bits and are resolved by comparing u with the thresholds. The result is the same function of the same
-53-bit u as plain inversion, so the distribution is identical; it needs about one byte of
-OS randomness per record instead of eight. No Python loop runs over records.
+of u (w = 8 or 16) are drawn first. A table maps (the top k ≤ w bits, x) to y when the whole
+interval of u those bits cover lies between two thresholds of column x — the common case.
+It is laid out top-major (entry j·|X| + x), so a record's entry is one multiply and one add
+away from its random bits, and it holds the smallest signed integer type that fits (int8
+for up to 127 outputs), so that gathering from it stays in cache. With w = 16 (chosen when
+the table stays within 1 MiB) an interval holds a threshold for a fraction ≤ |Y|/2¹⁶ of the
+records, which draw their remaining 37 bits and are resolved by comparing u with the
+thresholds. With w = 8 that fraction is ≈ |Y|/2⁸: those records draw one more byte and look
+it up in a second table, and only those still undecided draw the remaining bits. The result
+is the same function of the same 53-bit u as plain inversion, so the distribution is
+identical; it needs one or two bytes of OS randomness per record instead of eight. No Python
+loop runs over records.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import sys
 from typing import Any, Protocol
 
 import numpy as np
@@ -47,12 +51,15 @@ try:  # optional: a fast CSPRNG for large requests (see the module docstring)
 except ImportError:  # pragma: no cover - exercised only where cryptography is absent
     Cipher = None
 
-__all__ = ["RandomSource", "OSRandom", "random_bytes", "uniform_from_bytes", "ColumnSampler"]
+__all__ = ["RandomSource", "OSRandom", "random_array", "random_bytes", "uniform_from_bytes", "ColumnSampler"]
 
 _TWO_POW_M53 = 1.0 / (1 << 53)
 _ONE = np.uint64(1)
-# Guide tables hold at most this many entries (|X|·2ᵏ int16 → ≤ 8 MiB).
+# Guide tables hold at most this many entries (|X|·2ᵏ, ≤ 2 bytes each → ≤ 8 MiB).
 _MAX_TABLE = 1 << 22
+# A 16-bit first level is used for few outputs when its table has at most this many entries
+# (1 MiB of int8: it stays in a core's L2 cache, which random gathers need).
+_FAST_TABLE = 1 << 20
 # Second-level blocks (256 int64 entries each, 2 KiB): at most 4 MiB.
 _MAX_BLOCKS = 2048
 
@@ -71,21 +78,38 @@ def uniform_from_bytes(data: bytes) -> np.ndarray:
 
 _KEYSTREAM_MIN_BYTES = 1 << 16  # below this the syscall is cheaper than setting up AES
 _KEYSTREAM_BYTES_PER_KEY = 1 << 20
+_ZEROS: bytes | None = None  # the cipher's input (1 MiB of zeros), allocated once
 
 
-def random_bytes(n: int) -> bytes:
-    """``n`` bytes from the OS CSPRNG, expanded by AES-256-CTR for large ``n`` when the
-    ``cryptography`` package is available (fresh key per MiB; see the module docstring)."""
+def random_array(n: int) -> np.ndarray:
+    """``n`` bytes from the OS CSPRNG as a uint8 array, expanded by AES-256-CTR for large ``n``
+    when the ``cryptography`` package is available (fresh key per MiB; see the module docstring).
+
+    The keystream is written straight into a numpy array (``update_into``): numpy asks the OS
+    for huge pages for large arrays, whereas a fresh multi-megabyte ``bytes`` object is
+    mapped page by page — about 3 µs per 4 KiB page fault on a virtual machine, more than
+    the AES work itself.
+    """
+    global _ZEROS
     if n < _KEYSTREAM_MIN_BYTES or Cipher is None:
-        return os.urandom(n)
-    zeros = bytes(min(n, _KEYSTREAM_BYTES_PER_KEY))
-    parts = []
+        return np.frombuffer(os.urandom(n), dtype=np.uint8)
+    if _ZEROS is None:
+        _ZEROS = bytes(_KEYSTREAM_BYTES_PER_KEY)
+    zeros = memoryview(_ZEROS)
+    out = np.empty(n + 15, dtype=np.uint8)  # update_into wants room for one more block than it writes
     for start in range(0, n, _KEYSTREAM_BYTES_PER_KEY):
         size = min(_KEYSTREAM_BYTES_PER_KEY, n - start)
         seed = os.urandom(48)
         stream = Cipher(algorithms.AES(seed[:32]), modes.CTR(seed[32:])).encryptor()
-        parts.append(stream.update(zeros[:size]))  # keystream = encryption of zeros
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+        stream.update_into(zeros[:size], out[start:start + size + 15])  # keystream = encryption of zeros
+    return out[:n]
+
+
+def random_bytes(n: int) -> bytes:
+    """``n`` bytes from the OS CSPRNG (as :func:`random_array`, as ``bytes``)."""
+    if n < _KEYSTREAM_MIN_BYTES or Cipher is None:
+        return os.urandom(n)
+    return random_array(n).tobytes()
 
 
 class OSRandom:
@@ -96,19 +120,19 @@ class OSRandom:
         n = int(n)
         if n < 0:
             raise ValueError(f"n must be ≥ 0; got {n}")
-        return uniform_from_bytes(random_bytes(8 * n))
+        return (random_array(8 * n).view("<u8") >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
 
     def bits(self, n: int, width: int) -> np.ndarray:
         """``n`` independent uniform integers of ``width`` bits (1..64): uint8 for 8, uint16
-        for 16 (read-only views of the random bytes), else uint64."""
+        for 16 (views of the random bytes), else uint64."""
         if not 1 <= width <= 64:
             raise ValueError(f"width must be 1..64 bits; got {width}")
         if width == 8:
-            return np.frombuffer(random_bytes(n), dtype=np.uint8)
+            return random_array(n)
         if width == 16:
-            return np.frombuffer(random_bytes(2 * n), dtype="<u2")
-        words = np.frombuffer(random_bytes(8 * n), dtype="<u8")
-        return words >> np.uint64(64 - width) if width < 64 else words.copy()
+            return random_array(2 * n).view("<u2")
+        words = random_array(8 * n).view("<u8")
+        return words >> np.uint64(64 - width) if width < 64 else words
 
     def __repr__(self) -> str:
         return "OSRandom()"
@@ -147,54 +171,55 @@ class ColumnSampler:
         self.n_outputs, self.n_inputs = q.shape
         self.thresholds = np.ascontiguousarray(np.ceil(cum * float(1 << 53)).astype(np.uint64))
         b, a = self.n_outputs, self.n_inputs
-        # First-stage width w (bytes of OS randomness per record) and table bits k ≤ w.
-        self.width = 8 if b <= 16 else 16
+        # First-stage width w (bits of OS randomness drawn per record) and table bits k ≤ w.
+        if b <= 16 and a << 16 <= _FAST_TABLE:
+            self.width = 16  # ambiguous entries are rare: no second level needed
+        else:
+            self.width = 8 if b <= 16 else 16
         k_max = int(math.floor(math.log2(_MAX_TABLE / a))) if a <= _MAX_TABLE else 0
         self.table_bits = min(self.width, k_max)
         self.table: np.ndarray | None = None
         self.table2: np.ndarray | None = None
         if self.table_bits >= 6:
-            self.table = self._guide_table(self.table_bits)
-        if self.table is not None and self.table_bits == self.width == 8 and self.table.dtype == np.int64:
-            self._second_level()
+            guide = self._guide_table(self.table_bits)  # (|X|, 2ᵏ), int64
+            if self.table_bits == self.width == 8:
+                self._second_level(guide)
+            lowest = int(guide.min())
+            dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                         if np.iinfo(t).min <= lowest and b - 1 <= np.iinfo(t).max)
+            self.table = np.ascontiguousarray(guide.T, dtype=dtype).reshape(-1)  # top-major: j·|X| + x
 
-    def _second_level(self) -> None:
+    def _second_level(self, guide: np.ndarray) -> None:
         """Second guide table (one more byte) for the first-level intervals that hold a threshold.
 
         First-level entry −2 − i sends the record to block i of ``table2``, indexed by the
         next 8 bits of u; −1 there still means "compare with the thresholds".
         """
-        pos = np.flatnonzero(self.table < 0)
-        if pos.size == 0 or pos.size > _MAX_BLOCKS:
+        xs, js = np.nonzero(guide < 0)
+        if xs.size == 0 or xs.size > _MAX_BLOCKS:
             return
         sub = np.arange(256, dtype=np.uint64) << np.uint64(37)
         span = np.uint64((1 << 37) - 1)
-        table2 = np.empty((pos.size, 256), dtype=np.int64)
-        for i, (x, j) in enumerate(zip(*np.divmod(pos, 256))):  # per interval, once per mechanism
+        table2 = np.empty((xs.size, 256), dtype=np.int64)
+        for i, (x, j) in enumerate(zip(xs, js)):  # per interval, once per mechanism
             starts = (np.uint64(int(j)) << np.uint64(45)) + sub
             lo = np.searchsorted(self.thresholds[x], starts, side="right")
             hi = np.searchsorted(self.thresholds[x], starts + span, side="right")
             table2[i] = np.where(lo == hi, lo, -1)
-        self.table[pos] = -2 - np.arange(pos.size)
+        guide[xs, js] = -2 - np.arange(xs.size)
         self.table2 = table2.reshape(-1)
 
     def _guide_table(self, k: int) -> np.ndarray:
-        """G[x·2ᵏ + j] = y if every u with top k bits j maps to y, else −1."""
+        """G[x, j] = y if every u with top k bits j maps to y, else −1 (shape |X| × 2ᵏ)."""
         shift = np.uint64(53 - k)
         starts = np.arange(1 << k, dtype=np.uint64) << shift
         ends = starts + ((_ONE << shift) - _ONE)
-        # Small tables are int64 (the gather then yields the output directly); large ones
-        # are kept compact so that they stay in cache.
-        if self.n_inputs << k <= 1 << 17:
-            dtype = np.int64
-        else:
-            dtype = np.int16 if self.n_outputs < (1 << 15) else np.int32
-        table = np.empty((self.n_inputs, 1 << k), dtype=dtype)
+        table = np.empty((self.n_inputs, 1 << k), dtype=np.int64)
         for x in range(self.n_inputs):  # once per mechanism, per column (not per record)
             lo = np.searchsorted(self.thresholds[x], starts, side="right")
             hi = np.searchsorted(self.thresholds[x], ends, side="right")
             table[x] = np.where(lo == hi, lo, -1)
-        return table.reshape(-1)
+        return table
 
     def sample(self, x: Any, rng: RandomSource | None = None) -> np.ndarray:
         """Outputs y (int64) for record indices ``x`` (integers in [0, |X|)).
@@ -232,37 +257,26 @@ class ColumnSampler:
             if u53 is None:
                 u53 = (first.astype(np.uint64) << rest) | source.bits(n, int(rest))
             return self._exact(xs, u53)
-        k = self.table_bits
+        k, a = self.table_bits, self.n_inputs
         top = first >> (self.width - k) if k < self.width else first
         out = np.empty(n, dtype=np.int64)
-        # Chunks keep every temporary in cache (and avoid page-faulting fresh 8 MB arrays);
-        # the few records whose first-level entry is ambiguous (< 0) are collected and
-        # resolved together afterwards, so each chunk costs only a handful of numpy calls.
-        idx_buf = np.empty(min(n, self.CHUNK), dtype=np.int64)
-        # x·2⁸ has a zero low byte: copying the random byte into it is x·2⁸ | top without
-        # the uint8 → int64 cast that ``|=`` needs (a strided byte copy; little-endian only).
-        low_bytes = (idx_buf.view(np.uint8)[::8]
-                     if k == 8 and top.dtype == np.uint8 and sys.byteorder == "little" else None)
+        # Chunks keep every temporary in cache (and avoid page-faulting fresh 8 MB arrays). The
+        # few records whose first-level entry is ambiguous (< 0) are collected and resolved
+        # together afterwards, so each chunk costs only a handful of numpy calls.
+        size = min(n, self.CHUNK)
+        idx_buf, y_buf = np.empty(size, dtype=np.int64), np.empty(size, dtype=self.table.dtype)
         pending = []
         for start in range(0, n, self.CHUNK):
-            sl = slice(start, start + self.CHUNK)
-            m = min(self.CHUNK, n - start)
-            idx = idx_buf[:m]
-            np.left_shift(xs[sl], k, out=idx)
-            if low_bytes is not None:
-                low_bytes[:m] = top[sl]
-            else:
-                idx |= top[sl]
-            y = out[sl]
-            if self.table.dtype == np.int64:
-                # Indices are in range by construction (x validated, top < 2ᵏ); "clip" skips
-                # the per-element bounds check of the default mode (~30 % faster).
-                np.take(self.table, idx, out=y, mode="clip")
-            else:
-                y[...] = self.table.take(idx, mode="clip")
-            amb = np.flatnonzero(y < 0)
-            if amb.size:
-                pending.append(amb + start if start else amb)
+            stop = min(start + self.CHUNK, n)
+            idx, y = idx_buf[: stop - start], y_buf[: stop - start]
+            np.multiply(top[start:stop], a, out=idx, dtype=np.int64)  # entry j·|X| + x
+            np.add(idx, xs[start:stop], out=idx)
+            # Indices are in range by construction (x validated, top < 2ᵏ); "clip" skips the
+            # per-element bounds check of the default mode.
+            np.take(self.table, idx, out=y, mode="clip")
+            if y.min() < 0:
+                pending.append(np.flatnonzero(y < 0) + start)
+            out[start:stop] = y
         if not pending:
             return out
         amb = np.concatenate(pending) if len(pending) > 1 else pending[0]

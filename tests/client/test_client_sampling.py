@@ -173,31 +173,40 @@ class RecordedBits(OSRandom):
         return values.astype(np.uint8) if width == 8 else values
 
 
-@pytest.mark.parametrize("b, a", [(10, 10), (16, 5)])
-def test_os_path_is_plain_inversion_of_the_bits_it_draws(b, a):
-    # The OS path draws 8 bits per record, then 8 more (spare bytes of the same draw) for
-    # records whose first-level interval holds a threshold, then the last 37 bits for those
-    # still undecided. Every output must be plain inversion of every u consistent with them.
+@pytest.mark.parametrize("b, a, width", [(10, 10, 16), (16, 5, 16), (10, 40, 8), (16, 20, 8), (40, 12, 16)])
+def test_os_path_is_plain_inversion_of_the_bits_it_draws(b, a, width):
+    # The OS path draws w bits per record (w = 16 when the guide table stays small, else 8);
+    # with w = 8, 8 more (spare bytes of the same draw) for records whose first-level interval
+    # holds a threshold; then the last bits for those still undecided. Every output must be
+    # plain inversion of every u consistent with the bits drawn.
     q = random_matrix(b, a, seed=3 * b + a)
     sampler = ColumnSampler(q)
-    assert sampler.table2 is not None
+    assert sampler.width == width and (sampler.table2 is not None) == (width == 8)
     n = 2 * ColumnSampler.CHUNK + 77
     x = np.random.default_rng(2).integers(0, a, n)
     source = RecordedBits(4)
     y = sampler.sample(x, source)
-    assert source.calls[0][0] == 8 and source.calls[0][1].size > n  # one draw, spare included
+    assert source.calls[0][0] == width
     drawn = source.calls[0][1]
-    lo = drawn[:n] << np.uint64(45)
-    hi = lo | np.uint64((1 << 45) - 1)
-    amb = np.flatnonzero(sampler.table[(x << 8) | drawn[:n].astype(np.int64)] < 0)
-    assert 0 < amb.size <= drawn.size - n
-    lo[amb] |= drawn[n:n + amb.size] << np.uint64(37)
-    hi[amb] = lo[amb] | np.uint64((1 << 37) - 1)
-    if len(source.calls) > 1:  # the undecided ones: their last 37 bits
-        width, low = source.calls[1]
-        left = amb[sampler.table2[(-2 - sampler.table[(x[amb] << 8) | drawn[:n][amb].astype(np.int64)]) * 256
-                                  + drawn[n:n + amb.size].astype(np.int64)] < 0]
-        assert width == 37 and left.size == low.size
+    first = drawn[:n]
+    lo = first << np.uint64(53 - width)
+    hi = lo | np.uint64((1 << (53 - width)) - 1)
+    entry = sampler.table[(first >> np.uint64(width - sampler.table_bits)).astype(np.int64) * a + x]
+    amb = np.flatnonzero(entry < 0)
+    assert amb.size > 0
+    rest = 53 - width
+    if width == 8:  # the second byte of the ambiguous ones: from the spare bytes of the same draw
+        assert drawn.size > n and amb.size <= drawn.size - n
+        second = drawn[n:n + amb.size]
+        lo[amb] |= second << np.uint64(37)
+        hi[amb] = lo[amb] | np.uint64((1 << 37) - 1)
+        left = amb[sampler.table2[(-2 - entry[amb].astype(np.int64)) * 256 + second.astype(np.int64)] < 0]
+        rest = 37
+    else:
+        left = amb
+    if len(source.calls) > 1:  # the undecided ones: their last bits
+        bits, low = source.calls[1]
+        assert bits == rest and left.size == low.size
         lo[left] |= low
         hi[left] = lo[left]
     for u in (lo, hi):
