@@ -310,7 +310,7 @@ class Storage(ABC):
     def __init__(self, url: str) -> None:
         self.url = url
         self._committer = _GroupCommitter(self)
-        self._writer: Any = None  # a WriterClient: batches go to the writer process (SQLite under rldp serve)
+        self._writer: Any = None  # a WriterClient (SQLite under rldp serve): it commits the batches
         self._shard = 0
 
     # -- to implement per backend
@@ -608,8 +608,13 @@ class SQLiteStorage(Storage):
     dialect = "sqlite"
     blob_type = "BLOB"
 
-    def __init__(self, url: str, path: str, synchronous: str = "FULL", busy_timeout: float = 30.0) -> None:
+    def __init__(self, url: str, path: str, synchronous: str = "FULL", busy_timeout: float = 30.0,
+                 writer: str | None = None) -> None:
         super().__init__(url)
+        if writer:  # batches go to the writer process at this socket (see rldp.aggregator.writer)
+            from .writer import WriterClient
+
+            self._writer = WriterClient(writer)
         synchronous = synchronous.upper()
         if synchronous not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(f"sqlite synchronous must be FULL, NORMAL or EXTRA; got {synchronous!r}")
@@ -736,6 +741,8 @@ class SQLiteStorage(Storage):
 
     def close(self) -> None:
         super().close()
+        if self._writer is not None:
+            self._writer.close()
         with self._all_lock:
             for conn in self._all:
                 try:
@@ -887,11 +894,8 @@ def open_storage(url: str | None = None, *, init: bool = True, writer: str | Non
             timeout = float(query.get("timeout", 30.0))
         except ValueError:
             raise ValueError("timeout in the SQLite URL must be a number of seconds") from None
-        storage = SQLiteStorage(url, path, synchronous=query.get("synchronous", "FULL"), busy_timeout=timeout)
-        if writer:
-            from .writer import WriterClient
-
-            storage._writer = WriterClient(writer)
+        storage = SQLiteStorage(url, path, synchronous=query.get("synchronous", "FULL"), busy_timeout=timeout,
+                                writer=writer)
     else:
         raise ValueError(f"unsupported database URL scheme {scheme!r}; use sqlite:///PATH or postgresql://…")
     if init:

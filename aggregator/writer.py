@@ -129,7 +129,7 @@ class WriterClient:
 
 def _item(message: Any) -> _Item:
     """An ingest request as the _Item the storage commits (ValueError if malformed)."""
-    if not (isinstance(message, list) and len(message) == 8):
+    if not (isinstance(message, list) and len(message) == 8 and message[0] == "ingest"):
         raise ValueError("malformed request")
     _, mechanism, batch, n, digest, encoding, payload, counts = message
     if not (isinstance(mechanism, str) and isinstance(batch, str) and isinstance(n, int)
@@ -202,14 +202,14 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
             if not chunk:
                 drop(peer)
                 continue
-            peer.unpacker.feed(chunk)
             try:
+                peer.unpacker.feed(chunk)
                 for message in peer.unpacker:
                     if message == ["ping"]:
                         answer(peer, ["pong"])
                     else:
                         queued.append((peer, _item(message)))
-            except ValueError as exc:  # a malformed stream: refuse and hang up
+            except Exception as exc:  # noqa: BLE001 - a malformed or oversized stream: refuse, hang up
                 answer(peer, ["error", f"the writer refused a request: {_one_line(exc)}"])
                 drop(peer)
         if not queued:

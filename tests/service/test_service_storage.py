@@ -95,33 +95,39 @@ def test_retired_mechanism_refuses_batches(store):
     assert store.batch_totals("a" * 64) == (1, 1)
 
 
-def test_concurrent_writers_count_every_batch_once(backend, databases):
-    """Two storages (as two worker processes would) × 6 threads, with retried batches."""
-    url = databases.url(backend)
-    stores = [open_storage(url), open_storage(url)]
-    stores[0].publish(record("a" * 64, outputs=300), b"doc")
-    rng = np.random.default_rng(1)
-    batches = {f"batch-{i}": rng.integers(0, 300, rng.integers(1, 400)) for i in range(120)}
+def ingest_concurrently(stores: list, mid: str, outputs: int, n_batches: int, threads: int, seed: int) -> None:
+    """``threads`` threads over ``stores`` (as worker processes would) ingest every batch once and
+    half of them again (retries); each must be stored once and counted once."""
+    rng = np.random.default_rng(seed)
+    batches = {f"batch-{i}": rng.integers(0, outputs, rng.integers(1, 400)) for i in range(n_batches)}
     names = sorted(batches)
     results: list[str] = []
     lock = threading.Lock()
 
     def worker(k: int) -> None:
-        store = stores[k % 2]
-        for name in names[k::6] + names[k::12]:  # every batch once, half of them again (retries)
-            res = store.ingest("a" * 64, name, batches[name], 300)
+        store = stores[k % len(stores)]
+        for name in names[k::threads] + names[k::2 * threads]:
+            res = store.ingest(mid, name, batches[name], outputs)
             with lock:
                 results.append(res.status)
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
-    for t in threads:
+    pool = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in pool:
         t.start()
-    for t in threads:
+    for t in pool:
         t.join()
-    expected = np.bincount(np.concatenate(list(batches.values())), minlength=300)
-    assert results.count("accepted") == 120 and results.count("duplicate") == len(results) - 120
-    np.testing.assert_array_equal(stores[1].counts("a" * 64, 300), expected)
-    np.testing.assert_array_equal(stores[0].recount("a" * 64, 300), expected)
+    expected = np.bincount(np.concatenate(list(batches.values())), minlength=outputs)
+    assert results.count("accepted") == n_batches and results.count("duplicate") == len(results) - n_batches
+    np.testing.assert_array_equal(stores[-1].counts(mid, outputs), expected)
+    np.testing.assert_array_equal(stores[0].recount(mid, outputs), expected)
+
+
+def test_concurrent_writers_count_every_batch_once(backend, databases):
+    """Two storages (as two worker processes would) × 6 threads, with retried batches."""
+    url = databases.url(backend)
+    stores = [open_storage(url), open_storage(url)]
+    stores[0].publish(record("a" * 64, outputs=300), b"doc")
+    ingest_concurrently(stores, "a" * 64, 300, n_batches=120, threads=6, seed=1)
     for s in stores:
         s.close()
 

@@ -18,7 +18,7 @@ from rldp.aggregator.storage import StorageError, open_storage
 from rldp.aggregator.writer import WriterProcess
 
 from service.rldp_live import LiveServer, make_document
-from service.test_service_storage import record
+from service.test_service_storage import ingest_concurrently, record
 
 MID = "a" * 64
 
@@ -60,27 +60,7 @@ def test_batches_through_the_writer_get_the_answers_of_direct_writes(sqlite_url,
 
 def test_concurrent_workers_share_group_commits_and_count_each_batch_once(sqlite_url, writer):
     stores = [open_storage(sqlite_url, writer=writer.path) for _ in range(2)]
-    rng = np.random.default_rng(3)
-    batches = {f"batch-{i}": rng.integers(0, 6, rng.integers(1, 300)) for i in range(200)}
-    names = sorted(batches)
-    statuses: list[str] = []
-    lock = threading.Lock()
-
-    def work(k: int) -> None:
-        for name in names[k::8] + names[k::16]:  # every batch once, half of them again (retries)
-            status = stores[k % 2].ingest(MID, name, batches[name], 6).status
-            with lock:
-                statuses.append(status)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    expected = np.bincount(np.concatenate(list(batches.values())), minlength=6)
-    assert statuses.count("accepted") == 200 and statuses.count("duplicate") == len(statuses) - 200
-    np.testing.assert_array_equal(stores[0].counts(MID, 6), expected)
-    np.testing.assert_array_equal(stores[1].recount(MID, 6), expected)
+    ingest_concurrently(stores, MID, 6, n_batches=200, threads=8, seed=3)
     for s in stores:
         s.close()
 
@@ -95,9 +75,22 @@ def test_a_malformed_request_is_refused_and_the_writer_carries_on(sqlite_url, wr
         reply = answer.unpack()
         assert reply[0] == "error" and "malformed" in reply[1]
         assert sock.recv(4096) == b""  # and it hung up
+    with socket.socket(socket.AF_UNIX) as sock:  # a stream that never completes an object
+        sock.settimeout(10)
+        sock.connect(writer.path)
+        sock.sendall(b"\xc6\x7f\xff\xff\xff")  # bin 32 announcing 2 GiB
+        try:
+            for _ in range(100):
+                sock.sendall(b"\0" * (1 << 20))
+        except (BrokenPipeError, ConnectionResetError):  # the writer hung up on it
+            pass
+        refusal = msgpack.Unpacker(raw=False)
+        refusal.feed(sock.recv(4096))
+        assert refusal.unpack()[0] == "error"
     store = open_storage(sqlite_url, writer=writer.path)
     assert store.ingest(MID, "after", np.array([3]), 6).status == "accepted"
     store.close()
+    assert writer._proc.poll() is None  # the same writer process carried on
 
 
 def test_a_writer_that_cannot_start_is_one_clear_error(tmp_path):
