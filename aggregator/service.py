@@ -636,7 +636,6 @@ class _Service:
         return arr
 
 
-
 def _storage_problem(exc: StorageError) -> Problem:
     log.error("storage unavailable: %s", exc)
     return Problem("database-unavailable", "the database did not answer; nothing was stored by this request. "
