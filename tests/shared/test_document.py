@@ -29,11 +29,8 @@ from rldp.shared.document import (
 )
 from rldp.shared.records import Alphabet, Attribute, read_csv
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-ADULT_COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "class",
-]
+from helpers import ADULT_COLUMNS, adult_path
+
 RACES = ["Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White"]
 PRIVACY = {"notion": "rldp", "epsilon": 1, "uncertainty": {"order": 2, "radius": 0.000519, "n": 32561, "beta": 0.05}}
 
@@ -107,10 +104,7 @@ def test_build_rejects_bad_input() -> None:
 
 
 def test_adult_document_matches_design_example() -> None:
-    path = DATA / "adult.data.gz"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    table = read_csv(path, names=ADULT_COLUMNS)
+    table = read_csv(adult_path("adult.data.gz"), names=ADULT_COLUMNS)
     alpha = Alphabet.from_table(table, "sex", ["race"])
     d = build_document(method="direct", matrix=np.eye(alpha.size), alphabet=alpha,
                        public_distribution=alpha.empirical_distribution(table), privacy=PRIVACY)

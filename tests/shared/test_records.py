@@ -18,11 +18,8 @@ from rldp.shared.records import (
     read_csv,
 )
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-ADULT_COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country", "class",
-]
+from helpers import ADULT_COLUMNS, adult_path
+
 RACES = ["Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White"]
 # DESIGN.md's example document: P̂ over sex × race from adult.data, 4 decimals.
 DESIGN_P = [[0.0037, 0.0106, 0.0478, 0.0033, 0.2654], [0.0059, 0.0213, 0.0482, 0.0050, 0.5889]]
@@ -30,18 +27,12 @@ DESIGN_P = [[0.0037, 0.0106, 0.0478, 0.0033, 0.2654], [0.0059, 0.0213, 0.0482, 0
 
 @pytest.fixture(scope="module")
 def adult() -> Table:
-    path = DATA / "adult.data.gz"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return read_csv(path, names=ADULT_COLUMNS)
+    return read_csv(adult_path("adult.data.gz"), names=ADULT_COLUMNS)
 
 
 @pytest.fixture(scope="module")
 def adult_test() -> Table:
-    path = DATA / "adult.test.csv.gz"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    return read_csv(path)
+    return read_csv(adult_path("adult.test.csv.gz"))
 
 
 @pytest.fixture(scope="module")
