@@ -70,8 +70,8 @@ class RandomSource(Protocol):
     def random(self, n: int) -> Any: ...
 
 
-def uniform_from_bytes(data: bytes) -> np.ndarray:
-    """Uniform doubles in [0, 1) from random bytes: 8 bytes each, top 53 bits × 2⁻⁵³ (exact)."""
+def uniform_from_bytes(data: Any) -> np.ndarray:
+    """Uniform doubles in [0, 1) from random bytes (any buffer): 8 bytes each, top 53 bits × 2⁻⁵³ (exact)."""
     words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
     return (words >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
 
@@ -106,9 +106,7 @@ def random_array(n: int) -> np.ndarray:
 
 
 def random_bytes(n: int) -> bytes:
-    """``n`` bytes from the OS CSPRNG (as :func:`random_array`, as ``bytes``)."""
-    if n < _KEYSTREAM_MIN_BYTES or Cipher is None:
-        return os.urandom(n)
+    """``n`` bytes from the OS CSPRNG (:func:`random_array`, as ``bytes``)."""
     return random_array(n).tobytes()
 
 
@@ -120,7 +118,7 @@ class OSRandom:
         n = int(n)
         if n < 0:
             raise ValueError(f"n must be ≥ 0; got {n}")
-        return (random_array(8 * n).view("<u8") >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
+        return uniform_from_bytes(random_array(8 * n))
 
     def bits(self, n: int, width: int) -> np.ndarray:
         """``n`` independent uniform integers of ``width`` bits (1..64): uint8 for 8, uint16

@@ -204,7 +204,9 @@ def test_os_path_is_plain_inversion_of_the_bits_it_draws(b, a, width):
         rest = 37
     else:
         left = amb
-    if len(source.calls) > 1:  # the undecided ones: their last bits
+    # The undecided ones, and only they, draw their last bits (in one more call).
+    assert len(source.calls) == (2 if left.size else 1)
+    if left.size:
         bits, low = source.calls[1]
         assert bits == rest and left.size == low.size
         lo[left] |= low
