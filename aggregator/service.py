@@ -410,22 +410,25 @@ class _Service:
     # -- bodies
     @staticmethod
     def body_kind() -> str:
-        mime = (request.mimetype or "").lower()
-        if mime == JSON or (mime.startswith("application/") and mime.endswith("+json")):
-            return "json"
-        if mime in _MSGPACK_TYPES:
-            return "msgpack"
+        kind = media_kind(request.mimetype or "")
+        if kind is not None:
+            return kind
         got = request.headers.get("Content-Type")
         raise Problem("unsupported-media-type",
                       f"Content-Type {got!r} is not supported; send application/json or application/msgpack"
                       if got else "the request has no Content-Type; send application/json or application/msgpack",
                       headers={"Accept-Post": f"{JSON}, {MSGPACK}"})
 
+    def check_body_size(self, size: int | None) -> None:
+        """Refuse (413) a body whose announced size exceeds MAX_BODY_BYTES, before reading it."""
+        limit = self.config["MAX_BODY_BYTES"]
+        if size is not None and size > limit:
+            raise Problem("body-too-large", f"the body has {size} bytes; the limit is {limit} "
+                          "(MAX_BODY_BYTES); split the batch", limit=limit)
+
     def body(self) -> bytes:
         limit = self.config["MAX_BODY_BYTES"]
-        if request.content_length is not None and request.content_length > limit:
-            raise Problem("body-too-large", f"the body has {request.content_length} bytes; the limit is {limit} "
-                          "(MAX_BODY_BYTES); split the batch", limit=limit)
+        self.check_body_size(request.content_length)
         try:
             if request.content_length is not None:
                 return request.get_data(cache=False)
@@ -647,7 +650,12 @@ def _internal_problem(exc: BaseException, method: str, path: str) -> Problem:
     return Problem("internal-error", f"unexpected {type(exc).__name__}; nothing was stored by this request")
 
 
-_MEDIA_KINDS = {JSON: "json", **{mime: "msgpack" for mime in _MSGPACK_TYPES}}
+def media_kind(content_type: str) -> str | None:
+    """"json" or "msgpack" for a request body's media type (parameters ignored), else None."""
+    mime = content_type.partition(";")[0].strip().lower()
+    if mime == JSON or (mime.startswith("application/") and mime.endswith("+json")):
+        return "json"
+    return "msgpack" if mime in _MSGPACK_TYPES else None
 
 
 class _ReportsFastPath:
@@ -657,9 +665,10 @@ class _ReportsFastPath:
     here — as much as decoding and counting a batch of 10,000 reports — and report uploads
     are nearly all the service's traffic. The common case (a body with a Content-Length,
     declared application/json or msgpack) is therefore served straight from WSGI, by the
-    same :meth:`_Service.ingest_reports` and :meth:`_Service.problem_body` that the Flask
-    route uses, so answers, problem types and metrics are identical. Everything else
-    (other endpoints, chunked bodies, other media types) goes to Flask unchanged.
+    same :func:`media_kind`, :meth:`_Service.check_body_size`, :meth:`_Service.ingest_reports`
+    and :meth:`_Service.problem_body` that the Flask route uses, so answers, problem types and
+    metrics are identical. Everything else (other endpoints, chunked bodies, unsupported media
+    types) goes to Flask unchanged.
     """
 
     PATH = "/v1/reports"
@@ -667,12 +676,11 @@ class _ReportsFastPath:
     def __init__(self, flask_wsgi: Any, service: "_Service") -> None:
         self.flask_wsgi = flask_wsgi
         self.service = service
-        self.limit = service.config["MAX_BODY_BYTES"]
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         if environ.get("PATH_INFO") != self.PATH or environ.get("REQUEST_METHOD") != "POST":
             return self.flask_wsgi(environ, start_response)
-        kind = _MEDIA_KINDS.get(environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower())
+        kind = media_kind(environ.get("CONTENT_TYPE", ""))
         length = environ.get("CONTENT_LENGTH", "")
         if kind is None or not length.isdigit() or environ.get("HTTP_TRANSFER_ENCODING"):
             return self.flask_wsgi(environ, start_response)
@@ -680,9 +688,7 @@ class _ReportsFastPath:
         headers: list[tuple[str, str]] = []
         try:
             size = int(length)
-            if size > self.limit:
-                raise Problem("body-too-large", f"the body has {size} bytes; the limit is {self.limit} "
-                              "(MAX_BODY_BYTES); split the batch", limit=self.limit)
+            self.service.check_body_size(size)
             body = environ["wsgi.input"].read(size)
             if len(body) != size:
                 raise Problem("bad-request", f"the body ended after {len(body)} of the {size} bytes its "

@@ -422,12 +422,14 @@ def test_fast_path_framing(app, mech):
     assert status.startswith("413") and problem_body["reason"] == "body-too-large"  # refused unread
     # Parameters of the media type, and bodies without Content-Length (left to Flask), are served.
     assert call(app.wsgi_app, body, "application/json; charset=utf-8")[0] == "201 Created"
+    plus_json = json.dumps({"mechanism": mech["id"], "batch": "plus", "reports": [1]}).encode()
+    assert call(app.wsgi_app, plus_json, "application/vnd.rldp+json")[0] == "201 Created"
     chunked = json.dumps({"mechanism": mech["id"], "batch": "chunked", "reports": [3]}).encode()
     # A chunked upload, as a server hands it over: no Content-Length, the stream ends with the body.
     status, _, answer = call(app.wsgi_app, chunked, "application/json", length="",
                              HTTP_TRANSFER_ENCODING="chunked", **{"wsgi.input_terminated": True})
     assert status.startswith("201") and answer["accepted"] == 1, answer
-    assert stored(app, mech["id"]) == (2, 2)
+    assert stored(app, mech["id"]) == (3, 3)
     metrics = app.test_client().get("/metrics").data.decode()
     assert 'rldp_rejections_total{reason="bad-request"} 1.0' in metrics
     assert 'endpoint="/v1/reports",method="POST",status="413"' in metrics
