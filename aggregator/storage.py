@@ -31,11 +31,17 @@ so that PostgreSQL writers in different processes do not queue on the same row l
 
 Group commit
 ------------
-Concurrent batch uploads in one process are committed together: while one transaction
-(and its fsync) runs, new batches queue up, and the next leader commits all of them in a
-single transaction (the classic group commit, see :class:`_GroupCommitter`). Each request
-waits until *its* transaction has committed, so a 2xx still means "durable", but one fsync
-serves many concurrent uploads.
+Concurrent batch uploads are committed together: while one transaction (and its fsync)
+runs, new batches queue up, and the next transaction commits all of them with a fixed
+handful of multi-row statements (:meth:`Storage._ingest_group`). Each request waits until
+*its* transaction has committed, so a 2xx still means "durable", but one fsync serves many
+concurrent uploads. Who forms the groups:
+
+* under ``rldp serve`` with SQLite, one writer process for every worker
+  (:mod:`rldp.aggregator.writer`; this storage then only hands batches to it);
+* otherwise each process, by leader hand-off (:class:`_GroupCommitter`). SQLite writers of
+  different processes queue on a blocking ``flock`` of ``<database>-writer.lock``
+  (:meth:`SQLiteStorage._transaction`); PostgreSQL writers run concurrently.
 
 Durability
 ----------
@@ -188,6 +194,11 @@ def batch_counts(encoding: str, payload: bytes, outputs: int) -> np.ndarray:
     return np.bincount(unpack_reports(payload, outputs), minlength=outputs)
 
 
+def _values(rows: int, width: int) -> str:
+    """The VALUES list of a multi-row statement: ``(?, ?), (?, ?)`` for 2 rows of width 2."""
+    return ", ".join(["(" + ", ".join("?" * width) + ")"] * rows)
+
+
 # --------------------------------------------------------------------------- group commit
 
 
@@ -204,6 +215,10 @@ class _Item:
     wake: threading.Event = field(default_factory=threading.Event)
     result: IngestResult | None = None
     error: BaseException | None = None
+
+    def row(self, received: float) -> tuple[Any, ...]:
+        """Its rldp_batches row, in the order of Storage._BATCH_COLUMNS."""
+        return (self.mechanism, self.batch, self.n, self.digest, self.encoding, self.payload, received)
 
 
 class _GroupCommitter:
@@ -517,12 +532,9 @@ class Storage(ABC):
         """
         if not items:
             return set()
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(items))
-        params = [v for item in items
-                  for v in (item.mechanism, item.batch, item.n, item.digest, item.encoding, item.payload, now)]
-        rows = conn.execute(self._sql(f"INSERT INTO rldp_batches {self._BATCH_COLUMNS} VALUES {values}"
+        rows = conn.execute(self._sql(f"INSERT INTO rldp_batches {self._BATCH_COLUMNS} VALUES {_values(len(items), 7)}"
                                       " ON CONFLICT (mechanism, batch) DO NOTHING RETURNING mechanism, batch"),
-                            params).fetchall()
+                            [v for item in items for v in item.row(now)]).fetchall()
         return {(row[0], row[1]) for row in rows}
 
     def counts(self, mechanism: str, outputs: int) -> np.ndarray:
@@ -724,18 +736,15 @@ class SQLiteStorage(Storage):
         rows = list(fresh.values())
         for start in range(0, len(rows), 100):  # ≤ 700 parameters a statement
             part = rows[start:start + 100]
-            conn.execute(f"INSERT INTO rldp_batches {self._BATCH_COLUMNS} VALUES "
-                         f"{', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(part))}",
-                         [v for item in part
-                          for v in (item.mechanism, item.batch, item.n, item.digest, item.encoding, item.payload, now)])
+            conn.execute(f"INSERT INTO rldp_batches {self._BATCH_COLUMNS} VALUES {_values(len(part), 7)}",
+                         [v for item in part for v in item.row(now)])
         return set(fresh)
 
     def _upsert_counts(self, conn: sqlite3.Connection, mechanism: str, counts: np.ndarray) -> None:
         ys = np.flatnonzero(counts)
         for start in range(0, ys.size, 1000):  # ≤ 4,000 parameters a statement (SQLite allows 32,766)
             part = ys[start:start + 1000]
-            values = ", ".join(["(?, ?, ?, ?)"] * part.size)
-            conn.execute(f"INSERT INTO rldp_counts (mechanism, shard, y, n) VALUES {values}"
+            conn.execute(f"INSERT INTO rldp_counts (mechanism, shard, y, n) VALUES {_values(part.size, 4)}"
                          " ON CONFLICT (mechanism, shard, y) DO UPDATE SET n = rldp_counts.n + excluded.n",
                          [v for y in part.tolist() for v in (mechanism, self._shard, y, int(counts[y]))])
 

@@ -43,14 +43,21 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from .storage import COMMIT_WAIT_SECONDS, IngestResult, SQLiteStorage, StorageError, _Item, _one_line, open_storage
+from .storage import (
+    COMMIT_WAIT_SECONDS,
+    MAX_GROUP,
+    IngestResult,
+    SQLiteStorage,
+    StorageError,
+    _Item,
+    _one_line,
+    open_storage,
+)
 
 __all__ = ["WriterClient", "WriterProcess", "serve_writer"]
 
 log = logging.getLogger("rldp.writer")
 
-# Most batches one transaction commits (bounds its size; the rest go in the next one).
-MAX_GROUP = 256
 _STATUSES = frozenset({"accepted", "duplicate", "conflict", "unknown", "retired"})
 
 
