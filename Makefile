@@ -5,13 +5,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rldp-installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test lint bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "rldp needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all,test]'
+	$(PY) -m pip install --quiet -e '.[all,test,lint]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -19,6 +19,15 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(ARGS)
+
+# Static checks (CI runs them before the tests): ruff lint + format, mypy (strict on
+# rldp.shared, rldp.client and rldp.cli), the import contracts of pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) tools/package_tree.py >/dev/null
+	cd build/package-tree && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml -p rldp
+	cd build/package-tree && PYTHONPATH=. ../../$(VENV)/bin/lint-imports --config ../../pyproject.toml --no-cache
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)

@@ -11,10 +11,12 @@ without storage (``bench/bench_ingest.py``).
 ``rldp serve`` therefore starts one writer process for a SQLite store. The workers validate,
 count and hash each batch as before (:meth:`Storage.ingest`), send it to the writer over a
 Unix socket and wait; the writer commits everything that has arrived in one transaction (one
-fsync) with the same :meth:`Storage._ingest_group` as direct writes, and answers each batch
+fsync) with the same :meth:`Storage.ingest_group` as direct writes, and answers each batch
 only after COMMIT returned — so an acknowledged batch is as durable, and a retried one as
 deduplicated, as without the writer. Batches that arrive while a commit runs form the next
-group: the classic group commit, now across all workers.
+group: the classic group commit, now across all workers. A worker opens its store with
+``open_storage(url, sink=WriterClient(socket_path))``: :class:`WriterClient` is the
+storage's :class:`~rldp.aggregator.storage.GroupSink`.
 
 Wire format: one msgpack object per message on a ``SOCK_STREAM`` Unix socket, one request
 in flight per connection (each worker thread has its own connection)::
@@ -43,22 +45,27 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from rldp.shared.errors import RldpError, ValidationError, one_line
+
 from .storage import (
     COMMIT_WAIT_SECONDS,
     MAX_GROUP,
+    BatchItem,
     IngestResult,
     SQLiteStorage,
     StorageError,
-    _Item,
-    _one_line,
     open_storage,
 )
 
-__all__ = ["WriterClient", "WriterProcess", "serve_writer"]
+__all__ = ["WriterClient", "WriterError", "WriterProcess", "serve_writer"]
 
 log = logging.getLogger("rldp.writer")
 
 _STATUSES = frozenset({"accepted", "duplicate", "conflict", "unknown", "retired"})
+
+
+class WriterError(RldpError, ValueError):
+    """The writer process could not start (the message says why: a bad URL, an unusable path...)."""
 
 
 # --------------------------------------------------------------------------- worker side
@@ -67,7 +74,9 @@ _STATUSES = frozenset({"accepted", "duplicate", "conflict", "unknown", "retired"
 class WriterClient:
     """A worker's connection(s) to the writer process: :meth:`submit` stores one batch.
 
-    Thread-safe: each thread (and each process after a fork) has its own connection.
+    A :class:`~rldp.aggregator.storage.GroupSink`: give it to
+    :func:`~rldp.aggregator.storage.open_storage` (``sink=``). Thread-safe: each thread
+    (and each process after a fork) has its own connection.
     """
 
     def __init__(self, path: str, timeout: float = COMMIT_WAIT_SECONDS) -> None:
@@ -75,12 +84,21 @@ class WriterClient:
         self.timeout = timeout
         self._local = threading.local()
 
-    def submit(self, item: _Item) -> IngestResult:
+    def submit(self, item: BatchItem) -> IngestResult:
         """Send a batch and wait until the writer has committed it (or refused it)."""
-        answer = self._call(["ingest", item.mechanism, item.batch, item.n, item.digest, item.encoding,
-                             item.payload, np.ascontiguousarray(item.counts, dtype="<i8").tobytes()])
-        if (isinstance(answer, list) and len(answer) == 2 and answer[0] in _STATUSES
-                and isinstance(answer[1], int)):
+        answer = self._call(
+            [
+                "ingest",
+                item.mechanism,
+                item.batch,
+                item.n,
+                item.digest,
+                item.encoding,
+                item.payload,
+                np.ascontiguousarray(item.counts, dtype="<i8").tobytes(),
+            ]
+        )
+        if isinstance(answer, list) and len(answer) == 2 and answer[0] in _STATUSES and isinstance(answer[1], int):
             return IngestResult(answer[0], answer[1])
         if isinstance(answer, list) and len(answer) == 2 and answer[0] == "error":
             raise StorageError(str(answer[1]))
@@ -106,8 +124,10 @@ class WriterClient:
                 unpacker.feed(chunk)
         except (OSError, ValueError) as exc:
             self.close()  # the stream may hold half an answer: never reuse it
-            raise StorageError(f"the writer process did not answer ({_one_line(exc)}); a batch sent may or may "
-                               "not be stored: retry it with the same batch id") from exc
+            raise StorageError(
+                f"the writer process did not answer ({one_line(exc)}); a batch sent may or may "
+                "not be stored: retry it with the same batch id"
+            ) from exc
 
     def _connection(self) -> tuple[socket.socket, msgpack.Unpacker]:
         local = self._local
@@ -118,7 +138,7 @@ class WriterClient:
                 sock.connect(self.path)
             except OSError as exc:
                 sock.close()
-                raise StorageError(f"cannot reach the writer process at {self.path}: {_one_line(exc)}") from exc
+                raise StorageError(f"cannot reach the writer process at {self.path}: {one_line(exc)}") from exc
             local.sock, local.pid = sock, os.getpid()
             local.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=1 << 20)
         return local.sock, local.unpacker
@@ -134,17 +154,31 @@ class WriterClient:
 # --------------------------------------------------------------------------- writer side
 
 
-def _item(message: Any) -> _Item:
-    """An ingest request as the _Item the storage commits (ValueError if malformed)."""
+def _item(message: Any) -> BatchItem:
+    """An ingest request as the BatchItem the storage commits (ValueError if malformed)."""
     if not (isinstance(message, list) and len(message) == 8 and message[0] == "ingest"):
-        raise ValueError("malformed request")
+        raise ValidationError("malformed request")
     _, mechanism, batch, n, digest, encoding, payload, counts = message
-    if not (isinstance(mechanism, str) and isinstance(batch, str) and isinstance(n, int)
-            and isinstance(digest, bytes) and encoding in ("reports", "counts") and isinstance(payload, bytes)
-            and isinstance(counts, bytes) and len(counts) % 8 == 0):
-        raise ValueError("malformed ingest request")
-    return _Item(mechanism=mechanism, batch=batch, n=n, digest=digest, encoding=encoding, payload=payload,
-                 counts=np.frombuffer(counts, dtype="<i8").astype(np.int64))
+    if not (
+        isinstance(mechanism, str)
+        and isinstance(batch, str)
+        and isinstance(n, int)
+        and isinstance(digest, bytes)
+        and encoding in ("reports", "counts")
+        and isinstance(payload, bytes)
+        and isinstance(counts, bytes)
+        and len(counts) % 8 == 0
+    ):
+        raise ValidationError("malformed ingest request")
+    return BatchItem(
+        mechanism=mechanism,
+        batch=batch,
+        n=n,
+        digest=digest,
+        encoding=encoding,
+        payload=payload,
+        counts=np.frombuffer(counts, dtype="<i8").astype(np.int64),
+    )
 
 
 class _Peer:
@@ -162,7 +196,7 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
     listener.setblocking(False)
     sel.register(listener, selectors.EVENT_READ, None)
     sel.register(control, selectors.EVENT_READ, "control")
-    queued: list[tuple[_Peer, _Item]] = []
+    queued: list[tuple[_Peer, BatchItem]] = []
     running = True
 
     def drop(peer: _Peer) -> None:
@@ -216,20 +250,20 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
                         answer(peer, ["pong"])
                     else:
                         queued.append((peer, _item(message)))
-            except Exception as exc:  # noqa: BLE001 - a malformed or oversized stream: refuse, hang up
-                answer(peer, ["error", f"the writer refused a request: {_one_line(exc)}"])
+            except Exception as exc:  # a malformed or oversized stream: refuse, hang up
+                answer(peer, ["error", f"the writer refused a request: {one_line(exc)}"])
                 drop(peer)
         if not queued:
             continue
         group, queued = queued[:MAX_GROUP], queued[MAX_GROUP:]
         try:
-            with storage._guard(), storage._connection() as conn, storage._transaction(conn):
-                results = storage._ingest_group(conn, [item for _, item in group])
+            with storage.write_transaction() as conn:
+                results = storage.ingest_group(conn, [item for _, item in group])
             answers = [[r.status, r.accepted] for r in results]
-        except Exception as exc:  # noqa: BLE001 - every waiting worker gets an answer
-            log.error("writer: a group of %d batches failed: %s", len(group), _one_line(exc))
-            answers = [["error", _one_line(exc)]] * len(group)
-        for (peer, _), message in zip(group, answers):
+        except Exception as exc:  # every waiting worker gets an answer
+            log.error("writer: a group of %d batches failed: %s", len(group), one_line(exc))
+            answers = [["error", one_line(exc)]] * len(group)
+        for (peer, _), message in zip(group, answers, strict=True):
             if peer.sock.fileno() >= 0:
                 answer(peer, message)
 
@@ -250,12 +284,12 @@ def main() -> int:
         settings = json.loads(sys.stdin.readline())
         storage = open_storage(settings["url"], init=False)
         if not isinstance(storage, SQLiteStorage):
-            raise ValueError("the writer process serves SQLite stores only")
+            raise ValidationError("the writer process serves SQLite stores only")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(settings["path"])
         listener.listen(512)
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent
-        print(f"error: {_one_line(exc)}", flush=True)
+    except BaseException as exc:  # reported to the parent
+        print(f"error: {one_line(exc)}", flush=True)
         return 1
     print("ready", flush=True)
     try:
@@ -285,8 +319,8 @@ class WriterProcess:
         self._stopping = threading.Event()
         self._watcher: threading.Thread | None = None
 
-    def start(self) -> "WriterProcess":
-        """Start the writer and wait until it listens; ValueError if it cannot start."""
+    def start(self) -> WriterProcess:
+        """Start the writer and wait until it listens; :class:`WriterError` if it cannot start."""
         self._spawn()
         self._watcher = threading.Thread(target=self._watch, name="rldp-writer-watch", daemon=True)
         self._watcher.start()
@@ -295,8 +329,9 @@ class WriterProcess:
     def _spawn(self) -> None:
         if os.path.exists(self.path):
             os.unlink(self.path)
-        proc = subprocess.Popen([sys.executable, "-m", "rldp.aggregator.writer"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rldp.aggregator.writer"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         with self._lock:
             self._proc = proc
         assert proc.stdin is not None and proc.stdout is not None
@@ -310,7 +345,7 @@ class WriterProcess:
             proc.kill()
             proc.wait()
             reason = status.removeprefix("error: ") or f"no answer within {self.start_timeout:g} s"
-            raise ValueError(f"the SQLite writer process failed to start ({reason})")
+            raise WriterError(f"the SQLite writer process failed to start ({reason})")
 
     def _watch(self) -> None:
         while not self._stopping.is_set():
@@ -325,7 +360,7 @@ class WriterProcess:
                     if self._stopping.is_set():
                         return
                 self._spawn()
-            except (ValueError, OSError) as exc:
+            except (ValueError, OSError) as exc:  # WriterError, or a pipe that broke at once
                 log.error("%s; retrying", exc)
 
     def stop(self, timeout: float = 30.0) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rldp.aggregator.mechanisms import grr_matrix
+from rldp.aggregator.design import grr_matrix
 from rldp.client import Mechanism
 from rldp.shared.document import build_document
 from rldp.shared.records import Alphabet, Attribute
@@ -70,17 +70,22 @@ def best_rate(fn, n: int, repeats: int, clock=time.perf_counter) -> float:
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     alpha = Alphabet(Attribute("sex", SEX), [Attribute("race", RACE)])
-    doc = build_document(method="grr", matrix=grr_matrix(alpha.size, EPSILON), alphabet=alpha,
-                         public_distribution=np.full(alpha.shape, 1 / alpha.size),
-                         privacy={"notion": "rldp", "epsilon": EPSILON, "uncertainty": {"order": 2, "radius": None}})
+    doc = build_document(
+        method="grr",
+        matrix=grr_matrix(alpha.size, EPSILON),
+        alphabet=alpha,
+        public_distribution=np.full(alpha.shape, 1 / alpha.size),
+        privacy={"notion": "rldp", "epsilon": EPSILON, "uncertainty": {"order": 2, "radius": None}},
+    )
     mech = Mechanism.from_document(doc)  # verified like a real client would
     rng = np.random.default_rng(1)
     n = 200_000 if quick else 1_000_000
     x = rng.integers(0, alpha.size, n)
     columns = {"sex": np.array(SEX)[x // len(RACE)], "race": np.array(RACE)[x % len(RACE)]}
     n_dicts = n // 10
-    dicts = [{"sex": s, "race": r} for s, r in zip(columns["sex"][:n_dicts].tolist(),
-                                                    columns["race"][:n_dicts].tolist())]
+    dicts = [
+        {"sex": s, "race": r} for s, r in zip(columns["sex"][:n_dicts].tolist(), columns["race"][:n_dicts].tolist())
+    ]
 
     DEClient = pure_ldp_grr_client()
     if DEClient is None:

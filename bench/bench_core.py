@@ -1,4 +1,4 @@
-"""Mechanism core benchmarks (issue 2).
+"""Mechanism core benchmarks.
 
 1. Exact PolyOpt design time for shapes (2,5), (5,2), (3,3), (3,4) on Jeffreys draws
    (n = 32,561 public records, β = 0.05), as seconds and as a ratio against the
@@ -19,17 +19,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from rldp.aggregator.design import METHODS, design_matrix  # noqa: E402
-from rldp.shared.records import Alphabet, read_csv  # noqa: E402
-from rldp.shared.uncertainty import UncertaintySet  # noqa: E402
-from rldp.shared.utility import normalized_mutual_information  # noqa: E402
+from helpers import ADULT_COLUMNS, adult_path
 
-from helpers import ADULT_COLUMNS, adult_path  # noqa: E402
+from rldp.aggregator.design import METHODS, design_matrix
+from rldp.shared.information import normalized_mutual_information
+from rldp.shared.records import Alphabet
+from rldp.shared.tables import read_csv
+from rldp.shared.uncertainty import UncertaintySet
 
 
-def timed(fn, *args):
+def timed(fn, *args, **kwargs):
     start = time.perf_counter()
-    out = fn(*args)
+    out = fn(*args, **kwargs)
     return out, time.perf_counter() - start
 
 
@@ -41,7 +42,7 @@ def polyopt_times(quick: bool) -> None:
         n = 32561
         p_hat = rng.multinomial(n, p_true).reshape(a1, a2) / n
         uset = UncertaintySet.from_confidence(p_hat, n, 0.05)
-        (_, params), t_poly = timed(lambda: design_matrix("polyopt", uset, 1.0, solver="exact"))
+        (_, params), t_poly = timed(design_matrix, "polyopt", uset, 1.0, solver="exact")
         _, t_ir = timed(design_matrix, "ir-calibrated", uset, 1.0)
         print(f"polyopt_exact_seconds_{a1}x{a2} {t_poly:.3f} s", flush=True)
         print(f"polyopt_exact_vertices_{a1}x{a2} {params.get('vertices', 0)} vertices")
@@ -54,7 +55,7 @@ def adult_nmi(quick: bool) -> None:
         alphabet = Alphabet.from_table(table, s, [u])
         p_hat = alphabet.empirical_distribution(table)
         uset = UncertaintySet.from_confidence(p_hat, table.n_rows, 0.05)
-        for eps in ((1.0,) if quick else (0.5, 1.0, 2.0)):
+        for eps in (1.0,) if quick else (0.5, 1.0, 2.0):
             nmi = {m: normalized_mutual_information(design_matrix(m, uset, eps)[0], p_hat) for m in METHODS}
             for m, v in nmi.items():
                 print(f"nmi_{s}_{u}_eps{eps:g}_{m} {v:.4f} nmi")

@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rldp.aggregator.design import grr_matrix, ir_matrix
 from rldp.aggregator.estimate import estimate_distribution, report_counts
-from rldp.aggregator.mechanisms import grr_matrix, ir_matrix
 
 SHAPE = (15, 16)  # |X| = 240
 A = SHAPE[0] * SHAPE[1]
@@ -55,13 +55,14 @@ def per_report_em_iteration(q: np.ndarray, reports: np.ndarray, theta: np.ndarra
     θ'_x = (1/n) Σ_i Q(y_i|x) θ_x / Σ_x' Q(y_i|x') θ_x'."""
     acc = np.zeros_like(theta)
     for start in range(0, reports.size, chunk):
-        rows = q[reports[start:start + chunk]] * theta  # (chunk, |X|) unnormalised posteriors
+        rows = q[reports[start : start + chunk]] * theta  # (chunk, |X|) unnormalised posteriors
         acc += (rows / rows.sum(axis=1, keepdims=True)).sum(axis=0)
     return acc / reports.size
 
 
-def _bench_mechanism(name: str, q: np.ndarray, theta: np.ndarray, n: int, tag: str, repeat: int,
-                     rng: np.random.Generator) -> None:
+def _bench_mechanism(
+    name: str, q: np.ndarray, theta: np.ndarray, n: int, tag: str, repeat: int, rng: np.random.Generator
+) -> None:
     """All figures for one mechanism (reports drawn once)."""
     reports = draw_reports(q, theta, n, rng)
     k = q.shape[0]
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     n = args.reports
     tag = f"1e{round(np.log10(n))}" if n == 10 ** round(np.log10(n)) else str(n)
     rng = np.random.default_rng(args.seed)
-    # A skewed truth with rare cells (Jeffreys prior, as in seed 000 Sec. 8): the MLE then
+    # A skewed truth with rare cells (Jeffreys prior, as in [LZG24, Sec 8]): the MLE then
     # sits on the boundary of the simplex, the harder case for EM.
     theta = rng.dirichlet(np.full(A, 0.5))
     mechanisms = {

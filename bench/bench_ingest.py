@@ -53,7 +53,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from rldp.aggregator.mechanisms import grr_matrix
+from rldp.aggregator.design import grr_matrix
 from rldp.shared.document import build_document, to_msgpack
 from rldp.shared.records import Alphabet, Attribute
 
@@ -69,8 +69,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def request(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None = None,
-            headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+def request(
+    conn: http.client.HTTPConnection,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, bytes]:
     conn.request(method, path, body=body, headers=headers or {})
     resp = conn.getresponse()
     return resp.status, resp.read()
@@ -152,8 +157,12 @@ def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tu
     """POST ``bodies`` to /v1/reports over ``connections`` keep-alive connections, one request in
     flight on each, from this one thread; (seconds, per-request latencies). Every answer is
     read whole and must be 201."""
-    requests = [f"POST /v1/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body for body in bodies]
+    requests = [
+        f"POST /v1/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n".encode("ascii")
+        + body
+        for body in bodies
+    ]
     sel = selectors.DefaultSelector()
     latencies: list[float] = []
     todo = iter(requests)
@@ -165,7 +174,7 @@ def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tu
             c.sock.close()
             return False
         c.started = time.perf_counter()
-        c.pending = memoryview(data)[c.sock.send(data):]
+        c.pending = memoryview(data)[c.sock.send(data) :]
         sel.modify(c.sock, selectors.EVENT_WRITE if len(c.pending) else selectors.EVENT_READ, c)
         return True
 
@@ -179,7 +188,7 @@ def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tu
         for key, events in sel.select(60):
             c = key.data
             if events & selectors.EVENT_WRITE:
-                c.pending = c.pending[c.sock.send(c.pending):]
+                c.pending = c.pending[c.sock.send(c.pending) :]
                 if not len(c.pending):
                     sel.modify(c.sock, selectors.EVENT_READ, c)
                 continue
@@ -199,7 +208,7 @@ def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tu
             if len(c.buffer) < end:
                 continue
             if status != 201:
-                raise SystemExit(f"upload failed: {status} {c.buffer[head_end + 4:end][:200]!r}")
+                raise SystemExit(f"upload failed: {status} {c.buffer[head_end + 4 : end][:200]!r}")
             c.buffer = c.buffer[end:]
             latencies.append(time.perf_counter() - c.started)
             active -= not send_next(c)
@@ -207,15 +216,29 @@ def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tu
 
 
 def _wsgi_environ(body: bytes) -> dict:
-    return {"REQUEST_METHOD": "POST", "PATH_INFO": "/v1/reports", "SCRIPT_NAME": "", "QUERY_STRING": "",
-            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1",
-            "CONTENT_TYPE": "application/msgpack", "CONTENT_LENGTH": str(len(body)), "HTTP_HOST": "127.0.0.1",
-            "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True, "wsgi.multiprocess": True, "wsgi.run_once": False, "wsgi.version": (1, 0)}
+    return {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/v1/reports",
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "CONTENT_TYPE": "application/msgpack",
+        "CONTENT_LENGTH": str(len(body)),
+        "HTTP_HOST": "127.0.0.1",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+    }
 
 
 def _wsgi_worker(db: str, writer: str, bodies: list[bytes], threads: int, barrier: Any, failures: Any) -> None:
-    from rldp.aggregator.service import create_app
+    from rldp.aggregator.http import create_app
 
     app = create_app({"DATABASE_URL": db, "WRITER_SOCKET": writer})  # opened after the fork, as a worker does
     environs = [_wsgi_environ(body) for body in bodies]
@@ -223,7 +246,7 @@ def _wsgi_worker(db: str, writer: str, bodies: list[bytes], threads: int, barrie
     def work(part: list[dict]) -> None:
         for environ in part:
             status = []
-            b"".join(app(environ, lambda s, h, e=None: status.append(s)))
+            b"".join(app(environ, lambda s, h, e=None, status=status: status.append(s)))
             if not status[0].startswith("201"):
                 failures.put(status[0])
                 return
@@ -247,8 +270,10 @@ def wsgi_ceiling(db: str, bodies: list[bytes], processes: int = WORKERS, threads
     try:
         ctx = multiprocessing.get_context("fork")
         barrier, failures = ctx.Barrier(processes + 1), ctx.Queue()
-        workers = [ctx.Process(target=_wsgi_worker, args=(db, writer.path, bodies[k::processes], threads, barrier,
-                                                          failures)) for k in range(processes)]
+        workers = [
+            ctx.Process(target=_wsgi_worker, args=(db, writer.path, bodies[k::processes], threads, barrier, failures))
+            for k in range(processes)
+        ]
         for w in workers:
             w.start()
         barrier.wait(120)
@@ -269,8 +294,10 @@ def in_process_limits(bodies: list[bytes], outputs: int) -> dict[str, float]:
     (np.fromiter) and, for outputs ≤ 256, "bytearray" (np.frombuffer(bytearray(list)), the
     fastest; the service uses the same conversion)."""
     total = len(msgpack.unpackb(bodies[0])["reports"]) * len(bodies)
-    converters = {"asarray": lambda r: np.asarray(r, dtype=np.int64),
-                  "fromiter": lambda r: np.fromiter(r, np.int64, len(r))}
+    converters = {
+        "asarray": lambda r: np.asarray(r, dtype=np.int64),
+        "fromiter": lambda r: np.fromiter(r, np.int64, len(r)),
+    }
     if outputs <= 256:
         converters["bytearray"] = lambda r: np.frombuffer(bytearray(r), dtype=np.uint8)
     rates = {}
@@ -290,16 +317,40 @@ def in_process_limits(bodies: list[bytes], outputs: int) -> dict[str, float]:
 def start_service(db: str, port: int) -> subprocess.Popen:
     env = dict(os.environ, RLDP_ADMIN_TOKEN=TOKEN)
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "rldp.aggregator.cli", "serve", "--host", "127.0.0.1",
-                             "--port", str(port), "--db", db, "--workers", str(WORKERS), "--threads", str(THREADS)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rldp.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--db",
+            db,
+            "--workers",
+            str(WORKERS),
+            "--threads",
+            str(THREADS),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
     return wait_ready(proc, port, WORKERS)
 
 
 def publish(port: int, doc: dict) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    status, _ = request(conn, "POST", "/v1/mechanisms", to_msgpack(doc),
-                        {"Content-Type": "application/msgpack", "Authorization": f"Bearer {TOKEN}"})
+    status, _ = request(
+        conn,
+        "POST",
+        "/v1/mechanisms",
+        to_msgpack(doc),
+        {"Content-Type": "application/msgpack", "Authorization": f"Bearer {TOKEN}"},
+    )
     conn.close()
     assert status == 201, status
 
@@ -309,18 +360,28 @@ def main(argv: list[str]) -> int:
     n_batches = 300 if quick else 1000
     n_single = 1000 if quick else 3000
     warm = 40
-    alpha = Alphabet(Attribute("sex", ("Female", "Male")),
-                     [Attribute("race", ("Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White"))])
-    doc = build_document(method="grr", matrix=grr_matrix(alpha.size, 1.0), alphabet=alpha,
-                         public_distribution=np.full(alpha.shape, 1 / alpha.size),
-                         privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": None}},
-                         extra={"bench": uuid.uuid4().hex})
+    alpha = Alphabet(
+        Attribute("sex", ("Female", "Male")),
+        [Attribute("race", ("Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White"))],
+    )
+    doc = build_document(
+        method="grr",
+        matrix=grr_matrix(alpha.size, 1.0),
+        alphabet=alpha,
+        public_distribution=np.full(alpha.shape, 1 / alpha.size),
+        privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": None}},
+        extra={"bench": uuid.uuid4().hex},
+    )
     mid, outputs = doc["id"], alpha.size
     rng = np.random.default_rng(7)
 
     def batches(count: int, size: int = BATCH) -> list[bytes]:
-        return [msgpack.packb({"mechanism": mid, "batch": uuid.uuid4().hex,
-                               "reports": rng.integers(0, outputs, size).tolist()}) for _ in range(count)]
+        return [
+            msgpack.packb(
+                {"mechanism": mid, "batch": uuid.uuid4().hex, "reports": rng.integers(0, outputs, size).tolist()}
+            )
+            for _ in range(count)
+        ]
 
     batch_bodies, single_bodies = batches(n_batches), batches(n_single, 1)
     limits_before = in_process_limits(batch_bodies, outputs)
@@ -343,8 +404,9 @@ def main(argv: list[str]) -> int:
             batch_seconds, latencies = upload(port, batch_bodies[warm:])
             single_seconds, _ = upload(port, single_bodies)
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            status, body = request(conn, "GET", f"/v1/mechanisms/{mid}/estimate",
-                                   headers={"Authorization": f"Bearer {TOKEN}"})
+            status, body = request(
+                conn, "GET", f"/v1/mechanisms/{mid}/estimate", headers={"Authorization": f"Bearer {TOKEN}"}
+            )
             conn.close()
             n_stored = json.loads(body)["n"]
             assert n_stored == n_batches * BATCH + n_single, (n_stored, n_batches * BATCH + n_single)
@@ -352,11 +414,32 @@ def main(argv: list[str]) -> int:
             stop(proc)
         # The HTTP floor: a do-nothing Flask endpoint under the same Granian configuration.
         port = free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "wsgi", "--workers", str(WORKERS),
-                                 "--blocking-threads", str(THREADS), "--no-ws", "--log-level", "warning",
-                                 "--host", "127.0.0.1", "--port", str(port),
-                                 "--working-dir", os.path.dirname(os.path.abspath(__file__)), "_http_floor_app:app"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "granian",
+                "--interface",
+                "wsgi",
+                "--workers",
+                str(WORKERS),
+                "--blocking-threads",
+                str(THREADS),
+                "--no-ws",
+                "--log-level",
+                "warning",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--working-dir",
+                os.path.dirname(os.path.abspath(__file__)),
+                "_http_floor_app:app",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             wait_ready(proc, port, WORKERS)
             upload(port, batch_bodies[:warm])
@@ -364,12 +447,20 @@ def main(argv: list[str]) -> int:
         finally:
             stop(proc)
         # The service with no HTTP at all (same SQLite configuration, same worker layout).
-        from rldp.aggregator.service import create_app
+        from rldp.aggregator.http import create_app
 
         ceiling_db = f"sqlite:///{tmp}/ceiling.sqlite3"
         app = create_app({"DATABASE_URL": ceiling_db, "ADMIN_TOKEN": TOKEN})
-        status = app.test_client().post("/v1/mechanisms", data=to_msgpack(doc), content_type="application/msgpack",
-                                        headers={"Authorization": f"Bearer {TOKEN}"}).status_code
+        status = (
+            app.test_client()
+            .post(
+                "/v1/mechanisms",
+                data=to_msgpack(doc),
+                content_type="application/msgpack",
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )
+            .status_code
+        )
         assert status == 201, status
         app.extensions["rldp"].storage.close()
         ceiling_seconds = wsgi_ceiling(ceiling_db, batches(n_batches))

@@ -1,4 +1,4 @@
-"""Benchmark: PolyOpt by column generation (issue 5) against the baselines of the same run.
+"""Benchmark: PolyOpt by column generation against the baselines of the same run.
 
 Prints one line per figure, ``name value unit``; every target is a ratio against a baseline
 measured in this run:
@@ -26,13 +26,12 @@ measured in this run:
 
 ``adult_*_upper_bound_nmi`` is the best proven bound (polytope Lagrangian bound at the lifted
 duals of the coarse problem, NR bound, or the entropy = 1); ``*_coarse_KxL_nmi`` the value of
-the aggregated problem solved first (see aggregator/polyopt_cg.py).
+the aggregated problem solved first (see rldp.aggregator.design.cg.coarsen).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -44,17 +43,27 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from helpers import ADULT_COLUMNS, adult_path  # noqa: E402
 
-from rldp.aggregator.design import design_matrix  # noqa: E402
-from rldp.aggregator.polyopt import solve_polyopt  # noqa: E402
-from rldp.aggregator.polyopt_cg import solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg  # noqa: E402
+from rldp.aggregator.design import (  # noqa: E402
+    DesignError,
+    GammaCone,
+    design_matrix,
+    grr_matrix,
+    solve_exact_set_cg,
+    solve_nr_cg,
+    solve_polyopt,
+    solve_polyopt_cg,
+    srr_matrix,
+)
 from rldp.shared.audit import audit_rldp  # noqa: E402
-from rldp.shared.records import Alphabet, read_csv  # noqa: E402
+from rldp.shared.information import entropy, mutual_information  # noqa: E402
+from rldp.shared.records import Alphabet  # noqa: E402
+from rldp.shared.tables import read_csv  # noqa: E402
+from rldp.shared.tolerances import DESIGN_MARGIN  # noqa: E402
 from rldp.shared.uncertainty import UncertaintySet  # noqa: E402
-from rldp.shared.utility import entropy, mutual_information  # noqa: E402
 
 N = 32561
 BETA = 0.05
-MARGIN = 1 - 1e-7  # the designers' DESIGN_MARGIN
+MARGIN = 1 - DESIGN_MARGIN
 OTHERS = ("ir-calibrated", "cr-calibrated", "srr", "grr", "cr")
 
 
@@ -63,7 +72,7 @@ def emit(name: str, value: float, unit: str) -> None:
 
 
 def jeffreys(shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    """P̂ from n = 32561 draws of a P* ~ Dirichlet(1/2) (seed 000, Sec. 8.2); every s seen."""
+    """P̂ from n = 32561 draws of a P* ~ Dirichlet(1/2) ([LZG24, Sec 8.2]); every s seen."""
     while True:
         p_star = rng.dirichlet(np.full(shape[0] * shape[1], 0.5))
         p_hat = rng.multinomial(N, p_star).reshape(shape) / N
@@ -149,10 +158,6 @@ def adult_large(pairs: list[tuple[str, str, str]], epsilons: list[float], budget
 
 def exact_robust(draws: int, eps: float = 7.0, n: int = 1000) -> None:
     """design_matrix(..., solver="exact") where floating-point vertex enumeration struggles."""
-    from rldp.aggregator.design import DesignError
-    from rldp.aggregator.mechanisms import grr_matrix, srr_matrix
-    from rldp.aggregator.polyopt_cg import GammaCone
-
     rng = np.random.default_rng(7)
     failed = below = audit_failed = 0
     for _ in range(draws):
@@ -164,8 +169,10 @@ def exact_robust(draws: int, eps: float = 7.0, n: int = 1000) -> None:
         point = UncertaintySet(p, 0.0)
         srr = srr_matrix(3, 3, eps * MARGIN)
         srr_in = bool(np.all(GammaCone(uset.lower_bounds(), eps * MARGIN).contains(srr)))
-        for method, claimed, baseline in (("nr", point, mutual_information(grr_matrix(9, eps), p)),
-                                          ("polyopt", uset, mutual_information(srr, p) if srr_in else 0.0)):
+        for method, claimed, baseline in (
+            ("nr", point, mutual_information(grr_matrix(9, eps), p)),
+            ("polyopt", uset, mutual_information(srr, p) if srr_in else 0.0),
+        ):
             try:
                 q, _ = design_matrix(method, uset, eps, solver="exact", time_budget=10.0)
             except DesignError:
@@ -195,20 +202,25 @@ def exact_set(epsilons: list[float], budget: float) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run (fewer cases, 20 s budgets)")
-    parser.add_argument("--only", default="exact,synthetic,adult,robust,exact_set",
-                        help="comma-separated sections to run (default: all)")
+    parser.add_argument(
+        "--only",
+        default="exact,synthetic,adult,robust,exact_set",
+        help="comma-separated sections to run (default: all)",
+    )
     args = parser.parse_args()
     sections = {"exact", "synthetic", "adult", "robust", "exact_set"}
     only = set(args.only.split(","))
     if not only <= sections:
-        parser.error(f"--only: unknown section(s) {', '.join(sorted(only - sections))}; "
-                     f"expected a comma-separated subset of {', '.join(sorted(sections))}")
+        parser.error(
+            f"--only: unknown section(s) {', '.join(sorted(only - sections))}; "
+            f"expected a comma-separated subset of {', '.join(sorted(sections))}"
+        )
     rng = np.random.default_rng(20240501)
 
     shapes = [(2, 2), (2, 3), (3, 2), (2, 4), (3, 3), (3, 4)]
     epsilons = [1.0] if args.quick else [0.5, 1.0, 2.0]
     cases = []
-    for shape in (shapes[:4] if args.quick else shapes):
+    for shape in shapes[:4] if args.quick else shapes:
         for draw in range(1 if args.quick else 2):
             p = jeffreys(shape, rng)
             cases += [(f"jeffreys{shape[0]}x{shape[1]}_{draw}", p, eps) for eps in epsilons]
@@ -221,8 +233,9 @@ def main() -> int:
         large_synthetic([(4, 4)] if args.quick else [(4, 4), (5, 5)], rng, budget=30.0)
     pairs = [("oe", "occupation", "education"), ("nr", "native-country", "relationship")]
     if "adult" in only:
-        adult_large(pairs, [1.0] if args.quick else [0.5, 1.0, 1.5], budget=20.0 if args.quick else 60.0,
-                    with_nr=not args.quick)
+        adult_large(
+            pairs, [1.0] if args.quick else [0.5, 1.0, 1.5], budget=20.0 if args.quick else 60.0, with_nr=not args.quick
+        )
     if "robust" in only:
         exact_robust(5 if args.quick else 40)
     if "exact_set" in only:

@@ -12,7 +12,7 @@ batches) and rldp.shared (no scipy, no flask).
 """
 
 from .client import DEFAULT_BATCH_SIZE, Client, Receipt
-from .errors import MechanismRejected, ProblemError, RLDPError, ServiceUnavailable
+from .errors import MechanismRejected, ProblemError, RLDPError, RldpError, ServiceUnavailable
 from .mechanism import Mechanism
 from .queue import OfflineQueue
 from .sampling import ColumnSampler, OSRandom, uniform_from_bytes
@@ -23,6 +23,7 @@ __all__ = [
     "Mechanism",
     "MechanismRejected",
     "ProblemError",
+    "RldpError",
     "RLDPError",
     "ServiceUnavailable",
     "OfflineQueue",

@@ -12,20 +12,15 @@ import argparse
 import json
 
 from rldp.shared.arguments import names, positive_float, positive_int
+from rldp.shared.errors import RldpError
+from rldp.shared.tables import read_csv
+
+from .client import Client
 
 __all__ = ["add_parser", "cmd_privatize"]
 
 
-
-
-
-
 def cmd_privatize(args: argparse.Namespace) -> int:
-    from rldp.shared.records import read_csv
-
-    from .client import Client
-    from .errors import RLDPError
-
     if args.flush and not args.queue:
         raise ValueError("--flush needs --queue FILE (the offline queue to send)")
     if args.data is None and not args.flush:
@@ -37,51 +32,82 @@ def cmd_privatize(args: argparse.Namespace) -> int:
             flushed = client.flush() if args.flush else None
             if args.data is None:
                 assert flushed is not None
-                record = {"flushed": flushed.accepted, "batches": flushed.batches, "queued": flushed.queued,
-                          "rejected": flushed.rejected}
-                print(json.dumps(record) if args.json else
-                      f"sent {flushed.accepted} queued reports in {flushed.batches} batches; {flushed.queued} still "
-                      f"queued; {flushed.rejected} refused by the server" + "".join(f"\n  {p}" for p in flushed.problems))
+                summary = {
+                    "flushed": flushed.accepted,
+                    "batches": flushed.batches,
+                    "queued": flushed.queued,
+                    "rejected": flushed.rejected,
+                }
+                print(
+                    json.dumps(summary)
+                    if args.json
+                    else f"sent {flushed.accepted} queued reports in {flushed.batches} batches; {flushed.queued} still "
+                    f"queued; {flushed.rejected} refused by the server" + "".join(f"\n  {p}" for p in flushed.problems)
+                )
                 return 0 if flushed.queued == 0 else 3
             mech = client.mechanism(args.mechanism)  # verify before reading any record
             table = read_csv(args.data, names=args.names)
             receipt = client.submit(args.mechanism, table, batch_size=args.batch_size)
-        except RLDPError as exc:
+        except RldpError as exc:
             done = f" (accepted before the error: {exc.receipt.accepted} reports)" if exc.receipt else ""
             raise ValueError(f"{exc}{done}") from None
-    record = {"mechanism": mech.id, "method": mech.method, "epsilon": mech.epsilon, "records": table.n_rows,
-              "accepted": receipt.accepted, "batches": receipt.batches, "duplicates": receipt.duplicates,
-              "queued": receipt.queued, "dropped": receipt.dropped}
+    record: dict[str, object] = {
+        "mechanism": mech.id,
+        "method": mech.method,
+        "epsilon": mech.epsilon,
+        "records": table.n_rows,
+        "accepted": receipt.accepted,
+        "batches": receipt.batches,
+        "duplicates": receipt.duplicates,
+        "queued": receipt.queued,
+        "dropped": receipt.dropped,
+    }
     if flushed is not None:
         record["flushed"] = flushed.accepted
     if args.json:
         print(json.dumps(record))
     else:
-        print(f"privatised {table.n_rows} records with {mech.method} (epsilon {mech.epsilon:g}, audited "
-              f"{mech.epsilon_audited:.6g}) {mech.id[:12]}")
-        print(f"  accepted {receipt.accepted} reports in {receipt.batches} batches"
-              + (f" ({receipt.duplicates} duplicates)" if receipt.duplicates else "")
-              + (f"; {receipt.queued} queued for later (--flush --queue FILE)" if receipt.queued else "")
-              + (f"; {receipt.dropped} dropped from the full queue" if receipt.dropped else ""))
+        print(
+            f"privatised {table.n_rows} records with {mech.method} (epsilon {mech.epsilon:g}, audited "
+            f"{mech.epsilon_audited:.6g}) {mech.id[:12]}"
+        )
+        print(
+            f"  accepted {receipt.accepted} reports in {receipt.batches} batches"
+            + (f" ({receipt.duplicates} duplicates)" if receipt.duplicates else "")
+            + (f"; {receipt.queued} queued for later (--flush --queue FILE)" if receipt.queued else "")
+            + (f"; {receipt.dropped} dropped from the full queue" if receipt.dropped else "")
+        )
     return 0 if receipt.queued == 0 else 3
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``privatize``."""
-    p = subparsers.add_parser("privatize", help="privatise a CSV of records locally and submit the outputs",
-                              description="Download and verify a mechanism, privatise every record of DATA.csv with "
-                                          "the OS CSPRNG, and upload only the outputs (in batches, with retries).")
+    p = subparsers.add_parser(
+        "privatize",
+        help="privatise a CSV of records locally and submit the outputs",
+        description="Download and verify a mechanism, privatise every record of DATA.csv with "
+        "the OS CSPRNG, and upload only the outputs (in batches, with retries).",
+    )
     p.add_argument("data", metavar="DATA.csv", nargs="?", help="records: CSV with a header row (.gz allowed)")
     p.add_argument("--server", required=True, metavar="URL", help="aggregator URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--mechanism", metavar="ID", help="mechanism id (see GET /v1/mechanisms)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
-    p.add_argument("--batch-size", type=positive_int("batch size"), default=10_000,
-                   help="reports per upload (default 10000)")
+    p.add_argument(
+        "--batch-size", type=positive_int("batch size"), default=10_000, help="reports per upload (default 10000)"
+    )
     p.add_argument("--timeout", type=positive_float("timeout"), default=10.0, help="seconds per attempt (default 10)")
-    p.add_argument("--max-epsilon", type=positive_float("max epsilon"), default=None,
-                   help="refuse a mechanism that claims a larger epsilon")
-    p.add_argument("--queue", metavar="FILE", default=None,
-                   help="keep batches that cannot be sent in this SQLite file (exit status 3 if any)")
+    p.add_argument(
+        "--max-epsilon",
+        type=positive_float("max epsilon"),
+        default=None,
+        help="refuse a mechanism that claims a larger epsilon",
+    )
+    p.add_argument(
+        "--queue",
+        metavar="FILE",
+        default=None,
+        help="keep batches that cannot be sent in this SQLite file (exit status 3 if any)",
+    )
     p.add_argument("--flush", action="store_true", help="first send the batches kept in --queue")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_privatize)

@@ -5,11 +5,9 @@
     ys = mech.privatize(records)                   # OS CSPRNG, vectorised
     receipt = client.submit(mechanism_id, records) # privatise + upload in batches
 
-Retries: requests' HTTPAdapter with urllib3's ``Retry`` — exponential backoff with
-jitter on connection errors, read errors, 429 and 5xx, honouring ``Retry-After`` (capped
-at ``retry_after_max``). POST is retried too, which is safe because uploads are
-idempotent by batch id (a batch the server already committed is answered as a
-duplicate and stored once). Any other 4xx is permanent: :class:`ProblemError`.
+Retries and the mapping of answers to errors are the transport's (:mod:`.transport`):
+transient failures are retried with backoff, POST included (uploads are idempotent by
+batch id); any other 4xx is permanent: :class:`ProblemError`.
 """
 
 from __future__ import annotations
@@ -18,76 +16,26 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import msgpack
 import numpy as np
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
-from rldp import __version__
 from rldp.shared.document import DocumentError, from_json, from_msgpack, to_msgpack
 
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
 from .mechanism import Mechanism
 from .queue import DEFAULT_LIMIT_BYTES, OfflineQueue
+from .receipt import Receipt
 from .sampling import RandomSource
+from .transport import Transport, json_object
 
 __all__ = ["Client", "Receipt", "DEFAULT_BATCH_SIZE"]
 
 DEFAULT_BATCH_SIZE = 10_000
 MSGPACK = "application/msgpack"
-RETRY_STATUSES = (429, 500, 502, 503, 504)
-
-
-@dataclass(frozen=True)
-class Receipt:
-    """What an upload (or a flush) achieved.
-
-    ``accepted``: reports the server holds from these batches (including batches it had
-    already stored: a retry answered as a duplicate); ``batches``: batches acknowledged;
-    ``duplicates``: of those, how many the server had already; ``queued``: reports left in
-    the offline queue; ``dropped``: reports the bounded queue had to drop; ``rejected``:
-    reports of queued batches the server refused for good (on flush; see ``problems``).
-    """
-
-    accepted: int = 0
-    batches: int = 0
-    duplicates: int = 0
-    queued: int = 0
-    dropped: int = 0
-    rejected: int = 0
-    batch_ids: tuple[str, ...] = ()
-    problems: tuple[str, ...] = field(default=())
-
-    def __add__(self, other: "Receipt") -> "Receipt":
-        return Receipt(self.accepted + other.accepted, self.batches + other.batches,
-                       self.duplicates + other.duplicates, self.queued + other.queued, self.dropped + other.dropped,
-                       self.rejected + other.rejected, self.batch_ids + other.batch_ids,
-                       self.problems + other.problems)
-
-
-class _Retry(Retry):
-    """urllib3 Retry whose Retry-After wait is capped (a server cannot stall a client for a day)."""
-
-    RETRY_AFTER_MAX = 60.0
-
-    def get_retry_after(self, response: Any) -> float | None:
-        value = super().get_retry_after(response)
-        return None if value is None else min(value, self.RETRY_AFTER_MAX)
-
-
-def _problem(resp: requests.Response) -> dict[str, Any]:
-    try:
-        body = resp.json()
-        if isinstance(body, dict):
-            return body
-    except ValueError:
-        pass
-    text = " ".join(resp.text.split())[:200] if resp.text else ""
-    return {"type": "about:blank", "title": resp.reason or "", "status": resp.status_code, "detail": text}
 
 
 class Client:
@@ -103,74 +51,49 @@ class Client:
     claim a larger ε.
     """
 
-    def __init__(self, url: str, *, timeout: float = 10.0, retries: int = 5, backoff_factor: float = 0.5,
-                 backoff_max: float = 30.0, token: str | None = None, queue_path: str | os.PathLike[str] | None = None,
-                 queue_limit_bytes: int = DEFAULT_LIMIT_BYTES, rng: RandomSource | None = None,
-                 max_epsilon: float | None = None, session: requests.Session | None = None) -> None:
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(f"server URL must start with http:// or https://; got {url!r}")
-        if not timeout or timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds; got {timeout!r}")
-        if int(retries) < 0:
-            raise ValueError(f"retries must be ≥ 0; got {retries!r}")
-        self.url = url.rstrip("/")
-        self.timeout = float(timeout)
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = 10.0,
+        retries: int = 5,
+        backoff_factor: float = 0.5,
+        backoff_max: float = 30.0,
+        token: str | None = None,
+        queue_path: str | os.PathLike[str] | None = None,
+        queue_limit_bytes: int = DEFAULT_LIMIT_BYTES,
+        rng: RandomSource | None = None,
+        max_epsilon: float | None = None,
+        session: requests.Session | None = None,
+    ) -> None:
+        self._http = Transport(
+            url,
+            timeout=timeout,
+            retries=retries,
+            backoff_factor=backoff_factor,
+            backoff_max=backoff_max,
+            token=token,
+            session=session,
+        )
+        self.url = self._http.url
+        self.timeout = self._http.timeout
         self.rng = rng
         self.max_epsilon = max_epsilon
-        self._token = token
         self._mechanisms: dict[str, Mechanism] = {}
         self._lock = threading.Lock()
         self.queue = OfflineQueue(queue_path, queue_limit_bytes) if queue_path is not None else None
-        retry = _Retry(total=int(retries), connect=int(retries), read=int(retries), status=int(retries), other=0,
-                       backoff_factor=float(backoff_factor), backoff_max=float(backoff_max),
-                       backoff_jitter=float(backoff_factor), status_forcelist=RETRY_STATUSES,
-                       allowed_methods=frozenset({"GET", "HEAD", "POST"}), respect_retry_after_header=True,
-                       raise_on_status=False, raise_on_redirect=False)
-        self._session = session or requests.Session()
-        adapter = HTTPAdapter(max_retries=retry, pool_connections=4, pool_maxsize=16)
-        self._session.mount("http://", adapter)
-        self._session.mount("https://", adapter)
-        self._session.headers["User-Agent"] = f"rldp-client/{__version__}"
 
-    # -- plumbing
     def close(self) -> None:
         """Close the HTTP session and the queue."""
-        self._session.close()
+        self._http.close()
         if self.queue is not None:
             self.queue.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-    def _headers(self, auth: bool, extra: dict[str, str] | None = None) -> dict[str, str]:
-        headers = dict(extra or {})
-        if auth:
-            if not self._token:
-                raise ValueError("this call needs a bearer token: Client(..., token=...)")
-            headers["Authorization"] = f"Bearer {self._token}"
-        return headers
-
-    def _request(self, method: str, path: str, *, auth: bool = False, headers: dict[str, str] | None = None,
-                 ok: tuple[int, ...] = (200, 201, 202), **kwargs: Any) -> requests.Response:
-        url = self.url + path
-        try:
-            resp = self._session.request(method, url, headers=self._headers(auth, headers), timeout=self.timeout,
-                                         **kwargs)
-        except requests.exceptions.RetryError as exc:
-            raise ServiceUnavailable(f"{method} {url}: the server kept failing after every retry ({exc})") from None
-        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-            raise ServiceUnavailable(f"{method} {url}: cannot reach the server after every retry "
-                                     f"({type(exc).__name__})") from None
-        if resp.status_code in ok or resp.status_code == 304:
-            return resp
-        if resp.status_code in RETRY_STATUSES or resp.status_code >= 500:
-            prob = _problem(resp)
-            raise ServiceUnavailable(f"{method} {url}: {resp.status_code} {prob.get('detail') or resp.reason} "
-                                     "(after every retry)", status=resp.status_code)
-        raise ProblemError(resp.status_code, _problem(resp))
 
     # -- mechanisms
     def mechanism(self, mechanism_id: str, *, max_epsilon: float | None = None) -> Mechanism:
@@ -185,8 +108,9 @@ class Client:
         if cached is None:
             if not isinstance(mechanism_id, str) or not mechanism_id:
                 raise ValueError(f"mechanism id must be a non-empty string; got {mechanism_id!r}")
-            resp = self._request("GET", f"/v1/mechanisms/{requests.utils.quote(mechanism_id, safe='')}",
-                                 headers={"Accept": MSGPACK})
+            resp = self._http.request(
+                "GET", f"/v1/mechanisms/{requests.utils.quote(mechanism_id, safe='')}", headers={"Accept": MSGPACK}
+            )
             try:
                 if resp.headers.get("Content-Type", "").split(";")[0].strip() == MSGPACK:
                     doc = from_msgpack(resp.content)
@@ -198,17 +122,20 @@ class Client:
             with self._lock:
                 self._mechanisms[mechanism_id] = cached
         if limit is not None and cached.epsilon > limit:
-            raise MechanismRejected(mechanism_id, f"claims epsilon {cached.epsilon:g}, above the allowed "
-                                                  f"maximum {limit:g}")
+            raise MechanismRejected(
+                mechanism_id, f"claims epsilon {cached.epsilon:g}, above the allowed maximum {limit:g}"
+            )
         return cached
 
     def mechanisms(self) -> list[dict[str, Any]]:
         """The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …."""
-        return self._request("GET", "/v1/mechanisms").json()["mechanisms"]
+        mechanisms: list[dict[str, Any]] = self._http.request("GET", "/v1/mechanisms").json()["mechanisms"]
+        return mechanisms
 
     # -- uploads
-    def submit(self, mechanism_id: str, records: Any, *, batch_size: int = DEFAULT_BATCH_SIZE,
-               rng: RandomSource | None = None) -> Receipt:
+    def submit(
+        self, mechanism_id: str, records: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, rng: RandomSource | None = None
+    ) -> Receipt:
         """Privatise ``records`` with the (verified) mechanism and upload them in batches.
 
         Each batch gets a fresh batch id (uuid4). Transient failures are retried (see the
@@ -230,15 +157,22 @@ class Client:
             raise ValueError("reports must be a 1-D array of integer outputs")
         bodies = []
         for start in range(0, ys.size, int(batch_size)):
-            chunk = ys[start:start + int(batch_size)]
+            chunk = ys[start : start + int(batch_size)]
             batch = uuid.uuid4().hex
-            bodies.append((batch, int(chunk.size), msgpack.packb(
-                {"mechanism": mechanism_id, "batch": batch, "reports": chunk.tolist()}, use_bin_type=True)))
+            bodies.append(
+                (
+                    batch,
+                    int(chunk.size),
+                    msgpack.packb(
+                        {"mechanism": mechanism_id, "batch": batch, "reports": chunk.tolist()}, use_bin_type=True
+                    ),
+                )
+            )
         return self._send_all(mechanism_id, bodies)
 
     def _post_batch(self, body: bytes) -> dict[str, Any]:
-        resp = self._request("POST", "/v1/reports", data=body, headers={"Content-Type": MSGPACK}, ok=(200, 201))
-        return resp.json()
+        resp = self._http.request("POST", "/v1/reports", data=body, headers={"Content-Type": MSGPACK}, ok=(200, 201))
+        return json_object(resp)
 
     def _send_all(self, mechanism_id: str, bodies: list[tuple[str, int, bytes]]) -> Receipt:
         accepted = batches = duplicates = queued = dropped = 0
@@ -296,45 +230,69 @@ class Client:
             duplicates += bool(answer.get("duplicate"))
             ids.append(item.batch)
         stats = self.queue.stats()
-        return Receipt(accepted, batches, duplicates, stats["pending_reports"], 0, rejected, tuple(ids),
-                       tuple(problems))
+        return Receipt(
+            accepted, batches, duplicates, stats["pending_reports"], 0, rejected, tuple(ids), tuple(problems)
+        )
 
     # -- admin and read calls (need a token)
     def publish(self, document: dict[str, Any]) -> dict[str, Any]:
         """Publish a mechanism document (admin). Returns {"id", "method", "epsilon", "epsilon_audited", "status"}."""
-        resp = self._request("POST", "/v1/mechanisms", auth=True, data=to_msgpack(document),
-                             headers={"Content-Type": MSGPACK})
-        return resp.json()
+        resp = self._http.request(
+            "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers={"Content-Type": MSGPACK}
+        )
+        return json_object(resp)
 
     def retire(self, mechanism_id: str) -> dict[str, Any]:
         """Retire a mechanism (admin): it accepts no more reports."""
-        return self._request("POST", f"/v1/mechanisms/{mechanism_id}/retire", auth=True).json()
+        return json_object(self._http.request("POST", f"/v1/mechanisms/{mechanism_id}/retire", auth=True))
 
     def estimate(self, mechanism_id: str, **params: Any) -> dict[str, Any]:
         """The server's estimate of P(S, U) (admin or read token); ``params``: method, interval, prior, prior_weight."""
-        return self._request("GET", f"/v1/mechanisms/{mechanism_id}/estimate", auth=True,
-                             params={k: v for k, v in params.items() if v is not None}).json()
+        return json_object(
+            self._http.request(
+                "GET",
+                f"/v1/mechanisms/{mechanism_id}/estimate",
+                auth=True,
+                params={k: v for k, v in params.items() if v is not None},
+            )
+        )
 
-    def design(self, csv_text: str, *, sensitive: str, released: Iterable[str] | str, epsilon: float, method: str,
-               beta: float | None = None, radius: float | None = None, order: float | None = None,
-               wait: bool = True, poll: float = 1.0, wait_timeout: float = 3600.0) -> dict[str, Any]:
+    def design(
+        self,
+        csv_text: str,
+        *,
+        sensitive: str,
+        released: Iterable[str] | str,
+        epsilon: float,
+        method: str,
+        beta: float | None = None,
+        radius: float | None = None,
+        order: float | None = None,
+        wait: bool = True,
+        poll: float = 1.0,
+        wait_timeout: float = 3600.0,
+    ) -> dict[str, Any]:
         """Ask the server to design and publish a mechanism from public CSV text (admin).
 
         With ``wait`` (default) polls the job until it is done or failed and returns its
         final status (``{"status": "done", "mechanism": id, ...}``); else returns the job.
         """
-        body: dict[str, Any] = {"csv": csv_text, "sensitive": sensitive,
-                                "released": [released] if isinstance(released, str) else list(released),
-                                "epsilon": epsilon, "method": method}
+        body: dict[str, Any] = {
+            "csv": csv_text,
+            "sensitive": sensitive,
+            "released": [released] if isinstance(released, str) else list(released),
+            "epsilon": epsilon,
+            "method": method,
+        }
         for key, value in (("beta", beta), ("radius", radius), ("order", order)):
             if value is not None:
                 body[key] = value
-        job = self._request("POST", "/v1/designs", auth=True, json=body).json()
+        job = json_object(self._http.request("POST", "/v1/designs", auth=True, json=body))
         if not wait:
             return job
         deadline = time.monotonic() + wait_timeout
         while True:
-            status = self._request("GET", job["status_url"], auth=True).json()
+            status = json_object(self._http.request("GET", job["status_url"], auth=True))
             if status["status"] in ("done", "failed") or time.monotonic() > deadline:
                 return status
             time.sleep(poll)
@@ -342,7 +300,7 @@ class Client:
     def ready(self) -> bool:
         """True when the server and its database answer (GET /readyz)."""
         try:
-            self._request("GET", "/readyz")
+            self._http.request("GET", "/readyz")
         except (ServiceUnavailable, ProblemError):
             return False
         return True

@@ -1,6 +1,7 @@
 """Errors raised by the client SDK.
 
-Every error is an :class:`RLDPError`; each also derives from the built-in class a caller
+Every error is an :class:`~rldp.shared.errors.RldpError` (the one root of rldp's errors,
+also exported here as ``RLDPError``, its older name); each also derives from the built-in class a caller
 would naturally catch: refusals of bad input or of a mechanism are ``ValueError``s,
 failures to reach the service are ``OSError``s (like ``requests.ConnectionError``).
 Errors raised during an upload carry the :class:`~rldp.client.Receipt` of what the
@@ -12,16 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RLDPError", "MechanismRejected", "ProblemError", "ServiceUnavailable"]
+from rldp.shared.errors import RldpError
+
+__all__ = ["RldpError", "RLDPError", "MechanismRejected", "ProblemError", "ServiceUnavailable"]
+
+#: The older name of the root error class, kept for code written against rldp 0.1.
+RLDPError = RldpError
 
 
-class RLDPError(Exception):
-    """Base class of the SDK's errors."""
-
-    receipt: Any = None
-
-
-class MechanismRejected(RLDPError, ValueError):
+class MechanismRejected(RldpError, ValueError):
     """A mechanism failed verification: its id does not match its content, its privacy
     audit fails, or it claims more ε than the caller allows. Never use such a mechanism."""
 
@@ -31,7 +31,7 @@ class MechanismRejected(RLDPError, ValueError):
         self.reasons = tuple(reasons)
 
 
-class ProblemError(RLDPError, ValueError):
+class ProblemError(RldpError, ValueError):
     """The service refused a request permanently (4xx other than 429); retrying will not help.
 
     ``reason`` is the problem type's slug (e.g. ``"report-out-of-range"``), ``type`` its URI,
@@ -49,7 +49,7 @@ class ProblemError(RLDPError, ValueError):
         super().__init__(f"{self.status} {self.reason}: {self.detail or self.title}")
 
 
-class ServiceUnavailable(RLDPError, OSError):
+class ServiceUnavailable(RldpError, OSError):
     """The service could not be reached, or kept answering 429/5xx, after every retry.
 
     Transient: the same request (same batch ids) can be sent again later; an offline

@@ -9,7 +9,8 @@ worst-case ε from the matrix), or that claims more ε than the caller accepts.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -39,8 +40,9 @@ class Mechanism:
         self._sampler = ColumnSampler(self.matrix)
 
     @classmethod
-    def from_document(cls, document: Mapping[str, Any], *, expected_id: str | None = None,
-                      max_epsilon: float | None = None) -> "Mechanism":
+    def from_document(
+        cls, document: Mapping[str, Any], *, expected_id: str | None = None, max_epsilon: float | None = None
+    ) -> Mechanism:
         """Verify a document (id, audit, optional ε ceiling) and wrap it.
 
         ``expected_id``: the id the caller asked for (a server must not substitute another
@@ -68,11 +70,13 @@ class Mechanism:
     # -- properties
     @property
     def id(self) -> str:
-        return self.document["id"]
+        """The content id (sha256 hex) the document was verified against."""
+        return str(self.document["id"])
 
     @property
     def method(self) -> str:
-        return self.document["method"]
+        """The designer that produced the mechanism (e.g. ``"polyopt"``)."""
+        return str(self.document["method"])
 
     @property
     def epsilon(self) -> float:
@@ -100,8 +104,10 @@ class Mechanism:
 
     def __repr__(self) -> str:
         eps = self.audit.epsilon
-        return (f"Mechanism({self.method}, id={self.id[:12]}…, epsilon={self.epsilon:g} "
-                f"(audited {eps if math.isinf(eps) else round(eps, 6)}), {self.alphabet!r}, outputs={self.outputs})")
+        return (
+            f"Mechanism({self.method}, id={self.id[:12]}…, epsilon={self.epsilon:g} "
+            f"(audited {eps if math.isinf(eps) else round(eps, 6)}), {self.alphabet!r}, outputs={self.outputs})"
+        )
 
     # -- privatisation
     def privatize(self, records: Any, rng: RandomSource | None = None) -> np.ndarray:

@@ -17,7 +17,8 @@ import os
 import sqlite3
 import threading
 import time
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 __all__ = ["OfflineQueue", "QueuedBatch", "DEFAULT_LIMIT_BYTES"]
 
@@ -46,15 +47,20 @@ class OfflineQueue:
         self._conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS queue (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-                           " mechanism TEXT NOT NULL, batch TEXT NOT NULL UNIQUE, n INTEGER NOT NULL,"
-                           " body BLOB NOT NULL, size INTEGER NOT NULL, created REAL NOT NULL)")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS queue (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " mechanism TEXT NOT NULL, batch TEXT NOT NULL UNIQUE, n INTEGER NOT NULL,"
+            " body BLOB NOT NULL, size INTEGER NOT NULL, created REAL NOT NULL)"
+        )
         self._conn.execute("CREATE TABLE IF NOT EXISTS stats (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
 
     def _bump(self, batches: int, reports: int) -> None:
         for key, value in (("dropped_batches", batches), ("dropped_reports", reports)):
-            self._conn.execute("INSERT INTO stats (key, value) VALUES (?, ?) "
-                               "ON CONFLICT (key) DO UPDATE SET value = value + excluded.value", (key, value))
+            self._conn.execute(
+                "INSERT INTO stats (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = value + excluded.value",
+                (key, value),
+            )
 
     def put(self, mechanism: str, batch: str, n: int, body: bytes) -> tuple[bool, int]:
         """Queue one upload body; (stored, reports dropped: older batches evicted, or this one if refused)."""
@@ -75,8 +81,10 @@ class OfflineQueue:
                         if used + size <= self.limit_bytes:
                             break
                     self._bump(dropped_b, dropped_r)
-                self._conn.execute("INSERT OR IGNORE INTO queue (mechanism, batch, n, body, size, created) "
-                                   "VALUES (?, ?, ?, ?, ?, ?)", (mechanism, batch, int(n), body, size, time.time()))
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO queue (mechanism, batch, n, body, size, created) VALUES (?, ?, ?, ?, ?, ?)",
+                    (mechanism, batch, int(n), body, size, time.time()),
+                )
                 self._conn.execute("COMMIT")
             except BaseException:
                 if self._conn.in_transaction:
@@ -99,12 +107,17 @@ class OfflineQueue:
     def stats(self) -> dict[str, int]:
         """pending_batches, pending_reports, bytes, dropped_batches, dropped_reports."""
         with self._lock:
-            b, r, size = self._conn.execute("SELECT COUNT(*), COALESCE(SUM(n), 0), COALESCE(SUM(size), 0) "
-                                            "FROM queue").fetchone()
+            b, r, size = self._conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(n), 0), COALESCE(SUM(size), 0) FROM queue"
+            ).fetchone()
             dropped = dict(self._conn.execute("SELECT key, value FROM stats").fetchall())
-        return {"pending_batches": int(b), "pending_reports": int(r), "bytes": int(size),
-                "dropped_batches": int(dropped.get("dropped_batches", 0)),
-                "dropped_reports": int(dropped.get("dropped_reports", 0))}
+        return {
+            "pending_batches": int(b),
+            "pending_reports": int(r),
+            "bytes": int(size),
+            "dropped_batches": int(dropped.get("dropped_batches", 0)),
+            "dropped_reports": int(dropped.get("dropped_reports", 0)),
+        }
 
     def __len__(self) -> int:
         with self._lock:

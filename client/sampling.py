@@ -48,8 +48,10 @@ import numpy as np
 
 try:  # optional: a fast CSPRNG for large requests (see the module docstring)
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    HAVE_AES = True
 except ImportError:  # pragma: no cover - exercised only where cryptography is absent
-    Cipher = None
+    HAVE_AES = False
 
 __all__ = ["RandomSource", "OSRandom", "random_array", "random_bytes", "uniform_from_bytes", "ColumnSampler"]
 
@@ -91,7 +93,7 @@ def random_array(n: int) -> np.ndarray:
     the AES work itself.
     """
     global _ZEROS
-    if n < _KEYSTREAM_MIN_BYTES or Cipher is None:
+    if n < _KEYSTREAM_MIN_BYTES or not HAVE_AES:
         return np.frombuffer(os.urandom(n), dtype=np.uint8)
     if _ZEROS is None:
         _ZEROS = bytes(_KEYSTREAM_BYTES_PER_KEY)
@@ -101,7 +103,7 @@ def random_array(n: int) -> np.ndarray:
         size = min(_KEYSTREAM_BYTES_PER_KEY, n - start)
         seed = os.urandom(48)
         stream = Cipher(algorithms.AES(seed[:32]), modes.CTR(seed[32:])).encryptor()
-        stream.update_into(zeros[:size], out[start:start + size + 15])  # keystream = encryption of zeros
+        stream.update_into(zeros[:size], out[start : start + size + 15].data)  # keystream = encryption of zeros
     return out[:n]
 
 
@@ -183,8 +185,11 @@ class ColumnSampler:
             if self.table_bits == self.width == 8:
                 self._second_level(guide)
             lowest = int(guide.min())
-            dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64)
-                         if np.iinfo(t).min <= lowest and b - 1 <= np.iinfo(t).max)
+            dtype = next(
+                t
+                for t in (np.int8, np.int16, np.int32, np.int64)
+                if np.iinfo(t).min <= lowest and b - 1 <= np.iinfo(t).max
+            )
             self.table = np.ascontiguousarray(guide.T, dtype=dtype).reshape(-1)  # top-major: j·|X| + x
 
     def _second_level(self, guide: np.ndarray) -> None:
@@ -199,7 +204,7 @@ class ColumnSampler:
         sub = np.arange(256, dtype=np.uint64) << np.uint64(37)
         span = np.uint64((1 << 37) - 1)
         table2 = np.empty((xs.size, 256), dtype=np.int64)
-        for i, (x, j) in enumerate(zip(xs, js)):  # per interval, once per mechanism
+        for i, (x, j) in enumerate(zip(xs, js, strict=True)):  # per interval, once per mechanism
             starts = (np.uint64(int(j)) << np.uint64(45)) + sub
             lo = np.searchsorted(self.thresholds[x], starts, side="right")
             hi = np.searchsorted(self.thresholds[x], starts + span, side="right")
@@ -297,8 +302,11 @@ class ColumnSampler:
         if left.size:
             where = amb[left]
             if u53 is None:
-                full = ((first[where].astype(np.uint64) << np.uint64(45))
-                        | (second[left].astype(np.uint64) << np.uint64(37)) | source.bits(left.size, 37))
+                full = (
+                    (first[where].astype(np.uint64) << np.uint64(45))
+                    | (second[left].astype(np.uint64) << np.uint64(37))
+                    | source.bits(left.size, 37)
+                )
             else:
                 full = u53[where]
             out[where] = self._exact(xs[where], full)
@@ -319,6 +327,6 @@ class ColumnSampler:
         counts = np.bincount(xs, minlength=self.n_inputs)
         ends = np.cumsum(counts)
         for col in np.flatnonzero(counts):
-            idx = order[ends[col] - counts[col]:ends[col]]
+            idx = order[ends[col] - counts[col] : ends[col]]
             out[idx] = np.searchsorted(self.thresholds[col], u53[idx], side="right")
         return out

@@ -1,11 +1,12 @@
 """Subcommands of the ``rldp`` CLI contributed by ``rldp.demo``.
 
-* ``rldp demo`` — many simulated users on real census data, end to end (:mod:`.simulate`).
-* ``rldp experiment NAME`` — reproduce one of the papers' experiments (or ``all``).
+* ``rldp demo`` — many simulated users on real census data, end to end (:mod:`.run`).
+* ``rldp experiment NAME`` — reproduce one of the papers' experiments (or ``all``,
+  :mod:`.experiments`).
 
 Each subcommand lives in its own ``add_*_parser`` function; :func:`add_parser` registers
-them all. Heavy imports (matplotlib, scipy, tqdm) happen inside the command, so that
-``rldp --help`` stays fast.
+them all. matplotlib, the one heavy import, is loaded only when a figure is drawn
+(:mod:`.plots`), so ``rldp --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -15,25 +16,84 @@ import math
 import signal
 from pathlib import Path
 
-from rldp.shared.arguments import nonnegative_int, positive_float, positive_int
+from rldp.aggregator.design import EXACT_MAX_SYMBOLS, METHODS
+from rldp.shared.arguments import names, nonnegative_int, positive_float, positive_int
+from rldp.shared.errors import ValidationError
 
-__all__ = ["add_parser", "add_experiment_parser", "cmd_experiment"]
+from .experiments import (
+    EXPERIMENTS,
+    POLYOPT_SOLVERS,
+    Config,
+    default_workers,
+    load_result,
+    report,
+    run_experiment,
+    write_outputs,
+)
+from .run import DemoConfig, run_demo
+
+__all__ = ["add_parser", "add_demo_parser", "cmd_demo", "add_experiment_parser", "cmd_experiment"]
+
+QUICK_USERS, DEFAULT_USERS = 20_000, 100_000
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register this module's subcommands."""
-    from .simulate import add_demo_parser
-
     add_demo_parser(subparsers)
     add_experiment_parser(subparsers)
 
 
+# -- rldp demo ----------------------------------------------------------------
+def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """``rldp demo [--sensitive S] [--released U,...] [--epsilon E] [--quick] ...``"""
+    p = subparsers.add_parser("demo", help="simulate many users on census data, end to end")
+    p.add_argument("--sensitive", default="sex", help="sensitive attribute S (default: sex)")
+    p.add_argument(
+        "--released", type=names, default="race", help="released attribute(s) U, comma-separated (default: race)"
+    )
+    p.add_argument("--epsilon", type=float, default=1.0, help="privacy level ε in nats (default 1)")
+    p.add_argument("--method", default="auto", help="design method, or 'auto' for the best certified one")
+    p.add_argument(
+        "--users",
+        type=positive_int("--users"),
+        default=None,
+        help=f"number of simulated users (default {DEFAULT_USERS:,}; quick: {QUICK_USERS:,})",
+    )
+    p.add_argument("--workers", type=int, default=2, help="user processes (default 2)")
+    p.add_argument("--server", help="use an aggregator that is already running at this URL")
+    p.add_argument("--admin-token", help="admin token of --server (default: $RLDP_ADMIN_TOKEN)")
+    p.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
+    p.add_argument("--seed", type=nonnegative_int("--seed"), help="seed for choosing the users (default: random)")
+    p.add_argument("--quick", action="store_true", help="a smaller, faster run (CI)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_demo)
+    return p
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Run the demo (it prints its report); exit status 0."""
+    if args.method != "auto" and args.method not in METHODS:
+        raise ValidationError(f"unknown method {args.method!r}; choose 'auto' or one of: {', '.join(METHODS)}")
+    users = args.users if args.users is not None else (QUICK_USERS if args.quick else DEFAULT_USERS)
+    cfg = DemoConfig(
+        sensitive=args.sensitive,
+        released=tuple(args.released),
+        epsilon=args.epsilon,
+        method=args.method,
+        users=users,
+        workers=args.workers,
+        server=args.server,
+        admin_token=args.admin_token,
+        out=Path(args.out),
+        seed=args.seed,
+        quick=args.quick,
+        progress=not args.no_progress,
+    )
+    run_demo(cfg)
+    return 0
 
 
-
-
+# -- rldp experiment ----------------------------------------------------------
 def _epsilons(text: str) -> tuple[float, ...]:
     out = []
     for part in (t.strip() for t in text.split(",")):
@@ -52,51 +112,94 @@ def _epsilons(text: str) -> tuple[float, ...]:
 
 
 def _methods(text: str) -> tuple[str, ...]:
-    names = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
-    if not names:
+    methods = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+    if not methods:
         raise argparse.ArgumentTypeError("expected one or more comma-separated method names")
-    return names
+    return methods
 
 
 def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """``rldp experiment NAME [--quick] [--out DIR] [--seed N] [--workers N] ...``"""
-    from .experiments import EXPERIMENTS  # numpy + rldp.shared only: cheap
-
-    names = list(EXPERIMENTS)
+    experiments = list(EXPERIMENTS)
     p = subparsers.add_parser(
-        "experiment", help="reproduce an experiment of the papers (CSV + PNG)",
+        "experiment",
+        help="reproduce an experiment of the papers (CSV + PNG)",
         description="Reproduce one of the papers' experiments and write NAME.csv (tidy), NAME.png and "
-                    "NAME.json under --out. Seed 000: fig2 (Adult pairs), fig3 (synthetic), table2 "
-                    "(β sweep), fig4 (realised ε*), fig5 (I under P̂ vs P*). Seed 001: isit-fig2, isit-fig3. "
-                    "'all' runs every one in turn.")
-    p.add_argument("name", choices=[*names, "all"], metavar="NAME",
-                   help="one of: " + ", ".join(names) + ", all")
-    p.add_argument("--quick", action="store_true",
-                   help="reduced version (fewer ε, draws and shapes) that finishes in well under a minute")
-    p.add_argument("--out", type=Path, default=Path("docs/experiments"), metavar="DIR",
-                   help="output folder (default: docs/experiments)")
+        "NAME.json under --out. [LZG24]: fig2 (Adult pairs), fig3 (synthetic), table2 "
+        "(β sweep), fig4 (realised ε*), fig5 (I under P̂ vs P*). [LZG21]: isit-fig2, isit-fig3. "
+        "'all' runs every one in turn.",
+    )
+    p.add_argument(
+        "name", choices=[*experiments, "all"], metavar="NAME", help="one of: " + ", ".join(experiments) + ", all"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="reduced version (fewer ε, draws and shapes) that finishes in well under a minute",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("docs/experiments"),
+        metavar="DIR",
+        help="output folder (default: docs/experiments)",
+    )
     p.add_argument("--seed", type=nonnegative_int("seed"), default=0, help="seed of the synthetic draws (default 0)")
-    p.add_argument("--workers", type=positive_int("workers"), default=None,
-                   help="worker processes (default: every available core)")
-    p.add_argument("--draws", type=positive_int("draws"), default=None,
-                   help="synthetic draws per shape (default: the paper's count; a few with --quick)")
-    p.add_argument("--epsilons", type=_epsilons, default=None, metavar="E[,E...]",
-                   help="privacy levels in nats (default: the experiment's grid)")
-    p.add_argument("--methods", type=_methods, default=None, metavar="M[,M...]",
-                   help="design methods to include (default: the paper's, then every other one)")
-    p.add_argument("--polyopt-solver", choices=["exact", "cg", "auto"], default=None,
-                   help="how PolyOpt and NR are solved: exact vertex enumeration (the papers'; omitted beyond "
-                        "12 symbols), cg (column generation, anytime) or auto (exact up to 12 symbols, cg above). "
-                        "Default: auto for fig2, exact for the synthetic experiments")
-    p.add_argument("--time-budget", type=positive_float("time budget"), default=30.0, metavar="SECONDS",
-                   help="seconds per column-generation design (default 30)")
-    p.add_argument("--draws-csv", action="store_true",
-                   help="also write NAME_draws.csv with one row per design and draw")
-    p.add_argument("--replot", action="store_true",
-                   help="redraw NAME.png and reprint the table from NAME.csv/NAME.json in --out (no computation)")
+    p.add_argument(
+        "--workers", type=positive_int("workers"), default=None, help="worker processes (default: every available core)"
+    )
+    p.add_argument(
+        "--draws",
+        type=positive_int("draws"),
+        default=None,
+        help="synthetic draws per shape (default: the paper's count; a few with --quick)",
+    )
+    p.add_argument(
+        "--epsilons",
+        type=_epsilons,
+        default=None,
+        metavar="E[,E...]",
+        help="privacy levels in nats (default: the experiment's grid)",
+    )
+    p.add_argument(
+        "--methods",
+        type=_methods,
+        default=None,
+        metavar="M[,M...]",
+        help="design methods to include (default: the paper's, then every other one)",
+    )
+    p.add_argument(
+        "--polyopt-solver",
+        choices=list(POLYOPT_SOLVERS),
+        default=None,
+        help="how PolyOpt and NR are solved: exact vertex enumeration (the papers'; omitted beyond "
+        f"{EXACT_MAX_SYMBOLS} symbols), cg (column generation, anytime) or auto (exact up to "
+        f"{EXACT_MAX_SYMBOLS} symbols, cg above). "
+        "Default: auto for fig2, exact for the synthetic experiments",
+    )
+    p.add_argument(
+        "--time-budget",
+        type=positive_float("time budget"),
+        default=Config.time_budget,
+        metavar="SECONDS",
+        help=f"seconds per column-generation design (default {Config.time_budget:g})",
+    )
+    p.add_argument(
+        "--draws-csv", action="store_true", help="also write NAME_draws.csv with one row per design and draw"
+    )
+    p.add_argument(
+        "--replot",
+        action="store_true",
+        help="redraw NAME.png and reprint the table from NAME.csv/NAME.json in --out (no computation)",
+    )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_true", default=None,
-                   help="always show progress bars on stderr (default: only on a terminal)")
+    g.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="always show progress bars on stderr (default: only on a terminal)",
+    )
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress bars")
     p.set_defaults(func=cmd_experiment)
     return p
@@ -118,20 +221,25 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 
 def _run_experiments(args: argparse.Namespace) -> int:
-    from .experiments import (EXPERIMENTS, Config, default_workers, load_result, report, run_experiment,
-                              write_outputs)
-
-    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
+    chosen = list(EXPERIMENTS) if args.name == "all" else [args.name]
     if args.replot:
-        for i, name in enumerate(names):
+        for i, name in enumerate(chosen):
             result = load_result(name, args.out)
             path = EXPERIMENTS[name].plot(result, args.out)
             print(("\n" if i else "") + report(result) + f"\n\nredrew {path}", flush=True)
         return 0
-    cfg = Config(quick=args.quick, seed=args.seed, workers=args.workers or default_workers(), draws=args.draws,
-                 epsilons=args.epsilons, methods=args.methods, progress=args.progress,
-                 polyopt_solver=args.polyopt_solver, time_budget=args.time_budget)
-    for i, name in enumerate(names):
+    cfg = Config(
+        quick=args.quick,
+        seed=args.seed,
+        workers=args.workers or default_workers(),
+        draws=args.draws,
+        epsilons=args.epsilons,
+        methods=args.methods,
+        progress=args.progress,
+        polyopt_solver=args.polyopt_solver,
+        time_budget=args.time_budget,
+    )
+    for i, name in enumerate(chosen):
         result = run_experiment(name, cfg)
         paths = write_outputs(result, args.out, records=args.draws_csv)
         print(("\n" if i else "") + report(result))

@@ -9,19 +9,34 @@ Learning Repository. CC BY 4.0.
 from __future__ import annotations
 
 import importlib.resources
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Literal
 
 import numpy as np
 
-from rldp.shared.records import Alphabet, Table, read_csv
+from rldp.shared.errors import ValidationError
+from rldp.shared.records import Alphabet
+from rldp.shared.tables import Table, read_csv
 
 __all__ = ["ADULT_COLUMNS", "ADULT_FILES", "data_file", "load_adult", "adult_distribution"]
 
 ADULT_COLUMNS: tuple[str, ...] = (
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
     "class",
 )
 # split -> (file name, has a header row)
@@ -40,8 +55,10 @@ def data_file(name: str) -> Iterator[Path]:
     """
     resource = importlib.resources.files("rldp.demo").joinpath("data", name)
     if not resource.is_file():
-        raise FileNotFoundError(f"shipped data file {name!r} not found in the rldp.demo package "
-                                f"(expected at {resource}); reinstall rldp with its package data")
+        raise FileNotFoundError(
+            f"shipped data file {name!r} not found in the rldp.demo package "
+            f"(expected at {resource}); reinstall rldp with its package data"
+        )
     with importlib.resources.as_file(resource) as path:
         yield Path(path)
 
@@ -52,14 +69,15 @@ def load_adult(split: Literal["data", "test"] = "data") -> Table:
     Values are stripped of the ", " separators' spaces; ``?`` (missing) stays a category.
     """
     if split not in ADULT_FILES:
-        raise ValueError(f"unknown Adult split {split!r}; expected one of: {', '.join(ADULT_FILES)}")
+        raise ValidationError(f"unknown Adult split {split!r}; expected one of: {', '.join(ADULT_FILES)}")
     name, has_header = ADULT_FILES[split]
     with data_file(name) as path:
         return read_csv(path, names=None if has_header else ADULT_COLUMNS)
 
 
-def adult_distribution(sensitive: str, released: str | list[str],
-                       split: Literal["data", "test"] = "data") -> tuple[Alphabet, np.ndarray, int]:
+def adult_distribution(
+    sensitive: str, released: str | list[str], split: Literal["data", "test"] = "data"
+) -> tuple[Alphabet, np.ndarray, int]:
     """(alphabet, empirical P̂ of shape (|S|, |U|), number of rows) for S = ``sensitive``
     and U = ``released`` on an Adult split; the alphabet lists every value in that split."""
     table = load_adult(split)

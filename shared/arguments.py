@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["positive_int", "nonnegative_int", "positive_float", "names"]
 

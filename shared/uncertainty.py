@@ -1,6 +1,6 @@
 """Uncertainty sets: Rényi-divergence balls around the public estimate P̂.
 
-This module is the single home of the uncertainty set F (seed 000, Sections 3-4):
+This module is the single home of the uncertainty set F [LZG24, Sec 3–4]:
 
     F = {P in the simplex over X : D_α(P̂ ‖ P) ≤ B}                     (eq. 10)
 
@@ -16,9 +16,9 @@ and of everything derived from it that the rest of rldp needs:
 * the confidence radius B for a significance level β (eq. 9 at α = 2 and its
   generalisation to any order through the Hellinger divergence).
 
-Errata handled here (see DESIGN.md): the square roots lost in the extraction of
+Errata handled here (docs/design.md, "Errata"): the square roots lost in the extraction of
 Lemma 1 / Prop. 2; Prop. 2.2 as printed also lacks the "− 2P̂_u_min|s" term (we compute
-rad_s from Prop. 1 directly). Example 2 of seed 000 prints B_s1 = 0.3782, which is
+rad_s from Prop. 1 directly). [LZG24, Example 2] prints B_s1 = 0.3782, which is
 log((e^B − 1 + P̂_s)/P̂_s), i.e. the projection with the marginal of S held fixed;
 Theorem 1 itself (implemented here, and re-derived in the tests) gives 0.4065, and the
 paper's own Example 5 (d = 1.4591) uses the Theorem 1 value.
@@ -35,12 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from .divergence import confidence_radius, renyi_divergence, validate_order
+from .errors import ValidationError
+from .tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
+
 __all__ = [
     "UncertaintySet",
-    "renyi_divergence",
     "projected_radii",
-    "confidence_radius",
-    "chi2_quantile",
 ]
 
 # Subset enumeration for rad_s is exact up to this many released symbols.
@@ -50,42 +51,15 @@ EXACT_RADIUS_MAX_SYMBOLS = 16
 _SEARCH_STEPS = 64
 
 
-def _validate_order(order: float) -> float:
-    order = float(order)
-    if not (math.isfinite(order) and order > 0):
-        raise ValueError(f"order must be a finite number > 0 (Rényi order α); got {order!r}")
-    return order
-
-
-def renyi_divergence(p: np.ndarray, q: np.ndarray, order: float = 2.0, axis: int = -1) -> np.ndarray:
-    """Rényi divergence D_α(p ‖ q) in nats along ``axis`` (seed 000, eq. 7).
-
-    D_α(p‖q) = 1/(α−1) · log Σ_x p_x^α q_x^(1−α) for α ≠ 1, and Σ_x p_x log(p_x/q_x)
-    (Kullback–Leibler) for α = 1, with 0·anything = 0; a cell with p_x > 0 = q_x gives
-    +inf when α ≥ 1.
-    """
-    alpha = _validate_order(order)
-    p = np.asarray(p, dtype=float)
-    q = np.asarray(q, dtype=float)
-    p, q = np.broadcast_arrays(p, q)
-    pos = p > 0
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if alpha == 1.0:
-            terms = np.where(pos, p * (np.log(np.where(pos, p, 1.0)) - np.log(q)), 0.0)
-            return np.sum(terms, axis=axis)
-        terms = np.where(pos, p**alpha * q ** (1.0 - alpha), 0.0)
-        return np.log(np.sum(terms, axis=axis)) / (alpha - 1.0)
-
-
 def projected_radii(p_s: np.ndarray, radius: float, order: float) -> np.ndarray:
-    """Radii B_s of the conditional projections F_U|s (seed 000, Theorem 1, eq. 24).
+    """Radii B_s of the conditional projections F_U|s [LZG24, Thm 1, eq 24].
 
     B_s = α/(α−1) · log((e^{(α−1)B/α} − (1 − P̂_s)) / P̂_s) for α ≠ 1 and B/P̂_s for α = 1.
     Returns +inf where P̂_s = 0 (no public data on s: every conditional is plausible),
     where B = inf, and, for α < 1, where the argument of the log is not positive (the
     ball then projects onto the whole simplex).
     """
-    alpha = _validate_order(order)
+    alpha = validate_order(order)
     p_s = np.asarray(p_s, dtype=float)
     out = np.full(p_s.shape, np.inf)
     if math.isinf(radius):
@@ -99,103 +73,14 @@ def projected_radii(p_s: np.ndarray, radius: float, order: float) -> np.ndarray:
         excess = np.expm1((alpha - 1.0) * radius / alpha) + p_s
         ok = pos & (excess > 0)
         out[ok] = alpha / (alpha - 1.0) * np.log(excess[ok] / p_s[ok])
-    return np.maximum(out, 0.0)
-
-
-# ---------------------------------------------------------------------------
-# χ² quantile (numpy/stdlib only, so the client can recompute B from n and β)
-# ---------------------------------------------------------------------------
-
-def _regularized_gamma_p(a: float, x: float) -> float:
-    """Regularised lower incomplete gamma P(a, x): series for x < a + 1, else a
-    continued fraction for Q = 1 − P (modified Lentz), as in Numerical Recipes §6.2."""
-    if x <= 0:
-        return 0.0
-    log_prefix = -x + a * math.log(x) - math.lgamma(a)
-    if x < a + 1.0:
-        term = total = 1.0 / a
-        ap = a
-        for _ in range(10_000):
-            ap += 1.0
-            term *= x / ap
-            total += term
-            if abs(term) < abs(total) * 1e-17:
-                break
-        return min(1.0, total * math.exp(log_prefix))
-    tiny = 1e-300
-    b = x + 1.0 - a
-    c = 1.0 / tiny
-    d = 1.0 / b
-    h = d
-    for i in range(1, 10_000):
-        an = -i * (i - a)
-        b += 2.0
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1.0 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-17:
-            break
-    return max(0.0, 1.0 - math.exp(log_prefix) * h)
-
-
-def chi2_quantile(probability: float, dof: int) -> float:
-    """Quantile F⁻¹_{χ², dof}(probability) of the χ² distribution (relative accuracy ~1e-12).
-
-    Uses P(χ²_k ≤ x) = P(k/2, x/2) (regularised incomplete gamma) and a bisection on x,
-    so that the client can check a document's radius without scipy.
-    """
-    if not (0.0 < probability < 1.0):
-        raise ValueError(f"probability must be in (0, 1); got {probability!r}")
-    if int(dof) != dof or dof < 1:
-        raise ValueError(f"dof must be a positive integer; got {dof!r}")
-    a = dof / 2.0
-    lo, hi = 0.0, max(1.0, 2.0 * dof)
-    while _regularized_gamma_p(a, hi / 2.0) < probability:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if _regularized_gamma_p(a, mid / 2.0) < probability:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-13 * hi:
-            break
-    return 0.5 * (lo + hi)
-
-
-def confidence_radius(n: int, beta: float, n_symbols: int, order: float = 2.0) -> float:
-    """Radius B making F a (1 − β)-confidence set for P* from n public samples.
-
-    For α = 2 this is seed 000 eq. (9): B = log(1 + F⁻¹_{χ², a−1}(1 − β) / n).
-    For other orders we use the same χ² calibration of the Hellinger divergence
-    H_α = (e^{(α−1)D_α} − 1)/(α − 1), whose curvature at P = P̂ is α (Ben-Tal et al. 2013,
-    ref. [40] of seed 000): B = log(1 + (α−1)·α·q/(2n)) / (α − 1) and B = q/(2n) at α = 1,
-    with q = F⁻¹_{χ², a−1}(1 − β). At α = 2 both formulas coincide. Asymptotic for α ≠ 2.
-    Returns inf when the ball covers the whole simplex (possible for α < 1).
-    """
-    alpha = _validate_order(order)
-    if int(n) != n or n < 1:
-        raise ValueError(f"n (number of public samples) must be a positive integer; got {n!r}")
-    if not (0.0 < beta < 1.0):
-        raise ValueError(f"beta (significance level) must be in (0, 1); got {beta!r}")
-    if n_symbols < 2:
-        raise ValueError(f"the alphabet needs at least 2 symbols; got {n_symbols}")
-    q = chi2_quantile(1.0 - beta, n_symbols - 1)
-    if alpha == 1.0:
-        return q / (2.0 * n)
-    inner = (alpha - 1.0) * alpha * q / (2.0 * n)
-    if inner <= -1.0:
-        return math.inf
-    return math.log1p(inner) / (alpha - 1.0)
+    radii: np.ndarray = np.maximum(out, 0.0)
+    return radii
 
 
 # ---------------------------------------------------------------------------
 # The support function of a Rényi ball (one-dimensional Lagrange search)
 # ---------------------------------------------------------------------------
+
 
 def _ball_maximum(q: np.ndarray, p: np.ndarray, radius: np.ndarray, alpha: float) -> np.ndarray:
     """max_R q·R over {R in the simplex : D_α(p ‖ R) ≤ radius}, row by row.
@@ -254,7 +139,8 @@ def _ball_maximum(q: np.ndarray, p: np.ndarray, radius: np.ndarray, alpha: float
 
     def value_at(log_ratio: np.ndarray) -> np.ndarray:
         r = np.where(supp, p * np.exp(log_ratio), 0.0)
-        return q_top - np.sum(r * delta, axis=1)
+        value: np.ndarray = q_top - np.sum(r * delta, axis=1)
+        return value
 
     # Bisection on t = log(τ / scale) over [-690, 40]: D(τ) decreases in τ.
     lo = np.full(len(q), -690.0)  # infeasible side (D ≥ radius), or the limit τ → 0
@@ -336,6 +222,7 @@ def _two_point_range(rho: np.ndarray, radius: np.ndarray, alpha: float) -> tuple
 # The uncertainty set
 # ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, eq=False)
 class UncertaintySet:
     """F = {P : D_α(P̂ ‖ P) ≤ B} over X = S × U, with P̂ given as an (|S|, |U|) array.
@@ -352,23 +239,24 @@ class UncertaintySet:
     def __post_init__(self) -> None:
         p = np.array(self.public_distribution, dtype=float)
         if p.ndim != 2 or p.shape[0] < 1 or p.shape[1] < 1:
-            raise ValueError(
-                f"public_distribution must be a 2-D array of shape (|S|, |U|); got shape {p.shape}")
+            raise ValidationError(f"public_distribution must be a 2-D array of shape (|S|, |U|); got shape {p.shape}")
         if not np.all(np.isfinite(p)) or np.any(p < 0):
-            raise ValueError("public_distribution must be finite and non-negative")
+            raise ValidationError("public_distribution must be finite and non-negative")
         total = p.sum()
-        if abs(total - 1.0) > 1e-9:
-            raise ValueError(f"public_distribution must sum to 1 (±1e-9); it sums to {total!r}")
+        if abs(total - 1.0) > STOCHASTIC_TOLERANCE:
+            raise ValidationError(
+                f"public_distribution must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT}); it sums to {total!r}"
+            )
         radius = float(self.radius)
         if math.isnan(radius) or radius < 0:
-            raise ValueError(f"radius must be ≥ 0 (nats; inf for an unbounded set); got {self.radius!r}")
+            raise ValidationError(f"radius must be ≥ 0 (nats; inf for an unbounded set); got {self.radius!r}")
         p.setflags(write=False)
         object.__setattr__(self, "public_distribution", p)
         object.__setattr__(self, "radius", radius)
-        object.__setattr__(self, "order", _validate_order(self.order))
+        object.__setattr__(self, "order", validate_order(self.order))
 
     @classmethod
-    def from_confidence(cls, public_distribution: Any, n: int, beta: float, order: float = 2.0) -> "UncertaintySet":
+    def from_confidence(cls, public_distribution: Any, n: int, beta: float, order: float = 2.0) -> UncertaintySet:
         """The (1 − β)-confidence set of eq. (9) for P̂ estimated from n public samples."""
         p = np.asarray(public_distribution, dtype=float)
         return cls(p, confidence_radius(n, beta, p.size, order), order)
@@ -385,7 +273,8 @@ class UncertaintySet:
     @cached_property
     def marginal(self) -> np.ndarray:
         """P̂_s, shape (|S|,)."""
-        return self.public_distribution.sum(axis=1)
+        marginal: np.ndarray = self.public_distribution.sum(axis=1)
+        return marginal
 
     @cached_property
     def conditionals(self) -> np.ndarray:
@@ -410,7 +299,7 @@ class UncertaintySet:
         """
         v = np.asarray(vectors, dtype=float)
         if v.shape[-2:] != self.public_distribution.shape:
-            raise ValueError(f"vectors must end in shape {self.public_distribution.shape}; got {v.shape}")
+            raise ValidationError(f"vectors must end in shape {self.public_distribution.shape}; got {v.shape}")
         lead = v.shape[:-2]
         flat = v.reshape(-1, self.n_sensitive, self.n_released)
         k = flat.shape[0]
@@ -440,7 +329,7 @@ class UncertaintySet:
 
         rad_s = 2·max_{U₁ ⊆ U} (max_{R} R(U₁) − P̂(U₁)), and max R(U₁) only depends on
         ρ = P̂(U₁). Exact over all subsets when |U| ≤ 16. Otherwise a valid upper bound:
-        min(2, b) with the Cauchy–Schwarz bound b = sqrt(e^{B_s} − 1) for α ≥ 2 (DESIGN.md
+        min(2, b) with the Cauchy–Schwarz bound b = sqrt(e^{B_s} − 1) for α ≥ 2 (docs/design.md
         errata), Pinsker's sqrt(2 B_s) for 1 ≤ α < 2 and Gilardoni's sqrt(2 B_s / α) for α < 1.
         """
         k = self.n_released
@@ -462,7 +351,7 @@ class UncertaintySet:
                     rad = np.sqrt(2.0 * radii / self.order)
         return np.minimum(np.where(np.isfinite(radii), rad, 2.0), 2.0)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The document's ``privacy.uncertainty`` fields for this set."""
         return {
             "divergence": "renyi",

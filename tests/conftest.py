@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import os as _os
 from pathlib import Path
 
 import pytest
-
 from helpers import ADULT_COLUMNS, adult_path
+from hypothesis import settings as _settings
 
 
 @pytest.fixture(scope="session")
@@ -25,10 +26,6 @@ def adult_csv(tmp_path_factory) -> Path:
 
 # Property tests draw the same examples on every run (reproducible CI); set
 # RLDP_HYPOTHESIS_EXPLORE=1 to explore new examples locally.
-import os as _os
-
-from hypothesis import settings as _settings
-
 _settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 _settings.register_profile("explore", print_blob=True)
 _settings.load_profile("explore" if _os.environ.get("RLDP_HYPOTHESIS_EXPLORE") else "ci")

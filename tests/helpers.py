@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import math
 from pathlib import Path
 
@@ -11,11 +10,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
-                 "native-country", "class"]
+ADULT_COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "class",
+]
 
-# Seed 000, Example 1: P̂ from n = 100 public records, s major.
+# [LZG24, Example 1]: P̂ from n = 100 public records, s major.
 EXAMPLE_P_HAT = np.array([[0.07, 0.10], [0.26, 0.57]])
 EXAMPLE_P_TRUE = np.array([[0.1, 0.1], [0.2, 0.6]])
 EXAMPLE_N = 100
@@ -28,5 +41,3 @@ def adult_path(name: str = "adult.data.gz") -> Path:
         if (base / name).exists():
             return base / name
     pytest.skip(f"Adult data file {name} not available")
-
-

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import adult_path
 
-RLDP = [sys.executable, "-m", "rldp.aggregator.cli"]
+RLDP = [sys.executable, "-m", "rldp.cli"]
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -30,16 +28,37 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> N
 @pytest.fixture(scope="module")
 def designed(adult_csv, tmp_path_factory):
     out = tmp_path_factory.mktemp("cli") / "mech.json"
-    proc = run("design", adult_csv, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
-               "--method", "ir-calibrated", "--out", out, "--json")
+    proc = run(
+        "design",
+        adult_csv,
+        "--sensitive",
+        "sex",
+        "--released",
+        "race",
+        "--epsilon",
+        "1",
+        "--method",
+        "ir-calibrated",
+        "--out",
+        out,
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     return out, json.loads(proc.stdout)
 
 
 def test_design_json_line(designed):
     out, record = designed
-    assert set(record) == {"id", "method", "epsilon", "epsilon_audited", "mutual_information", "nmi",
-                           "outputs", "seconds"}
+    assert set(record) == {
+        "id",
+        "method",
+        "epsilon",
+        "epsilon_audited",
+        "mutual_information",
+        "nmi",
+        "outputs",
+        "seconds",
+    }
     assert record["method"] == "ir-calibrated" and record["epsilon"] == 1.0
     assert record["epsilon_audited"] <= 1.0 + 1e-9
     assert 0 < record["nmi"] < 1 and record["outputs"] == 10
@@ -52,11 +71,16 @@ def test_audit_pass_and_fail(designed, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["passed"] is True
     # Claim a smaller epsilon than the mechanism gives: re-id the document and it must fail.
-    from rldp.shared.document import build_document, alphabet, mechanism_matrix, public_distribution
+    from rldp.shared.document import alphabet, build_document, mechanism_matrix, public_distribution
+
     doc = json.loads(out.read_text())
-    forged = build_document(method=doc["method"], matrix=mechanism_matrix(doc), alphabet=alphabet(doc),
-                            public_distribution=public_distribution(doc),
-                            privacy=dict(doc["privacy"], epsilon=0.5))
+    forged = build_document(
+        method=doc["method"],
+        matrix=mechanism_matrix(doc),
+        alphabet=alphabet(doc),
+        public_distribution=public_distribution(doc),
+        privacy=dict(doc["privacy"], epsilon=0.5),
+    )
     path = tmp_path / "leaky.json"
     path.write_text(json.dumps(forged))
     proc = run("audit", path)
@@ -76,22 +100,45 @@ def test_evaluate_under_users_distribution(designed):
 def test_bad_inputs_get_one_clear_line(adult_csv, tmp_path):
     out = tmp_path / "m.json"
     base = ["design", adult_csv, "--released", "race", "--out", out]
-    assert_one_line_error(run(*base, "--sensitive", "sexx", "--epsilon", "1", "--method", "grr"),
-                          "no column 'sexx'", "available:")
-    assert_one_line_error(run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "magic"),
-                          "invalid choice", "magic")
-    assert_one_line_error(run(*base, "--sensitive", "sex", "--epsilon", "0", "--method", "grr"),
-                          "epsilon must be a finite number > 0")
-    assert_one_line_error(run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "grr", "--beta", "1.2"),
-                          "beta")
+    assert_one_line_error(
+        run(*base, "--sensitive", "sexx", "--epsilon", "1", "--method", "grr"), "no column 'sexx'", "available:"
+    )
+    assert_one_line_error(
+        run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "magic"), "invalid choice", "magic"
+    )
+    assert_one_line_error(
+        run(*base, "--sensitive", "sex", "--epsilon", "0", "--method", "grr"), "epsilon must be a finite number > 0"
+    )
+    assert_one_line_error(
+        run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "grr", "--beta", "1.2"), "beta"
+    )
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    assert_one_line_error(run("design", empty, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
-                              "--method", "grr", "--out", out), "empty")
+    assert_one_line_error(
+        run(
+            "design",
+            empty,
+            "--sensitive",
+            "sex",
+            "--released",
+            "race",
+            "--epsilon",
+            "1",
+            "--method",
+            "grr",
+            "--out",
+            out,
+        ),
+        "empty",
+    )
     one = tmp_path / "one.csv"
     one.write_text("sex,race\nMale,White\nMale,Black\n")
-    assert_one_line_error(run("design", one, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
-                              "--method", "grr", "--out", out), "only one value")
+    assert_one_line_error(
+        run(
+            "design", one, "--sensitive", "sex", "--released", "race", "--epsilon", "1", "--method", "grr", "--out", out
+        ),
+        "only one value",
+    )
     assert_one_line_error(run("audit", tmp_path / "missing.json"), "missing.json")
 
 
@@ -106,8 +153,19 @@ def test_non_stochastic_matrix_is_refused(designed, tmp_path):
 
 def test_warm_start_seeds_a_design_and_refuses_a_foreign_alphabet(adult_csv, tmp_path):
     low, high = tmp_path / "low.json", tmp_path / "high.json"
-    common = ("--sensitive", "sex", "--released", "race", "--method", "polyopt", "--solver", "cg",
-              "--time-budget", "2", "--json")
+    common = (
+        "--sensitive",
+        "sex",
+        "--released",
+        "race",
+        "--method",
+        "polyopt",
+        "--solver",
+        "cg",
+        "--time-budget",
+        "2",
+        "--json",
+    )
     first = run("design", adult_csv, *common, "--epsilon", "0.5", "--out", low)
     assert first.returncode == 0, first.stderr
     second = run("design", adult_csv, *common, "--epsilon", "0.75", "--out", high, "--warm-start", low)
@@ -116,9 +174,37 @@ def test_warm_start_seeds_a_design_and_refuses_a_foreign_alphabet(adult_csv, tmp
     # Γ grows with ε, so the seeded design is never below the one it was seeded with.
     assert b["mutual_information"] >= a["mutual_information"] * (1 - 1e-7)
     assert b["epsilon_audited"] <= 0.75 + 1e-9
-    swapped = run("design", adult_csv, "--sensitive", "race", "--released", "sex", "--method", "polyopt",
-                  "--epsilon", "1", "--out", tmp_path / "x.json", "--warm-start", low)
+    swapped = run(
+        "design",
+        adult_csv,
+        "--sensitive",
+        "race",
+        "--released",
+        "sex",
+        "--method",
+        "polyopt",
+        "--epsilon",
+        "1",
+        "--out",
+        tmp_path / "x.json",
+        "--warm-start",
+        low,
+    )
     assert_one_line_error(swapped, "--warm-start", "alphabet")
-    other = run("design", adult_csv, "--sensitive", "sex", "--released", "race", "--method", "grr",
-                "--epsilon", "1", "--out", tmp_path / "y.json", "--warm-start", low)
+    other = run(
+        "design",
+        adult_csv,
+        "--sensitive",
+        "sex",
+        "--released",
+        "race",
+        "--method",
+        "grr",
+        "--epsilon",
+        "1",
+        "--out",
+        tmp_path / "y.json",
+        "--warm-start",
+        low,
+    )
     assert_one_line_error(other, "--warm-start applies to", "not to 'grr'")

@@ -6,24 +6,24 @@ import math
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE_N, EXAMPLE_P_HAT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rldp.aggregator.design import METHODS, DesignError, design, design_matrix
+from rldp.aggregator.design import METHODS, DesignError, PolyOptError, design, design_matrix, solve_polyopt
 from rldp.shared.audit import audit_document, audit_rldp
 from rldp.shared.document import mechanism_matrix, validate_document
+from rldp.shared.information import mutual_information
 from rldp.shared.records import Alphabet, Attribute
 from rldp.shared.uncertainty import UncertaintySet
-from rldp.shared.utility import mutual_information
-
-from helpers import EXAMPLE_N, EXAMPLE_P_HAT
 
 ROBUST = [m for m in METHODS if m != "nr"]
 
 
 def _alphabet(a1: int, a2: int) -> Alphabet:
-    return Alphabet(Attribute("s", tuple(f"s{i}" for i in range(a1))),
-                    [Attribute("u", tuple(f"u{j}" for j in range(a2)))])
+    return Alphabet(
+        Attribute("s", tuple(f"s{i}" for i in range(a1))), [Attribute("u", tuple(f"u{j}" for j in range(a2)))]
+    )
 
 
 @st.composite
@@ -64,8 +64,9 @@ def test_every_designer_is_stochastic_and_passes_its_audit(problem):
 @pytest.mark.parametrize("method", list(METHODS))
 def test_design_document_carries_a_passing_audit(method):
     alphabet = _alphabet(2, 2)
-    doc = design(method, alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2),
-                 n=EXAMPLE_N, beta=0.05)
+    doc = design(
+        method, alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2), n=EXAMPLE_N, beta=0.05
+    )
     validate_document(doc)
     assert doc["method"] == method
     assert doc["audit"]["passed"] is True
@@ -88,18 +89,22 @@ def test_nr_is_not_private_for_the_confidence_set():
     assert not audit_rldp(q, uset, math.log(2)).passed
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(method="nope"), "unknown method"),
-    (dict(epsilon=0.0), "epsilon must be"),
-    (dict(epsilon=float("nan")), "epsilon must be"),
-    (dict(beta=1.5), "beta"),
-    (dict(radius=-1.0, beta=None), "radius must be"),
-    (dict(order=-2.0), "order"),
-    (dict(n=None, beta=0.05), "n \\(number of public records\\)"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(method="nope"), "unknown method"),
+        (dict(epsilon=0.0), "epsilon must be"),
+        (dict(epsilon=float("nan")), "epsilon must be"),
+        (dict(beta=1.5), "beta"),
+        (dict(radius=-1.0, beta=None), "radius must be"),
+        (dict(order=-2.0), "order"),
+        (dict(n=None, beta=0.05), "n \\(number of public records\\)"),
+    ],
+)
 def test_design_rejects_bad_parameters(kwargs, match):
-    args = dict(method="grr", alphabet=_alphabet(2, 2), public_distribution=EXAMPLE_P_HAT, epsilon=1.0,
-                n=EXAMPLE_N, beta=0.05)
+    args = dict(
+        method="grr", alphabet=_alphabet(2, 2), public_distribution=EXAMPLE_P_HAT, epsilon=1.0, n=EXAMPLE_N, beta=0.05
+    )
     args.update(kwargs)
     method = args.pop("method")
     with pytest.raises(DesignError, match=match):
@@ -116,8 +121,6 @@ def test_radius_infinity_designs_need_no_public_knowledge():
 
 
 def test_exact_polyopt_refuses_large_alphabets_clearly():
-    from rldp.aggregator.polyopt import PolyOptError, solve_polyopt
-
     p = np.full((4, 4), 1 / 16)
     uset = UncertaintySet.from_confidence(p, 1000, 0.05)
     with pytest.raises(PolyOptError, match="exact PolyOpt enumerates every vertex"):

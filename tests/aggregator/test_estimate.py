@@ -11,15 +11,13 @@ import math
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE_N, EXAMPLE_P_HAT, EXAMPLE_P_TRUE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from helpers import EXAMPLE_N, EXAMPLE_P_HAT, EXAMPLE_P_TRUE
-from rldp.aggregator.estimate import (LEVEL, Estimate, _Likelihood, estimate_distribution, project_simplex,
-                                      report_counts)
-from rldp.aggregator.mechanisms import cr_matrix, grr_matrix, ir_matrix, srr_matrix
-from rldp.aggregator.polyopt import solve_polyopt
+from rldp.aggregator.design import cr_matrix, grr_matrix, ir_matrix, solve_polyopt, srr_matrix
+from rldp.aggregator.estimate import LEVEL, Estimate, Likelihood, estimate_distribution, project_simplex, report_counts
 from rldp.shared.records import Alphabet, Attribute
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -72,16 +70,19 @@ def test_report_counts_counts_every_output():
     assert report_counts(np.array([1, 1], dtype=np.uint8), 2).tolist() == [0, 2]
 
 
-@pytest.mark.parametrize("reports, n_outputs, message", [
-    ([0, 1, 7, 2], 5, r"report 2 is y = 7, outside the mechanism's outputs 0\.\.4"),
-    ([0, -1], 5, r"report 1 is y = -1"),
-    ([0.0, 1.0], 5, r"integers .* float64"),
-    ([True, False], 5, r"integers .* bool"),
-    (["1", "2"], 5, r"integers"),
-    ([[0, 1], [1, 0]], 5, r"1-D .* \(2, 2\)"),
-    ([0, 1], 0, r"n_outputs must be a positive integer"),
-    ([0, 1], 2.5, r"n_outputs must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "reports, n_outputs, message",
+    [
+        ([0, 1, 7, 2], 5, r"report 2 is y = 7, outside the mechanism's outputs 0\.\.4"),
+        ([0, -1], 5, r"report 1 is y = -1"),
+        ([0.0, 1.0], 5, r"integers .* float64"),
+        ([True, False], 5, r"integers .* bool"),
+        (["1", "2"], 5, r"integers"),
+        ([[0, 1], [1, 0]], 5, r"1-D .* \(2, 2\)"),
+        ([0, 1], 0, r"n_outputs must be a positive integer"),
+        ([0, 1], 2.5, r"n_outputs must be a positive integer"),
+    ],
+)
 def test_report_counts_refuses_bad_reports(reports, n_outputs, message):
     with pytest.raises(ValueError, match=message):
         report_counts(np.asarray(reports), n_outputs)
@@ -231,7 +232,7 @@ def test_em_update_uses_q_transpose():
     assert est.converged
     np.testing.assert_allclose(est.joint, THETA, atol=1e-6)
     # EM alone (no interior-point finish) reaches the same point.
-    lik = _Likelihood(q, counts[None, :].astype(float), None, 0.0)
+    lik = Likelihood(q, counts[None, :].astype(float), None, 0.0)
     theta, updates, converged, gap = lik.em(np.full((1, 6), 1 / 6), 1e-13, 20_000)
     assert converged[0] and gap[0] <= 1e-13
     np.testing.assert_allclose(theta[0], THETA.ravel(), atol=1e-6)
@@ -251,7 +252,7 @@ def test_em_step_is_the_posterior_average():
         expected += post / post.sum()
     expected /= len(reports)
     counts = np.bincount(reports, minlength=5).astype(float)
-    lik = _Likelihood(q, counts[None, :], None, 0.0)
+    lik = Likelihood(q, counts[None, :], None, 0.0)
     new, _ = lik.step(theta[None, :], np.array([0]))
     np.testing.assert_allclose(new[0], expected, atol=1e-12)
 
@@ -345,8 +346,7 @@ def test_delta_intervals_cover_95_percent(method):
 
 def test_bootstrap_intervals_cover_95_percent():
     q = ir_matrix(2, 3, 1.0, 1.0)
-    cells, marginal = _coverage(q, THETA.ravel(), SHAPE, 5000, 100, seed=7, interval="bootstrap",
-                                n_bootstrap=200)
+    cells, marginal = _coverage(q, THETA.ravel(), SHAPE, 5000, 100, seed=7, interval="bootstrap", n_bootstrap=200)
     _check_coverage(cells, marginal, 100)
 
 
@@ -361,14 +361,17 @@ def test_delta_interval_at_the_boundary_is_conservative():
 def test_bootstrap_is_reproducible_with_an_injected_generator():
     q = grr_matrix(6, 1.0)
     counts = np.random.default_rng(1).multinomial(4000, q @ THETA.ravel())
-    runs = [estimate_distribution(q, counts, SHAPE, interval="bootstrap", n_bootstrap=50,
-                                  rng=np.random.default_rng(42)) for _ in range(2)]
+    runs = [
+        estimate_distribution(q, counts, SHAPE, interval="bootstrap", n_bootstrap=50, rng=np.random.default_rng(42))
+        for _ in range(2)
+    ]
     np.testing.assert_array_equal(runs[0].ci95_low, runs[1].ci95_low)
     assert runs[0].replicates.shape == (50, 6)
     assert runs[0].bootstrap_converged == 1.0
     for method in ("em", "inverse"):
-        est = estimate_distribution(q, counts, SHAPE, method=method, interval="bootstrap", n_bootstrap=50,
-                                    rng=np.random.default_rng(0))
+        est = estimate_distribution(
+            q, counts, SHAPE, method=method, interval="bootstrap", n_bootstrap=50, rng=np.random.default_rng(0)
+        )
         ci = est.to_dict()["ci95"]
         assert ci["method"] == "bootstrap" and ci["replicates"] == 50
         assert np.all(est.ci95_low <= est.joint) and np.all(est.joint <= est.ci95_high)
@@ -378,8 +381,7 @@ def test_bootstrap_is_reproducible_with_an_injected_generator():
 
 
 def _alphabet():
-    return Alphabet(Attribute("sex", ("F", "M")),
-                    [Attribute("race", ("A", "B", "C")), Attribute("edu", ("hi", "lo"))])
+    return Alphabet(Attribute("sex", ("F", "M")), [Attribute("race", ("A", "B", "C")), Attribute("edu", ("hi", "lo"))])
 
 
 def test_marginals_and_json_with_an_alphabet():
@@ -446,36 +448,39 @@ def _q():
     return srr_matrix(2, 3, 1.0)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(counts=np.zeros(6, dtype=int)), r"no reports yet"),
-    (dict(counts=[1, 2, 3]), r"counts has 3 entries but the matrix has 6 outputs"),
-    (dict(counts=[1, 2, -3, 0, 0, 0]), r"counts must be ≥ 0; counts\[2\] = -3"),
-    (dict(counts=[0.1, 0.2, 0.3, 0.1, 0.2, 0.1]), r"whole numbers .* frequencies"),
-    (dict(counts=[True] * 6), r"counts must be integers"),
-    (dict(counts=[[1, 2, 3, 4, 5, 6]]), r"counts must be a 1-D array"),
-    (dict(counts=[1, 2, np.nan, 0, 0, 0]), r"NaN"),
-    (dict(matrix=np.ones((6, 6))), r"not column-stochastic: column x = 0 sums to 6"),
-    (dict(matrix=np.eye(6) * 2 - np.roll(np.eye(6), 1, axis=0)), r"negative entry"),
-    (dict(matrix=np.full((6, 6), np.nan)), r"NaN"),
-    (dict(matrix=np.ones(6)), r"2-D"),
-    (dict(matrix="garbage"), r"matrix"),
-    (dict(shape=(3, 3)), r"shape \(3, 3\) has 9 cells but the matrix has 6 inputs"),
-    (dict(shape=(2, 3, 1)), r"shape must be a pair"),
-    (dict(shape=(2.0, 3)), r"positive integers"),
-    (dict(method="mle"), r"method must be one of auto, em, inverse"),
-    (dict(interval="wald"), r"interval must be one of delta, bootstrap"),
-    (dict(tol=0), r"tol must be"),
-    (dict(tol=math.nan), r"tol must be"),
-    (dict(max_iter=0), r"max_iter must be a positive integer"),
-    (dict(max_iter=10.5), r"max_iter must be a positive integer"),
-    (dict(prior=np.ones(5) / 5), r"prior must have shape \(2, 3\)"),
-    (dict(prior=np.ones(6)), r"prior must sum to 1"),
-    (dict(prior=[-0.5, 0.5, 0.25, 0.25, 0.25, 0.25]), r"prior must contain finite probabilities ≥ 0"),
-    (dict(prior_weight=5.0), r"prior_weight > 0 needs a prior"),
-    (dict(prior_weight=-1.0), r"prior_weight must be"),
-    (dict(interval="bootstrap", n_bootstrap=1), r"n_bootstrap must be an integer ≥ 2"),
-    (dict(rng=np.random.RandomState(0)), r"rng must be a numpy Generator"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(counts=np.zeros(6, dtype=int)), r"no reports yet"),
+        (dict(counts=[1, 2, 3]), r"counts has 3 entries but the matrix has 6 outputs"),
+        (dict(counts=[1, 2, -3, 0, 0, 0]), r"counts must be ≥ 0; counts\[2\] = -3"),
+        (dict(counts=[0.1, 0.2, 0.3, 0.1, 0.2, 0.1]), r"whole numbers .* frequencies"),
+        (dict(counts=[True] * 6), r"counts must be integers"),
+        (dict(counts=[[1, 2, 3, 4, 5, 6]]), r"counts must be a 1-D array"),
+        (dict(counts=[1, 2, np.nan, 0, 0, 0]), r"NaN"),
+        (dict(matrix=np.ones((6, 6))), r"matrix column 0 sums to 6; every column must sum to 1"),
+        (dict(matrix=np.eye(6) * 2 - np.roll(np.eye(6), 1, axis=0)), r"negative entry"),
+        (dict(matrix=np.full((6, 6), np.nan)), r"NaN"),
+        (dict(matrix=np.ones(6)), r"2-D"),
+        (dict(matrix="garbage"), r"matrix"),
+        (dict(shape=(3, 3)), r"shape \(3, 3\) has 9 cells but the matrix has 6 inputs"),
+        (dict(shape=(2, 3, 1)), r"shape must be a pair"),
+        (dict(shape=(2.0, 3)), r"positive integers"),
+        (dict(method="mle"), r"method must be one of auto, em, inverse"),
+        (dict(interval="wald"), r"interval must be one of delta, bootstrap"),
+        (dict(tol=0), r"tol must be"),
+        (dict(tol=math.nan), r"tol must be"),
+        (dict(max_iter=0), r"max_iter must be a positive integer"),
+        (dict(max_iter=10.5), r"max_iter must be a positive integer"),
+        (dict(prior=np.ones(5) / 5), r"prior must have shape \(2, 3\)"),
+        (dict(prior=np.ones(6)), r"prior must sum to 1"),
+        (dict(prior=[-0.5, 0.5, 0.25, 0.25, 0.25, 0.25]), r"prior must contain finite probabilities ≥ 0"),
+        (dict(prior_weight=5.0), r"prior_weight > 0 needs a prior"),
+        (dict(prior_weight=-1.0), r"prior_weight must be"),
+        (dict(interval="bootstrap", n_bootstrap=1), r"n_bootstrap must be an integer ≥ 2"),
+        (dict(rng=np.random.RandomState(0)), r"rng must be a numpy Generator"),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_message(kwargs, message):
     args = dict(matrix=_q(), counts=[10, 20, 30, 5, 5, 5], shape=SHAPE)
     args.update(kwargs)
@@ -551,7 +556,8 @@ def test_prior_weight_makes_a_flat_likelihood_single_valued():
     theta, p = est.joint.ravel(), EXAMPLE_P_HAT.ravel()
     g = q.T @ (counts / (q @ theta))
     np.testing.assert_allclose(theta, (theta * g + 50 * p) / (counts.sum() + 50), atol=1e-9)
-    boot = estimate_distribution(q, counts, (2, 2), prior=EXAMPLE_P_HAT, interval="bootstrap", n_bootstrap=100,
-                                 rng=np.random.default_rng(3))
+    boot = estimate_distribution(
+        q, counts, (2, 2), prior=EXAMPLE_P_HAT, interval="bootstrap", n_bootstrap=100, rng=np.random.default_rng(3)
+    )
     assert not boot.identifiable and boot.bootstrap_converged > 0.9
     assert np.all(boot.ci95_low <= EXAMPLE_P_TRUE) and np.all(EXAMPLE_P_TRUE <= boot.ci95_high)

@@ -1,4 +1,4 @@
-"""Seed 000's worked examples (Examples 1-5), reproduced by the designers."""
+"""The worked examples of [LZG24] (Examples 1-5), reproduced by the designers."""
 
 from __future__ import annotations
 
@@ -6,22 +6,21 @@ import math
 
 import numpy as np
 import pytest
-
-from rldp.aggregator import calibrate
-from rldp.aggregator.mechanisms import grr_matrix, ir_matrix, srr_matrix
-from rldp.aggregator.polyopt import solve_polyopt
-from rldp.shared.audit import rldp_epsilon
-from rldp.shared.uncertainty import UncertaintySet
-from rldp.shared.utility import mutual_information
-
 from helpers import EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT, EXAMPLE_P_TRUE
 
-PAPER_Q_POLYOPT = np.array([  # Example 3, rows y1..y4
-    [0.0885, 0.3840, 0.6667, 0.0507],
-    [0.0860, 0.3731, 0.0, 0.3080],
-    [0.6162, 0.1813, 0.0, 0.6159],
-    [0.2094, 0.0616, 0.3333, 0.0254],
-])
+from rldp.aggregator.design import calibrate, grr_matrix, ir_matrix, solve_polyopt, srr_matrix
+from rldp.shared.audit import rldp_epsilon
+from rldp.shared.information import mutual_information
+from rldp.shared.uncertainty import UncertaintySet
+
+PAPER_Q_POLYOPT = np.array(
+    [  # Example 3, rows y1..y4
+        [0.0885, 0.3840, 0.6667, 0.0507],
+        [0.0860, 0.3731, 0.0, 0.3080],
+        [0.6162, 0.1813, 0.0, 0.6159],
+        [0.2094, 0.0616, 0.3333, 0.0254],
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +57,7 @@ def test_example3_polyopt_paper(example_set):
 
 
 def test_example3_polyopt_without_same_sensitive_rows(example_set):
-    # RLDP does not constrain s1 = s2: a larger cone, still certified (DESIGN.md: I ≈ 0.563).
+    # RLDP does not constrain s1 = s2: a larger cone, still certified (docs/design.md, errata: I ≈ 0.563).
     res = solve_polyopt(EXAMPLE_P_HAT, example_set.lower_bounds(), EXAMPLE_EPSILON, same_sensitive=False)
     assert round(res.information, 3) == 0.563
     eps, _ = rldp_epsilon(res.matrix, example_set)

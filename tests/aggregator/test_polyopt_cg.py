@@ -1,4 +1,4 @@
-"""PolyOpt by column generation (issue 5): agreement with exact enumeration, certification,
+"""PolyOpt by column generation: agreement with exact enumeration, certification,
 anytime behaviour, proven upper bounds, solver selection in design() and the CLI flags."""
 
 from __future__ import annotations
@@ -10,21 +10,35 @@ import sys
 
 import numpy as np
 import pytest
-
-import rldp.aggregator.polyopt_cg as cg
-from rldp.aggregator.design import DesignError, design, design_matrix
-from rldp.aggregator.polyopt import enumerate_vertices, gamma_inequalities, optimal_weights, solve_polyopt
-from rldp.aggregator.polyopt_cg import (GammaCone, nr_pricing, nr_upper_bound, seed_columns, solve_nr_cg,
-                                        solve_polyopt_cg)
-from rldp.shared.audit import audit_rldp
-from rldp.shared.records import Alphabet, Attribute
-from rldp.shared.uncertainty import UncertaintySet
-from rldp.shared.utility import mutual_information, row_information
-
 from helpers import EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT
+from scipy.optimize import linprog
+
+import rldp.aggregator.design.cg as cg
+from rldp.aggregator.design import (
+    DesignError,
+    GammaCone,
+    design,
+    design_matrix,
+    enumerate_vertices,
+    gamma_inequalities,
+    grr_matrix,
+    optimal_weights,
+    solve_nr_cg,
+    solve_polyopt,
+    solve_polyopt_cg,
+    srr_matrix,
+)
+from rldp.aggregator.design.cg import blocks, nr_pricing, nr_upper_bound, seed_columns
+from rldp.aggregator.design.cg import nr as nr_module
+from rldp.aggregator.design.cg import solve as solve_module
+from rldp.shared.audit import audit_rldp
+from rldp.shared.information import mutual_information, row_information
+from rldp.shared.records import Alphabet, Attribute
+from rldp.shared.tolerances import DESIGN_MARGIN
+from rldp.shared.uncertainty import UncertaintySet
 
 N = 32561
-MARGIN = 1 - 1e-7
+MARGIN = 1 - DESIGN_MARGIN
 
 
 def jeffreys(shape, seed, n=N):
@@ -36,8 +50,9 @@ def jeffreys(shape, seed, n=N):
 
 
 def _alphabet(a1, a2):
-    return Alphabet(Attribute("s", tuple(f"s{i}" for i in range(a1))),
-                    [Attribute("u", tuple(f"u{j}" for j in range(a2)))])
+    return Alphabet(
+        Attribute("s", tuple(f"s{i}" for i in range(a1))), [Attribute("u", tuple(f"u{j}" for j in range(a2)))]
+    )
 
 
 SMALL = [((2, 2), 1, 0.5), ((2, 3), 2, 1.0), ((3, 2), 3, 2.0), ((2, 3), 4, 0.3), ((3, 2), 5, 1.0)]
@@ -70,7 +85,7 @@ def test_paper_example3_numbers():
     paper = solve_polyopt_cg(EXAMPLE_P_HAT, low, EXAMPLE_EPSILON, same_sensitive=True, time_budget=20)
     assert paper.information == pytest.approx(0.4228, abs=5e-5)  # Example 3: I = 0.4228
     rldp = solve_polyopt_cg(EXAMPLE_P_HAT, low, EXAMPLE_EPSILON, same_sensitive=False, time_budget=20)
-    assert rldp.information == pytest.approx(0.5630, abs=5e-4)  # DESIGN.md: cone without s1 = s2 rows
+    assert rldp.information == pytest.approx(0.5630, abs=5e-4)  # docs/design.md, errata: cone without s1 = s2 rows
     for res in (paper, rldp):
         assert audit_rldp(res.matrix, uset, EXAMPLE_EPSILON + 1e-9).passed
 
@@ -142,14 +157,12 @@ def test_compact_cone_equals_definition3():
 
 def test_block_vertices_are_exactly_the_vertices_of_each_block():
     # max of a linear objective over the enumerated points = the LP over the block polytope.
-    from scipy.optimize import linprog
-
     rng = np.random.default_rng(4)
     for _ in range(6):
         k = int(rng.integers(2, 6))
         low = rng.dirichlet(np.ones(k)) * rng.uniform(0.2, 0.95)
         slack, eps = 1 - low.sum(), float(rng.uniform(0.2, 2.0))
-        blk = cg._BlockVertices(low, slack, eps, np.full(k, 1.0 / k))
+        blk = blocks.BlockVertices(low, slack, eps, np.full(k, 1.0 / k))
         pts = np.array([blk.vertex(i) for i in range(len(blk.h))])
         e = math.exp(eps)
         # feasibility of every enumerated point
@@ -160,10 +173,14 @@ def test_block_vertices_are_exactly_the_vertices_of_each_block():
             c = rng.standard_normal(k)
             # variables z (k), M, m: z - M <= 0, m - z <= 0, L z + l M <= e, -(L z + l m) <= -1
             a_ub = np.zeros((2 * k + 2, k + 2))
-            a_ub[:k, :k] = np.eye(k); a_ub[:k, k] = -1
-            a_ub[k:2 * k, :k] = -np.eye(k); a_ub[k:2 * k, k + 1] = 1
-            a_ub[2 * k, :k] = low; a_ub[2 * k, k] = slack
-            a_ub[2 * k + 1, :k] = -low; a_ub[2 * k + 1, k + 1] = -slack
+            a_ub[:k, :k] = np.eye(k)
+            a_ub[:k, k] = -1
+            a_ub[k : 2 * k, :k] = -np.eye(k)
+            a_ub[k : 2 * k, k + 1] = 1
+            a_ub[2 * k, :k] = low
+            a_ub[2 * k, k] = slack
+            a_ub[2 * k + 1, :k] = -low
+            a_ub[2 * k + 1, k + 1] = -slack
             b_ub = np.concatenate([np.zeros(2 * k), [e, -1]])
             lp = linprog(-np.concatenate([c, [0, 0]]), A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
             assert lp.status == 0
@@ -177,9 +194,9 @@ def test_polytope_pricing_bound_is_at_least_the_best_vertex(same_sensitive):
     p = jeffreys((2, 3), 12, n=800)
     low = UncertaintySet.from_confidence(p, 800, 0.05).lower_bounds()
     eps = 0.9
-    verts = enumerate_vertices(gamma_inequalities(low, eps, same_sensitive))
+    verts = enumerate_vertices(GammaCone(low, eps, same_sensitive))
     z = verts / (verts @ p.reshape(-1))[:, None]
-    pricer = cg._BlockPricer(GammaCone(low, eps, same_sensitive), p.reshape(-1))
+    pricer = blocks.BlockPricer(GammaCone(low, eps, same_sensitive), p.reshape(-1))
     rng = np.random.default_rng(2)
     for _ in range(5):
         lam = rng.uniform(0.0, 0.3, p.size)
@@ -218,51 +235,61 @@ def test_nr_hull_bound_covers_every_subset(monkeypatch):
     for _ in range(5):
         lam = rng.uniform(0.0, 0.5, p.size)
         _, values, exact_bound = nr_pricing(p, lam, 0.8, columns=1)
-        monkeypatch.setattr(cg, "NR_EXACT_MAX_SENSITIVE", 4)
+        monkeypatch.setattr(nr_module, "NR_EXACT_MAX_SENSITIVE", 4)
         _, hull_values, hull_bound = nr_pricing(p, lam, 0.8, columns=1)
-        monkeypatch.setattr(cg, "NR_EXACT_MAX_SENSITIVE", 16)
+        monkeypatch.setattr(nr_module, "NR_EXACT_MAX_SENSITIVE", 16)
         assert hull_bound >= exact_bound - 1e-12
         assert hull_values[0] <= exact_bound + 1e-12
 
 
 # -- design() and the CLI ---------------------------------------------------------
 
+
 def test_design_solver_selection_and_record():
     alphabet = _alphabet(2, 2)
-    auto = design("polyopt", alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2),
-                  n=EXAMPLE_N)
+    auto = design("polyopt", alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2), n=EXAMPLE_N)
     assert auto["parameters"]["solver"] == "exact"
     seen = []
-    doc = design("polyopt", alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2),
-                 n=EXAMPLE_N, solver="cg", time_budget=10, progress=seen.append)
+    doc = design(
+        "polyopt",
+        alphabet=alphabet,
+        public_distribution=EXAMPLE_P_HAT,
+        epsilon=math.log(2),
+        n=EXAMPLE_N,
+        solver="cg",
+        time_budget=10,
+        progress=seen.append,
+    )
     params = doc["parameters"]
     assert params["solver"] == "cg" and params["status"] == "converged"
     for key in ("iterations", "seconds", "columns", "upper_bound", "upper_bound_kind"):
         assert key in params
     assert params["upper_bound"] >= doc["utility"]["mutual_information"] - 1e-9
-    assert doc["utility"]["mutual_information"] == pytest.approx(
-        auto["utility"]["mutual_information"], rel=5e-3)
+    assert doc["utility"]["mutual_information"] == pytest.approx(auto["utility"]["mutual_information"], rel=5e-3)
     assert doc["audit"]["passed"] and seen and "information" in seen[-1]
     # 4×4 is beyond exact enumeration's reach: auto picks column generation
     p = jeffreys((4, 4), 7)
     big = design("polyopt", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, time_budget=5)
     assert big["parameters"]["solver"] == "cg" and big["audit"]["passed"]
-    nr = design("nr", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, solver="cg",
-                time_budget=10)
+    nr = design("nr", alphabet=_alphabet(4, 4), public_distribution=p, epsilon=1.0, n=N, solver="cg", time_budget=10)
     assert nr["parameters"]["solver"] == "cg" and nr["audit"]["passed"]
     assert nr["parameters"]["upper_bound"] >= nr["utility"]["mutual_information"] - 1e-9
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(solver="fast"), "solver must be one of"),
-    (dict(time_budget=0), "time_budget must be"),
-    (dict(time_budget=float("nan")), "time_budget must be"),
-    (dict(progress=3), "progress must be"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(solver="fast"), "solver must be one of"),
+        (dict(time_budget=0), "time_budget must be"),
+        (dict(time_budget=float("nan")), "time_budget must be"),
+        (dict(progress=3), "progress must be"),
+    ],
+)
 def test_design_rejects_bad_solver_options(kwargs, match):
     with pytest.raises(DesignError, match=match):
-        design("polyopt", alphabet=_alphabet(2, 2), public_distribution=EXAMPLE_P_HAT, epsilon=1.0,
-               n=EXAMPLE_N, **kwargs)
+        design(
+            "polyopt", alphabet=_alphabet(2, 2), public_distribution=EXAMPLE_P_HAT, epsilon=1.0, n=EXAMPLE_N, **kwargs
+        )
 
 
 def test_exact_solver_refuses_large_alphabets_with_a_hint():
@@ -274,15 +301,33 @@ def test_exact_solver_refuses_large_alphabets_with_a_hint():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "rldp.aggregator.cli", *map(str, args)], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rldp.cli", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_solver_flags(adult_csv, tmp_path):
     out = tmp_path / "po.json"
-    proc = _cli("design", adult_csv, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
-                "--method", "polyopt", "--solver", "cg", "--time-budget", "10", "--out", out, "--json",
-                "--progress")
+    proc = _cli(
+        "design",
+        adult_csv,
+        "--sensitive",
+        "sex",
+        "--released",
+        "race",
+        "--epsilon",
+        "1",
+        "--method",
+        "polyopt",
+        "--solver",
+        "cg",
+        "--time-budget",
+        "10",
+        "--out",
+        out,
+        "--json",
+        "--progress",
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1  # progress goes to stderr only
@@ -293,8 +338,21 @@ def test_cli_solver_flags(adult_csv, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["parameters"]["solver"] == "cg"
     for bad, needle in ((["--solver", "magic"], "invalid choice"), (["--time-budget", "0"], "time budget")):
-        proc = _cli("design", adult_csv, "--sensitive", "sex", "--released", "race", "--epsilon", "1",
-                    "--method", "polyopt", "--out", tmp_path / "x.json", *bad)
+        proc = _cli(
+            "design",
+            adult_csv,
+            "--sensitive",
+            "sex",
+            "--released",
+            "race",
+            "--epsilon",
+            "1",
+            "--method",
+            "polyopt",
+            "--out",
+            tmp_path / "x.json",
+            *bad,
+        )
         assert proc.returncode == 2 and "Traceback" not in proc.stderr and needle in proc.stderr
 
 
@@ -319,7 +377,8 @@ def test_nr_with_an_unseen_sensitive_value_falls_back_to_the_polytope_solver():
     assert doc["audit"]["passed"] and doc["parameters"]["upper_bound"] >= doc["utility"]["mutual_information"]
 
 
-# -- exact solver at large ε: floating-point cddlib (issue 5, robustness) ------------
+# -- exact solver at large ε: floating-point cddlib (robustness) ---------------------
+
 
 def _large_eps_case(seed):
     p = jeffreys((3, 3), seed, n=1000)
@@ -329,8 +388,6 @@ def _large_eps_case(seed):
 def test_exact_nr_at_large_epsilon_is_never_below_grr():
     # Seed 8 at ε = 7: cddlib (floating point) misses vertices of the NR cone and the LP over
     # the enumerated ones gave I = 0.974 < GRR's 1.399, though GRR's rows lie in the cone.
-    from rldp.aggregator.mechanisms import grr_matrix
-
     eps = 7.0
     p, uset, point = _large_eps_case(8)
     q, params = design_matrix("nr", uset, eps, solver="exact")
@@ -343,8 +400,6 @@ def test_exact_nr_at_large_epsilon_is_never_below_grr():
 
 def test_exact_polyopt_at_large_epsilon_is_never_below_srr():
     # Seed 7 at ε = 7: SRR's rows lie in Γ, yet enumeration + LP gave 1.278 < SRR's 1.626.
-    from rldp.aggregator.mechanisms import srr_matrix
-
     eps = 7.0
     p, uset, _ = _large_eps_case(7)
     srr = srr_matrix(3, 3, eps * MARGIN)
@@ -387,7 +442,8 @@ def test_a_tiny_budget_still_returns_a_certified_mechanism():
     assert audit_rldp(nr.matrix, UncertaintySet(p, 0.0), 1.0).passed
 
 
-# -- coarse-to-fine and warm starts (issue 5, large alphabets) -------------------------
+# -- coarse-to-fine and warm starts (large alphabets) ----------------------------------
+
 
 def test_aggregated_rows_expand_into_gamma_with_the_same_information():
     p = jeffreys((6, 8), 5)
@@ -439,13 +495,14 @@ def test_coarse_to_fine_on_a_small_shape_matches_exact_and_bounds_it(monkeypatch
     # Force the coarse stage where exact enumeration is possible:
     # the result must still be certified and near the optimum, and the bound (which now
     # also uses the coarse problem's lifted duals) must not cut the true optimum.
-    monkeypatch.setattr(cg, "COARSEN_MIN_SYMBOLS", 4)
+    monkeypatch.setattr(cg.coarsen, "COARSEN_MIN_SYMBOLS", 4)
     p = jeffreys((3, 3), 13, n=2000)
     uset = UncertaintySet.from_confidence(p, 2000, 0.05)
     low, eps = uset.lower_bounds(), 1.0
     assert cg.coarse_aggregation(p, min_symbols=4) is None  # |U| ≤ 6, |S| ≤ 20: nothing to merge
-    monkeypatch.setattr(cg, "coarse_aggregation",
-                        lambda d, min_symbols=4: cg.Aggregation(np.arange(3), np.array([0, 0, 1])))
+    monkeypatch.setattr(
+        solve_module, "coarse_aggregation", lambda d, min_symbols=4: cg.Aggregation(np.arange(3), np.array([0, 0, 1]))
+    )
     exact = solve_polyopt(p, low, eps * MARGIN)
     res = solve_polyopt_cg(p, low, eps * MARGIN, time_budget=20, bound_epsilon=eps)
     assert res.stages and res.stages[0]["shape"] == [3, 2]

@@ -9,12 +9,11 @@ import sys
 import msgpack
 import numpy as np
 import pytest
+from service.rldp_live import ADMIN_TOKEN, make_document
 
 from rldp.client import Client, OfflineQueue, ProblemError
 
-from service.rldp_live import ADMIN_TOKEN, make_document
-
-RLDP = [sys.executable, "-m", "rldp.aggregator.cli"]
+RLDP = [sys.executable, "-m", "rldp.cli"]
 
 
 def run(*args) -> subprocess.CompletedProcess:
@@ -53,8 +52,9 @@ def test_privatize_and_submit(server, mechanism_id, users_csv):
         except ProblemError as exc:
             assert exc.reason == "no-reports"
             n0 = 0
-    proc = run("privatize", "--server", server.url, "--mechanism", mechanism_id, users_csv, "--json",
-               "--batch-size", 100)
+    proc = run(
+        "privatize", "--server", server.url, "--mechanism", mechanism_id, users_csv, "--json", "--batch-size", 100
+    )
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
     assert (record["records"], record["accepted"], record["batches"], record["queued"]) == (252, 252, 3, 0)
@@ -67,12 +67,13 @@ def test_privatize_and_submit(server, mechanism_id, users_csv):
 def test_errors_are_one_line(server, mechanism_id, users_csv, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("sex,colour\nFemale,red\nMale,purple\n")
-    one_line_error(run("privatize", "--server", server.url, "--mechanism", mechanism_id, bad),
-                   "'purple'", "blue, green, red")
-    one_line_error(run("privatize", "--server", server.url, "--mechanism", "0" * 64, users_csv),
-                   "unknown-mechanism")
-    one_line_error(run("privatize", "--server", server.url, "--mechanism", mechanism_id, tmp_path / "none.csv"),
-                   "none.csv")
+    one_line_error(
+        run("privatize", "--server", server.url, "--mechanism", mechanism_id, bad), "'purple'", "blue, green, red"
+    )
+    one_line_error(run("privatize", "--server", server.url, "--mechanism", "0" * 64, users_csv), "unknown-mechanism")
+    one_line_error(
+        run("privatize", "--server", server.url, "--mechanism", mechanism_id, tmp_path / "none.csv"), "none.csv"
+    )
     one_line_error(run("privatize", "--server", server.url, users_csv), "--mechanism ID is required")
     one_line_error(run("privatize", "--server", server.url, "--flush"), "--flush needs --queue")
 
@@ -81,8 +82,12 @@ def test_flush_sends_queued_batches(server, mechanism_id, tmp_path):
     queue_path = tmp_path / "queue.sqlite3"
     queue = OfflineQueue(queue_path)
     ys = np.arange(60) % 6
-    queue.put(mechanism_id, "cli-flush-1", 60,
-              msgpack.packb({"mechanism": mechanism_id, "batch": "cli-flush-1", "reports": ys.tolist()}))
+    queue.put(
+        mechanism_id,
+        "cli-flush-1",
+        60,
+        msgpack.packb({"mechanism": mechanism_id, "batch": "cli-flush-1", "reports": ys.tolist()}),
+    )
     queue.close()
     proc = run("privatize", "--server", server.url, "--flush", "--queue", queue_path, "--json")
     assert proc.returncode == 0, proc.stderr

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from service.rldp_live import make_document, tampered
 
 from rldp.client import Mechanism, MechanismRejected
-from rldp.shared.records import RecordError, Table
-
-from service.rldp_live import make_document, tampered
+from rldp.shared.document import build_document
+from rldp.shared.errors import RecordError
+from rldp.shared.records import Alphabet, Attribute
+from rldp.shared.tables import Table
 
 
 @pytest.fixture(scope="module")
@@ -57,15 +59,41 @@ def test_every_record_form_gives_the_same_outputs(mech):
     assert 0 <= mech.privatize_one({"sex": "Male", "colour": "red"}) < mech.outputs
 
 
-@pytest.mark.parametrize("records, needles", [
-    ([{"sex": "Femal", "colour": "red"}], ["'Femal'", "Female, Male"]),
-    ([{"sex": "Male", "colour": "purple"}], ["'purple'", "blue, green, red"]),
-    ([{"colour": "red"}], ["missing the sensitive attribute 'sex'"]),
-    ([("Male",)], ["1 fields", "2 fields (sex, colour)"]),
-    ([("Male", "red", "x")], ["3 fields"]),
-])
+@pytest.mark.parametrize(
+    "records, needles",
+    [
+        ([{"sex": "Femal", "colour": "red"}], ["'Femal'", "Female, Male"]),
+        ([{"sex": "Male", "colour": "purple"}], ["'purple'", "blue, green, red"]),
+        ([{"colour": "red"}], ["missing the sensitive attribute 'sex'"]),
+        ([("Male",)], ["1 fields", "2 fields (sex, colour)"]),
+        ([("Male", "red", "x")], ["3 fields"]),
+    ],
+)
 def test_record_errors_name_the_value_and_the_allowed_ones(mech, records, needles):
     with pytest.raises(RecordError) as info:
         mech.privatize(records)
     for needle in needles:
         assert needle in str(info.value)
+
+
+def test_a_latent_secret_mechanism_privatises_records_without_it():
+    # The privacy funnel: the mechanism reads only the released columns; S stays on the device
+    # unread (and may be absent), and the client's audit still bounds what Y says about S.
+    alpha = Alphabet(Attribute("sex", ("F", "M")), [Attribute("race", ("a", "b", "c"))], latent=True)
+    e = np.exp(1.0)
+    q = np.full((3, 3), 1 / (e + 2))
+    np.fill_diagonal(q, e / (e + 2))
+    doc = build_document(
+        method="grr",
+        matrix=q,
+        alphabet=alpha,
+        privacy={"notion": "ldp", "epsilon": 1.0},
+        public_distribution=[[0.1, 0.2, 0.2], [0.2, 0.1, 0.2]],
+    )
+    mech = Mechanism.from_document(doc)
+    assert mech.alphabet.latent and mech.size == 3 and abs(mech.epsilon_audited - 1.0) < 1e-9
+    rng = np.random.default_rng(0)
+    ys = mech.privatize([{"race": "c"}] * 20_000, rng=rng)
+    # Output c is drawn with probability e/(e+2); tolerance 5 standard errors of 20,000 draws.
+    p = e / (e + 2)
+    assert abs(np.mean(ys == 2) - p) < 5 * np.sqrt(p * (1 - p) / 20_000)

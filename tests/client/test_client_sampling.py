@@ -26,8 +26,8 @@ def test_uniform_from_bytes_is_exact_53_bit():
     data = bytes(8) + b"\xff" * 8 + (1 << 11).to_bytes(8, "little")
     u = uniform_from_bytes(data)
     assert u[0] == 0.0
-    assert u[1] == 1.0 - 2.0 ** -53  # the largest value: never 1.0
-    assert u[2] == 2.0 ** -53
+    assert u[1] == 1.0 - 2.0**-53  # the largest value: never 1.0
+    assert u[2] == 2.0**-53
 
 
 def test_os_random_is_uniform_and_fresh():
@@ -47,7 +47,7 @@ def test_os_random_is_uniform_and_fresh():
 @pytest.mark.parametrize("fast", [True, False])
 def test_random_bytes_are_uniform_fresh_and_never_repeat_a_key(monkeypatch, fast):
     if not fast:  # the plain os.urandom path, as on a platform without `cryptography`
-        monkeypatch.setattr(sampling, "Cipher", None)
+        monkeypatch.setattr(sampling, "HAVE_AES", False)
     n = 3 * sampling._KEYSTREAM_BYTES_PER_KEY + 12_345  # several keys, a partial last block
     data = random_bytes(n)
     assert len(data) == n
@@ -55,7 +55,7 @@ def test_random_bytes_are_uniform_fresh_and_never_repeat_a_key(monkeypatch, fast
     expected = n / 256
     assert ((counts - expected) ** 2 / expected).sum() < 400  # χ²₂₅₅: P(> 400) ≈ 1e-8
     per_key = sampling._KEYSTREAM_BYTES_PER_KEY
-    blocks = [data[i:i + 64] for i in range(0, n, per_key)]
+    blocks = [data[i : i + 64] for i in range(0, n, per_key)]
     assert len(set(blocks)) == len(blocks)  # each MiB starts a fresh keystream
     assert random_bytes(1 << 16) != random_bytes(1 << 16)  # no state reused across calls
     assert len(random_bytes(0)) == 0 and len(random_bytes(5)) == 5
@@ -87,7 +87,7 @@ def test_sampler_matches_the_columns(b, a):
 def test_zero_probability_outputs_are_never_drawn_at_the_edges():
     q = np.array([[0.0, 0.5], [0.5, 0.0], [0.0, 0.5], [0.5, 0.0], [0.0, 0.0]])
     sampler = ColumnSampler(q)
-    edges = [0.0, 0.5 - 2 ** -53, 0.5, 1 - 2 ** -53]
+    edges = [0.0, 0.5 - 2**-53, 0.5, 1 - 2**-53]
     x = np.array([0] * 4 + [1] * 4)
     y = sampler.sample(x, Fixed(edges + edges))
     np.testing.assert_array_equal(y, [1, 1, 3, 3, 0, 0, 2, 2])
@@ -197,7 +197,7 @@ def test_os_path_is_plain_inversion_of_the_bits_it_draws(b, a, width):
     rest = 53 - width
     if width == 8:  # the second byte of the ambiguous ones: from the spare bytes of the same draw
         assert drawn.size > n and amb.size <= drawn.size - n
-        second = drawn[n:n + amb.size]
+        second = drawn[n : n + amb.size]
         lo[amb] |= second << np.uint64(37)
         hi[amb] = lo[amb] | np.uint64((1 << 37) - 1)
         left = amb[sampler.table2[(-2 - entry[amb].astype(np.int64)) * 256 + second.astype(np.int64)] < 0]

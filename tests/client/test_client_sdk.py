@@ -5,20 +5,19 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import msgpack
 import numpy as np
 import pytest
 import requests
+from service.rldp_live import ADMIN_TOKEN, free_port, make_document, tampered
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from rldp.aggregator.storage import open_storage
 from rldp.client import Client, MechanismRejected, OfflineQueue, ProblemError, ServiceUnavailable
 from rldp.shared.document import to_msgpack
-
-from service.rldp_live import ADMIN_TOKEN, free_port, make_document, tampered
 
 RECORDS = [{"sex": s, "colour": c} for s, c in [("Female", "red"), ("Male", "blue"), ("Male", "green")] * 700]
 
@@ -65,8 +64,11 @@ def stubs():
 
 def receipt_json(request: Request, duplicate: bool = False) -> Response:
     body = msgpack.unpackb(request.get_data())
-    return Response(json.dumps({"batch": body["batch"], "accepted": len(body["reports"]), "duplicate": duplicate}),
-                    status=200 if duplicate else 201, mimetype="application/json")
+    return Response(
+        json.dumps({"batch": body["batch"], "accepted": len(body["reports"]), "duplicate": duplicate}),
+        status=200 if duplicate else 201,
+        mimetype="application/json",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -106,13 +108,13 @@ def test_submit_end_to_end(server, published):
 def test_mechanism_is_verified_once_and_cached(server, published, monkeypatch):
     client = Client(server.url)
     gets: list[str] = []
-    original = client._session.request
+    original = client._http.session.request
 
     def counting(method, url, **kwargs):
         gets.append(url)
         return original(method, url, **kwargs)
 
-    monkeypatch.setattr(client._session, "request", counting)
+    monkeypatch.setattr(client._http.session, "request", counting)
     a = client.mechanism(published["id"])
     b = client.mechanism(published["id"])
     assert a is b and len(gets) == 1
@@ -139,6 +141,7 @@ def test_many_threads_share_one_client(server, published):
     before = stored_counts(server, mid).sum()
     receipts = []
     with Client(server.url) as client:
+
         def work(seed: int) -> None:
             receipts.append(client.submit(mid, RECORDS[:900], batch_size=100, rng=np.random.default_rng(seed)))
 
@@ -162,8 +165,15 @@ def test_admin_calls(server):
         with pytest.raises(ProblemError) as info:
             admin.submit_reports(doc["id"], [1])
         assert info.value.reason == "mechanism-retired"
-        status = admin.design("sex,colour\nFemale,red\nMale,blue\nMale,red\n", sensitive="sex",
-                              released="colour", epsilon=1.0, method="srr", poll=0.2, wait_timeout=120)
+        status = admin.design(
+            "sex,colour\nFemale,red\nMale,blue\nMale,red\n",
+            sensitive="sex",
+            released="colour",
+            epsilon=1.0,
+            method="srr",
+            poll=0.2,
+            wait_timeout=120,
+        )
         assert status["status"] == "done", status
         assert admin.mechanism(status["mechanism"]).method == "srr"
 
@@ -198,8 +208,13 @@ def test_gives_up_after_the_retry_budget(stubs):
 
 
 def test_4xx_is_not_retried(stubs):
-    problem = {"type": "https://rldp.dev/problems/wrong-type", "title": "Field has the wrong type", "status": 422,
-               "detail": "reports[0] is 1.5 (number)", "reason": "wrong-type"}
+    problem = {
+        "type": "https://rldp.dev/problems/wrong-type",
+        "title": "Field has the wrong type",
+        "status": 422,
+        "detail": "reports[0] is 1.5 (number)",
+        "reason": "wrong-type",
+    }
     stub = stubs(lambda request, n: Response(json.dumps(problem), status=422, mimetype="application/problem+json"))
     with Client(stub.url, retries=5, backoff_factor=0.01) as client:
         with pytest.raises(ProblemError) as info:
@@ -213,9 +228,16 @@ def test_lost_answer_is_retried_and_counted_once(server, published, stubs):
     mid = published["id"]
 
     def handler(request: Request, n: int) -> Response:
-        real = requests.request(request.method, server.url + request.full_path.rstrip("?"), data=request.get_data(),
-                                headers={"Content-Type": request.headers.get("Content-Type", ""),
-                                         "Accept": request.headers.get("Accept", "*/*")}, timeout=30)
+        real = requests.request(
+            request.method,
+            server.url + request.full_path.rstrip("?"),
+            data=request.get_data(),
+            headers={
+                "Content-Type": request.headers.get("Content-Type", ""),
+                "Accept": request.headers.get("Accept", "*/*"),
+            },
+            timeout=30,
+        )
         if request.method == "POST" and n == 2:  # the first upload: committed, answer lost
             return Response("bad gateway", status=502)
         return Response(real.content, status=real.status_code, content_type=real.headers.get("Content-Type"))
@@ -252,9 +274,16 @@ def test_outage_queues_batches_and_flush_sends_them(server, published, stubs, tm
     def handler(request: Request, n: int) -> Response:
         if request.method == "POST" and state["down"]:
             return Response("maintenance", status=503)
-        real = requests.request(request.method, server.url + request.path, data=request.get_data(),
-                                headers={"Content-Type": request.headers.get("Content-Type", ""),
-                                         "Accept": request.headers.get("Accept", "*/*")}, timeout=30)
+        real = requests.request(
+            request.method,
+            server.url + request.path,
+            data=request.get_data(),
+            headers={
+                "Content-Type": request.headers.get("Content-Type", ""),
+                "Accept": request.headers.get("Accept", "*/*"),
+            },
+            timeout=30,
+        )
         return Response(real.content, status=real.status_code, content_type=real.headers.get("Content-Type"))
 
     stub = stubs(handler)
@@ -295,14 +324,24 @@ def test_queue_is_bounded_and_drops_the_oldest(tmp_path):
         assert stored and dropped == (10 if i >= 2 else 0)
     assert [b.batch for b in queue.pending()] == ["b3", "b4"]
     assert queue.put("m", "huge", 99, bytes(251)) == (False, 99)  # larger than the whole queue
-    assert queue.stats() == {"pending_batches": 2, "pending_reports": 20, "bytes": 200, "dropped_batches": 4,
-                             "dropped_reports": 129}
+    assert queue.stats() == {
+        "pending_batches": 2,
+        "pending_reports": 20,
+        "bytes": 200,
+        "dropped_batches": 4,
+        "dropped_reports": 129,
+    }
     queue.close()
 
 
 def test_rejected_batches_are_dropped_on_flush(stubs, tmp_path):
-    problem = {"type": "https://rldp.dev/problems/mechanism-retired", "status": 409, "title": "Mechanism retired",
-               "detail": "retired", "reason": "mechanism-retired"}
+    problem = {
+        "type": "https://rldp.dev/problems/mechanism-retired",
+        "status": 409,
+        "title": "Mechanism retired",
+        "detail": "retired",
+        "reason": "mechanism-retired",
+    }
     stub = stubs(lambda request, n: Response(json.dumps(problem), status=409, mimetype="application/problem+json"))
     queue_path = tmp_path / "q.sqlite3"
     queue = OfflineQueue(queue_path)

@@ -12,9 +12,26 @@ import numpy as np
 def test_demo_quick_end_to_end(tmp_path):
     out = tmp_path / "demo-output"
     proc = subprocess.run(
-        [sys.executable, "-m", "rldp.aggregator.cli", "demo", "--quick", "--users", "20000", "--workers", "2",
-         "--seed", "7", "--out", str(out), "--no-progress"],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "rldp.cli",
+            "demo",
+            "--quick",
+            "--users",
+            "20000",
+            "--workers",
+            "2",
+            "--seed",
+            "7",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -37,10 +54,18 @@ def test_demo_quick_end_to_end(tmp_path):
 
 
 def test_demo_bad_options_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "rldp.aggregator.cli", "demo", "--epsilon", "-1",
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rldp.cli", "demo", "--epsilon", "-1", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "--epsilon must be" in proc.stderr.strip().splitlines()[-1]
-    proc = subprocess.run([sys.executable, "-m", "rldp.aggregator.cli", "demo", "--sensitive", "nope",
-                           "--out", str(tmp_path), "--no-progress"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rldp.cli", "demo", "--sensitive", "nope", "--out", str(tmp_path), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "no column 'nope'" in proc.stderr

@@ -18,17 +18,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import SHARED_DATA
 
-from rldp.aggregator.cli import main
-from rldp.shared.audit import AUDIT_TOLERANCE
-from rldp.shared.uncertainty import confidence_radius, renyi_divergence
+from rldp.aggregator.design import grr_matrix
+from rldp.cli import main
+from rldp.shared.divergence import confidence_radius, renyi_divergence
+from rldp.shared.tolerances import AUDIT_TOLERANCE
 
 experiments = pytest.importorskip("rldp.demo.experiments")
 pytest.importorskip("matplotlib")
 pytest.importorskip("tqdm")
 from rldp.demo.datasets import ADULT_COLUMNS, data_file, load_adult  # noqa: E402
+from rldp.demo.experiments import evaluation, stats  # noqa: E402
+from rldp.demo.experiments.lzg24_truth import FIG4_EPS_QUICK  # noqa: E402
 
 # md5 of the original UCI adult.data (../shared/data/README.md): the shipped copy must unzip to it.
 ADULT_DATA_MD5 = "5d7c39d7b8804f071cdd1f2a7c460872"
@@ -42,8 +44,15 @@ def _read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def _stat(rows, panel, method, statistic, eps):
-    hits = [float(r["value"]) for r in rows if r["panel"] == panel and r["method"] == method
-            and r["statistic"] == statistic and r["epsilon"] != "" and math.isclose(float(r["epsilon"]), eps)]
+    hits = [
+        float(r["value"])
+        for r in rows
+        if r["panel"] == panel
+        and r["method"] == method
+        and r["statistic"] == statistic
+        and r["epsilon"] != ""
+        and math.isclose(float(r["epsilon"]), eps)
+    ]
     assert len(hits) <= 1
     return hits[0] if hits else None
 
@@ -66,8 +75,15 @@ def test_shipped_adult_data_is_the_original_and_loads_from_the_package():
     assert (train.n_rows, test.n_rows) == (32_561, 16_281)
     assert tuple(train.columns) == ADULT_COLUMNS == tuple(test.columns)
     # Category counts of ../shared/data/README.md ('?' counted as a category).
-    sizes = {"sex": 2, "race": 5, "relationship": 6, "marital-status": 7, "education": 16, "occupation": 15,
-             "native-country": 42}
+    sizes = {
+        "sex": 2,
+        "race": 5,
+        "relationship": 6,
+        "marital-status": 7,
+        "education": 16,
+        "occupation": 15,
+        "native-country": 42,
+    }
     assert {c: len(set(train.column(c))) for c in sizes} == sizes
     assert "?" in set(train.column("occupation"))
     assert set(test.column("class")) == {"<=50K", ">50K"}  # the cleaned test file: no trailing '.'
@@ -96,7 +112,7 @@ def test_fig4_quick_writes_tidy_csv_png_and_metadata(fig4_quick):
     methods = {r["method"] for r in rows} - {""}
     assert methods == {"nr", "polyopt-paper", "polyopt"}
     eps_grid = sorted({float(r["epsilon"]) for r in rows if r["epsilon"]})
-    assert eps_grid == sorted(experiments.FIG4_EPS_QUICK) and eps_grid[0] == 0.075
+    assert eps_grid == sorted(FIG4_EPS_QUICK) and eps_grid[0] == 0.075
     for r in rows:
         v = float(r["value"])
         if r["statistic"].startswith("eps_star"):
@@ -128,9 +144,9 @@ def test_fig4_polyopt_keeps_its_promise_when_p_star_is_in_F_and_nr_does_not(fig4
                 inside += 1
                 assert rec["eps_star"] <= rec["epsilon"] + AUDIT_TOLERANCE
     assert inside >= 3  # the check above is not vacuous
-    smallest = min(experiments.FIG4_EPS_QUICK)
+    smallest = min(FIG4_EPS_QUICK)
     nr = [r["eps_star"] for r in result.records if r["method"] == "nr" and r["epsilon"] == smallest]
-    assert np.mean([e > smallest for e in nr]) > 0.5  # NR leaks more than it claims (seed 000 Fig. 4)
+    assert np.mean([e > smallest for e in nr]) > 0.5  # NR leaks more than it claims [LZG24, Fig 4]
 
 
 def test_cli_experiment_is_deterministic_across_worker_counts_and_replots(tmp_path, capsys):
@@ -150,19 +166,29 @@ def test_cli_experiment_is_deterministic_across_worker_counts_and_replots(tmp_pa
     assert loaded.methods == ["nr", "polyopt-paper", "polyopt"] and loaded.panels == ["2x5"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["experiment", "fig4", "--methods", "bogus"], "unknown method(s) bogus"),
-    (["experiment", "fig4", "--methods", "grr"], "compares nr, polyopt-paper, polyopt"),
-    (["experiment", "fig2", "--replot", "--out", "/nonexistent/rldp"], "not found"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["experiment", "fig4", "--methods", "bogus"], "unknown method(s) bogus"),
+        (["experiment", "fig4", "--methods", "grr"], "compares nr, polyopt-paper, polyopt"),
+        (["experiment", "fig2", "--replot", "--out", "/nonexistent/rldp"], "not found"),
+    ],
+)
 def test_cli_experiment_bad_input_is_one_line(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv", [["experiment", "nope"], ["experiment", "fig2", "--workers", "0"],
-                                  ["experiment", "fig2", "--epsilons", "0.5,-1"], ["experiment", "fig2", "--seed", "x"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["experiment", "nope"],
+        ["experiment", "fig2", "--workers", "0"],
+        ["experiment", "fig2", "--epsilons", "0.5,-1"],
+        ["experiment", "fig2", "--seed", "x"],
+    ],
+)
 def test_cli_experiment_rejects_bad_arguments(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
@@ -212,7 +238,7 @@ def test_fig2_orderings_the_theory_guarantees(fig2_small):
 
 # ---------------------------------------------------------------------------- helpers
 def test_quantiles_treat_infinite_leakage_as_largest():
-    q = experiments._quantile
+    q = stats.quantile
     vals = np.array([0.1, 0.2, 0.3, math.inf])
     assert q(vals, 0.0) == 0.1 and q(vals, 0.5) == pytest.approx(0.25)
     assert q(vals, 0.75) == math.inf and q(vals, 1.0) == math.inf
@@ -222,13 +248,13 @@ def test_quantiles_treat_infinite_leakage_as_largest():
 def test_infeasible_designs_are_reported_not_raised():
     p_hat = np.full((3, 5), 1 / 15)  # 15 symbols: beyond exact PolyOpt, as in the paper
     base = {"panel": "3x5", "n_sensitive": 3, "n_released": 5, "n": 1000}
-    recs = experiments._evaluate(p_hat, 1000, (0.05,), ("polyopt", "grr"), (0.5, 1.0), base)
+    recs = evaluation.evaluate(p_hat, 1000, (0.05,), ("polyopt", "grr"), (0.5, 1.0), base)
     failed = [r for r in recs if r.get("failed")]
     assert {r["method"] for r in failed} == {"polyopt"} and len(failed) == 2
     assert all("12 symbols" in r["failed"] for r in failed)
-    rows = experiments._summarise("x", recs, {"nmi": ("value",)})
+    rows = stats.summarise("x", recs, {"nmi": ("value",)})
     assert {(r["method"], r["statistic"]) for r in rows} == {("polyopt", "failures"), ("grr", "nmi")}
-    notes = experiments._failure_notes(recs)
+    notes = stats.failure_notes(recs)
     assert len(notes) == 1 and notes[0].startswith("polyopt omitted on 3x5")
 
 
@@ -247,7 +273,7 @@ def test_synthetic_draws_are_reproducible_and_from_the_right_model():
 
 
 def test_polyopt_solver_policy():
-    opts = experiments._solver_options
+    opts = evaluation.solver_options
     assert opts("polyopt", 10, "exact", 5.0) == {"solver": "exact"}
     assert opts("polyopt-paper", 10, "auto", 5.0) == {"solver": "exact"}  # the paper's method where feasible
     assert opts("nr", 240, "auto", 5.0) == {"solver": "cg", "time_budget": 5.0}
@@ -262,22 +288,19 @@ def test_polyopt_solver_policy():
 def test_a_design_that_fails_its_audit_is_not_counted(monkeypatch):
     """Privacy is the product: a certified method whose matrix leaks more than its ε under
     the exact audit is recorded as a failed design, never averaged into the utility."""
-    import rldp.aggregator.design as design_module
-    from rldp.aggregator.mechanisms import grr_matrix
-
-    real = design_module.design_matrix
+    real = evaluation.design_matrix
 
     def leaky(method, uset, eps, **options):
         if method == "srr":  # pretend the designer overshot: GRR at 2ε claims ε
             return grr_matrix(uset.public_distribution.size, 2 * eps), {}
         return real(method, uset, eps, **options)
 
-    monkeypatch.setattr(design_module, "design_matrix", leaky)
+    monkeypatch.setattr(evaluation, "design_matrix", leaky)
     p_hat = np.array([[0.1, 0.2, 0.1], [0.3, 0.2, 0.1]])
     base = {"panel": "2x3", "n_sensitive": 2, "n_released": 3, "n": 1000}
-    recs = experiments._evaluate(p_hat, 1000, (0.05,), ("srr", "grr"), (1.0,), base)
+    recs = evaluation.evaluate(p_hat, 1000, (0.05,), ("srr", "grr"), (1.0,), base)
     srr, grr = recs
     assert srr["failed"].startswith("AuditFailed") and srr["eps_audited"] > 1.0 and "nmi" not in srr
     assert not grr.get("failed") and grr["eps_audited"] <= 1.0 + AUDIT_TOLERANCE
-    rows = experiments._summarise("x", recs, {"nmi": ("value",)})
+    rows = stats.summarise("x", recs, {"nmi": ("value",)})
     assert {(r["method"], r["statistic"]) for r in rows} == {("srr", "failures"), ("grr", "nmi")}

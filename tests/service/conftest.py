@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from service.rldp_live import BACKENDS, MAX_BODY, Databases, LiveServer
 
 
@@ -22,8 +21,9 @@ def backend(request) -> str:
 @pytest.fixture(scope="session")
 def live_server(backend, databases, tmp_path_factory):
     """One live server per backend for the whole session (tests use fresh mechanisms)."""
-    server = LiveServer(databases.url(backend), tmp_path_factory.mktemp(f"server-{backend}"),
-                        env={"RLDP_MAX_BODY_BYTES": str(MAX_BODY)})
+    server = LiveServer(
+        databases.url(backend), tmp_path_factory.mktemp(f"server-{backend}"), env={"RLDP_MAX_BODY_BYTES": str(MAX_BODY)}
+    )
     server.start()
     yield server
     server.stop()

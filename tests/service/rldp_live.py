@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import requests
 
-from rldp.aggregator.mechanisms import grr_matrix
+from rldp.aggregator.design import grr_matrix
 from rldp.shared.document import build_document
 from rldp.shared.records import Alphabet, Attribute
 
@@ -40,8 +40,9 @@ READ = {"Authorization": f"Bearer {READ_TOKEN}"}
 SMALL_ALPHABET = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("colour", ("blue", "green", "red"))])
 
 
-def make_document(tag: str | None = None, *, epsilon: float = 1.0, leak: float | None = None,
-                  alphabet: Alphabet = SMALL_ALPHABET) -> dict[str, Any]:
+def make_document(
+    tag: str | None = None, *, epsilon: float = 1.0, leak: float | None = None, alphabet: Alphabet = SMALL_ALPHABET
+) -> dict[str, Any]:
     """A small valid GRR mechanism claiming (ε, all distributions)-RLDP; unique per ``tag``.
 
     With ``leak``, the matrix is GRR at ε = ``leak`` while the document still claims
@@ -50,10 +51,14 @@ def make_document(tag: str | None = None, *, epsilon: float = 1.0, leak: float |
     k = alphabet.size
     q = grr_matrix(k, leak if leak is not None else epsilon)
     p = np.full(alphabet.shape, 1.0 / k)
-    return build_document(method="grr", matrix=q, alphabet=alphabet, public_distribution=p,
-                          privacy={"notion": "rldp", "epsilon": epsilon,
-                                   "uncertainty": {"order": 2, "radius": None}},
-                          extra={"test": tag or uuid.uuid4().hex})
+    return build_document(
+        method="grr",
+        matrix=q,
+        alphabet=alphabet,
+        public_distribution=p,
+        privacy={"notion": "rldp", "epsilon": epsilon, "uncertainty": {"order": 2, "radius": None}},
+        extra={"test": tag or uuid.uuid4().hex},
+    )
 
 
 def tampered(doc: dict[str, Any]) -> dict[str, Any]:
@@ -127,8 +132,17 @@ def free_port() -> int:
 class LiveServer:
     """``rldp serve`` in its own process group on 127.0.0.1 (Granian unless ``dev``)."""
 
-    def __init__(self, db_url: str, log_dir: Path, *, workers: int = 2, threads: int = 4, dev: bool = False,
-                 env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        db_url: str,
+        log_dir: Path,
+        *,
+        workers: int = 2,
+        threads: int = 4,
+        dev: bool = False,
+        env: dict[str, str] | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
         self.db_url = db_url
         self.log_dir = log_dir
         self.workers = workers
@@ -145,20 +159,32 @@ class LiveServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, port: int | None = None, timeout: float = 60.0) -> "LiveServer":
+    def start(self, port: int | None = None, timeout: float = 60.0) -> LiveServer:
         for _attempt in range(3):
             self.port = port or free_port()
             env = dict(os.environ)
             env.pop("PROMETHEUS_MULTIPROC_DIR", None)
             env.update({"RLDP_ADMIN_TOKEN": ADMIN_TOKEN, "RLDP_READ_TOKEN": READ_TOKEN}, **self.env)
-            cmd = [sys.executable, "-m", "rldp.aggregator.cli", "serve", "--host", "127.0.0.1", "--port",
-                   str(self.port), "--db", self.db_url, *self.extra_args]
+            cmd = [
+                sys.executable,
+                "-m",
+                "rldp.cli",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--db",
+                self.db_url,
+                *self.extra_args,
+            ]
             cmd += ["--dev"] if self.dev else ["--workers", str(self.workers), "--threads", str(self.threads)]
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self.starts += 1
             self._log = open(self.log_dir / f"server-{self.port}-{self.starts}.log", "wb")
-            self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
             if self._wait_ready(timeout):
                 return self
             self.stop()
@@ -211,7 +237,7 @@ class LiveServer:
         if self._log is not None:
             self._log.close()
 
-    def restart(self) -> "LiveServer":
+    def restart(self) -> LiveServer:
         return self.start(port=self.port)
 
     # -- convenience
@@ -219,8 +245,12 @@ class LiveServer:
         return requests.post(self.url + "/v1/mechanisms", json=doc, headers=ADMIN, timeout=30)
 
     def post_reports(self, mechanism: str, batch: str, reports: list[Any], **kwargs: Any) -> requests.Response:
-        return requests.post(self.url + "/v1/reports", json={"mechanism": mechanism, "batch": batch,
-                                                             "reports": reports}, timeout=30, **kwargs)
+        return requests.post(
+            self.url + "/v1/reports",
+            json={"mechanism": mechanism, "batch": batch, "reports": reports},
+            timeout=30,
+            **kwargs,
+        )
 
     def estimate(self, mechanism: str, **params: Any) -> requests.Response:
         return requests.get(f"{self.url}/v1/mechanisms/{mechanism}/estimate", params=params, headers=READ, timeout=60)

@@ -7,18 +7,18 @@ import subprocess
 import sys
 
 import requests
-
 from service.rldp_live import LiveServer
 
-RLDP = [sys.executable, "-m", "rldp.aggregator.cli"]
+RLDP = [sys.executable, "-m", "rldp.cli"]
 
 
 def run(*args, env=None, stdin=None) -> subprocess.CompletedProcess:
     import os
 
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run([*RLDP, *map(str, args)], capture_output=True, text=True, timeout=60, env=full_env,
-                          input=stdin)
+    return subprocess.run(
+        [*RLDP, *map(str, args)], capture_output=True, text=True, timeout=60, env=full_env, input=stdin
+    )
 
 
 def test_bad_database_url_is_one_line(tmp_path):

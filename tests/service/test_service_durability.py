@@ -8,10 +8,9 @@ import time
 import numpy as np
 import pytest
 import requests
+from service.rldp_live import LiveServer, make_document
 
 from rldp.aggregator.storage import open_storage
-
-from service.rldp_live import LiveServer, make_document
 
 N_BATCHES = 300
 THREADS = 6
@@ -28,8 +27,7 @@ def test_kill9_mid_ingestion_then_restart(backend, sync, databases, tmp_path):
         assert server.publish(doc).status_code == 201
         mid = doc["id"]
         rng = np.random.default_rng(11)
-        batches = {f"kill9-{i:04d}": rng.integers(0, 6, int(rng.integers(200, 800))).tolist()
-                   for i in range(N_BATCHES)}
+        batches = {f"kill9-{i:04d}": rng.integers(0, 6, int(rng.integers(200, 800))).tolist() for i in range(N_BATCHES)}
         names = list(batches)
         acked: set[str] = set()
         lock = threading.Lock()
@@ -41,8 +39,11 @@ def test_kill9_mid_ingestion_then_restart(backend, sync, databases, tmp_path):
                     if killed.is_set():
                         return
                     try:
-                        resp = session.post(server.url + "/v1/reports", timeout=10,
-                                            json={"mechanism": mid, "batch": name, "reports": batches[name]})
+                        resp = session.post(
+                            server.url + "/v1/reports",
+                            timeout=10,
+                            json={"mechanism": mid, "batch": name, "reports": batches[name]},
+                        )
                     except requests.RequestException:
                         continue  # not acknowledged: will be retried after the restart
                     if resp.status_code in (200, 201):
@@ -73,8 +74,11 @@ def test_kill9_mid_ingestion_then_restart(backend, sync, databases, tmp_path):
         statuses = []
         with requests.Session() as session:  # clients retry everything with the same batch ids
             for name in names:
-                resp = session.post(server.url + "/v1/reports", timeout=30,
-                                    json={"mechanism": mid, "batch": name, "reports": batches[name]})
+                resp = session.post(
+                    server.url + "/v1/reports",
+                    timeout=30,
+                    json={"mechanism": mid, "batch": name, "reports": batches[name]},
+                )
                 statuses.append(resp.status_code)
                 assert resp.status_code == (200 if name in stored else 201), (name, resp.status_code, resp.text)
         expected = np.bincount(np.concatenate([np.array(v) for v in batches.values()]), minlength=6)

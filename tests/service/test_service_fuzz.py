@@ -15,10 +15,9 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-
-from rldp.aggregator.openapi import build_openapi
-
 from service.rldp_live import ADMIN, make_document
+
+from rldp.aggregator.http.openapi import build_openapi
 
 
 @schemathesis.serializer("application/msgpack")
@@ -46,8 +45,7 @@ def fuzz_target(live_server):
 
 
 @schema.parametrize()
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=30, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 def test_api_never_fails_and_matches_its_document(case, fuzz_target):
     # With the admin token the fuzzer reaches the validation of every admin endpoint too.
     case.call_and_validate(base_url=fuzz_target.url, headers=ADMIN, checks=CHECKS, timeout=30)

@@ -11,10 +11,9 @@ import msgpack
 import numpy as np
 import pytest
 import requests
+from service.rldp_live import ADMIN, MAX_BODY, assert_problem, make_document, tampered
 
 from rldp.aggregator.storage import open_storage
-
-from service.rldp_live import ADMIN, MAX_BODY, assert_problem, make_document, tampered
 
 
 @pytest.fixture
@@ -62,8 +61,11 @@ def test_bad_inputs_are_problems_and_store_nothing(live_server, mech, store):
     cases = [
         (dict(data=b"\x92\xc1\xff", headers={"Content-Type": "application/msgpack"}), 400, "invalid-msgpack"),
         (dict(data=b'{"mechanism": ', headers={"Content-Type": "application/json"}), 400, "invalid-json"),
-        (dict(data=b"mechanism=x", headers={"Content-Type": "application/x-www-form-urlencoded"}), 415,
-         "unsupported-media-type"),
+        (
+            dict(data=b"mechanism=x", headers={"Content-Type": "application/x-www-form-urlencoded"}),
+            415,
+            "unsupported-media-type",
+        ),
         (dict(json={"mechanism": mid, "batch": "b1"}), 422, "missing-field"),
         (dict(json={"batch": "b1", "reports": [1]}), 422, "missing-field"),
         (dict(json={"mechanism": mid, "batch": "b1", "reports": [1, 2.5]}), 422, "wrong-type"),
@@ -74,11 +76,19 @@ def test_bad_inputs_are_problems_and_store_nothing(live_server, mech, store):
         (dict(json={"mechanism": mid, "batch": "b1", "reports": [-3]}), 422, "report-out-of-range"),
         (dict(json={"mechanism": mid, "batch": "b1", "reports": []}), 422, "empty-batch"),
         (dict(json={"mechanism": "f" * 64, "batch": "b1", "reports": [1]}), 404, "unknown-mechanism"),
-        (dict(data=b"[" + b"1," * (MAX_BODY // 2) + b"1]", headers={"Content-Type": "application/json"}), 413,
-         "body-too-large"),
+        (
+            dict(data=b"[" + b"1," * (MAX_BODY // 2) + b"1]", headers={"Content-Type": "application/json"}),
+            413,
+            "body-too-large",
+        ),
         # no Content-Length (chunked): the limit still holds
-        (dict(data=(b"0" * 65536 for _ in range(MAX_BODY // 65536 + 2)), headers={"Content-Type": "application/json"}),
-         413, "body-too-large"),
+        (
+            dict(
+                data=(b"0" * 65536 for _ in range(MAX_BODY // 65536 + 2)), headers={"Content-Type": "application/json"}
+            ),
+            413,
+            "body-too-large",
+        ),
     ]
     for kwargs, status, reason in cases:
         resp = requests.post(url, timeout=30, **kwargs)
@@ -94,8 +104,12 @@ def test_idempotent_batches_and_conflicts(live_server, mech, store):
     dup = live_server.post_reports(mid, "a", [1, 2, 3])
     assert dup.status_code == 200 and dup.json() == {"batch": "a", "accepted": 3, "duplicate": True}
     body = msgpack.packb({"mechanism": mid, "batch": "a", "reports": [1, 2, 3]})
-    assert requests.post(live_server.url + "/v1/reports", data=body, timeout=10,
-                         headers={"Content-Type": "application/msgpack"}).status_code == 200
+    assert (
+        requests.post(
+            live_server.url + "/v1/reports", data=body, timeout=10, headers={"Content-Type": "application/msgpack"}
+        ).status_code
+        == 200
+    )
     assert_problem(live_server.post_reports(mid, "a", [1, 2, 4]), 409, "batch-conflict")
     assert store.batch_totals(mid) == (1, 3)
     np.testing.assert_array_equal(store.counts(mid, 6), [0, 1, 1, 1, 0, 0])
@@ -113,9 +127,12 @@ def test_many_concurrent_clients_with_retries(live_server, mech, store):
 
     def worker(k: int) -> None:
         with requests.Session() as session:
-            for name in names[k::16] + names[(k + 1) % 16::16]:  # each batch by two different threads
-                resp = session.post(live_server.url + "/v1/reports", timeout=60,
-                                    json={"mechanism": mid, "batch": name, "reports": batches[name]})
+            for name in names[k::16] + names[(k + 1) % 16 :: 16]:  # each batch by two different threads
+                resp = session.post(
+                    live_server.url + "/v1/reports",
+                    timeout=60,
+                    json={"mechanism": mid, "batch": name, "reports": batches[name]},
+                )
                 with lock:
                     statuses.append(resp.status_code)
 
@@ -150,9 +167,19 @@ def test_retire_and_estimate(live_server, mech):
 
 def test_design_job_over_http(live_server):
     csv = "sex,colour\n" + "Female,red\n" * 20 + "Male,red\n" * 30 + "Male,blue\n" * 50 + "Female,blue\n" * 10
-    resp = requests.post(live_server.url + "/v1/designs", headers=ADMIN, timeout=30,
-                         json={"csv": csv, "sensitive": "sex", "released": ["colour"], "epsilon": 1.0,
-                               "method": "ir-calibrated", "beta": 0.05})
+    resp = requests.post(
+        live_server.url + "/v1/designs",
+        headers=ADMIN,
+        timeout=30,
+        json={
+            "csv": csv,
+            "sensitive": "sex",
+            "released": ["colour"],
+            "epsilon": 1.0,
+            "method": "ir-calibrated",
+            "beta": 0.05,
+        },
+    )
     assert resp.status_code == 202, resp.text
     status_url = live_server.url + resp.json()["status_url"]
     deadline = time.monotonic() + 120

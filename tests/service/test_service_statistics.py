@@ -19,13 +19,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from helpers import ADULT_COLUMNS, adult_path
+from service.rldp_live import READ_TOKEN
 
 from rldp.aggregator.design import design
 from rldp.client import Client
-from rldp.shared.records import Alphabet, Table, read_csv
-
-from helpers import ADULT_COLUMNS, adult_path
-from service.rldp_live import READ_TOKEN
+from rldp.shared.records import Alphabet
+from rldp.shared.tables import Table, read_csv
 
 N_USERS = 200_000
 
@@ -33,8 +33,14 @@ N_USERS = 200_000
 def test_estimate_error_within_predicted_variance(live_server):
     public = read_csv(adult_path("adult.data.gz"), names=ADULT_COLUMNS)
     alpha = Alphabet.from_table(public, "sex", ["race"])
-    doc = design("polyopt", alphabet=alpha, public_distribution=alpha.empirical_distribution(public),
-                 epsilon=1.0, n=public.n_rows, beta=0.05)
+    doc = design(
+        "polyopt",
+        alphabet=alpha,
+        public_distribution=alpha.empirical_distribution(public),
+        epsilon=1.0,
+        n=public.n_rows,
+        beta=0.05,
+    )
     assert live_server.publish(doc).status_code in (200, 201)
 
     test = read_csv(adult_path("adult.test.csv.gz"))

@@ -2,27 +2,33 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
 import numpy as np
 import pytest
 
-from rldp.aggregator.storage import (
-    MechanismRecord,
-    StorageError,
-    _Item,
-    encode_batch,
-    open_storage,
-    pack_reports,
-    unpack_reports,
-)
+from rldp.aggregator.storage import BatchItem, IngestResult, MechanismRecord, StorageError, open_storage
+from rldp.shared.errors import RldpError
+from rldp.shared.reports import batch_counts, encode_batch, pack_reports, unpack_reports
 
 
 def record(mid: str, outputs: int = 6, status: str = "active") -> MechanismRecord:
-    return MechanismRecord(id=mid, method="grr", notion="rldp", epsilon=1.0, epsilon_audited=0.99,
-                           sensitive="sex", released=("colour",), outputs=outputs, size=6, status=status,
-                           published=time.time())
+    return MechanismRecord(
+        id=mid,
+        method="grr",
+        notion="rldp",
+        epsilon=1.0,
+        epsilon_audited=0.99,
+        sensitive="sex",
+        released=("colour",),
+        outputs=outputs,
+        size=6,
+        status=status,
+        published=time.time(),
+    )
 
 
 @pytest.fixture
@@ -67,18 +73,32 @@ def test_one_group_commit_stores_each_new_batch_once_and_classifies_the_rest(sto
     earlier = np.array([2, 2, 3])
     assert store.ingest("a" * 64, "c", earlier, 6).status == "accepted"
 
-    def item(mid: str, batch: str, ys: list[int]) -> _Item:
+    def item(mid: str, batch: str, ys: list[int]) -> BatchItem:
         digest, encoding, payload, counts = encode_batch(np.array(ys), 6)
-        return _Item(mid, batch, len(ys), digest, encoding, payload, counts)
+        return BatchItem(mid, batch, len(ys), digest, encoding, payload, counts)
 
-    group = [item("a" * 64, "a", [0, 1]), item("a" * 64, "b", [5]), item("a" * 64, "a", [0, 1]),
-             item("a" * 64, "a", [1, 1]), item("a" * 64, "c", [2, 2, 3]), item("a" * 64, "c", [4]),
-             item("f" * 64, "x", [0]), item("d" * 64, "y", [0])]
-    with store._guard(), store._connection() as conn, store._transaction(conn):
-        results = store._ingest_group(conn, group)
+    group = [
+        item("a" * 64, "a", [0, 1]),
+        item("a" * 64, "b", [5]),
+        item("a" * 64, "a", [0, 1]),
+        item("a" * 64, "a", [1, 1]),
+        item("a" * 64, "c", [2, 2, 3]),
+        item("a" * 64, "c", [4]),
+        item("f" * 64, "x", [0]),
+        item("d" * 64, "y", [0]),
+    ]
+    with store.write_transaction() as conn:
+        results = store.ingest_group(conn, group)
     assert [(r.status, r.accepted) for r in results] == [
-        ("accepted", 2), ("accepted", 1), ("duplicate", 2), ("conflict", 0), ("duplicate", 3), ("conflict", 0),
-        ("unknown", 0), ("retired", 0)]
+        ("accepted", 2),
+        ("accepted", 1),
+        ("duplicate", 2),
+        ("conflict", 0),
+        ("duplicate", 3),
+        ("conflict", 0),
+        ("unknown", 0),
+        ("retired", 0),
+    ]
     np.testing.assert_array_equal(store.counts("a" * 64, 6), [1, 1, 2, 1, 0, 1])
     np.testing.assert_array_equal(store.recount("a" * 64, 6), [1, 1, 2, 1, 0, 1])
     assert store.batch_ids("a" * 64) == {"a", "b", "c"} and store.batch_totals("d" * 64) == (0, 0)
@@ -106,7 +126,7 @@ def ingest_concurrently(stores: list, mid: str, outputs: int, n_batches: int, th
 
     def worker(k: int) -> None:
         store = stores[k % len(stores)]
-        for name in names[k::threads] + names[k::2 * threads]:
+        for name in names[k::threads] + names[k :: 2 * threads]:
             res = store.ingest(mid, name, batches[name], outputs)
             with lock:
                 results.append(res.status)
@@ -161,14 +181,17 @@ def test_packing_round_trip(outputs, dtype):
     np.testing.assert_array_equal(unpack_reports(data, outputs), ys)
 
 
-@pytest.mark.parametrize("url, message", [
-    ("mysql://x/y", "unsupported database URL scheme"),
-    ("sqlite://host/path.db", "has a host"),
-    ("sqlite:///x.db?journal=off", "unknown SQLite URL option"),
-    ("sqlite:///x.db?synchronous=OFF", "synchronous must be FULL, NORMAL or EXTRA"),
-    (":memory:", "needs a file path"),
-    ("", "non-empty"),
-])
+@pytest.mark.parametrize(
+    "url, message",
+    [
+        ("mysql://x/y", "unsupported database URL scheme"),
+        ("sqlite://host/path.db", "has a host"),
+        ("sqlite:///x.db?journal=off", "unknown SQLite URL option"),
+        ("sqlite:///x.db?synchronous=OFF", "synchronous must be FULL, NORMAL or EXTRA"),
+        (":memory:", "needs a file path"),
+        ("", "non-empty"),
+    ],
+)
 def test_bad_urls_are_clear_errors(url, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match=message):
@@ -186,8 +209,6 @@ def test_unreachable_databases_raise_storage_error(tmp_path):
 
 def test_both_batch_encodings_are_exact(store):
     """Small batches are stored as packed reports, large ones as per-output counts."""
-    from rldp.aggregator.storage import batch_counts, encode_batch
-
     rng = np.random.default_rng(4)
     small, large = rng.integers(0, 6, 20), rng.integers(0, 6, 5000)
     assert encode_batch(small, 6)[1] == "reports" and encode_batch(large, 6)[1] == "counts"
@@ -204,3 +225,55 @@ def test_both_batch_encodings_are_exact(store):
     expected = np.bincount(np.concatenate([small, large]), minlength=6)
     np.testing.assert_array_equal(store.recount("a" * 64, 6), expected)
     np.testing.assert_array_equal(store.counts("a" * 64, 6), expected)
+
+
+class RecordingSink:
+    """A GroupSink that commits through a second storage and records what it was asked."""
+
+    def __init__(self, url: str) -> None:
+        self.target = open_storage(url, init=False)
+        self.items: list[BatchItem] = []
+        self.pings = 0
+        self.closed = False
+
+    def submit(self, item: BatchItem) -> IngestResult:
+        self.items.append(item)
+        with self.target.write_transaction() as conn:
+            return self.target.ingest_group(conn, [item])[0]
+
+    def ping(self) -> None:
+        self.pings += 1
+
+    def close(self) -> None:
+        self.closed = True
+        self.target.close()
+
+
+def test_a_sink_receives_every_batch_instead_of_the_storage(databases):
+    url = databases.url("sqlite")
+    sink = RecordingSink(url)
+    store = open_storage(url, sink=sink)
+    store.publish(record("a" * 64), b"doc")
+    ys = np.array([0, 1, 1, 5])
+    assert store.ingest("a" * 64, "b1", ys, 6) == IngestResult("accepted", 4)
+    assert store.ingest("a" * 64, "b1", ys, 6) == IngestResult("duplicate", 4)
+    assert [(i.mechanism, i.batch, i.n) for i in sink.items] == [("a" * 64, "b1", 4)] * 2
+    np.testing.assert_array_equal(sink.items[0].counts, [1, 2, 0, 0, 0, 1])
+    np.testing.assert_array_equal(store.counts("a" * 64, 6), [1, 2, 0, 0, 0, 1])
+    store.ping()
+    assert sink.pings == 1
+    store.close()
+    assert sink.closed
+    other = RecordingSink(url)
+    with pytest.raises(ValueError, match="SQLite stores only"):
+        open_storage("postgresql://nobody@127.0.0.1:1/none", sink=other)
+    other.close()
+
+
+def test_storage_error_is_an_rldp_error():
+    assert issubclass(StorageError, RldpError) and issubclass(StorageError, RuntimeError)
+
+
+def test_the_storage_never_imports_the_writer():
+    code = "import sys, rldp.aggregator.storage; assert 'rldp.aggregator.writer' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -12,13 +12,12 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-
-from rldp.aggregator.service import create_app
-from rldp.aggregator.storage import StorageError, open_storage
-from rldp.aggregator.writer import WriterProcess
-
 from service.rldp_live import LiveServer, make_document
 from service.test_service_storage import ingest_concurrently, record
+
+from rldp.aggregator.http import create_app
+from rldp.aggregator.storage import open_storage
+from rldp.aggregator.writer import WriterClient, WriterError, WriterProcess
 
 MID = "a" * 64
 
@@ -42,12 +41,14 @@ def writer(sqlite_url):
 
 
 def test_batches_through_the_writer_get_the_answers_of_direct_writes(sqlite_url, writer):
-    store = open_storage(sqlite_url, writer=writer.path)
+    store = open_storage(sqlite_url, sink=WriterClient(writer.path))
     try:
         ys = np.array([0, 1, 1, 5])
         assert store.ingest(MID, "b1", ys, 6).status == "accepted"
-        assert (store.ingest(MID, "b1", ys.copy(), 6).status, store.ingest(MID, "b1", ys, 6).accepted) == \
-            ("duplicate", 4)
+        assert (store.ingest(MID, "b1", ys.copy(), 6).status, store.ingest(MID, "b1", ys, 6).accepted) == (
+            "duplicate",
+            4,
+        )
         assert store.ingest(MID, "b1", ys[::-1].copy(), 6).status == "conflict"
         assert store.ingest("f" * 64, "b2", ys, 6).status == "unknown"
         assert store.ingest("d" * 64, "b3", ys, 6).status == "retired"
@@ -59,7 +60,7 @@ def test_batches_through_the_writer_get_the_answers_of_direct_writes(sqlite_url,
 
 
 def test_concurrent_workers_share_group_commits_and_count_each_batch_once(sqlite_url, writer):
-    stores = [open_storage(sqlite_url, writer=writer.path) for _ in range(2)]
+    stores = [open_storage(sqlite_url, sink=WriterClient(writer.path)) for _ in range(2)]
     ingest_concurrently(stores, MID, 6, n_batches=200, threads=8, seed=3)
     for s in stores:
         s.close()
@@ -87,18 +88,19 @@ def test_a_malformed_request_is_refused_and_the_writer_carries_on(sqlite_url, wr
         refusal = msgpack.Unpacker(raw=False)
         refusal.feed(sock.recv(4096))
         assert refusal.unpack()[0] == "error"
-    store = open_storage(sqlite_url, writer=writer.path)
+    store = open_storage(sqlite_url, sink=WriterClient(writer.path))
     assert store.ingest(MID, "after", np.array([3]), 6).status == "accepted"
     store.close()
     assert writer._proc.poll() is None  # the same writer process carried on
 
 
 def test_a_writer_that_cannot_start_is_one_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="writer process failed to start.*SQLite stores only"):
+    with pytest.raises(WriterError, match="writer process failed to start.*SQLite stores only") as caught:
         WriterProcess("postgresql://nobody@127.0.0.1:1/none").start()
+    assert isinstance(caught.value, ValueError)
     blocked = tmp_path / "file"
     blocked.write_text("")
-    with pytest.raises(ValueError, match="writer process failed to start"):
+    with pytest.raises(WriterError, match="writer process failed to start"):
         WriterProcess(f"sqlite:///{blocked}/under-a-file.sqlite3").start()
 
 
@@ -154,8 +156,11 @@ def test_kill9_of_the_writer_mid_ingestion_loses_no_acknowledged_batch(tmp_path)
         def upload(k: int) -> None:
             with requests.Session() as session:
                 for name in names[k::6]:
-                    resp = session.post(server.url + "/v1/reports", timeout=30,
-                                        json={"mechanism": doc["id"], "batch": name, "reports": batches[name]})
+                    resp = session.post(
+                        server.url + "/v1/reports",
+                        timeout=30,
+                        json={"mechanism": doc["id"], "batch": name, "reports": batches[name]},
+                    )
                     with lock:
                         if resp.status_code in (200, 201):
                             acked.add(name)
@@ -186,8 +191,11 @@ def test_kill9_of_the_writer_mid_ingestion_loses_no_acknowledged_batch(tmp_path)
             time.sleep(0.1)
         with requests.Session() as session:  # the clients retry everything with the same batch ids
             for name in names:
-                resp = session.post(server.url + "/v1/reports", timeout=30,
-                                    json={"mechanism": doc["id"], "batch": name, "reports": batches[name]})
+                resp = session.post(
+                    server.url + "/v1/reports",
+                    timeout=30,
+                    json={"mechanism": doc["id"], "batch": name, "reports": batches[name]},
+                )
                 assert resp.status_code in (200, 201), (resp.status_code, resp.text)
         expected = np.bincount(np.concatenate([np.array(v) for v in batches.values()]), minlength=6)
         assert server.estimate(doc["id"]).json()["n"] == int(expected.sum())

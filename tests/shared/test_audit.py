@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rldp.aggregator.mechanisms import grr_matrix, srr_matrix
-from rldp.shared.audit import (all_distributions_epsilon, audit_rldp, ldp_epsilon, realised_epsilon,
-                               rldp_epsilon)
-from rldp.shared.uncertainty import UncertaintySet, renyi_divergence
+from rldp.aggregator.design.families import grr_matrix, srr_matrix
+from rldp.shared.audit import all_distributions_epsilon, audit_rldp, ldp_epsilon, realised_epsilon, rldp_epsilon
+from rldp.shared.divergence import renyi_divergence
+from rldp.shared.uncertainty import UncertaintySet
 
 
 def _random_mechanism(rng, outputs, symbols, zeros=0.0):
@@ -28,7 +28,10 @@ def _interval(cond, radius, order):
     from scipy.optimize import brentq
 
     rho = cond[0]
-    f = lambda r: float(renyi_divergence(cond, np.array([r, 1 - r]), order)) - radius
+
+    def f(r: float) -> float:
+        return float(renyi_divergence(cond, np.array([r, 1 - r]), order)) - radius
+
     lo = 0.0 if f(0.0) <= 0 else brentq(f, 0.0, rho, xtol=1e-15)
     hi = 1.0 if f(1.0) <= 0 else brentq(f, rho, 1.0, xtol=1e-15)
     return lo, hi
@@ -41,7 +44,7 @@ def _brute_force_epsilon(q, uset):
     lo = np.empty((q.shape[0], a1))
     for s in range(a1):
         ends = np.array([[r, 1 - r] for r in _interval(uset.conditionals[s], uset.projected_radii[s], uset.order)])
-        vals = q[:, 2 * s:2 * s + 2] @ ends.T
+        vals = q[:, 2 * s : 2 * s + 2] @ ends.T
         hi[:, s], lo[:, s] = vals.max(1), vals.min(1)
     best = -np.inf
     for s1 in range(a1):
@@ -52,8 +55,12 @@ def _brute_force_epsilon(q, uset):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10**6), a1=st.integers(2, 3), order=st.sampled_from([0.5, 1.0, 2.0, 4.0]),
-       radius=st.floats(0.001, 0.5))
+@given(
+    seed=st.integers(0, 10**6),
+    a1=st.integers(2, 3),
+    order=st.sampled_from([0.5, 1.0, 2.0, 4.0]),
+    radius=st.floats(0.001, 0.5),
+)
 def test_audit_matches_brute_force_on_two_released_symbols(seed, a1, order, radius):
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(2 * a1)).reshape(a1, 2)

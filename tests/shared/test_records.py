@@ -7,18 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from rldp.shared.records import (
-    Alphabet,
-    AlphabetError,
-    Attribute,
-    RecordError,
-    Table,
-    TableError,
-    read_csv,
-)
-
 from helpers import ADULT_COLUMNS, adult_path
+
+from rldp.shared.errors import AlphabetError, RecordError, TableError
+from rldp.shared.records import Alphabet, Attribute
+from rldp.shared.tables import Table, read_csv
 
 RACES = ["Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White"]
 # DESIGN.md's example document: P̂ over sex × race from adult.data, 4 decimals.
@@ -74,8 +67,15 @@ def test_read_adult_test_with_header(adult_test: Table) -> None:
 
 def test_adult_categorical_sizes(adult: Table) -> None:
     # Sizes documented in shared/data/README.md ("?" counted as a category).
-    expected = {"sex": 2, "race": 5, "relationship": 6, "marital-status": 7, "education": 16,
-                "occupation": 15, "native-country": 42}
+    expected = {
+        "sex": 2,
+        "race": 5,
+        "relationship": 6,
+        "marital-status": 7,
+        "education": 16,
+        "occupation": 15,
+        "native-country": 42,
+    }
     alpha = Alphabet.from_table(adult, "sex", [c for c in expected if c != "sex"])
     assert {a.name: a.size for a in alpha.attributes} == expected
 
@@ -119,8 +119,18 @@ def test_mixed_radix_order_last_attribute_fastest() -> None:
     alpha = small_alphabet()
     assert (alpha.n_sensitive, alpha.n_released, alpha.size) == (2, 6, 12)
     assert alpha.labels() == [
-        "a|x|p", "a|x|q", "a|y|p", "a|y|q", "a|z|p", "a|z|q",
-        "b|x|p", "b|x|q", "b|y|p", "b|y|q", "b|z|p", "b|z|q",
+        "a|x|p",
+        "a|x|q",
+        "a|y|p",
+        "a|y|q",
+        "a|z|p",
+        "a|z|q",
+        "b|x|p",
+        "b|x|q",
+        "b|y|p",
+        "b|y|q",
+        "b|z|p",
+        "b|z|q",
     ]
     assert alpha.encode_one(("b", "y", "q")) == 1 * 6 + 1 * 2 + 1
     assert alpha.decode_one(9) == ("b", "y", "q")
@@ -174,10 +184,14 @@ def test_dict_round_trip_and_extra_keys() -> None:
         "released": [{"name": "u1", "values": ["x", "y", "z"]}, {"name": "u2", "values": ["p", "q"]}],
     }
     assert Alphabet.from_dict(d) == alpha
-    d["sensitive"]["released"] = False  # future field (privacy funnel): ignored today
+    d["sensitive"]["comment"] = "y"
     d["comment"] = "x"
     assert Alphabet.from_dict(d) == alpha
     assert hash(Alphabet.from_dict(d)) == hash(alpha)
+    d["sensitive"]["released"] = False  # the privacy funnel: S is not an input
+    latent = Alphabet.from_dict(d)
+    assert latent.latent and latent != alpha and latent.size == 6 and latent.shape == (2, 6)
+    assert latent.to_dict()["sensitive"] == {"name": "s", "values": ["a", "b"], "released": False}
 
 
 # ----------------------------------------------------------------------------- record errors
@@ -358,8 +372,15 @@ def test_every_record_form_encodes_like_encode_one(sex_race: Alphabet) -> None:
     dicts = [{"sex": s, "race": r, "extra": 1} for s, r in rows]
     expected = np.array([sex_race.encode_one(r) for r in rows])
     mixed = [d if k % 2 else t for k, (d, t) in enumerate(zip(dicts, rows))]
-    for form in (rows, [list(r) for r in rows], dicts, mixed, iter(dicts), tuple(rows),
-                 {"sex": [s for s, _ in rows], "race": [r for _, r in rows]}):
+    for form in (
+        rows,
+        [list(r) for r in rows],
+        dicts,
+        mixed,
+        iter(dicts),
+        tuple(rows),
+        {"sex": [s for s, _ in rows], "race": [r for _, r in rows]},
+    ):
         assert np.array_equal(sex_race.encode(form), expected)
     with pytest.raises(RecordError, match="record 1 must be a dict or a tuple"):
         sex_race.encode([rows[0], "MaleWhite"])

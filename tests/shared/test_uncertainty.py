@@ -6,19 +6,18 @@ import math
 
 import numpy as np
 import pytest
+from helpers import EXAMPLE_N, EXAMPLE_P_HAT, EXAMPLE_P_TRUE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rldp.shared.uncertainty import (UncertaintySet, chi2_quantile, confidence_radius, projected_radii,
-                                     renyi_divergence)
-
-from helpers import EXAMPLE_N, EXAMPLE_P_HAT, EXAMPLE_P_TRUE
+from rldp.shared.divergence import chi2_quantile, confidence_radius, renyi_divergence
+from rldp.shared.uncertainty import UncertaintySet, projected_radii
 
 ORDERS = [0.5, 1.0, 1.5, 2.0, 3.0]
 
 
 def test_example1_radius_and_true_distribution_inside():
-    # Seed 000, Example 1: B = log(1 + F⁻¹_{χ²,3}(0.95)/100) = 0.0752, D₂(P̂‖P*) = 0.0281 < B.
+    # [LZG24, Example 1]: B = log(1 + F⁻¹_{χ²,3}(0.95)/100) = 0.0752, D₂(P̂‖P*) = 0.0281 < B.
     b = confidence_radius(EXAMPLE_N, 0.05, 4, order=2.0)
     assert round(b, 4) == 0.0752
     assert round(float(renyi_divergence(EXAMPLE_P_HAT.ravel(), EXAMPLE_P_TRUE.ravel(), 2.0)), 4) == 0.0281
@@ -27,6 +26,7 @@ def test_example1_radius_and_true_distribution_inside():
 @pytest.mark.parametrize("dof,prob", [(1, 0.95), (3, 0.95), (9, 0.99), (239, 0.95), (2, 1e-6), (50, 0.5)])
 def test_chi2_quantile_matches_scipy(dof, prob):
     from scipy.stats import chi2
+
     assert chi2_quantile(prob, dof) == pytest.approx(chi2.ppf(prob, dof), rel=1e-10)
 
 

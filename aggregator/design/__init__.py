@@ -1,0 +1,78 @@
+"""Mechanism design: one entry point for every method, returning an audited document.
+
+    from rldp.aggregator.design import design
+    doc = design("polyopt", alphabet=..., public_distribution=P̂, epsilon=1.0, n=32561, beta=0.05)
+
+The package, one concept per module:
+
+* :mod:`.build` — :func:`design` / :func:`design_matrix` / :func:`validate_parameters`:
+  design, audit, package as a document;
+* :mod:`.registry` — the designers (one object per method, one call signature) and
+  :data:`METHODS`, :data:`SOLVER_METHODS`, :data:`NON_ROBUST`, :data:`LATENT_METHODS`;
+* :mod:`.options` — :class:`DesignOptions`, what a request asks for;
+* :mod:`.families` — GRR, SRR, IR, CR matrices ([LZG24, Def 4-5], [LZG21, Protocol 2]);
+* :mod:`.calibrate` — IR / CR parameters from the theorems or from the exact audit;
+* :mod:`.cone` — the cone Γ of PolyOpt ([LZG24, Def 3]), for both solvers;
+* :mod:`.exact` — exact PolyOpt by vertex enumeration ([LZG24, Thm 3]);
+* :mod:`.cg` — PolyOpt and NR by column generation;
+* :mod:`.polyopt` — the PolyOpt and NR designers (solver choice, polish, bounds);
+* :mod:`.search` — the one-dimensional searches the designers share;
+* :mod:`.errors` — DesignError and the solvers' errors.
+"""
+
+from __future__ import annotations
+
+from .build import design, design_document, design_matrix, run_designer, validate_parameters
+from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
+from .cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
+from .cone import GammaCone, gamma_inequalities
+from .errors import CGError, DesignError, PolyOptError, PolyOptTooLarge, SolverError
+from .exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
+from .families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
+from .options import DEFAULT_TIME_BUDGET, SOLVERS, DesignOptions
+from .registry import LATENT_METHODS, METHODS, NON_ROBUST, REGISTRY, SOLVER_METHODS, Designer
+
+__all__ = [
+    # design, audit, package
+    "design",
+    "design_document",
+    "design_matrix",
+    "run_designer",
+    "validate_parameters",
+    "DesignOptions",
+    "Designer",
+    "REGISTRY",
+    "METHODS",
+    "SOLVER_METHODS",
+    "NON_ROBUST",
+    "LATENT_METHODS",
+    "SOLVERS",
+    "DEFAULT_TIME_BUDGET",
+    "EXACT_MAX_SYMBOLS",
+    # errors
+    "DesignError",
+    "SolverError",
+    "PolyOptError",
+    "PolyOptTooLarge",
+    "CGError",
+    # mechanism families and their parameters
+    "grr_matrix",
+    "srr_matrix",
+    "ir_matrix",
+    "cr_matrix",
+    "ir_theorem",
+    "ir_calibrated",
+    "cr_theorem",
+    "cr_calibrated",
+    # PolyOpt solvers
+    "GammaCone",
+    "gamma_inequalities",
+    "PolyOptResult",
+    "enumerate_vertices",
+    "optimal_weights",
+    "solve_polyopt",
+    "CGResult",
+    "solve_polyopt_cg",
+    "solve_nr_cg",
+    "solve_exact_set_cg",
+]

@@ -1,0 +1,223 @@
+"""Design, audit and package: the entry points of mechanism design.
+
+    doc = design("polyopt", alphabet=..., public_distribution=P̂, epsilon=1.0, n=32561, beta=0.05)
+
+Methods (see :data:`~.registry.METHODS`): ``grr`` (GRR on X, the LDP baseline), ``srr``
+([LZG24, Def 4]), ``ir`` / ``cr`` (the papers' theorems), ``ir-calibrated`` /
+``cr-calibrated`` (the same families tuned to the exact audit), ``polyopt`` ([LZG24, Thm 3]
+without the s₁ = s₂ rows), ``polyopt-paper`` ([LZG24, Def 3] exactly as printed), ``nr``
+(the non-robust optimum of [LZG24, Sec 8], i.e. PolyOpt with B = 0).
+
+Every document carries its audit; everything except ``nr`` is audited against the
+requested uncertainty set and refused (DesignError) if the audit fails. ``nr`` claims
+only (ε, {P̂})-RLDP (radius 0), which its audit checks; the leakage it would have over
+the requested set is recorded as ``audit.epsilon_requested_set``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from rldp import __version__
+from rldp.shared.audit import audit_rldp
+from rldp.shared.document import build_document
+from rldp.shared.information import mutual_information, normalized_mutual_information
+from rldp.shared.records import Alphabet
+from rldp.shared.uncertainty import UncertaintySet
+
+from .errors import DesignError, PolyOptTooLarge, SolverError
+from .options import DEFAULT_TIME_BUDGET, DesignOptions, check_solver_options
+from .registry import LATENT_METHODS, METHODS
+
+__all__ = ["design", "design_document", "design_matrix", "run_designer", "validate_parameters"]
+
+
+def validate_parameters(
+    method: str,
+    epsilon: float,
+    *,
+    radius: float | None = None,
+    beta: float | None = None,
+    n: int | None = None,
+    order: float = 2.0,
+) -> None:
+    """Check design parameters at the boundary; raise DesignError naming the bad one."""
+    if method not in METHODS:
+        raise DesignError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    if not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
+        raise DesignError(f"epsilon must be a finite number > 0 (nats); got {epsilon!r}")
+    if not isinstance(order, (int, float)) or not math.isfinite(order) or order <= 0:
+        raise DesignError(f"order (Rényi α) must be a finite number > 0; got {order!r}")
+    if radius is not None and beta is not None:
+        raise DesignError("give either radius or beta, not both")
+    if radius is not None and (not isinstance(radius, (int, float)) or math.isnan(radius) or radius < 0):
+        raise DesignError(f"radius must be ≥ 0 (nats; inf for no knowledge of P*); got {radius!r}")
+    if beta is not None and (not isinstance(beta, (int, float)) or not 0 < beta < 1):
+        raise DesignError(f"beta (significance level) must be in (0, 1); got {beta!r}")
+    if radius is None and n is None:
+        raise DesignError("n (number of public records) is needed to derive the radius from beta")
+    if n is not None and (int(n) != n or n < 1):
+        raise DesignError(f"n (number of public records) must be a positive integer; got {n!r}")
+
+
+def run_designer(method: str, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict]:
+    """(Q, parameters) of the registered designer for ``method``, not audited; a solver's
+    failure becomes a DesignError, and outputs that never occur are dropped."""
+    try:
+        q, params = METHODS[method](uncertainty, options)
+    except SolverError as exc:
+        hint = " (use solver='cg' for large alphabets)" if isinstance(exc, PolyOptTooLarge) else ""
+        raise DesignError(f"{method}: {exc}{hint}") from exc
+    keep = q.sum(axis=1) > 0  # drop outputs that never occur
+    return q[keep], params
+
+
+def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **options: Any) -> tuple[np.ndarray, dict]:
+    """The raw designer: (matrix Q[y, x], parameters) for ``method`` at level ε (nats).
+
+    ``options`` (methods polyopt, polyopt-paper, nr only): ``solver`` "auto" (exact vertex
+    enumeration on small alphabets, column generation otherwise), "exact" or "cg";
+    ``time_budget`` seconds for column generation (anytime: the best certified mechanism
+    when it ends); ``progress`` a callable receiving a dict per round (iteration, seconds,
+    information, columns, upper_bound); ``warm_start`` matrices of earlier designs on the
+    same data whose rows seed the search (e.g. the design at a smaller ε: its rows lie in
+    Γ_ε, so the result is never below it — sweeps over ε stay non-decreasing). Other
+    methods check the options and ignore them.
+
+    Not audited: :func:`design` audits before it returns a document.
+    """
+    validate_parameters(method, epsilon, radius=uncertainty.radius, order=uncertainty.order)
+    check_solver_options(options)
+    if not METHODS[method].takes_solver:
+        options = {}
+    opts = DesignOptions(
+        epsilon=float(epsilon), radius=uncertainty.radius, beta=None, order=uncertainty.order, **options
+    )
+    return run_designer(method, uncertainty, opts)
+
+
+def design(
+    method: str,
+    *,
+    alphabet: Alphabet,
+    public_distribution: Any,
+    epsilon: float,
+    radius: float | None = None,
+    beta: float | None = 0.05,
+    n: int | None = None,
+    order: float = 2.0,
+    extra: dict | None = None,
+    solver: str = "auto",
+    time_budget: float = DEFAULT_TIME_BUDGET,
+    progress: Callable[[dict], None] | None = None,
+    warm_start: Any = None,
+) -> dict:
+    """Design, audit and package a mechanism as a document (docs/design.md).
+
+    The uncertainty set is F = {P : D_α(P̂‖P) ≤ B} with B = ``radius`` if given, else the
+    (1 − β)-confidence radius for ``n`` public records ([LZG24, eq. 9]). ``solver``,
+    ``warm_start``, ``time_budget`` (seconds) and ``progress`` apply to polyopt,
+    polyopt-paper and nr (see :func:`design_matrix`); the solver's record (iterations,
+    seconds, columns, upper bound) lands in the document's ``parameters``.
+    """
+    options = DesignOptions(
+        epsilon=epsilon,
+        radius=radius,
+        beta=beta,
+        n=n,
+        order=order,
+        solver=solver,
+        time_budget=time_budget,
+        progress=progress,
+        warm_start=warm_start,
+        extra=extra,
+    )
+    return design_document(method, alphabet=alphabet, public_distribution=public_distribution, options=options)
+
+
+def _audit(
+    method: str, q: np.ndarray, uset: UncertaintySet, p_hat: np.ndarray, options: DesignOptions, robust: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(privacy.uncertainty, audit) of the document; DesignError if the audit fails."""
+    eps = options.epsilon
+    uncertainty: dict[str, Any] = uset.describe()
+    if options.n is not None:
+        uncertainty["n"] = int(options.n)
+    if options.beta is not None:
+        uncertainty["beta"] = float(options.beta)
+    if robust:
+        result = audit_rldp(q, uset, eps)
+        audit = result.to_dict()
+    else:  # the claim is (ε, {P̂})-RLDP; record what the requested set would see
+        claimed = UncertaintySet(p_hat, 0.0, options.order)
+        result = audit_rldp(q, claimed, eps)
+        requested = audit_rldp(q, uset, eps)
+        uncertainty = dict(claimed.describe())
+        audit = dict(
+            result.to_dict(),
+            epsilon_requested_set=requested.to_dict()["epsilon"],
+            requested_radius=uset.describe()["radius"],
+        )
+    if not result.passed:
+        raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
+    return uncertainty, audit
+
+
+def design_document(method: str, *, alphabet: Alphabet, public_distribution: Any, options: DesignOptions) -> dict:
+    """:func:`design` with its parameters as one :class:`DesignOptions`."""
+    if options.radius is not None:
+        options = replace(options, beta=None)
+    validate_parameters(
+        method, options.epsilon, radius=options.radius, beta=options.beta, n=options.n, order=options.order
+    )
+    options.check_solver()
+    designer = METHODS[method]
+    latent = alphabet.latent
+    if latent and not designer.supports_latent:
+        raise DesignError(
+            f"method {method!r} needs the sensitive attribute as an input of the mechanism; this "
+            f"alphabet's S is latent (the mechanism reads the released attributes only). Methods "
+            f"that support a latent S: {', '.join(LATENT_METHODS)}"
+        )
+    p_hat = np.asarray(public_distribution, dtype=float)
+    if p_hat.shape != (alphabet.n_sensitive, alphabet.n_released):
+        raise DesignError(
+            f"public_distribution has shape {p_hat.shape}; the alphabet needs "
+            f"({alphabet.n_sensitive}, {alphabet.n_released})"
+        )
+    if options.radius is None:
+        if options.n is None or options.beta is None:
+            raise DesignError("give radius, or n (public records) and beta (significance level) for the confidence set")
+        uset = UncertaintySet.from_confidence(p_hat, int(options.n), float(options.beta), options.order)
+    else:
+        uset = UncertaintySet(p_hat, float(options.radius), options.order)
+    options = replace(options, epsilon=float(options.epsilon), latent=latent)
+
+    start = time.perf_counter()
+    q, params = run_designer(method, uset, options)
+    seconds = time.perf_counter() - start
+    uncertainty, audit = _audit(method, q, uset, p_hat, options, designer.robust)
+
+    # Utility over the mechanism's input X: (S, U), or U alone when S is latent.
+    p_input = p_hat.sum(axis=0) if latent else p_hat
+    doc_extra = {
+        "parameters": params,
+        "audit": audit,
+        "utility": {
+            "mutual_information": mutual_information(q, p_input),
+            "nmi": normalized_mutual_information(q, p_input),
+            "distribution": "public",
+        },
+        "design": {"seconds": seconds, "software": f"rldp {__version__}"},
+    }
+    doc_extra.update(options.extra or {})
+    privacy = {"notion": "rldp", "epsilon": options.epsilon, "uncertainty": uncertainty}
+    return build_document(
+        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=doc_extra
+    )

@@ -1,0 +1,295 @@
+"""Column generation for PolyOpt ([LZG24, Thm 3]): the solver loop, its result and its bound.
+
+See :mod:`rldp.aggregator.design.cg` for the method. This module runs it: seeds the
+master (:mod:`.master`), alternates pricing rounds (:mod:`.pricing`, :mod:`.blocks`) and
+master solves until convergence or the time budget, optionally after a coarse stage
+(:mod:`.coarsen`), and proves the Lagrangian upper bound at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rldp.shared.information import mutual_information
+from rldp.shared.probability import as_distribution
+
+from ..cone import GammaCone
+from ..errors import CGError, SolverError
+from .blocks import BlockPricer
+from .coarsen import COARSE_SHARE, coarse_aggregation
+from .master import Master, seed_columns, solve_seeds
+from .pricing import Pricer, price_round
+
+__all__ = ["CGResult", "Progress", "solve_polyopt_cg", "check_inputs", "coarse_stage", "SMOOTHING"]
+
+Progress = Callable[[dict], None]
+
+# Weight of the previous search prices in the smoothed pricing point.
+SMOOTHING = 0.6
+
+
+@dataclass
+class CGResult:
+    """Outcome of a column-generation solve (all information in nats)."""
+
+    matrix: np.ndarray  # (|Y|, |X|), certified: every row in the cone, columns sum to 1
+    information: float  # I_P̂(X;Y) of ``matrix``
+    lp_value: float  # the master's objective (≈ information, before certification)
+    iterations: int  # pricing rounds
+    columns: int  # columns in the master at the end
+    seconds: float
+    converged: bool  # the pricer found no improving column (exact pricer: proven optimal)
+    status: str  # "converged", "time_budget", "iteration_limit" or "stalled"
+    upper_bound: float | None = None  # proven upper bound on the optimum, if any
+    bound_kind: str | None = None  # what ``upper_bound`` bounds and how it was proved
+    history: list[tuple[float, float]] = field(default_factory=list)  # (seconds, lp value)
+    stages: list[dict] = field(default_factory=list)  # coarse stages run first (see :class:`.coarsen.Aggregation`)
+    duals: np.ndarray | None = None  # the master's final duals λ (|X|,)
+
+
+def check_inputs(distribution: np.ndarray, time_budget: float) -> np.ndarray:
+    """P̂ as a float array (|S| ≥ 2, |U|) after checking it is a distribution, and a valid budget."""
+    p = np.asarray(distribution, dtype=float)
+    if p.ndim != 2 or p.shape[0] < 2:
+        raise CGError(f"distribution must have shape (|S| ≥ 2, |U|); got {p.shape}")
+    try:
+        as_distribution(p)
+    except ValueError as exc:
+        raise CGError(str(exc)) from exc
+    if not (isinstance(time_budget, (int, float)) and time_budget > 0 and not math.isnan(time_budget)):
+        raise CGError(f"time_budget must be a number of seconds > 0; got {time_budget!r}")
+    return p
+
+
+def coarse_stage(
+    p: np.ndarray,
+    lower: np.ndarray,
+    epsilon: float,
+    time_budget: float,
+    extra_rows: list[np.ndarray],
+    stages: list[dict],
+    same_sensitive: bool = False,
+    **options: Any,
+) -> np.ndarray | None:
+    """Solve the aggregated problem (:class:`.coarsen.Aggregation`) with COARSE_SHARE of the budget, if the
+    alphabet is large enough to have one. Its expanded rows are appended to ``extra_rows`` (seeds
+    of the fine master) and its record to ``stages``; returns its duals lifted to the fine cells
+    (for the fine problem's bound), or None. The stage only seeds the fine one, so a failure is
+    skipped."""
+    agg = coarse_aggregation(p)
+    if agg is None:
+        return None
+    pc, lc, selfp = agg.problem(p, lower, same_sensitive)
+    try:
+        sub = solve_polyopt_cg(
+            pc,
+            lc,
+            epsilon,
+            same_sensitive=same_sensitive,
+            self_pairs=selfp,
+            time_budget=COARSE_SHARE * float(time_budget),
+            coarsen=False,
+            prove_bound=False,
+            **options,
+        )
+    except SolverError:  # the coarse stage only seeds the fine one
+        return None
+    extra_rows.append(agg.expand(sub.matrix))
+    stages.append(
+        {
+            "shape": list(agg.shape),
+            "information": sub.information,
+            "status": sub.status,
+            "iterations": sub.iterations,
+            "seconds": sub.seconds,
+        }
+    )
+    return None if sub.duals is None else agg.lift_duals(sub.duals, p)
+
+
+def solve_polyopt_cg(
+    distribution: np.ndarray,
+    lower_bounds: np.ndarray,
+    epsilon: float,
+    *,
+    same_sensitive: bool = False,
+    time_budget: float = 60.0,
+    extra_rows: Iterable[np.ndarray] = (),
+    bound_epsilon: float | None = None,
+    max_iterations: int = 100_000,
+    progress: Progress | None = None,
+    seed: int = 0,
+    starts_per_round: int = 8,
+    use_blocks: bool = True,
+    coarsen: bool = True,
+    self_pairs: np.ndarray | None = None,
+    prove_bound: bool = True,
+) -> CGResult:
+    """PolyOpt ([LZG24, Thm 3]) by column generation within ``time_budget`` seconds.
+
+    ``distribution`` is P̂ (|S|, |U|), ``lower_bounds`` L ([LZG24, Prop 1]), ``epsilon`` the level the
+    rows must satisfy (callers pass ε(1 − DESIGN_MARGIN)). ``extra_rows`` are candidate
+    rows (e.g. of IR, CR) used as seed columns when inside Γ (or after mixing them inside).
+    ``bound_epsilon`` (default ``epsilon``) is the level at which the upper bound on the
+    PolyOpt optimum is proved (the Lagrangian bound of :meth:`BlockPricer.bound`, computed
+    once at the end; 15 % of the budget is kept for it). ``progress`` receives a dict after
+    every round (iteration, seconds, information, columns, upper_bound). Deterministic for
+    a given ``seed`` up to timing (the budget decides how many rounds run).
+
+    ``coarsen``: on alphabets above :data:`COARSEN_MIN_SYMBOLS` symbols, first solve the
+    aggregated problem of :func:`coarse_aggregation` (at most :data:`COARSE_SHARE` of the
+    budget) and seed the master with its rows expanded to the fine alphabet (they lie in Γ,
+    see :class:`Aggregation`); ``stages`` records it. ``self_pairs`` and ``prove_bound`` are
+    used by that inner solve (the s₁ = s₂ row on merged blocks; no bound needed).
+
+    Returns the certified mechanism of the last master solution (anytime: also when the
+    budget ends first, ``status`` "time_budget").
+    """
+    start = time.perf_counter()
+    p = check_inputs(distribution, time_budget)
+    deadline = start + float(time_budget)
+    cone = GammaCone(lower_bounds, epsilon, same_sensitive, self_pairs)
+    if cone.lower.shape != p.shape:
+        raise CGError(f"lower bounds have shape {cone.lower.shape}; P̂ has {p.shape}")
+    pf = p.reshape(-1)
+    rng = np.random.default_rng(seed)
+    extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
+    stages: list[dict] = []
+    lifted: np.ndarray | None = None
+    if coarsen and self_pairs is None:
+        lifted = coarse_stage(
+            p,
+            cone.lower,
+            epsilon,
+            time_budget,
+            extra_rows,
+            stages,
+            same_sensitive=same_sensitive,
+            progress=progress,
+            seed=seed,
+            starts_per_round=starts_per_round,
+            use_blocks=use_blocks,
+        )
+    master = Master(p)
+    master.add(seed_columns(cone, extra_rows))
+    pricer = Pricer(cone, pf, rng)
+    blocks = BlockPricer(cone, pf) if use_blocks and BlockPricer.usable(cone) else None
+    if blocks is None:
+        # Per-coordinate vertices (the Γ-maximisers of each z_x) as extra seeds. With block
+        # pricing they are left to the intensive rounds: as seeds they made the master
+        # plateau longer on Adult native-country × relationship.
+        eye = np.eye(cone.size)
+        coord = []
+        for x in range(cone.size):
+            if time.perf_counter() > deadline:
+                break
+            v = pricer.vertex(eye[x], deadline)
+            if v is not None:
+                coord.append(v)
+        if coord:
+            master.add(cone.repair(np.array(coord)))
+    master = solve_seeds(master, deadline)
+
+    bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
+    # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
+    bounder = blocks if bound_eps == epsilon else None
+    upper: float | None = None
+    kind = (
+        "polyopt-lagrangian: Σλ + a proven bound on the best reduced cost (block enumeration); "
+        "bounds PolyOpt" + (" with the s1 = s2 rows" if same_sensitive else "") + f" at epsilon = {bound_eps:.12g}"
+    )
+    history = [(time.perf_counter() - start, master.value)]
+    iterations, status = 0, "time_budget"
+
+    def update_bound(until: float, lam: np.ndarray | None = None) -> None:
+        nonlocal upper, bounder
+        if blocks is None:
+            return
+        lam = master.duals if lam is None else lam
+        if bounder is None:
+            bounder = BlockPricer(GammaCone(cone.lower, bound_eps, same_sensitive), pf, sections=False)
+        m0s = {math.exp(bound_eps / 2), *(blocks.m0s[-1:] if blocks is not None else [])}
+        r = bounder.bound(lam, m0s, steps=12, deadline=until)
+        if r is not None:
+            cand = float(lam.sum() + r)
+            upper = cand if upper is None else min(upper, cand)
+
+    def report() -> None:
+        if progress is not None:
+            progress(
+                {
+                    "iteration": iterations,
+                    "seconds": time.perf_counter() - start,
+                    "information": master.value,
+                    "columns": len(master.columns),
+                    "upper_bound": upper,
+                }
+            )
+
+    # Keep 15 % of the budget for the final bound when there is one to prove.
+    loop_deadline = deadline - (0.15 * float(time_budget) if blocks is not None and prove_bound else 0.0)
+    center = None
+    max_columns = 20 * cone.size + 2000  # bounds memory; old non-basic columns only slow the master
+    report()
+    while True:
+        if time.perf_counter() > loop_deadline:
+            status = "time_budget"
+            break
+        if iterations >= max_iterations:
+            status = "iteration_limit"
+            break
+        iterations += 1
+        # Wentges-style smoothing: search at prices between the previous search point and
+        # the master's duals (damps the oscillation of the duals; ~15 % more utility at 240
+        # symbols in 60 s); a column enters only if it improves at the master's own duals.
+        center = master.duals if center is None else center
+        smooth = SMOOTHING * center + (1 - SMOOTHING) * master.duals
+        new = price_round(pricer, master, master.duals, rng, loop_deadline, starts_per_round, blocks, price_at=smooth)
+        center = smooth
+        added = master.add(cone.repair(new)) if len(new) else 0
+        if added == 0:  # search harder, at the master's duals, before calling it converged
+            new = price_round(
+                pricer, master, master.duals, rng, loop_deadline, starts_per_round, blocks, intensive=True
+            )
+            added = master.add(cone.repair(new)) if len(new) else 0
+        if added == 0:
+            status = "time_budget" if time.perf_counter() > loop_deadline else "converged"
+            break
+        if not master.solve(max(loop_deadline - time.perf_counter(), 1e-3)):
+            status = "time_budget"
+            break
+        history.append((time.perf_counter() - start, master.value))
+        master.purge(max_columns)
+        report()
+    if prove_bound and lifted is not None:
+        # Any λ gives a valid Lagrangian bound: the coarse problem's (near-converged) duals,
+        # lifted, give a far better one than the (degenerate, unconverged) fine master's:
+        # 0.61 vs 71 NMI on Adult native-country×relationship at ε = 0.5.
+        update_bound(loop_deadline + 0.5 * (deadline - loop_deadline), lifted)
+    if prove_bound:
+        update_bound(deadline)
+
+    q = cone.certify(master.mechanism())
+    info = mutual_information(q, p)
+    report()
+    return CGResult(
+        q,
+        info,
+        master.value,
+        iterations,
+        len(master.columns),
+        time.perf_counter() - start,
+        status == "converged",
+        status,
+        upper,
+        kind if upper is not None else None,
+        history,
+        stages,
+        master.duals.copy(),
+    )

@@ -1,0 +1,232 @@
+"""Estimating the distribution of X = (S, U) from privatised reports: :func:`estimate_distribution`.
+
+Every user sends one output y of a published mechanism Q (``matrix[y, x] = Q(y|x)``,
+columns summing to 1). The aggregator only sees the counts c_y, which are
+Multinomial(n, π) with π = Q θ, where θ = P_X (flattened s-major: x = s·|U| + u).
+The estimators are in :mod:`.likelihood` (maximum likelihood by EM) and :mod:`.inverse`;
+the intervals in :mod:`.intervals`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from rldp.shared.errors import ValidationError
+
+from .inputs import validate_counts, validate_matrix, validate_prior, validate_shape
+from .intervals import Uncertainty, clopper_pearson_box, em_covariance, inverse_covariance
+from .inverse import project_simplex, unbiased_inverse
+from .likelihood import Likelihood
+from .linalg import row_space, small_linear_algebra
+from .result import Estimate
+
+__all__ = ["METHODS", "INTERVALS", "DEFAULT_BOOTSTRAP", "estimate_distribution"]
+
+METHODS = ("auto", "em", "inverse")
+INTERVALS = ("delta", "bootstrap")
+DEFAULT_BOOTSTRAP = 500
+
+
+def estimate_distribution(
+    matrix: np.ndarray,
+    counts: np.ndarray,
+    shape: tuple[int, int],
+    *,
+    method: str = "auto",
+    prior: np.ndarray | None = None,
+    interval: str = "delta",
+    tol: float = 1e-10,
+    max_iter: int = 10_000,
+    rng: np.random.Generator | None = None,
+    prior_weight: float = 0.0,
+    n_bootstrap: int = DEFAULT_BOOTSTRAP,
+) -> Estimate:
+    """Estimate P_X (|S| × |U|) from report counts through the mechanism Q.
+
+    ``matrix[y, x] = Q(y|x)`` (columns sum to 1), ``counts[y]`` = number of reports y,
+    ``shape = (|S|, |U|)``. ``method``: "auto" or "em" → maximum likelihood by
+    SQUAREM-accelerated EM (the update uses Qᵀ); "inverse" → θ̃ = Q⁺c/n projected onto the
+    simplex (needs full column rank). ``prior``: the public P̂ (|S| × |U|), EM's starting
+    point instead of uniform (a small uniform share is mixed in so that no cell starts at
+    0, which EM could never leave); with ``prior_weight`` κ > 0 it also regularises (MAP
+    with κ pseudo-reports from P̂). ``interval``: "delta" or "bootstrap" (``n_bootstrap``
+    resamples drawn with ``rng``; a fresh OS-seeded generator if None). ``tol``: EM stops
+    when its per-report log-likelihood gap certificate is ≤ tol (nats); ``max_iter``
+    bounds the number of EM updates (then ``converged`` is False).
+
+    Raises ValueError naming the bad parameter; "no reports yet" when every count is 0.
+    """
+    q = validate_matrix(matrix)
+    n_out, a = q.shape
+    shape = validate_shape(shape, a)
+    c = validate_counts(counts, n_out)
+    if method not in METHODS:
+        raise ValidationError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if interval not in INTERVALS:
+        raise ValidationError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}")
+    if not isinstance(tol, numbers.Real) or not math.isfinite(tol) or tol <= 0:
+        raise ValidationError(f"tol must be a finite number > 0 (nats per report); got {tol!r}")
+    if not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 1:
+        raise ValidationError(f"max_iter must be a positive integer; got {max_iter!r}")
+    if not isinstance(prior_weight, numbers.Real) or not math.isfinite(prior_weight) or prior_weight < 0:
+        raise ValidationError(f"prior_weight must be a finite number ≥ 0 (pseudo-reports); got {prior_weight!r}")
+    if prior_weight > 0 and prior is None:
+        raise ValidationError("prior_weight > 0 needs a prior (the public distribution P̂)")
+    if interval == "bootstrap" and (
+        not isinstance(n_bootstrap, numbers.Integral) or isinstance(n_bootstrap, bool) or n_bootstrap < 2
+    ):
+        raise ValidationError(f"n_bootstrap must be an integer ≥ 2; got {n_bootstrap!r}")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ValidationError(f"rng must be a numpy Generator (np.random.default_rng(seed)); got {type(rng).__name__}")
+    p0 = validate_prior(prior, shape) if prior is not None else None
+    impossible = (c > 0) & (q.sum(axis=1) == 0)
+    if impossible.any():
+        y = int(np.argmax(impossible))
+        raise ValidationError(
+            f"counts[{y}] = {int(c[y])} but Q(y={y}|x) = 0 for every x: these reports cannot come from this mechanism"
+        )
+    with small_linear_algebra(a):
+        return _estimate(
+            q,
+            c,
+            shape,
+            method,
+            p0,
+            interval,
+            float(tol),
+            int(max_iter),
+            rng,
+            float(prior_weight),
+            int(n_bootstrap) if interval == "bootstrap" else 0,
+        )
+
+
+def _estimate(
+    q: np.ndarray,
+    c: np.ndarray,
+    shape: tuple[int, int],
+    method: str,
+    p0: np.ndarray | None,
+    interval: str,
+    tol: float,
+    max_iter: int,
+    rng: np.random.Generator | None,
+    prior_weight: float,
+    n_bootstrap: int,
+) -> Estimate:
+    """The work of :func:`estimate_distribution` on validated inputs."""
+    a = q.shape[1]
+    n = float(c.sum())
+    rank, basis, pinv = row_space(q)
+    identifiable = rank == a
+    used = "em" if method in ("auto", "em") else "inverse"
+    # One maximiser (so the interior-point finish cannot change the answer) when Q has full
+    # column rank or the prior's log-term makes the objective strictly concave on the cells
+    # it covers.
+    unique = identifiable or (prior_weight > 0 and p0 is not None and bool(np.all(p0 > 0)))
+    uniform = np.full(a, 1.0 / a)
+    # 1 % uniform keeps every cell positive: EM can never move mass into an exact 0.
+    start = uniform if p0 is None else 0.99 * p0 + 0.01 * uniform
+
+    raw = None
+    em_updates = newton_steps = 0
+    converged, gap = True, 0.0
+    if used == "inverse":
+        if pinv is None:
+            raise ValidationError(
+                f"the inverse estimator needs Q of full column rank; this mechanism has rank {rank} < |X| = {a} "
+                "(P_X is not identifiable from the reports); use method='em'"
+            )
+        raw, theta = unbiased_inverse(pinv, c)
+    else:
+        fit = Likelihood(q, c[None, :], p0, prior_weight).maximise(start[None, :], tol, max_iter, unique)
+        theta = fit.theta[0]
+        em_updates, newton_steps = fit.em_updates, int(fit.newton_steps[0])
+        converged, gap = bool(fit.converged[0]), float(fit.gap[0])
+
+    fitted = q @ theta
+    with np.errstate(divide="ignore"):
+        loglik = float(np.sum(np.where(c > 0, c * np.log(np.where(c > 0, fitted, 1.0)), 0.0)))
+
+    covariance = replicates = None
+    boot_converged = None
+    if interval == "delta":
+        if used == "inverse":
+            assert pinv is not None  # "inverse" is used only when Q has full column rank
+            covariance = inverse_covariance(pinv, fitted, n)
+        else:
+            covariance = em_covariance(q, theta, n, basis, identifiable)
+    else:
+        rng = rng if rng is not None else np.random.default_rng()
+        pi = np.maximum(fitted, 0.0)
+        boot = rng.multinomial(int(round(n)), pi / pi.sum(), size=int(n_bootstrap)).astype(float)
+        if used == "inverse":
+            assert pinv is not None
+            replicates = project_simplex((boot / n) @ pinv.T)
+        else:
+            replicates, boot_converged = _refit(
+                q, boot, n, theta, fitted, pinv, start, p0, prior_weight, tol, max_iter, unique
+            )
+
+    box = None if identifiable else clopper_pearson_box(c, fitted)
+    unc = Uncertainty(
+        kind=interval,
+        theta=theta,
+        unconstrained=raw,
+        covariance=covariance,
+        replicates=replicates,
+        row_basis=None if identifiable else basis,
+        q=q,
+        box=box,
+    )
+    _, low, high = unc.intervals(np.eye(a))
+    return Estimate(
+        n=int(round(n)),
+        joint=theta.reshape(shape),
+        ci95_low=low.reshape(shape),
+        ci95_high=high.reshape(shape),
+        method=used,
+        identifiable=identifiable,
+        iterations=int(em_updates + newton_steps),
+        converged=converged,
+        interval=interval,
+        rank=rank,
+        fitted=fitted,
+        log_likelihood=loglik,
+        gap=gap,
+        newton_steps=newton_steps,
+        prior_weight=float(prior_weight),
+        bootstrap_converged=boot_converged,
+        _uncertainty=unc,
+    )
+
+
+def _refit(
+    q: np.ndarray,
+    boot: np.ndarray,
+    n: float,
+    theta: np.ndarray,
+    fitted: np.ndarray,
+    pinv: np.ndarray | None,
+    start: np.ndarray,
+    p0: np.ndarray | None,
+    prior_weight: float,
+    tol: float,
+    max_iter: int,
+    unique: bool,
+) -> tuple[np.ndarray, float]:
+    """(EM re-estimates of the bootstrap count vectors ``boot``, share of them that converged)."""
+    if pinv is not None:
+        # Linearised replicate θ̂ + Q⁺(c*/n − Qθ̂): exact for an interior MLE of square Q,
+        # a close start otherwise; mixed with θ̂ and uniform so that no cell is 0.
+        lin = project_simplex(theta + (boot / n - fitted) @ pinv.T)
+        starts = 0.9 * lin + 0.09 * theta + 0.01 / theta.size
+    else:
+        # Same start as the main fit: the replicates must land on the same branch of the
+        # flat likelihood (only identifiable functionals use them anyway).
+        starts = np.tile(start, (boot.shape[0], 1))
+    fit = Likelihood(q, boot, p0, prior_weight).maximise(starts, tol, max_iter, unique)
+    return fit.theta, float(fit.converged.mean())

@@ -1,0 +1,40 @@
+"""Operational endpoints: index, liveness, readiness, metrics, the OpenAPI document."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app
+
+from rldp import __version__
+
+from .openapi import build_openapi
+from .responses import METRICS_EXTENSION, current_service, respond
+
+__all__ = ["blueprint"]
+
+blueprint = Blueprint("health", __name__)
+
+
+@blueprint.get("/")
+def index() -> Response:
+    return respond({"service": "rldp aggregator", "version": __version__, "openapi": "/openapi.json"})
+
+
+@blueprint.get("/healthz")
+def healthz() -> Response:
+    return respond({"status": "ok"})
+
+
+@blueprint.get("/readyz")
+def readyz() -> Response:
+    return respond({"status": "ready", "database": current_service().ready()})
+
+
+@blueprint.get("/metrics")
+def metrics() -> Response:
+    metrics = current_app.extensions[METRICS_EXTENSION]
+    return Response(metrics.render(), mimetype=None, content_type=metrics.content_type)
+
+
+@blueprint.get("/openapi.json")
+def openapi() -> Response:
+    return respond(build_openapi())

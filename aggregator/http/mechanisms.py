@@ -1,0 +1,85 @@
+"""/v1/mechanisms: publish (admin), list, download, retire (admin), estimate (admin or read)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, request
+
+from rldp.aggregator.services import MechanismRecord
+
+from .auth import authorize
+from .bodies import JSON, MSGPACK, MSGPACK_TYPES, body_kind, read_body
+from .responses import current_service, iso, respond
+
+__all__ = ["blueprint"]
+
+blueprint = Blueprint("mechanisms", __name__)
+
+#: A document never changes under its id: clients and proxies may cache it for good.
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def _summary(r: MechanismRecord) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "method": r.method,
+        "epsilon": r.epsilon,
+        "epsilon_audited": r.epsilon_audited,
+        "notion": r.notion,
+        "status": r.status,
+        "sensitive": r.sensitive,
+        "released": list(r.released),
+        "outputs": r.outputs,
+        "size": r.size,
+        "published": iso(r.published),
+        "retired": iso(r.retired),
+    }
+
+
+@blueprint.post("/v1/mechanisms")
+def publish() -> Response:
+    service = current_service()
+    authorize(service.config)
+    kind = body_kind()
+    record, created = service.publish_bytes(read_body(service.config["MAX_BODY_BYTES"]), kind)
+    payload = {
+        "id": record.id,
+        "method": record.method,
+        "epsilon": record.epsilon,
+        "epsilon_audited": record.epsilon_audited,
+        "status": record.status,
+    }
+    return respond(payload, 201 if created else 200, {"Location": f"/v1/mechanisms/{record.id}"})
+
+
+@blueprint.get("/v1/mechanisms")
+def list_mechanisms() -> Response:
+    return respond({"mechanisms": [_summary(r) for r in current_service().catalog.list()]})
+
+
+@blueprint.get("/v1/mechanisms/<mechanism_id>")
+def get_mechanism(mechanism_id: str) -> Response:
+    catalog = current_service().catalog
+    best = request.accept_mimetypes.best_match([JSON, MSGPACK, "application/x-msgpack"], default=JSON)
+    kind = "msgpack" if best in MSGPACK_TYPES else "json"
+    headers = {"ETag": f'"{mechanism_id}"', "Cache-Control": IMMUTABLE, "Vary": "Accept"}
+    if request.if_none_match and request.if_none_match.contains(mechanism_id) and catalog.is_published(mechanism_id):
+        return Response(status=304, headers=headers)
+    data = catalog.document(mechanism_id, kind)
+    return Response(data, status=200, content_type=MSGPACK if kind == "msgpack" else JSON, headers=headers)
+
+
+@blueprint.post("/v1/mechanisms/<mechanism_id>/retire")
+def retire(mechanism_id: str) -> Response:
+    service = current_service()
+    authorize(service.config)
+    record = service.catalog.retire(mechanism_id)
+    return respond({"id": record.id, "status": record.status, "retired": iso(record.retired)})
+
+
+@blueprint.get("/v1/mechanisms/<mechanism_id>/estimate")
+def estimate(mechanism_id: str) -> Response:
+    service = current_service()
+    authorize(service.config, read=True)
+    return respond(service.estimate(mechanism_id, request.args))

@@ -1,0 +1,86 @@
+"""Prometheus metrics of the HTTP service (served at /metrics).
+
+``rldp serve`` (several worker processes) sets PROMETHEUS_MULTIPROC_DIR before the workers
+start, so every worker writes its samples to files there and /metrics (answered by any
+worker) adds them up (prometheus_client's multiprocess mode).
+
+prometheus_client is imported inside the methods, not at the top, on purpose: it chooses
+between in-process and multiprocess metric values once, when it is first imported, from
+PROMETHEUS_MULTIPROC_DIR; ``rldp serve`` imports this package before it sets that variable
+(and its workers are forked from it), so an import here at module level would leave every
+worker counting in private memory that /metrics never reads.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rldp.aggregator.services import MechanismRecord, ServiceEvents
+
+from .problems import PROBLEMS
+
+__all__ = ["Metrics"]
+
+
+class Metrics(ServiceEvents):
+    """The service's counters and latency histogram; also the services' event sink."""
+
+    BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+    def __init__(self) -> None:
+        from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram  # see the docstring
+
+        self.content_type = CONTENT_TYPE_LATEST
+        self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.reports = Counter("rldp_reports_accepted", "Reports stored (new batches only).", registry=r)
+        self.batches = Counter("rldp_batches_accepted", "Batches stored for the first time.", registry=r)
+        self.duplicates = Counter(
+            "rldp_batches_deduplicated", "Retried batches answered as duplicates (stored once).", registry=r
+        )
+        self.rejections = Counter("rldp_rejections", "Requests refused, by problem type.", ["reason"], registry=r)
+        self.published_total = Counter("rldp_mechanisms_published", "Mechanisms published (first time).", registry=r)
+        self.jobs = Counter("rldp_design_jobs", "Design jobs finished, by outcome.", ["status"], registry=r)
+        self.latency = Histogram(
+            "rldp_request_duration_seconds",
+            "Request latency by endpoint.",
+            ["method", "endpoint", "status"],
+            buckets=self.BUCKETS,
+            registry=r,
+        )
+        for reason in PROBLEMS:  # every reason shows up (as 0) from the start
+            self.rejections.labels(reason)
+
+    # -- ServiceEvents
+    def published(self, record: MechanismRecord) -> None:
+        self.published_total.inc()
+
+    def batch_stored(self, reports: int) -> None:
+        self.reports.inc(reports)
+        self.batches.inc()
+
+    def batch_duplicate(self) -> None:
+        self.duplicates.inc()
+
+    def job_finished(self, status: str) -> None:
+        self.jobs.labels(status).inc()
+
+    # -- HTTP
+    def rejected(self, reason: str) -> None:
+        """Count a refusal under its problem reason."""
+        self.rejections.labels(reason).inc()
+
+    def observe(self, method: str, endpoint: str, status: int, seconds: float) -> None:
+        """Record one request's latency."""
+        self.latency.labels(method, endpoint, str(status)).observe(seconds)
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition (of every worker, in multiprocess mode)."""
+        from prometheus_client import CollectorRegistry, generate_latest, multiprocess  # see the docstring
+
+        if self.multiprocess:
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+            return generate_latest(registry)
+        return generate_latest(self.registry)

@@ -1,0 +1,272 @@
+"""The OpenAPI 3.1 description of the aggregator's HTTP API (served at /openapi.json).
+
+Kept next to the service and checked against it by the schemathesis fuzz test
+(tests/service), which sends requests generated from this document and checks that every
+answer is documented here (status, media type, schema) and never a 5xx.
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+from rldp import __version__
+from rldp.aggregator.services import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
+
+from .problems import MEDIA_TYPE
+from .schemas import SCHEMAS
+
+__all__ = ["build_openapi"]
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+
+
+def _json(schema: str, description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}},
+    }
+    if headers:
+        out["headers"] = headers
+    return out
+
+
+def _body(schema: str, msgpack: bool = True) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{schema}"}
+    content: dict[str, Any] = {"application/json": {"schema": ref}}
+    if msgpack:
+        content["application/msgpack"] = {"schema": ref}
+    return {"required": True, "content": content}
+
+
+_ADMIN: list[dict[str, list[str]]] = [{"bearerAuth": []}]
+_MECH_ID = {
+    "name": "mechanism_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "mechanism id (64 lowercase hex characters)",
+}
+_BODY_ERRORS = {
+    "400": _problem("invalid-json / invalid-msgpack / bad-request"),
+    "413": _problem("body-too-large"),
+    "415": _problem("unsupported-media-type"),
+}
+_COMMON = {
+    "405": _problem("method-not-allowed"),
+    "500": _problem("internal-error (never for client input)"),
+    "503": _problem("database-unavailable (retry later; nothing stored)"),
+}
+
+
+def _responses(**codes: Any) -> dict[str, Any]:
+    out = {k.lstrip("_"): v for k, v in codes.items()}
+    for k, v in _COMMON.items():
+        out.setdefault(k, v)
+    return out
+
+
+def _paths() -> dict[str, Any]:
+    unauthorized = _problem("unauthorized: missing or invalid bearer token")
+    return {
+        "/": {
+            "get": {
+                "summary": "Service index",
+                "operationId": "index",
+                "responses": _responses(_200=_json("Index", "name and version of the service")),
+            }
+        },
+        "/healthz": {
+            "get": {
+                "summary": "Liveness",
+                "operationId": "healthz",
+                "responses": _responses(_200=_json("Status", "the process is alive")),
+            }
+        },
+        "/readyz": {
+            "get": {
+                "summary": "Readiness (the database answers)",
+                "operationId": "readyz",
+                "responses": _responses(_200=_json("Status", "ready")),
+            }
+        },
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus metrics",
+                "operationId": "metrics",
+                "responses": _responses(
+                    _200={
+                        "description": "Prometheus text format",
+                        "content": {"text/plain": {"schema": {"type": "string"}}},
+                    }
+                ),
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "summary": "This document",
+                "operationId": "openapi",
+                "responses": _responses(
+                    _200={"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}
+                ),
+            }
+        },
+        "/v1/mechanisms": {
+            "get": {
+                "summary": "List published mechanisms",
+                "operationId": "listMechanisms",
+                "responses": _responses(_200=_json("MechanismList", "every mechanism, oldest first")),
+            },
+            "post": {
+                "summary": "Publish a mechanism document (admin)",
+                "operationId": "publishMechanism",
+                "description": "The server recomputes the id and the privacy audit and refuses a document "
+                "whose id does not match (id-mismatch) or whose audit fails (audit-failed). "
+                "Idempotent: 201 the first time, 200 when the id is already published.",
+                "security": _ADMIN,
+                "requestBody": _body("MechanismDocument"),
+                "responses": _responses(
+                    _200=_json("PublishResult", "already published (unchanged)"),
+                    _201=_json("PublishResult", "published", {"Location": {"schema": {"type": "string"}}}),
+                    _401=unauthorized,
+                    _422=_problem("invalid-document / id-mismatch / audit-failed"),
+                    **{f"_{k}": v for k, v in _BODY_ERRORS.items()},
+                ),
+            },
+        },
+        "/v1/mechanisms/{mechanism_id}": {
+            "get": {
+                "summary": "Download a mechanism document",
+                "operationId": "getMechanism",
+                "description": "JSON by default, msgpack with `Accept: application/msgpack`. Immutable: "
+                '`ETag: "<id>"`, cacheable for a year; 304 on a matching If-None-Match.',
+                "parameters": [
+                    _MECH_ID,
+                    {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}},
+                ],
+                "responses": _responses(
+                    _200={
+                        "description": "the document",
+                        "headers": {
+                            "ETag": {"schema": {"type": "string"}},
+                            "Cache-Control": {"schema": {"type": "string"}},
+                        },
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/MechanismDocument"}},
+                            "application/msgpack": {"schema": {"$ref": "#/components/schemas/MechanismDocument"}},
+                        },
+                    },
+                    _304={"description": "not modified (If-None-Match matched)"},
+                    _404=_problem("unknown-mechanism"),
+                ),
+            },
+        },
+        "/v1/mechanisms/{mechanism_id}/retire": {
+            "post": {
+                "summary": "Retire a mechanism (admin)",
+                "operationId": "retireMechanism",
+                "description": "Reports for a retired mechanism are refused (mechanism-retired); its document "
+                "stays downloadable. Idempotent.",
+                "security": _ADMIN,
+                "parameters": [_MECH_ID],
+                "responses": _responses(
+                    _200=_json("Retired", "retired"), _401=unauthorized, _404=_problem("unknown-mechanism")
+                ),
+            },
+        },
+        "/v1/mechanisms/{mechanism_id}/estimate": {
+            "get": {
+                "summary": "Estimate P(S, U) from the reports (admin or read token)",
+                "operationId": "estimate",
+                "security": [{"bearerAuth": []}],
+                "parameters": [
+                    _MECH_ID,
+                    {"name": "method", "in": "query", "schema": {"type": "string", "enum": list(ESTIMATE_METHODS)}},
+                    {"name": "interval", "in": "query", "schema": {"type": "string", "enum": list(ESTIMATE_INTERVALS)}},
+                    {
+                        "name": "prior",
+                        "in": "query",
+                        "schema": {"type": "string", "enum": list(ESTIMATE_PRIORS)},
+                        "description": "where EM starts (and what prior_weight regularises towards)",
+                    },
+                    {"name": "prior_weight", "in": "query", "schema": {"type": "number", "minimum": 0}},
+                ],
+                "responses": _responses(
+                    _200=_json("Estimate", "the estimate with 95 % intervals"),
+                    _401=unauthorized,
+                    _404=_problem("unknown-mechanism"),
+                    _409=_problem("no-reports"),
+                    _422=_problem("invalid-parameter"),
+                ),
+            },
+        },
+        "/v1/reports": {
+            "post": {
+                "summary": "Upload a batch of privatised reports",
+                "operationId": "submitReports",
+                "description": "Idempotent by (mechanism, batch): a retried identical batch is stored once and "
+                "answered 200 with duplicate=true. A 2xx means the batch is committed "
+                "(durable). Anything invalid refuses the whole batch; nothing is stored.",
+                "requestBody": _body("ReportBatch"),
+                "responses": _responses(
+                    _200=_json("BatchReceipt", "duplicate of a stored batch (stored once)"),
+                    _201=_json("BatchReceipt", "stored"),
+                    _404=_problem("unknown-mechanism"),
+                    _409=_problem("batch-conflict / mechanism-retired"),
+                    _422=_problem("missing-field / wrong-type / report-out-of-range / empty-batch"),
+                    **{f"_{k}": v for k, v in _BODY_ERRORS.items()},
+                ),
+            },
+        },
+        "/v1/designs": {
+            "post": {
+                "summary": "Design and publish a mechanism from a public CSV (admin; asynchronous)",
+                "operationId": "createDesign",
+                "security": _ADMIN,
+                "requestBody": _body("DesignRequest"),
+                "responses": _responses(
+                    _202=_json("DesignAccepted", "job queued", {"Location": {"schema": {"type": "string"}}}),
+                    _401=unauthorized,
+                    _422=_problem("missing-field / wrong-type / invalid-parameter"),
+                    **{f"_{k}": v for k, v in _BODY_ERRORS.items()},
+                ),
+            },
+        },
+        "/v1/designs/{job_id}": {
+            "get": {
+                "summary": "Status of a design job (admin)",
+                "operationId": "getDesign",
+                "security": _ADMIN,
+                "parameters": [{"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": _responses(
+                    _200=_json("DesignStatus", "job status"), _401=unauthorized, _404=_problem("unknown-job")
+                ),
+            },
+        },
+    }
+
+
+def build_openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document (a fresh dict each call)."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "rldp aggregator",
+            "version": __version__,
+            "description": "Publish robust-LDP mechanisms, collect privatised reports, estimate distributions. "
+            "Errors are RFC 9457 problem+json documents with a stable `type` per reason.",
+        },
+        "paths": _paths(),
+        "components": {
+            "schemas": deepcopy(SCHEMAS),
+            "securitySchemes": {
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "admin token (or a read token for estimates)",
+                }
+            },
+        },
+    }

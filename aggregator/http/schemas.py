@@ -1,0 +1,227 @@
+"""The JSON Schemas of the API's bodies: the ``components.schemas`` of its OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rldp.aggregator.services import MECHANISM_ID
+from rldp.shared.document import FORMATS, REQUIRED_FIELDS
+from rldp.shared.reports import BATCH_ID
+
+from .problems import PROBLEMS
+
+__all__ = ["HEX64", "BATCH", "SCHEMAS"]
+
+#: JSON Schema patterns of a mechanism id and a batch id (the same expressions the services check).
+HEX64 = f"^{MECHANISM_ID.pattern}$"
+BATCH = f"^{BATCH_ID.pattern}$"
+
+#: The schemas of every body the API takes or answers with (``components.schemas``).
+SCHEMAS: dict[str, Any] = {
+    "Problem": {
+        "type": "object",
+        "description": "RFC 9457 problem details. `type` is stable per reason: "
+        + ", ".join(f"`{r}` ({t.status})" for r, t in PROBLEMS.items())
+        + ".",
+        "required": ["type", "title", "status", "detail"],
+        "properties": {
+            "type": {"type": "string", "format": "uri", "enum": [t.uri for t in PROBLEMS.values()] + ["about:blank"]},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string", "description": "What was wrong and what was expected."},
+            "reason": {"type": "string", "enum": list(PROBLEMS)},
+            "instance": {"type": "string"},
+        },
+        "additionalProperties": True,
+    },
+    "MechanismDocument": {
+        "type": "object",
+        "description": f"A mechanism document (format {' or '.join(FORMATS)}; see docs/design.md). The id is the SHA-256 "
+        "of the canonical form of every other field.",
+        "required": list(REQUIRED_FIELDS),
+        "properties": {
+            "format": {"type": "string", "enum": list(FORMATS)},
+            "id": {"type": "string", "pattern": HEX64},
+            "method": {"type": "string"},
+            "privacy": {
+                "type": "object",
+                "required": ["notion", "epsilon"],
+                "properties": {
+                    "notion": {"type": "string"},
+                    "epsilon": {"type": "number"},
+                    "uncertainty": {"type": "object"},
+                },
+            },
+            "sensitive": {
+                "type": "object",
+                "description": "S: one attribute {name, values}, or (format 2) several {attributes: [...]}; "
+                "released: false when S is latent (format 2)",
+                "anyOf": [{"required": ["name", "values"]}, {"required": ["attributes"]}],
+                "properties": {
+                    "name": {"type": "string"},
+                    "values": {"type": "array", "items": {"type": "string"}},
+                    "attributes": {"type": "array", "items": {"type": "object"}},
+                    "released": {"type": "boolean"},
+                },
+            },
+            "released": {"type": "array", "items": {"type": "object"}},
+            "public_distribution": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+            "matrix": {
+                "type": "array",
+                "description": "matrix[y][x] = Q(y|x); every column sums to 1.",
+                "items": {"type": "array", "items": {"type": "number"}},
+            },
+        },
+        "additionalProperties": True,
+    },
+    "PublishResult": {
+        "type": "object",
+        "required": ["id", "method", "epsilon", "epsilon_audited", "status"],
+        "properties": {
+            "id": {"type": "string", "pattern": HEX64},
+            "method": {"type": "string"},
+            "epsilon": {"type": "number", "description": "claimed ε (nats)"},
+            "epsilon_audited": {"type": ["number", "null"], "description": "ε recomputed by the server's audit"},
+            "status": {"type": "string", "enum": ["active", "retired"]},
+        },
+    },
+    "MechanismSummary": {
+        "type": "object",
+        "required": ["id", "method", "epsilon", "status", "sensitive", "released", "outputs", "published"],
+        "properties": {
+            "id": {"type": "string", "pattern": HEX64},
+            "method": {"type": "string"},
+            "epsilon": {"type": "number"},
+            "epsilon_audited": {"type": ["number", "null"]},
+            "notion": {"type": "string"},
+            "status": {"type": "string", "enum": ["active", "retired"]},
+            "sensitive": {"type": "string", "description": "name of the sensitive attribute"},
+            "released": {"type": "array", "items": {"type": "string"}},
+            "outputs": {"type": "integer", "description": "|Y|: reports are integers in [0, outputs)"},
+            "size": {"type": "integer", "description": "|X|"},
+            "published": {"type": "string", "format": "date-time"},
+            "retired": {"type": ["string", "null"], "format": "date-time"},
+        },
+    },
+    "MechanismList": {
+        "type": "object",
+        "required": ["mechanisms"],
+        "properties": {"mechanisms": {"type": "array", "items": {"$ref": "#/components/schemas/MechanismSummary"}}},
+    },
+    "Retired": {
+        "type": "object",
+        "required": ["id", "status"],
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"type": "string", "enum": ["retired"]},
+            "retired": {"type": ["string", "null"], "format": "date-time"},
+        },
+    },
+    "ReportBatch": {
+        "type": "object",
+        "required": ["mechanism", "batch", "reports"],
+        "properties": {
+            "mechanism": {"type": "string", "pattern": HEX64, "description": "the mechanism id"},
+            "batch": {
+                "type": "string",
+                "pattern": BATCH,
+                "description": "client-chosen id, unique per batch (e.g. a UUID); a retry resends the same id "
+                "and reports and is stored once",
+            },
+            "reports": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "integer", "minimum": 0},
+                "description": "privatised outputs y, each an integer in [0, outputs)",
+            },
+        },
+    },
+    "BatchReceipt": {
+        "type": "object",
+        "required": ["batch", "accepted", "duplicate"],
+        "properties": {
+            "batch": {"type": "string"},
+            "accepted": {"type": "integer", "description": "reports in the batch (now stored)"},
+            "duplicate": {"type": "boolean", "description": "true when this batch had already been stored"},
+        },
+    },
+    "Estimate": {
+        "type": "object",
+        "description": "Estimate of P_X = P(S, U) from the reports (rldp.aggregator.estimate.Estimate.to_dict) "
+        "plus the mechanism id.",
+        "required": ["mechanism", "n", "joint", "marginals", "ci95", "method", "identifiable"],
+        "properties": {
+            "mechanism": {"type": "string", "pattern": HEX64},
+            "status": {"type": "string"},
+            "n": {"type": "integer"},
+            "joint": {
+                "type": "array",
+                "items": {"type": "array", "items": {"type": ["number", "null"]}},
+                "description": "joint[s][u], s-major like the document",
+            },
+            "marginals": {"type": "object"},
+            "ci95": {
+                "type": "object",
+                "properties": {
+                    "low": {"type": "array"},
+                    "high": {"type": "array"},
+                    "level": {"type": "number"},
+                    "method": {"type": "string"},
+                },
+            },
+            "method": {"type": "string", "enum": ["em", "inverse"]},
+            "identifiable": {"type": "boolean"},
+        },
+        "additionalProperties": True,
+    },
+    "DesignRequest": {
+        "type": "object",
+        "required": ["csv", "sensitive", "released", "epsilon", "method"],
+        "properties": {
+            "csv": {"type": "string", "description": "text of the public CSV (header row unless `names`)"},
+            "sensitive": {"type": "string"},
+            "released": {"type": "array", "items": {"type": "string"}},
+            "epsilon": {"type": "number", "exclusiveMinimum": 0},
+            "method": {"type": "string"},
+            "beta": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "exclusiveMaximum": 1,
+                "description": "significance level of the confidence set (default 0.05)",
+            },
+            "radius": {"type": ["number", "string"], "description": 'Rényi radius in nats, or "inf" (instead of beta)'},
+            "order": {"type": "number", "exclusiveMinimum": 0, "description": "Rényi order α (default 2)"},
+            "names": {"type": "array", "items": {"type": "string"}},
+        },
+    },
+    "DesignAccepted": {
+        "type": "object",
+        "required": ["job", "status", "status_url"],
+        "properties": {"job": {"type": "string"}, "status": {"type": "string"}, "status_url": {"type": "string"}},
+    },
+    "DesignStatus": {
+        "type": "object",
+        "required": ["job", "status", "elapsed"],
+        "properties": {
+            "job": {"type": "string"},
+            "status": {"type": "string", "enum": ["queued", "running", "done", "failed"]},
+            "mechanism": {"type": "string", "pattern": HEX64},
+            "mechanism_url": {"type": "string"},
+            "error": {"type": ["string", "null"]},
+            "elapsed": {"type": "number", "description": "seconds since submission"},
+            "created": {"type": "string", "format": "date-time"},
+            "params": {"type": "object"},
+        },
+    },
+    "Index": {
+        "type": "object",
+        "required": ["service", "version", "openapi"],
+        "properties": {"service": {"type": "string"}, "version": {"type": "string"}, "openapi": {"type": "string"}},
+    },
+    "Status": {
+        "type": "object",
+        "required": ["status"],
+        "properties": {"status": {"type": "string"}},
+        "additionalProperties": True,
+    },
+}

@@ -1,0 +1,222 @@
+"""``rldp serve`` (the aggregator service) and ``rldp token`` (admin/read tokens).
+
+    rldp serve --host 127.0.0.1 --port 8000 --db sqlite:///rldp-data/rldp.sqlite3 --workers 2
+    rldp serve --dev                      # Werkzeug's development server, one process
+    rldp token                            # a new random token and its SHA-256 (for RLDP_ADMIN_TOKEN_SHA256)
+    echo -n "$TOKEN" | rldp token --hash  # the SHA-256 of an existing token
+
+Production runs under Granian (its WSGI interface): HTTP is parsed and bodies are read by
+Rust threads outside the GIL, and each of ``--workers`` processes runs the Flask app in
+``--threads`` threads. Why Granian and not gunicorn: on the same two cores a do-nothing Flask
+endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's own HTTP
+handling alone capped batched ingestion below a fifth of the in-process limit
+(``bench/bench_ingest.py``). Dead workers are respawned.
+
+With a SQLite store, ``serve`` also starts one writer process (see
+:mod:`rldp.aggregator.services.runtime`) that commits every worker's report batches in
+shared group commits; it is restarted if it dies and stopped after the workers. Tokens
+come only from the environment (RLDP_ADMIN_TOKEN / RLDP_ADMIN_TOKEN_SHA256,
+RLDP_READ_TOKEN / …_SHA256), never from the command line, where other users could read
+them in the process list.
+
+Metrics use prometheus_client's multiprocess mode: ``serve`` points PROMETHEUS_MULTIPROC_DIR
+at a fresh directory (or empties the one you set) before the workers start, so /metrics
+(answered by any worker) adds up every worker's counters, including those of respawned ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from werkzeug.serving import run_simple
+
+from rldp.aggregator.services import DEFAULT_URL, check_storage, hash_token, load_config, start_writer
+from rldp.shared.arguments import positive_int
+
+from .app import create_app
+
+__all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "cmd_token", "redact_url"]
+
+#: What each Granian worker calls to build its app.
+APP_FACTORY = "rldp.aggregator.http:create_app"
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced by ***, for logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port must be an integer in 0..65535; got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be in 0..65535; got {value}")
+    return value
+
+
+def _prepare_multiprocess_dir() -> str:
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if path:
+        os.makedirs(path, exist_ok=True)
+        for name in os.listdir(path):  # samples of a previous run would be added to ours
+            if name.endswith(".db"):
+                os.unlink(os.path.join(path, name))
+    else:
+        path = tempfile.mkdtemp(prefix="rldp-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    return path
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the service (Granian, or Werkzeug's server with ``--dev``) until interrupted."""
+    overrides: dict[str, Any] = {"DATABASE_URL": args.db}
+    if args.max_body_bytes is not None:
+        overrides["MAX_BODY_BYTES"] = args.max_body_bytes
+    config = load_config(overrides)  # validates the environment too, before any worker starts
+    url = config["DATABASE_URL"] or DEFAULT_URL
+    needs_writer = check_storage(url)
+    where = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}"
+    if not config["ADMIN_HASHES"]:
+        print(
+            "rldp serve: warning: no admin token configured (RLDP_ADMIN_TOKEN or RLDP_ADMIN_TOKEN_SHA256); "
+            "publishing, designs and estimates are refused",
+            file=sys.stderr,
+        )
+
+    if args.dev:
+        app = create_app({"DATABASE_URL": url, "MAX_BODY_BYTES": config["MAX_BODY_BYTES"]})
+        print(
+            f"rldp serve: development server on {where} (storage {redact_url(url)}); run without --dev in production",
+            file=sys.stderr,
+            flush=True,
+        )
+        run_simple(args.host, args.port, app, threaded=True, use_reloader=False, use_debugger=False)
+        return 0
+
+    try:  # optional: --dev works without it, and its absence is one clear line
+        from granian import Granian
+        from granian.constants import Interfaces
+    except ImportError:
+        raise ValueError(
+            "granian is not installed (pip install 'rldp[aggregator]'); or run the development server with --dev"
+        ) from None
+
+    metrics_dir = _prepare_multiprocess_dir()
+    own_dir = metrics_dir.startswith(tempfile.gettempdir()) and os.path.basename(metrics_dir).startswith(
+        "rldp-metrics-"
+    )
+    # The workers are new processes that build the app from the environment (create_app).
+    os.environ["RLDP_DATABASE_URL"] = url
+    os.environ["RLDP_MAX_BODY_BYTES"] = str(config["MAX_BODY_BYTES"])
+    os.environ.pop("RLDP_WRITER_SOCKET", None)
+    writer = start_writer(url) if needs_writer else None
+    if writer is not None:
+        os.environ["RLDP_WRITER_SOCKET"] = writer.path
+    server = Granian(
+        APP_FACTORY,
+        factory=True,
+        interface=Interfaces.WSGI,
+        address=args.host,
+        port=args.port,
+        workers=args.workers,
+        blocking_threads=args.threads,
+        websockets=False,
+        log_access=args.access_log,
+        respawn_failed_workers=True,
+        workers_kill_timeout=args.graceful_timeout,
+    )
+    print(
+        f"rldp serve: listening on {where} (granian, {args.workers} workers × {args.threads} threads; "
+        f"storage {redact_url(url)}{'; one writer process' if writer else ''})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        server.serve()
+    finally:
+        if writer is not None:
+            writer.stop()
+        if own_dir:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+    return 0
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    """Print a new random token and its SHA-256, or (``--hash``) the SHA-256 of a token on stdin."""
+    if args.hash:
+        token = sys.stdin.readline().rstrip("\r\n")
+        if not token:
+            raise ValueError('no token on standard input (pipe it in: echo -n "$TOKEN" | rldp token --hash)')
+        print(hash_token(token))
+        return 0
+    token = secrets.token_urlsafe(32)
+    print(f"token   {token}")
+    print(f"sha256  {hash_token(token)}")
+    print(
+        "give the token to the operator (RLDP_ADMIN_TOKEN) or only its sha256 to the server (RLDP_ADMIN_TOKEN_SHA256)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``serve`` and ``token``."""
+    p = subparsers.add_parser(
+        "serve",
+        help="run the aggregator HTTP service",
+        description="Run the aggregator service (Granian; --dev for the development server). "
+        "Tokens come from RLDP_ADMIN_TOKEN[_SHA256] / RLDP_READ_TOKEN[_SHA256].",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    p.add_argument(
+        "--db",
+        default=None,
+        metavar="URL",
+        help="storage: sqlite:///PATH (default sqlite:///rldp-data/rldp.sqlite3, or $RLDP_DATABASE_URL) "
+        "or postgresql://user:pass@host/db",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int("workers"),
+        default=min(4, os.cpu_count() or 1),
+        help="worker processes (default: number of cores, at most 4)",
+    )
+    p.add_argument(
+        "--threads", type=positive_int("threads"), default=4, help="threads per worker running the app (default 4)"
+    )
+    p.add_argument(
+        "--graceful-timeout",
+        type=positive_int("graceful-timeout"),
+        default=30,
+        help="seconds a stopping worker gets to finish its requests before it is killed (default 30)",
+    )
+    p.add_argument(
+        "--max-body-bytes",
+        type=positive_int("max-body-bytes"),
+        default=None,
+        help="request body limit in bytes (default 32 MiB or $RLDP_MAX_BODY_BYTES)",
+    )
+    p.add_argument("--access-log", action="store_true", help="log every request to stderr")
+    p.add_argument("--dev", action="store_true", help="Werkzeug's development server (single process)")
+    p.set_defaults(func=cmd_serve)
+
+    p = subparsers.add_parser("token", help="make a bearer token (or hash one) for the service")
+    p.add_argument("--hash", action="store_true", help="print the SHA-256 of a token read from standard input")
+    p.set_defaults(func=cmd_token)

@@ -1,0 +1,94 @@
+"""The aggregator's domain services: what the HTTP API offers, without HTTP.
+
+Publish and audit mechanism documents, ingest report batches, estimate distributions,
+run design jobs, load the configuration. Every refusal is a typed exception
+(:mod:`.errors`, and :mod:`rldp.shared.reports` for a batch's content); the HTTP layer
+(rldp.aggregator.http) reaches storage, design and estimation only through this package.
+"""
+
+from rldp.aggregator.storage import JobRecord, MechanismRecord
+from rldp.shared.reports import (
+    BatchError,
+    BatchFieldType,
+    EmptyBatch,
+    MissingBatchField,
+    ReportOutOfRange,
+    TooManyReports,
+)
+
+from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
+from .core import AggregatorService
+from .errors import (
+    AuditFailed,
+    BatchConflict,
+    BodySyntaxError,
+    BodyTooLarge,
+    ConfigError,
+    DatabaseUnavailable,
+    DocumentIdMismatch,
+    InvalidDocument,
+    InvalidParameter,
+    MechanismRetired,
+    MissingField,
+    NoReports,
+    ServiceError,
+    StorageError,
+    Unauthorized,
+    UnknownJob,
+    UnknownMechanism,
+    UnsupportedMediaType,
+    WrongType,
+)
+from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
+from .events import ServiceEvents
+from .ingest import Receipt
+from .mechanisms import MECHANISM_ID, MechanismCatalog
+from .runtime import WriterProcess, check_storage, open_service_storage, start_writer
+
+__all__ = [
+    "AggregatorService",
+    "AuditFailed",
+    "BatchConflict",
+    "BatchError",
+    "BatchFieldType",
+    "BodySyntaxError",
+    "BodyTooLarge",
+    "ConfigError",
+    "DEFAULTS",
+    "DEFAULT_URL",
+    "DatabaseUnavailable",
+    "ESTIMATE_INTERVALS",
+    "ESTIMATE_METHODS",
+    "ESTIMATE_PRIORS",
+    "DocumentIdMismatch",
+    "EmptyBatch",
+    "InvalidDocument",
+    "InvalidParameter",
+    "JobRecord",
+    "MECHANISM_ID",
+    "MechanismRecord",
+    "MechanismCatalog",
+    "MechanismRetired",
+    "MissingBatchField",
+    "MissingField",
+    "NoReports",
+    "Receipt",
+    "ReportOutOfRange",
+    "ServiceError",
+    "ServiceEvents",
+    "StorageError",
+    "TooManyReports",
+    "Unauthorized",
+    "UnknownJob",
+    "UnknownMechanism",
+    "UnsupportedMediaType",
+    "WriterProcess",
+    "WrongType",
+    "check_storage",
+    "hash_token",
+    "load_config",
+    "open_service_storage",
+    "start_writer",
+    "token_allowed",
+    "tokens_configured",
+]

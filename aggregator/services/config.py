@@ -1,0 +1,142 @@
+"""The aggregator service's configuration and its bearer tokens.
+
+Configuration (``config`` argument > environment > default):
+
+=====================  ===========================  ==========================================
+key                    environment                  meaning
+=====================  ===========================  ==========================================
+DATABASE_URL           RLDP_DATABASE_URL            storage URL (default sqlite:///rldp-data/rldp.sqlite3)
+ADMIN_TOKEN            RLDP_ADMIN_TOKEN             admin bearer token (publish, retire, design, estimate)
+ADMIN_TOKEN_SHA256     RLDP_ADMIN_TOKEN_SHA256      or its SHA-256 hex digest (comma-separated: several)
+READ_TOKEN             RLDP_READ_TOKEN              bearer token that may only read estimates
+READ_TOKEN_SHA256      RLDP_READ_TOKEN_SHA256       or its SHA-256 hex digest(s)
+MAX_BODY_BYTES         RLDP_MAX_BODY_BYTES          request body limit, bytes (default 32 MiB) → 413
+MAX_BATCH_REPORTS      RLDP_MAX_BATCH_REPORTS       most reports in one batch (default 1,000,000) → 413
+DESIGN_TIMEOUT         RLDP_DESIGN_TIMEOUT          seconds before a design job is stopped (default 3600)
+DESIGN_CONCURRENCY     RLDP_DESIGN_CONCURRENCY      design jobs running at once per process (default 1)
+JOB_STALE_SECONDS      RLDP_JOB_STALE_SECONDS       a job without heartbeat for this long has failed (120)
+WRITER_SOCKET          RLDP_WRITER_SOCKET           SQLite: socket of the writer process that commits
+                                                    report batches (``rldp serve`` sets it)
+=====================  ===========================  ==========================================
+
+Tokens are hashed (SHA-256) as soon as they are read, compared with
+``hmac.compare_digest`` on the hashes, and never logged. Without an admin token the
+admin endpoints refuse everyone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rldp.aggregator.storage import DEFAULT_URL
+
+from .errors import ConfigError
+
+__all__ = ["DEFAULTS", "DEFAULT_URL", "load_config", "hash_token", "token_allowed", "tokens_configured"]
+
+DEFAULTS: dict[str, Any] = {
+    "DATABASE_URL": DEFAULT_URL,
+    "MAX_BODY_BYTES": 32 * 1024 * 1024,
+    "MAX_BATCH_REPORTS": 1_000_000,
+    "DESIGN_TIMEOUT": 3600.0,
+    "DESIGN_CONCURRENCY": 1,
+    "JOB_STALE_SECONDS": 120.0,
+}
+_ENV = {
+    "DATABASE_URL": "RLDP_DATABASE_URL",
+    "ADMIN_TOKEN": "RLDP_ADMIN_TOKEN",
+    "ADMIN_TOKEN_SHA256": "RLDP_ADMIN_TOKEN_SHA256",
+    "READ_TOKEN": "RLDP_READ_TOKEN",
+    "READ_TOKEN_SHA256": "RLDP_READ_TOKEN_SHA256",
+    "MAX_BODY_BYTES": "RLDP_MAX_BODY_BYTES",
+    "MAX_BATCH_REPORTS": "RLDP_MAX_BATCH_REPORTS",
+    "DESIGN_TIMEOUT": "RLDP_DESIGN_TIMEOUT",
+    "DESIGN_CONCURRENCY": "RLDP_DESIGN_CONCURRENCY",
+    "JOB_STALE_SECONDS": "RLDP_JOB_STALE_SECONDS",
+    "WRITER_SOCKET": "RLDP_WRITER_SOCKET",
+}
+_INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
+_FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS"}
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+#: Plain tokens shorter than this are refused: a bearer token must not be guessable.
+MIN_TOKEN_LENGTH = 16
+
+
+def hash_token(token: str) -> str:
+    """SHA-256 hex digest of a bearer token (what RLDP_*_TOKEN_SHA256 holds)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _hashes(plain: Any, hashed: Any, name: str) -> tuple[bytes, ...]:
+    out: list[bytes] = []
+    if plain:
+        if not isinstance(plain, str):
+            raise ConfigError(f"{name} must be a string")
+        if len(plain) < MIN_TOKEN_LENGTH:
+            raise ConfigError(
+                f"{name} is too short ({len(plain)} characters); use at least {MIN_TOKEN_LENGTH} random characters"
+            )
+        out.append(bytes.fromhex(hash_token(plain)))
+    if hashed:
+        items = hashed if isinstance(hashed, (list, tuple)) else str(hashed).split(",")
+        for item in items:
+            item = item.strip().lower()
+            if not _HEX64.fullmatch(item):
+                raise ConfigError(f"{name}_SHA256 must be SHA-256 hex digests (64 hex characters), comma-separated")
+            out.append(bytes.fromhex(item))
+    return tuple(out)
+
+
+def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Merge defaults, the environment and ``config``; validate; hash tokens (plain ones dropped).
+
+    Raises :class:`~rldp.aggregator.services.errors.ConfigError` (a ValueError) naming the
+    key, its environment variable and what it must be.
+    """
+    environ = os.environ if environ is None else environ
+    merged: dict[str, Any] = dict(DEFAULTS)
+    for key, var in _ENV.items():
+        if environ.get(var):
+            merged[key] = environ[var]
+    merged.update({k: v for k, v in (config or {}).items() if v is not None})
+    for key, low in _INT_KEYS.items():
+        try:
+            merged[key] = int(merged[key])
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key} ({_ENV[key]}) must be an integer; got {merged[key]!r}") from None
+        if merged[key] < low:
+            raise ConfigError(f"{key} ({_ENV[key]}) must be ≥ {low}; got {merged[key]}")
+    for key in _FLOAT_KEYS:
+        try:
+            merged[key] = float(merged[key])
+        except (TypeError, ValueError):
+            raise ConfigError(f"{key} ({_ENV[key]}) must be a number of seconds; got {merged[key]!r}") from None
+        if not merged[key] > 0:
+            raise ConfigError(f"{key} ({_ENV[key]}) must be > 0; got {merged[key]}")
+    merged["ADMIN_HASHES"] = _hashes(
+        merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
+    )
+    merged["READ_HASHES"] = _hashes(merged.pop("READ_TOKEN", None), merged.pop("READ_TOKEN_SHA256", None), "READ_TOKEN")
+    return merged
+
+
+def tokens_configured(config: Mapping[str, Any], *, read: bool = False) -> bool:
+    """Whether any token could pass :func:`token_allowed` (admin, or with ``read`` also read tokens)."""
+    return bool(config["ADMIN_HASHES"]) or (read and bool(config["READ_HASHES"]))
+
+
+def token_allowed(config: Mapping[str, Any], token: str, *, read: bool = False) -> bool:
+    """Whether ``token`` is the admin token (or, with ``read``, a read token)."""
+    if not token:
+        return False
+    digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+    allowed = config["ADMIN_HASHES"] + (config["READ_HASHES"] if read else ())
+    ok = False
+    for candidate in allowed:  # compare with every hash: the time taken does not tell which matched
+        ok |= hmac.compare_digest(digest, candidate)
+    return ok

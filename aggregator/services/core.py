@@ -1,0 +1,75 @@
+"""The aggregator service: the domain operations one server process offers, over one storage.
+
+:class:`AggregatorService` wires the parts (mechanism catalog, publishing, ingestion,
+estimates, design jobs) to one storage and one :class:`ServiceEvents` sink. The HTTP
+layer (rldp.aggregator.http) only decodes requests, calls these methods and encodes their
+results or refusals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
+
+from .errors import DatabaseUnavailable
+from .estimates import estimate
+from .events import ServiceEvents
+from .ingest import Ingest, Receipt
+from .jobs import DesignRunner
+from .mechanisms import MechanismCatalog
+from .publish import publish_document
+
+__all__ = ["AggregatorService"]
+
+
+class AggregatorService:
+    """State shared by the requests of one server process: config, storage, caches, design jobs."""
+
+    def __init__(self, config: Mapping[str, Any], storage: Storage, events: ServiceEvents | None = None) -> None:
+        self.config = config
+        self.storage = storage
+        self.events = events or ServiceEvents()
+        self.catalog = MechanismCatalog(storage)
+        self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
+        self.designs = DesignRunner(
+            storage,
+            self.publish_bytes,
+            concurrency=config["DESIGN_CONCURRENCY"],
+            timeout=config["DESIGN_TIMEOUT"],
+            stale_seconds=config["JOB_STALE_SECONDS"],
+            events=self.events,
+        )
+
+    def publish_bytes(self, body: bytes, kind: str) -> tuple[MechanismRecord, bool]:
+        """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created)."""
+        return publish_document(self.storage, body, kind, self.events)
+
+    def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
+        """Store one decoded report batch (see :meth:`Ingest.submit`)."""
+        return self.ingest.submit(data, maybe_bool=maybe_bool)
+
+    def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
+        """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
+        return estimate(self.storage, self.catalog, mechanism_id, args)
+
+    def submit_design(self, data: Any) -> JobRecord:
+        """Validate a decoded design request and start it as a job."""
+        return self.designs.submit(data)
+
+    def design_status(self, job_id: str) -> JobRecord:
+        """A design job's current state."""
+        return self.designs.status(job_id)
+
+    def ready(self) -> str:
+        """The storage dialect if the database answers; DatabaseUnavailable otherwise."""
+        try:
+            self.storage.ping()
+        except StorageError as exc:
+            raise DatabaseUnavailable(f"the database does not answer: {exc}") from None
+        return self.storage.dialect
+
+    def close(self) -> None:
+        """Close the storage."""
+        self.storage.close()

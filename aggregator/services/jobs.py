@@ -1,0 +1,171 @@
+"""Design jobs: each design runs in its own process and its result is published like an upload.
+
+A job is "queued" until one of ``concurrency`` slots frees up, then "running" in a
+spawned process (a design can take minutes and much memory; a process can be stopped),
+then "done" (with the published mechanism's id) or "failed" (with the reason). While it
+waits or runs, its thread refreshes the job's heartbeat in storage, so a job whose server
+process died is reported failed instead of running forever (:meth:`DesignRunner.status`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import multiprocessing
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rldp.aggregator.design import design
+from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
+from rldp.shared.document import to_msgpack
+from rldp.shared.errors import one_line
+from rldp.shared.records import Alphabet
+
+from .designs import design_request
+from .errors import ServiceError, UnknownJob
+from .events import ServiceEvents
+
+__all__ = ["JOB_ID", "DesignRunner"]
+
+log = logging.getLogger("rldp.service")
+
+JOB_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def _design_child(conn: Any, payload: dict[str, Any]) -> None:
+    """Run one design in a separate (spawned) process and send back the msgpack document."""
+    try:
+        alpha = Alphabet.from_dict(payload["alphabet"])
+        doc = design(
+            payload["method"],
+            alphabet=alpha,
+            public_distribution=np.array(payload["p_hat"]),
+            epsilon=payload["epsilon"],
+            radius=payload["radius"],
+            beta=payload["beta"],
+            n=payload["n"],
+            order=payload["order"],
+        )
+        conn.send(("ok", to_msgpack(doc)))
+    except ValueError as exc:  # DesignError, DocumentError, bad parameters
+        conn.send(("error", one_line(exc)))
+    except BaseException as exc:
+        conn.send(("error", f"design failed ({type(exc).__name__}): {one_line(exc)}"))
+    finally:
+        conn.close()
+
+
+class DesignRunner:
+    """Runs design jobs in spawned processes, at most ``concurrency`` at once per server process.
+
+    A thread per job waits for a slot (status "queued"), starts the process ("running"),
+    refreshes the job's heartbeat every few seconds, stops it after ``timeout`` seconds,
+    and publishes the result with ``publish`` (the same checks as an uploaded document).
+    """
+
+    HEARTBEAT = 5.0
+
+    def __init__(
+        self,
+        storage: Storage,
+        publish: Callable[[bytes, str], tuple[MechanismRecord, bool]],
+        *,
+        concurrency: int,
+        timeout: float,
+        stale_seconds: float,
+        events: ServiceEvents | None = None,
+    ) -> None:
+        self.storage = storage
+        self._publish = publish
+        self._slots = threading.Semaphore(concurrency)
+        self._timeout = timeout
+        self._stale = stale_seconds
+        self._events = events or ServiceEvents()
+        self._ctx = multiprocessing.get_context("spawn")
+
+    def submit(self, data: Any) -> JobRecord:
+        """Validate a decoded design request, record the job and start it; the queued job."""
+        payload, summary = design_request(data)
+        job = self.storage.create_job(uuid.uuid4().hex, summary)
+        threading.Thread(
+            target=self._run, args=(job.id, payload), name=f"rldp-design-{job.id[:8]}", daemon=True
+        ).start()
+        return job
+
+    def status(self, job_id: str) -> JobRecord:
+        """The job as stored, marked failed if its heartbeat stopped (its server process died)."""
+        job = self.storage.get_job(job_id) if JOB_ID.fullmatch(job_id) else None
+        if job is None:
+            raise UnknownJob(f"no design job {job_id!r}", job=job_id)
+        now = time.time()
+        if job.status in ("queued", "running") and now - job.heartbeat > self._stale:
+            error = "the server process running this job stopped (no heartbeat); submit the design again"
+            self.storage.update_job(job.id, status="failed", error=error, finished=now)
+            job = dataclasses.replace(job, status="failed", error=error, finished=now)
+        return job
+
+    def _beat(self, job_id: str, **fields: Any) -> None:
+        try:
+            self.storage.update_job(job_id, heartbeat=time.time(), **fields)
+        except StorageError:
+            log.warning("design job %s: could not update its status", job_id)
+
+    def _run(self, job_id: str, payload: dict[str, Any]) -> None:
+        while not self._slots.acquire(timeout=self.HEARTBEAT):
+            self._beat(job_id)
+        try:
+            self._beat(job_id, status="running", started=time.time())
+            status, value = self._design(job_id, payload)
+            if status == "ok":
+                try:
+                    record, _ = self._publish(value, "msgpack")
+                except ServiceError as exc:
+                    status, value = "error", f"the designed mechanism was refused: {exc.detail}"
+                else:
+                    self._beat(job_id, status="done", mechanism=record.id, finished=time.time())
+                    self._events.job_finished("done")
+                    return
+            self._beat(job_id, status="failed", error=value, finished=time.time())
+            self._events.job_finished("failed")
+        except Exception as exc:
+            log.exception("design job %s failed", job_id)
+            self._beat(job_id, status="failed", error=f"internal error ({type(exc).__name__})", finished=time.time())
+        finally:
+            self._slots.release()
+
+    def _design(self, job_id: str, payload: dict[str, Any]) -> tuple[str, Any]:
+        parent, child = self._ctx.Pipe(duplex=False)
+        proc = self._ctx.Process(
+            target=_design_child, args=(child, payload), name=f"rldp-design-{job_id[:8]}", daemon=True
+        )
+        proc.start()
+        child.close()
+        deadline = time.monotonic() + self._timeout
+        try:
+            while True:
+                if parent.poll(self.HEARTBEAT):
+                    try:
+                        return parent.recv()
+                    except EOFError:
+                        break
+                if not proc.is_alive():
+                    if parent.poll(0):
+                        continue
+                    break
+                if time.monotonic() > deadline:
+                    proc.terminate()
+                    return "error", f"design did not finish within {self._timeout:g} s (DESIGN_TIMEOUT) and was stopped"
+                self._beat(job_id)
+            proc.join(5)
+            return "error", f"the design process exited unexpectedly (exit code {proc.exitcode})"
+        finally:
+            parent.close()
+            proc.join(1)
+            if proc.is_alive():
+                proc.kill()

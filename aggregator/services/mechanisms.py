@@ -1,0 +1,129 @@
+"""The published mechanisms: look-ups, documents and the caches in front of storage.
+
+A published mechanism never changes under its id (the id is the hash of its content), so
+whatever is derived from it (its number of outputs, its encoded document, its parsed
+matrix) is cached without invalidation; only its status (active/retired) is always read
+from storage.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.document import alphabet as document_alphabet
+from rldp.shared.document import mechanism_matrix, public_distribution
+from rldp.shared.records import Alphabet
+from rldp.shared.reports import describe_value
+
+from .errors import UnknownMechanism
+
+__all__ = ["MECHANISM_ID", "LRU", "MechanismCatalog", "document_json"]
+
+#: A mechanism id: the SHA-256 (hex) of the document's content.
+MECHANISM_ID = re.compile(r"[0-9a-f]{64}")
+
+
+class LRU:
+    """A small thread-safe LRU map for immutable per-mechanism data."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        return None
+
+    def put(self, key: Any, value: Any) -> Any:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self._size:
+                self._data.popitem(last=False)
+        return value
+
+
+def document_json(doc: Any) -> bytes:
+    """The compact JSON form a document is served in (UTF-8; NaN/Infinity refused)."""
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+class MechanismCatalog:
+    """Published mechanisms by id, with caches of what never changes."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self._outputs = LRU(4096)  # id → number of outputs
+        self._documents = LRU(64)  # (id, "json" | "msgpack") → encoded document
+        self._parsed = LRU(32)  # id → (matrix, alphabet, public distribution)
+
+    def get(self, mechanism_id: Any) -> MechanismRecord:
+        """The record of a published mechanism (UnknownMechanism if there is none)."""
+        if not isinstance(mechanism_id, str) or not MECHANISM_ID.fullmatch(mechanism_id):
+            raise UnknownMechanism(
+                f"no mechanism {describe_value(mechanism_id)} is published here; mechanism ids "
+                "are 64 lowercase hex characters (see GET /v1/mechanisms)"
+            )
+        record = self.storage.get_mechanism(mechanism_id)
+        if record is None:
+            raise UnknownMechanism(
+                f"no mechanism {mechanism_id} is published here (see GET /v1/mechanisms)", mechanism=mechanism_id
+            )
+        self._outputs.put(record.id, record.outputs)
+        return record
+
+    def outputs(self, mechanism_id: Any) -> int:
+        """|Y| of a published mechanism (cached; UnknownMechanism if there is none)."""
+        outputs = self._outputs.get(mechanism_id)
+        return self.get(mechanism_id).outputs if outputs is None else outputs
+
+    def list(self) -> list[MechanismRecord]:
+        """Every mechanism, oldest first."""
+        return self.storage.list_mechanisms()
+
+    def retire(self, mechanism_id: Any) -> MechanismRecord:
+        """Retire a mechanism (idempotent); its document stays available."""
+        self.get(mechanism_id)
+        record = self.storage.retire(mechanism_id)
+        if record is None:  # removed between the two calls: storage never deletes, so only by hand
+            raise UnknownMechanism(f"no mechanism {mechanism_id} is published here", mechanism=mechanism_id)
+        return record
+
+    def is_published(self, mechanism_id: str) -> bool:
+        """Whether a mechanism with this id exists (no exception)."""
+        return bool(MECHANISM_ID.fullmatch(mechanism_id)) and self.storage.get_mechanism(mechanism_id) is not None
+
+    def document(self, mechanism_id: Any, kind: str) -> bytes:
+        """The document encoded as ``kind`` ("json" or "msgpack")."""
+        cached = self._documents.get((mechanism_id, kind))
+        if cached is not None:
+            return cached
+        if not isinstance(mechanism_id, str) or not MECHANISM_ID.fullmatch(mechanism_id):
+            self.get(mechanism_id)  # raises UnknownMechanism, naming the expected form
+        packed = self.storage.get_document(mechanism_id)
+        if packed is None:
+            raise UnknownMechanism(
+                f"no mechanism {mechanism_id} is published here (see GET /v1/mechanisms)", mechanism=mechanism_id
+            )
+        data = document_json(msgpack.unpackb(packed, raw=False)) if kind == "json" else packed
+        return self._documents.put((mechanism_id, kind), data)
+
+    def parsed(self, mechanism_id: str) -> tuple[np.ndarray, Alphabet, np.ndarray]:
+        """(matrix Q, alphabet, public distribution P̂) of a published mechanism."""
+        cached = self._parsed.get(mechanism_id)
+        if cached is not None:
+            return cached
+        doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
+        return self._parsed.put(mechanism_id, (mechanism_matrix(doc), document_alphabet(doc), public_distribution(doc)))

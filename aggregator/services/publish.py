@@ -1,0 +1,92 @@
+"""Publishing a mechanism document: read it, check its id, audit it, store it.
+
+Every document the aggregator serves went through :func:`publish_document`, whether it
+was uploaded (POST /v1/mechanisms) or designed here (a design job): the id must be the
+hash of the content and the exact privacy audit (:func:`rldp.shared.audit.audit_document`)
+must confirm the ε the document claims.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.audit import audit_document
+from rldp.shared.document import alphabet as document_alphabet
+from rldp.shared.document import from_json, from_msgpack, to_msgpack
+from rldp.shared.errors import AuditError, DocumentError, DocumentSyntaxError, IdMismatch, one_line
+
+from .errors import AuditFailed, BodySyntaxError, DocumentIdMismatch, InvalidDocument
+from .events import ServiceEvents
+
+__all__ = ["read_document", "publish_document"]
+
+log = logging.getLogger("rldp.service")
+
+
+def read_document(body: bytes, kind: str) -> dict:
+    """Parse and validate a document sent as ``kind`` ("json" or "msgpack").
+
+    Raises :class:`BodySyntaxError` (not JSON / msgpack at all), :class:`DocumentIdMismatch`
+    or :class:`InvalidDocument`, each saying what was wrong.
+    """
+    try:
+        return from_msgpack(body) if kind == "msgpack" else from_json(body)
+    except DocumentSyntaxError as exc:
+        raise BodySyntaxError(
+            f"the body cannot be read as a mechanism document: {one_line(exc)}", exc.encoding
+        ) from exc
+    except IdMismatch as exc:
+        raise DocumentIdMismatch(
+            f"id mismatch: the document says {exc.stated} but its content hashes to "
+            f"{exc.computed}: the document was changed after its id was computed"
+        ) from exc
+    except DocumentError as exc:  # UnknownNotion included: this server cannot audit that claim
+        raise InvalidDocument(f"invalid mechanism document: {one_line(exc)}") from exc
+
+
+def publish_document(
+    storage: Storage, body: bytes, kind: str, events: ServiceEvents | None = None
+) -> tuple[MechanismRecord, bool]:
+    """Validate, audit and store a document; (record, created).
+
+    Idempotent: publishing a stored id again changes nothing (``created`` False; a retired
+    mechanism stays retired). Refusals raise the :mod:`~rldp.aggregator.services.errors`
+    types of :func:`read_document` or :class:`AuditFailed`; nothing is stored then.
+    """
+    doc = read_document(body, kind)
+    try:
+        audit = audit_document(doc)
+    except DocumentError as exc:
+        raise InvalidDocument(f"invalid mechanism document: {one_line(exc)}") from exc
+    except (AuditError, ValueError) as exc:  # parameters that do not admit the audit
+        raise AuditFailed(f"the document cannot be audited: {one_line(exc)}") from exc
+    epsilon_audited = None if math.isinf(audit.epsilon) else float(audit.epsilon)
+    if not audit.passed:
+        raise AuditFailed(
+            "the mechanism leaks more than it claims: " + "; ".join(audit.reasons),
+            epsilon=doc["privacy"]["epsilon"],
+            epsilon_audited=epsilon_audited,
+        )
+    alpha = document_alphabet(doc)
+    record = MechanismRecord(
+        id=doc["id"],
+        method=doc["method"],
+        notion=str(doc["privacy"]["notion"]),
+        epsilon=float(doc["privacy"]["epsilon"]),
+        epsilon_audited=epsilon_audited,
+        sensitive=alpha.sensitive.name,
+        released=tuple(a.name for a in alpha.released),
+        outputs=len(doc["matrix"]),
+        size=alpha.size,
+        status="active",
+        published=time.time(),
+    )
+    created, stored = storage.publish(record, to_msgpack(doc))
+    if created:
+        if events is not None:
+            events.published(stored)
+        log.info("published mechanism %s (%s, epsilon %g)", stored.id, stored.method, stored.epsilon)
+    return stored, created

@@ -1,0 +1,364 @@
+"""The storage interface: :class:`Storage` (the statements both backends share) and :class:`GroupSink`."""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+import numpy as np
+
+from rldp.shared.errors import ValidationError, one_line
+from rldp.shared.reports import batch_counts
+
+from .group_commit import GroupCommitter
+from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .schema import BATCH_COLUMNS, JOB_COLUMNS, MECHANISM_COLUMNS, SCHEMA_VERSION, schema_statements, values
+
+__all__ = ["GroupSink", "Storage"]
+
+
+class GroupSink(Protocol):
+    """Where a storage hands its report batches instead of committing them itself.
+
+    :class:`rldp.aggregator.writer.WriterClient` (the client of a SQLite store's writer
+    process) is one. ``submit`` returns only once the batch is committed (or raises
+    :class:`StorageError`: nothing acknowledged); ``ping`` raises StorageError unless the
+    sink answers; ``close`` releases its connections (the storage closes its sink).
+    """
+
+    def submit(self, item: BatchItem) -> IngestResult: ...
+
+    def ping(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Storage(ABC):
+    """Mechanisms, batches, counts and jobs. Thread-safe; open one per process.
+
+    Every method raises :class:`StorageError` when the backend is unavailable. With a
+    ``sink``, :meth:`ingest` hands each batch to it; otherwise batches are committed here,
+    by group commit (:class:`~.group_commit.GroupCommitter`).
+    """
+
+    dialect: str = ""
+    blob_type: str = "BLOB"
+
+    def __init__(self, url: str, sink: GroupSink | None = None) -> None:
+        self.url = url
+        self._committer = GroupCommitter(self)
+        self._sink = sink
+        self._shard = 0
+
+    # -- to implement per backend
+    @abstractmethod
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """A connection for one request's statements (autocommit unless in _transaction)."""
+
+    @abstractmethod
+    @contextmanager
+    def _transaction(self, conn: Any) -> Iterator[Any]:
+        """A write transaction on ``conn``."""
+
+    @abstractmethod
+    def _upsert_counts(self, conn: Any, mechanism: str, counts: np.ndarray) -> None:
+        """Add ``counts`` (one per output) to the stored totals."""
+
+    @abstractmethod
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        """The backend's exception types that mean 'storage failed'."""
+
+    def _sql(self, text: str) -> str:
+        return text
+
+    # -- schema, connections
+    def init_schema(self) -> None:
+        """Create the tables if missing (idempotent; safe from several processes at once)."""
+        with self.write_transaction() as conn:
+            self._lock_schema(conn)
+            for stmt in schema_statements(self.blob_type):
+                conn.execute(stmt)
+            row = conn.execute(self._sql("SELECT value FROM rldp_meta WHERE key = ?"), ("schema",)).fetchone()
+            if row is None:
+                conn.execute(self._sql("INSERT INTO rldp_meta (key, value) VALUES (?, ?)"), ("schema", SCHEMA_VERSION))
+            elif row[0] != SCHEMA_VERSION:
+                raise StorageError(f"database schema version {row[0]} is not {SCHEMA_VERSION}, which this rldp uses")
+
+    def _lock_schema(self, conn: Any) -> None:  # noqa: B027 - optional hook
+        """Serialise concurrent schema creation (PostgreSQL; SQLite's write lock suffices)."""
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except StorageError:
+            raise
+        except self._errors() as exc:
+            raise StorageError(f"{self.dialect} error: {one_line(exc)}") from exc
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[Any]:
+        """A connection in a write transaction: committed when the block ends, rolled back if
+        it raises; backend errors become :class:`StorageError`."""
+        with self._guard(), self._connection() as conn, self._transaction(conn):
+            yield conn
+
+    def ping(self) -> None:
+        """Raise StorageError unless the database (and the sink, if any) answers (/readyz)."""
+        with self._guard(), self._connection() as conn:
+            conn.execute("SELECT COUNT(*) FROM rldp_meta").fetchone()
+        if self._sink is not None:
+            self._sink.ping()
+
+    def close(self) -> None:
+        """Close connections (and the sink's)."""
+        if self._sink is not None:
+            self._sink.close()
+
+    # -- mechanisms
+    def publish(self, record: MechanismRecord, document: bytes) -> tuple[bool, MechanismRecord]:
+        """Store a mechanism (msgpack document) unless its id exists; (created, stored record)."""
+        with self.write_transaction() as conn:
+            cur = conn.execute(
+                self._sql(
+                    "INSERT INTO rldp_mechanisms (id, method, notion, epsilon, epsilon_audited, sensitive, released,"
+                    " outputs, size, status, published, retired, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (id) DO NOTHING"
+                ),
+                (
+                    record.id,
+                    record.method,
+                    record.notion,
+                    record.epsilon,
+                    record.epsilon_audited,
+                    record.sensitive,
+                    json.dumps(list(record.released)),
+                    record.outputs,
+                    record.size,
+                    record.status,
+                    record.published,
+                    record.retired,
+                    document,
+                ),
+            )
+            created = cur.rowcount == 1
+            stored = self._get_mechanism(conn, record.id)
+        assert stored is not None
+        return created, stored
+
+    @staticmethod
+    def _record(row: Any) -> MechanismRecord:
+        return MechanismRecord(
+            id=row[0],
+            method=row[1],
+            notion=row[2],
+            epsilon=float(row[3]),
+            epsilon_audited=None if row[4] is None else float(row[4]),
+            sensitive=row[5],
+            released=tuple(json.loads(row[6])),
+            outputs=int(row[7]),
+            size=int(row[8]),
+            status=row[9],
+            published=float(row[10]),
+            retired=None if row[11] is None else float(row[11]),
+        )
+
+    def _get_mechanism(self, conn: Any, mechanism_id: str) -> MechanismRecord | None:
+        row = conn.execute(
+            self._sql(f"SELECT {MECHANISM_COLUMNS} FROM rldp_mechanisms WHERE id = ?"), (mechanism_id,)
+        ).fetchone()
+        return None if row is None else self._record(row)
+
+    def get_mechanism(self, mechanism_id: str) -> MechanismRecord | None:
+        """Metadata of one mechanism, or None."""
+        with self._guard(), self._connection() as conn:
+            return self._get_mechanism(conn, mechanism_id)
+
+    def get_document(self, mechanism_id: str) -> bytes | None:
+        """The stored msgpack document, or None."""
+        with self._guard(), self._connection() as conn:
+            row = conn.execute(
+                self._sql("SELECT document FROM rldp_mechanisms WHERE id = ?"), (mechanism_id,)
+            ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def list_mechanisms(self) -> list[MechanismRecord]:
+        """Every mechanism, oldest first."""
+        with self._guard(), self._connection() as conn:
+            rows = conn.execute(f"SELECT {MECHANISM_COLUMNS} FROM rldp_mechanisms ORDER BY published, id").fetchall()
+        return [self._record(r) for r in rows]
+
+    def retire(self, mechanism_id: str) -> MechanismRecord | None:
+        """Mark a mechanism retired (idempotent); None if unknown."""
+        with self.write_transaction() as conn:
+            conn.execute(
+                self._sql(
+                    "UPDATE rldp_mechanisms SET status = 'retired', retired = ? WHERE id = ? AND status <> 'retired'"
+                ),
+                (time.time(), mechanism_id),
+            )
+            return self._get_mechanism(conn, mechanism_id)
+
+    # -- reports
+    def ingest(self, mechanism: str, batch: str, reports: np.ndarray, outputs: int) -> IngestResult:
+        """Store a batch of validated reports (ints in [0, outputs)) and add them to the counts.
+
+        Idempotent by (mechanism, batch): returns "duplicate" for the same reports under a
+        known id, "conflict" for different ones. Returns only after the transaction has
+        committed (see "Durability" in :mod:`rldp.aggregator.storage`).
+        """
+        item = BatchItem.encode(mechanism, batch, reports, outputs)
+        return (self._sink or self._committer).submit(item)
+
+    def ingest_group(self, conn: Any, items: Sequence[BatchItem]) -> list[IngestResult]:
+        """Store a group of batches inside the write transaction ``conn`` of
+        :meth:`write_transaction` (one result each, in order; the same answers as one
+        :meth:`ingest` each, a second copy of a batch new in this group being a duplicate).
+
+        Multi-row statements: a group costs a fixed handful of statements, not one per batch.
+        The group runs under the write lock, where every statement also costs a round trip
+        through the GIL (the driver releases it around each step); under load that wait, not
+        SQL, dominated the time the lock was held.
+        """
+        if not items:
+            return []
+        results: list[IngestResult | None] = [None] * len(items)
+        ids = list(dict.fromkeys(item.mechanism for item in items))
+        rows = conn.execute(
+            self._sql(f"SELECT id, outputs, status FROM rldp_mechanisms WHERE id IN ({', '.join('?' * len(ids))})"), ids
+        ).fetchall()
+        mechanisms = {row[0]: (int(row[1]), row[2]) for row in rows}
+        candidates: list[int] = []
+        for i, item in enumerate(items):
+            mech = mechanisms.get(item.mechanism)
+            if mech is None:
+                results[i] = IngestResult("unknown")
+            elif mech[1] != "active":
+                results[i] = IngestResult("retired")
+            elif item.counts.size != mech[0]:  # the caller validated against another mechanism
+                raise StorageError(
+                    f"batch {item.batch}: counted over {item.counts.size} outputs, mechanism has {mech[0]}"
+                )
+            else:
+                candidates.append(i)
+        now = time.time()
+        inserted = self._insert_batches(conn, [items[i] for i in candidates], now)
+        totals: dict[str, np.ndarray] = {}
+        lookup = self._sql("SELECT n, digest FROM rldp_batches WHERE mechanism = ? AND batch = ?")
+        for i in candidates:
+            item = items[i]
+            key = (item.mechanism, item.batch)
+            if key in inserted:
+                inserted.discard(key)  # a second copy of the same batch in this group is a duplicate
+                acc = totals.get(item.mechanism)
+                totals[item.mechanism] = item.counts.copy() if acc is None else acc + item.counts
+                results[i] = IngestResult("accepted", item.n)
+                continue
+            row = conn.execute(lookup, key).fetchone()
+            same = row is not None and bytes(row[1]) == item.digest and int(row[0]) == item.n
+            results[i] = IngestResult("duplicate", item.n) if same else IngestResult("conflict")
+        for mechanism, counts in totals.items():
+            self._upsert_counts(conn, mechanism, counts)
+        return results  # type: ignore[return-value]
+
+    def _insert_batches(self, conn: Any, items: Sequence[BatchItem], now: float) -> set[tuple[str, str]]:
+        """Insert the batches whose id is new; the (mechanism, batch) keys actually inserted.
+
+        One multi-row ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (PostgreSQL, whose
+        writers run concurrently). :class:`SQLiteStorage` overrides it.
+        """
+        if not items:
+            return set()
+        rows = conn.execute(
+            self._sql(
+                f"INSERT INTO rldp_batches {BATCH_COLUMNS} VALUES {values(len(items), 7)}"
+                " ON CONFLICT (mechanism, batch) DO NOTHING RETURNING mechanism, batch"
+            ),
+            [v for item in items for v in item.row(now)],
+        ).fetchall()
+        return {(row[0], row[1]) for row in rows}
+
+    def counts(self, mechanism: str, outputs: int) -> np.ndarray:
+        """Number of stored reports per output y (int64, length ``outputs``)."""
+        with self._guard(), self._connection() as conn:
+            rows = conn.execute(
+                self._sql("SELECT y, SUM(n) FROM rldp_counts WHERE mechanism = ? GROUP BY y"), (mechanism,)
+            ).fetchall()
+        out = np.zeros(outputs, dtype=np.int64)
+        for y, n in rows:
+            if 0 <= int(y) < outputs:
+                out[int(y)] = int(n)
+        return out
+
+    def batch_totals(self, mechanism: str) -> tuple[int, int]:
+        """(number of stored batches, number of stored reports) for a mechanism."""
+        with self._guard(), self._connection() as conn:
+            row = conn.execute(
+                self._sql("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE mechanism = ?"), (mechanism,)
+            ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def recount(self, mechanism: str, outputs: int) -> np.ndarray:
+        """Counts recomputed from the stored batches (a consistency check of :meth:`counts`)."""
+        out = np.zeros(outputs, dtype=np.int64)
+        with self._guard(), self._connection() as conn:
+            cur = conn.execute(
+                self._sql("SELECT encoding, payload FROM rldp_batches WHERE mechanism = ?"), (mechanism,)
+            )
+            for encoding, payload in cur:
+                out += batch_counts(encoding, bytes(payload), outputs)
+        return out
+
+    def batch_ids(self, mechanism: str) -> set[str]:
+        """The ids of every stored batch of a mechanism."""
+        with self._guard(), self._connection() as conn:
+            rows = conn.execute(
+                self._sql("SELECT batch FROM rldp_batches WHERE mechanism = ?"), (mechanism,)
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    # -- design jobs
+    def create_job(self, job_id: str, params: dict[str, Any]) -> JobRecord:
+        """Record a queued design job."""
+        now = time.time()
+        with self.write_transaction() as conn:
+            conn.execute(
+                self._sql(f"INSERT INTO rldp_jobs ({JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                (job_id, "queued", json.dumps(params), None, None, now, None, None, now),
+            )
+        return JobRecord(job_id, "queued", params, None, None, now, None, None, now)
+
+    _JOB_FIELDS = frozenset({"status", "mechanism", "error", "started", "finished", "heartbeat"})
+
+    def update_job(self, job_id: str, **fields: Any) -> None:
+        """Set some of status / mechanism / error / started / finished / heartbeat."""
+        unknown = set(fields) - self._JOB_FIELDS
+        if unknown:
+            raise ValidationError(f"unknown job fields: {', '.join(sorted(unknown))}")
+        names = sorted(fields)
+        sets = ", ".join(f"{name} = ?" for name in names)
+        with self.write_transaction() as conn:
+            conn.execute(self._sql(f"UPDATE rldp_jobs SET {sets} WHERE id = ?"), (*[fields[n] for n in names], job_id))
+
+    def get_job(self, job_id: str) -> JobRecord | None:
+        """A design job, or None."""
+        with self._guard(), self._connection() as conn:
+            row = conn.execute(self._sql(f"SELECT {JOB_COLUMNS} FROM rldp_jobs WHERE id = ?"), (job_id,)).fetchone()
+        if row is None:
+            return None
+        return JobRecord(
+            id=row[0],
+            status=row[1],
+            params=json.loads(row[2]),
+            mechanism=row[3],
+            error=row[4],
+            created=float(row[5]),
+            started=None if row[6] is None else float(row[6]),
+            finished=None if row[7] is None else float(row[7]),
+            heartbeat=float(row[8]),
+        )

@@ -1,0 +1,91 @@
+"""Opening a store by URL: :func:`open_storage`."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+from rldp.shared.errors import ValidationError
+
+from .base import GroupSink, Storage
+from .postgres import PostgresStorage
+from .sqlite import SQLiteStorage
+
+__all__ = ["DEFAULT_URL", "open_storage"]
+
+DEFAULT_URL = "sqlite:///rldp-data/rldp.sqlite3"
+
+
+def open_storage(url: str | None = None, *, init: bool = True, sink: GroupSink | None = None) -> Storage:
+    """Open the storage named by ``url`` (default :data:`DEFAULT_URL`) and create its schema.
+
+    ``sink``: where report batches go instead of being committed here (SQLite only; e.g.
+    ``rldp.aggregator.writer.WriterClient(socket)``, the client of the store's writer
+    process). The storage takes it over: closing the storage closes the sink.
+
+    ``sqlite:///relative.db``, ``sqlite:////absolute.db``, a bare path, or
+    ``postgresql://…`` / ``postgres://…``. SQLite options as query parameters:
+    ``?synchronous=FULL|NORMAL`` (default FULL), ``?timeout=seconds`` (busy wait, 30).
+    PostgreSQL URLs are passed to libpq unchanged except ``pool_size`` (default 8).
+    """
+    url = url or DEFAULT_URL
+    if not isinstance(url, str) or not url.strip():
+        raise ValidationError("database URL must be a non-empty string such as sqlite:///rldp-data/rldp.sqlite3")
+    url = url.strip()
+    scheme = url.split(":", 1)[0].lower() if "://" in url else ""
+    storage: Storage
+    if scheme in ("postgresql", "postgres"):
+        parts = urlsplit(url)
+        query = parse_qs(parts.query, keep_blank_values=True)
+        pool_size = 8
+        connect_timeout = 5.0
+        if "connect_timeout" in query:  # libpq's own option; also bounds the wait for a pooled connection
+            try:
+                connect_timeout = max(1.0, float(query["connect_timeout"][-1]))
+            except ValueError:
+                raise ValidationError("connect_timeout in the database URL must be a number of seconds") from None
+        if "pool_size" in query:
+            try:
+                pool_size = int(query.pop("pool_size")[-1])
+            except ValueError:
+                raise ValidationError("pool_size in the database URL must be an integer") from None
+            rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
+            url = parts._replace(query=rest).geturl()
+        if sink is not None:
+            raise ValidationError(
+                "a writer process serves SQLite stores only; PostgreSQL handles concurrent writers itself"
+            )
+        storage = PostgresStorage(url, pool_size=pool_size, connect_timeout=connect_timeout)
+    elif scheme in ("sqlite", ""):
+        if scheme:
+            parts = urlsplit(url)
+            if parts.netloc:
+                raise ValidationError(
+                    f"SQLite URL {url!r} has a host; use sqlite:///relative/path or sqlite:////abs/path"
+                )
+            path = parts.path[1:] if parts.path.startswith("/") else parts.path
+            options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        else:
+            path, options = url, {}
+        if not path or path == ":memory:":
+            raise ValidationError("SQLite storage needs a file path (several threads and processes share it)")
+        unknown = set(options) - {"synchronous", "timeout"}
+        if unknown:
+            raise ValidationError(
+                f"unknown SQLite URL option(s): {', '.join(sorted(unknown))}; known: synchronous, timeout"
+            )
+        try:
+            timeout = float(options.get("timeout", 30.0))
+        except ValueError:
+            raise ValidationError("timeout in the SQLite URL must be a number of seconds") from None
+        storage = SQLiteStorage(
+            url, path, synchronous=options.get("synchronous", "FULL"), busy_timeout=timeout, sink=sink
+        )
+    else:
+        raise ValidationError(f"unsupported database URL scheme {scheme!r}; use sqlite:///PATH or postgresql://…")
+    if init:
+        try:
+            storage.init_schema()
+        except BaseException:
+            storage.close()  # e.g. stop a connection pool's background reconnection attempts
+            raise
+    return storage

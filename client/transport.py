@@ -1,0 +1,140 @@
+"""HTTP plumbing of the client: one session with retries, and errors from answers.
+
+Retries: requests' HTTPAdapter with urllib3's ``Retry`` — exponential backoff with
+jitter on connection errors, read errors, 429 and 5xx, honouring ``Retry-After`` (capped
+at :attr:`CappedRetry.RETRY_AFTER_MAX`). POST is retried too, which is safe because uploads
+are idempotent by batch id (a batch the server already committed is answered as a
+duplicate and stored once). Any other 4xx is permanent: :class:`ProblemError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from rldp import __version__
+
+from .errors import ProblemError, ServiceUnavailable
+
+__all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "json_object"]
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+class CappedRetry(Retry):
+    """urllib3 Retry whose Retry-After wait is capped (a server cannot stall a client for a day)."""
+
+    RETRY_AFTER_MAX = 60.0
+
+    def get_retry_after(self, response: Any) -> float | None:
+        value = super().get_retry_after(response)
+        return None if value is None else min(value, self.RETRY_AFTER_MAX)
+
+
+def problem(resp: requests.Response) -> dict[str, Any]:
+    """The RFC 9457 problem an error answer carries (or one made from its status and text)."""
+    try:
+        body = resp.json()
+        if isinstance(body, dict):
+            return body
+    except ValueError:
+        pass
+    text = " ".join(resp.text.split())[:200] if resp.text else ""
+    return {"type": "about:blank", "title": resp.reason or "", "status": resp.status_code, "detail": text}
+
+
+class Transport:
+    """One aggregator's base URL, an HTTP session that retries, and the bearer token."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float,
+        retries: int,
+        backoff_factor: float,
+        backoff_max: float,
+        token: str | None,
+        session: requests.Session | None,
+    ) -> None:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"server URL must start with http:// or https://; got {url!r}")
+        if not timeout or timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds; got {timeout!r}")
+        if int(retries) < 0:
+            raise ValueError(f"retries must be ≥ 0; got {retries!r}")
+        self.url = url.rstrip("/")
+        self.timeout = float(timeout)
+        self._token = token
+        retry = CappedRetry(
+            total=int(retries),
+            connect=int(retries),
+            read=int(retries),
+            status=int(retries),
+            other=0,
+            backoff_factor=float(backoff_factor),
+            backoff_max=float(backoff_max),
+            backoff_jitter=float(backoff_factor),
+            status_forcelist=RETRY_STATUSES,
+            allowed_methods=frozenset({"GET", "HEAD", "POST"}),
+            respect_retry_after_header=True,
+            raise_on_status=False,
+            raise_on_redirect=False,
+        )
+        self.session = session or requests.Session()
+        adapter = HTTPAdapter(max_retries=retry, pool_connections=4, pool_maxsize=16)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.session.headers["User-Agent"] = f"rldp-client/{__version__}"
+
+    def close(self) -> None:
+        """Close the HTTP session."""
+        self.session.close()
+
+    def headers(self, auth: bool, extra: dict[str, str] | None = None) -> dict[str, str]:
+        headers = dict(extra or {})
+        if auth:
+            if not self._token:
+                raise ValueError("this call needs a bearer token: Client(..., token=...)")
+            headers["Authorization"] = f"Bearer {self._token}"
+        return headers
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        auth: bool = False,
+        headers: dict[str, str] | None = None,
+        ok: tuple[int, ...] = (200, 201, 202),
+        **kwargs: Any,
+    ) -> requests.Response:
+        url = self.url + path
+        try:
+            resp = self.session.request(
+                method, url, headers=self.headers(auth, headers), timeout=self.timeout, **kwargs
+            )
+        except requests.exceptions.RetryError as exc:
+            raise ServiceUnavailable(f"{method} {url}: the server kept failing after every retry ({exc})") from None
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            raise ServiceUnavailable(
+                f"{method} {url}: cannot reach the server after every retry ({type(exc).__name__})"
+            ) from None
+        if resp.status_code in ok or resp.status_code == 304:
+            return resp
+        if resp.status_code in RETRY_STATUSES or resp.status_code >= 500:
+            prob = problem(resp)
+            raise ServiceUnavailable(
+                f"{method} {url}: {resp.status_code} {prob.get('detail') or resp.reason} (after every retry)",
+                status=resp.status_code,
+            )
+        raise ProblemError(resp.status_code, problem(resp))
+
+
+def json_object(resp: requests.Response) -> dict[str, Any]:
+    """The JSON object a successful answer carries (every endpoint answers an object)."""
+    body: dict[str, Any] = resp.json()
+    return body

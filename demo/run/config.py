@@ -1,0 +1,52 @@
+"""What ``rldp demo`` runs: its configuration and the methods it considers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from rldp.shared.errors import ValidationError
+
+__all__ = ["CERTIFIED", "CURVE_EPSILONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
+
+# Methods whose document certifies (ε, F)-RLDP; NR only protects P̂ itself.
+CERTIFIED = ("polyopt", "polyopt-paper", "ir-calibrated", "cr-calibrated", "ir", "cr", "srr", "grr")
+# The ε grid of the privacy–utility plot (nats).
+CURVE_EPSILONS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+QUICK_CURVE_EPSILONS = (0.5, 1.0, 2.0)
+MAX_WORKERS = 64
+
+
+@dataclass
+class DemoConfig:
+    """One demo run; the fields are the options of ``rldp demo``."""
+
+    sensitive: str = "sex"
+    released: tuple[str, ...] = ("race",)
+    epsilon: float = 1.0
+    method: str = "auto"  # "auto": the best identifiable certified method
+    users: int = 100_000
+    workers: int = 2
+    server: str | None = None
+    admin_token: str | None = None
+    batch_size: int = 10_000
+    beta: float = 0.05
+    out: Path = Path("demo-output")
+    seed: int | None = None
+    quick: bool = False
+    progress: bool = True
+    curves: bool = True
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon) and self.epsilon > 0):
+            raise ValidationError(f"--epsilon must be a finite number > 0 (nats); got {self.epsilon!r}")
+        if int(self.users) != self.users or self.users < 1:
+            raise ValidationError(f"--users must be a positive integer; got {self.users!r}")
+        if int(self.workers) != self.workers or not 1 <= self.workers <= MAX_WORKERS:
+            raise ValidationError(f"--workers must be an integer in [1, {MAX_WORKERS}]; got {self.workers!r}")
+        if not 0 < self.beta < 1:
+            raise ValidationError(f"--beta must be in (0, 1); got {self.beta!r}")
+        if self.server is not None and not self.server.startswith(("http://", "https://")):
+            raise ValidationError(f"--server must be an http(s) URL; got {self.server!r}")
+        self.out = Path(self.out)

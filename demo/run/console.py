@@ -1,0 +1,67 @@
+"""What the demo shows on the terminal: progress on stderr, the report on stdout."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from tqdm import tqdm
+
+from .config import DemoConfig
+
+__all__ = ["bar", "say", "print_report"]
+
+
+def bar(cfg: DemoConfig, total: int, desc: str, unit: str = "it") -> tqdm:
+    """A tqdm progress bar on stderr (silent when progress is off)."""
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        disable=not cfg.progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        leave=True,
+        unit_scale=unit == "reports",
+    )
+
+
+def say(cfg: DemoConfig, text: str) -> None:
+    """A progress line on stderr (silent when progress is off)."""
+    if cfg.progress:
+        print(text, file=sys.stderr, flush=True)
+
+
+def print_report(cfg: DemoConfig, summary: dict) -> None:
+    """The human-readable table and headline figures (stdout)."""
+    labels = summary["labels"]
+    truth = np.ravel(summary["truth"])
+    public = np.ravel(summary["public"])
+    est = np.ravel(summary["estimate"])
+    low, high = np.ravel(summary["ci95_low"]), np.ravel(summary["ci95_high"])
+    width = max(12, max(len(label) for label in labels))
+    mech = summary["mechanism"]
+    print()
+    print(f"{'(s, u)':<{width}}  {'true':>7}  {'public':>7}  {'private estimate (95 % CI)':>30}")
+    for i, label in enumerate(labels):
+        print(f"{label:<{width}}  {truth[i]:7.4f}  {public[i]:7.4f}  {est[i]:9.4f}  [{low[i]:.4f}, {high[i]:.4f}]")
+    print()
+    print(f"mechanism   {mech['method']} ({mech['outputs']} outputs), id {mech['id'][:16]}…")
+    print(
+        f"privacy     ε = {mech['epsilon']:g} claimed, {mech['epsilon_audited']:.4f} audited over the "
+        f"95 % confidence set (radius {mech['radius']:.3g} nats)"
+    )
+    verdict = "within" if summary["within_bound"] else "OUTSIDE"
+    print(
+        f"accuracy    L1 error {summary['l1_error']:.4f} ({verdict} the bound {summary['l1_bound']:.4f} its "
+        f"variance predicts; expected {summary['l1_expected']:.4f})"
+    )
+    print(
+        f"utility     NMI {mech['nmi']:.3f}  vs  GRR at the same ε: NMI {summary['grr']['nmi']:.3f}, "
+        f"L1 error {summary['grr']['l1_error']:.4f}"
+    )
+    print(
+        f"traffic     {summary['accepted']:,} reports in {summary['upload_seconds']:.1f} s "
+        f"({summary['reports_per_second']:,.0f} reports/s over HTTP)"
+    )
+    print(f"output      {cfg.out}/summary.json, {cfg.out}/estimate.png, {cfg.out}/privacy_utility.png")

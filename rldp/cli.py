@@ -1,0 +1,171 @@
+"""The ``rldp`` command: one entry point that finds its subcommands in the installed parts.
+
+rldp installs in layers: ``pip install rldp`` gives the client (``rldp privatize``);
+``rldp[aggregator]`` adds design, audit, evaluate, serve and token; ``rldp[demo]`` adds the
+demo and the experiments. This module sits above every package, so it imports them
+downwards only, and only the part a command needs (starting ``rldp privatize`` never loads
+scipy). A command whose part's dependencies are not installed answers with the extra to
+install (exit 2), never a traceback.
+
+Every command prints one clear line on stderr and exits 2 on bad input, never a traceback
+(set RLDP_DEBUG=1 to see one). Each part's CLI module defines ``add_parser(subparsers)``
+and sets ``func`` on its parsers; ``func(args)`` returns the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+
+from rldp.shared.errors import RldpError, one_line
+
+__all__ = ["main", "build_parser", "COMMAND_GROUPS"]
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+def _client_cli() -> ModuleType:
+    from rldp.client import cli  # numpy, requests, msgpack only
+
+    return cli
+
+
+def _aggregator_cli() -> ModuleType:
+    from rldp.aggregator import cli  # scipy, pycddlib, highspy (the designers)
+
+    return cli
+
+
+def _serve_cli() -> ModuleType:
+    from rldp.aggregator.http import serve  # flask, granian, psycopg, prometheus_client
+
+    return serve
+
+
+def _demo_cli() -> ModuleType:
+    from rldp.demo import cli  # the aggregator's dependencies and matplotlib
+
+    return cli
+
+
+@dataclass(frozen=True)
+class CommandGroup:
+    """Subcommands one part of rldp provides, how to load them, and the extra that installs them."""
+
+    commands: tuple[str, ...]
+    load: Callable[[], ModuleType]
+    extra: str
+    help: str
+
+
+COMMAND_GROUPS: tuple[CommandGroup, ...] = (
+    CommandGroup(("design", "audit", "evaluate"), _aggregator_cli, "rldp[aggregator]", "design and check mechanisms"),
+    CommandGroup(("serve", "token"), _serve_cli, "rldp[aggregator]", "run the aggregator service"),
+    CommandGroup(("privatize",), _client_cli, "rldp", "privatise records and submit them"),
+    CommandGroup(("demo", "experiment"), _demo_cli, "rldp[demo]", "the end-to-end demo and the papers' experiments"),
+)
+
+
+def _missing_dependency(exc: ModuleNotFoundError) -> str | None:
+    """The third-party module whose absence ``exc`` reports, or None if rldp itself is broken."""
+    name = (exc.name or "").split(".")[0]
+    return None if name in ("", "rldp") else name
+
+
+class MissingExtra(RldpError):
+    """A command whose part of rldp is installed without its dependencies."""
+
+    def __init__(self, group: CommandGroup, command: str, missing: str) -> None:
+        super().__init__(
+            f"this command needs {group.extra} (the module {missing!r} is not installed); "
+            f"install it with: pip install '{group.extra}'"
+        )
+        self.command = command
+
+
+def _load(group: CommandGroup, command: str | None) -> ModuleType | None:
+    """The group's CLI module; None if its dependencies are missing and ``command`` is not its own."""
+    try:
+        return group.load()
+    except ModuleNotFoundError as exc:
+        missing = _missing_dependency(exc)
+        if missing is None:
+            raise
+        if command in group.commands:
+            raise MissingExtra(group, command, missing) from None
+        return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The root parser; with ``command``, only the part providing it is loaded.
+
+    Raises :class:`MissingExtra` when ``command``'s part lacks its dependencies; commands of
+    other such parts are listed in ``--help`` with the extra they need.
+    """
+    parser = argparse.ArgumentParser(prog="rldp", description="Robust local differential privacy toolkit.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    groups = [g for g in COMMAND_GROUPS if command in g.commands] or list(COMMAND_GROUPS)
+    for group in groups:
+        module = _load(group, command)
+        if module is not None:
+            module.add_parser(sub)
+        else:
+            for name in group.commands:
+                sub.add_parser(name, help=f"{group.help} (needs: pip install '{group.extra}')")
+    return parser
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"no such file: {exc.filename}"
+    return one_line(exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``rldp`` command; returns its exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args_list if not a.startswith("-")), None)
+    try:
+        parser = build_parser(first)
+    except MissingExtra as exc:
+        print(f"rldp {exc.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    args = parser.parse_args(args_list)
+    if getattr(args, "func", None) is None:  # listed only: its part's dependencies are missing
+        parser.error(f"{args.command} needs more of rldp installed (see rldp --help)")
+    try:
+        return int(args.func(args) or 0)
+    except ModuleNotFoundError as exc:  # a dependency imported only on this command's path
+        missing = _missing_dependency(exc)
+        if missing is None or os.environ.get("RLDP_DEBUG"):
+            raise
+        group = next(g for g in COMMAND_GROUPS if args.command in g.commands)
+        print(f"rldp {args.command}: {MissingExtra(group, args.command, missing)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("rldp: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (RldpError, ValueError, OSError, LookupError) as exc:
+        if os.environ.get("RLDP_DEBUG"):
+            raise
+        print(f"rldp {args.command}: error: {_message(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        if os.environ.get("RLDP_DEBUG"):
+            raise
+        print(
+            f"rldp {args.command}: internal error ({type(exc).__name__}): {_message(exc)} "
+            "(set RLDP_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

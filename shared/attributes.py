@@ -1,0 +1,145 @@
+"""Categorical attributes: a name and its ordered, distinct string values.
+
+numpy and the standard library only (this module ships with the client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .errors import AlphabetError, RecordError
+
+__all__ = ["Attribute", "product_strides", "value_product"]
+
+# Error messages list allowed values; beyond this many the list is cut short.
+_MAX_LISTED = 50
+
+
+def _quote(value: Any) -> str:
+    # str() first: repr of a numpy str_ would read "np.str_('x')".
+    return repr(str(value)) if isinstance(value, (str, np.str_)) else repr(value)
+
+
+def _listing(values: Sequence[str]) -> str:
+    if len(values) <= _MAX_LISTED:
+        return ", ".join(values)
+    return ", ".join(values[:_MAX_LISTED]) + f", ... ({len(values) - _MAX_LISTED} more)"
+
+
+# --------------------------------------------------------------------------- attributes
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """A categorical attribute: a name and its ordered, distinct string values."""
+
+    name: str
+    values: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise AlphabetError(f"attribute name must be a non-empty string, got {self.name!r}")
+        if isinstance(self.values, (str, bytes)) or not isinstance(self.values, Iterable):
+            raise AlphabetError(f"attribute {self.name!r}: values must be a sequence of strings")
+        values = tuple(str(v) if isinstance(v, np.str_) else v for v in self.values)
+        # Frozen dataclass: normalise a list argument to the tuple the type promises.
+        object.__setattr__(self, "values", values)
+        if not values:
+            raise AlphabetError(f"attribute {self.name!r} has no values; need at least 1")
+        for v in values:
+            if not isinstance(v, str):
+                raise AlphabetError(f"attribute {self.name!r}: value {v!r} is not a string")
+        seen: set[str] = set()
+        for v in values:
+            if v in seen:
+                raise AlphabetError(f"attribute {self.name!r}: value {v!r} appears more than once")
+            seen.add(v)
+
+    @property
+    def size(self) -> int:
+        """Number of values."""
+        return len(self.values)
+
+    @cached_property
+    def _lookup(self) -> tuple[np.ndarray, np.ndarray]:
+        # Sorted values + their positions in ``values``: searchsorted needs sorted keys,
+        # but the attribute order (e.g. from a document) need not be sorted.
+        arr = np.array(self.values, dtype=str)
+        order = np.argsort(arr, kind="stable")
+        return arr[order], order.astype(np.int64)
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {v: i for i, v in enumerate(self.values)}
+
+    def index(self, value: str) -> int:
+        """Position of ``value`` in ``values``; RecordError naming the allowed values if unknown."""
+        try:
+            return self._index[value]
+        except (KeyError, TypeError):
+            raise RecordError(self._unknown_message(value)) from None
+
+    def encode(self, values: Any) -> np.ndarray:
+        """Vectorised :meth:`index` over a 1-D sequence; returns int64 positions."""
+        if isinstance(values, list) and values:
+            # Python strings: one C-level dict lookup each (no string array, no sort).
+            try:
+                return np.fromiter(map(self._index.__getitem__, values), dtype=np.int64, count=len(values))
+            except (KeyError, TypeError):
+                pass  # other types or an unknown value: the array path matches string forms and names it
+        arr = np.asarray(values)
+        if arr.ndim != 1:
+            raise RecordError(f"attribute {self.name!r}: expected a 1-D sequence of values, got shape {arr.shape}")
+        if arr.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if arr.dtype.kind != "U":
+            # Values are matched by their string form (ints from a parser, objects, bytes).
+            arr = arr.astype(str)
+        keys, order = self._lookup
+        pos = np.searchsorted(keys, arr)
+        np.minimum(pos, keys.size - 1, out=pos)
+        ok = keys[pos] == arr
+        if not ok.all():
+            first = int(np.argmin(ok))
+            raise RecordError(f"record {first}: " + self._unknown_message(arr[first]))
+        return order[pos]
+
+    def _unknown_message(self, value: Any) -> str:
+        return f"unknown value {_quote(value)} for attribute {self.name!r}; allowed: {_listing(self.values)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The document's form: ``{"name": ..., "values": [...]}``."""
+        return {"name": self.name, "values": list(self.values)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Attribute:
+        """Inverse of :meth:`to_dict`; extra keys are ignored."""
+        if not isinstance(data, Mapping):
+            raise AlphabetError(f"attribute must be an object with 'name' and 'values', got {type(data).__name__}")
+        for key in ("name", "values"):
+            if key not in data:
+                raise AlphabetError(f"attribute {data.get('name', '?')!r} is missing {key!r}")
+        if not isinstance(data["values"], (list, tuple)):
+            raise AlphabetError(f"attribute {data['name']!r}: 'values' must be a list of strings")
+        return cls(data["name"], tuple(data["values"]))
+
+
+def product_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Mixed-radix strides, last attribute fastest: index = Σ_j code_j · strides[j]."""
+    strides = [1] * len(sizes)
+    for j in range(len(sizes) - 2, -1, -1):
+        strides[j] = strides[j + 1] * sizes[j + 1]
+    return tuple(strides)
+
+
+def value_product(value_lists: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+    """Every combination of one value per list, last list fastest (the alphabet's numbering)."""
+    out: list[tuple[str, ...]] = [()]
+    for values in value_lists:
+        out = [(*prefix, v) for prefix in out for v in values]
+    return out

@@ -1,0 +1,52 @@
+"""Privacy audits: the worst-case ε a mechanism really gives, computed from its matrix.
+
+The single home of every privacy check in rldp: designers, the server and the client all
+call these functions. :func:`audit_document` validates a document and dispatches on its
+``privacy.notion`` through the notion registry (:mod:`.registry`); an unknown notion is
+refused with :class:`~rldp.shared.errors.UnknownNotion`.
+
+Notions registered here: ``rldp`` (:mod:`.rldp`, [LZG24, Def 1, Thm 1]) and ``ldp``
+(:mod:`.ldp`, [LZG24, Def 2]).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..document import notion, validate_document
+from ..tolerances import AUDIT_TOLERANCE
+from .base import AuditResult, joint_matrix
+from .ldp import LdpAudit, ldp_epsilon
+from .registry import NotionAudit, notion_audit, notions, register
+from .rldp import RldpAudit, all_distributions_epsilon, audit_rldp, realised_epsilon, rldp_epsilon
+
+__all__ = [
+    "AUDIT_TOLERANCE",
+    "AuditResult",
+    "NotionAudit",
+    "audit_document",
+    "audit_rldp",
+    "rldp_epsilon",
+    "ldp_epsilon",
+    "all_distributions_epsilon",
+    "realised_epsilon",
+    "joint_matrix",
+    "register",
+    "notion_audit",
+    "notions",
+]
+
+register(RldpAudit())
+register(LdpAudit())
+
+
+def audit_document(doc: Mapping[str, Any]) -> AuditResult:
+    """Validate a mechanism document and audit it against the guarantee it claims.
+
+    The audit is the one registered for the document's ``privacy.notion``; raises
+    :class:`~rldp.shared.errors.DocumentError` for a malformed document and
+    :class:`~rldp.shared.errors.UnknownNotion` for a notion this version cannot audit.
+    """
+    valid = validate_document(doc)
+    return notion_audit(notion(valid)).audit_document(valid)

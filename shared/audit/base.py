@@ -1,0 +1,78 @@
+"""What every audit shares: the result type and the arithmetic of worst-case log-ratios."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ValidationError
+
+__all__ = ["AuditResult", "as_matrix", "joint_matrix", "log_ratios", "worst_case"]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of an audit. ``epsilon`` is the audited worst case (nats, may be inf)."""
+
+    notion: str
+    epsilon: float
+    claimed: float | None = None
+    passed: bool | None = None
+    worst: dict[str, int] = field(default_factory=dict)  # where the worst ratio occurs
+    reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["epsilon"] = None if math.isinf(self.epsilon) else self.epsilon
+        d["reasons"] = list(self.reasons)
+        return d
+
+
+def as_matrix(matrix: Any) -> np.ndarray:
+    """Q as a float array of shape (|Y|, |X|) with finite, non-negative entries."""
+    q = np.asarray(matrix, dtype=float)
+    if q.ndim != 2:
+        raise ValidationError(f"matrix must be 2-D (|Y|, |X|); got shape {q.shape}")
+    if not np.all(np.isfinite(q)) or np.any(q < 0):
+        raise ValidationError("matrix entries must be finite and non-negative")
+    return q
+
+
+def joint_matrix(matrix: Any, n_sensitive: int, n_released: int) -> np.ndarray:
+    """Q as a function of (s, u), shape (|Y|, |S|·|U|), s major.
+
+    A mechanism that reads S and U has those columns already. One whose S is latent reads
+    U only (|U| columns): then Q(y | s, u) = Q(y | u) for every s, so its columns are
+    repeated once per s. Why: every S-centred audit is then one formula for both cases.
+    """
+    q = as_matrix(matrix)
+    if q.shape[1] == n_sensitive * n_released:
+        return q
+    if q.shape[1] == n_released:  # latent S (|S| ≥ 2, so the two cases never coincide)
+        return np.tile(q, (1, n_sensitive))
+    raise ValidationError(
+        f"matrix has {q.shape[1]} columns; expected |S|·|U| = {n_sensitive}·{n_released} = "
+        f"{n_sensitive * n_released} (S an input) or |U| = {n_released} (S latent)"
+    )
+
+
+def log_ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """log(num/den) with 0/0 → −inf (no event, no leakage) and x/0 → +inf (x > 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(num) - np.log(den)
+    out = np.where(num <= 0, -np.inf, out)
+    return np.where((num > 0) & (den <= 0), np.inf, out)
+
+
+def worst_case(ratios: np.ndarray, names: tuple[str, ...]) -> tuple[float, dict[str, int]]:
+    """The largest log-ratio (floored at 0) and where it occurs, named by ``names``."""
+    if ratios.size == 0:
+        return 0.0, {}
+    idx = np.unravel_index(int(np.argmax(ratios)), ratios.shape)
+    eps = float(ratios[idx])
+    if eps == -math.inf:  # every row is zero: nothing is ever released
+        return 0.0, {}
+    return max(eps, 0.0), {name: int(i) for name, i in zip(names, idx, strict=True)}

@@ -1,0 +1,93 @@
+"""Records of every accepted form turned into one value sequence per attribute.
+
+An app hands the SDK records as dicts, tuples, a dict of columns, a 2-D array or a
+:class:`~rldp.shared.tables.Table`; the alphabet encodes columns. These functions do the
+reshaping, with C-level fast paths for the common homogeneous cases and a checked loop
+that names the offending record for everything else.
+
+numpy and the standard library only (this module ships with the client).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import RecordError
+
+__all__ = ["as_str", "fields_text", "record_field", "record_tuple", "columns_from_mapping", "columns_from_rows"]
+
+
+def as_str(v: Any) -> Any:
+    """A value's string form: values are matched to an attribute's values by it."""
+    return v if isinstance(v, str) else str(v)
+
+
+def fields_text(names: Sequence[str]) -> str:
+    """``"2 fields (sex, race)"``: how messages describe a tuple record."""
+    return f"{len(names)} fields ({', '.join(names)})"
+
+
+def record_field(record: Mapping[str, Any], name: str, i: int, sensitive: Collection[str]) -> Any:
+    """``record[name]``; RecordError naming the record, the attribute and its role if absent."""
+    try:
+        return record[name]
+    except KeyError:
+        role = "sensitive" if name in sensitive else "released"
+        raise RecordError(f"record {i} is missing the {role} attribute {name!r}") from None
+
+
+def record_tuple(names: Sequence[str], rec: Any, i: int) -> Sequence[Any]:
+    """A tuple record checked to have one value per attribute of ``names``."""
+    if isinstance(rec, (str, bytes)) or not isinstance(rec, (Sequence, np.ndarray)):
+        raise RecordError(f"record {i} must be a dict or a tuple of {fields_text(names)}, got {type(rec).__name__}")
+    if len(rec) != len(names):
+        raise RecordError(f"record {i} has {len(rec)} fields; expected {fields_text(names)}")
+    return list(rec) if isinstance(rec, np.ndarray) else rec
+
+
+def columns_from_mapping(names: Sequence[str], columns: Mapping[str, Any]) -> list[Any]:
+    """The columns ``names`` of a dict of columns, checked to be sequences of one length."""
+    out = []
+    for name in names:
+        if name not in columns:
+            raise RecordError(f"missing column for attribute {name!r}; got columns: {', '.join(map(str, columns))}")
+        col = columns[name]
+        if isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
+            raise RecordError(
+                f"column {name!r} is a single value, not a sequence; encode() takes many records "
+                "(use encode_one() for a single record dict)"
+            )
+        out.append(col)
+    if len({len(c) for c in out}) > 1:
+        lengths = ", ".join(f"{nm}={len(c)}" for nm, c in zip(names, out, strict=True))
+        raise RecordError(f"columns have different lengths: {lengths}")
+    return out
+
+
+def columns_from_rows(names: Sequence[str], records: Iterable[Any], sensitive: Collection[str]) -> list[list[Any]]:
+    """One list per attribute of ``names`` from dict or tuple records (in any mix)."""
+    rows = records if isinstance(records, (list, tuple)) else list(records)
+    # Fast paths (C-level iteration) for the common homogeneous cases; anything unusual,
+    # and every error, goes through the checked loop below, which names the record.
+    types = set(map(type, rows))
+    try:
+        if types == {dict}:
+            return [list(map(operator.itemgetter(name), rows)) for name in names]
+        if types and types <= {tuple, list} and set(map(len, rows)) == {len(names)}:
+            return [list(map(operator.itemgetter(j), rows)) for j in range(len(names))]
+    except (KeyError, TypeError):
+        pass
+    cols: list[list[Any]] = [[] for _ in names]
+    appenders = [c.append for c in cols]
+    for i, rec in enumerate(rows):
+        if isinstance(rec, Mapping):
+            for app, name in zip(appenders, names, strict=True):
+                app(record_field(rec, name, i, sensitive))
+        else:
+            for app, v in zip(appenders, record_tuple(names, rec, i), strict=True):
+                app(v)
+    return cols

@@ -1,0 +1,54 @@
+"""The mechanism document: schema, canonical form, content id, accessors.
+
+The document is the contract between every part (docs/design.md, "The mechanism
+document"). JSON on disk, the same structure in msgpack on the wire
+(:mod:`.io`). Its ``id`` is the sha256 of the canonical form of every
+other field, so a published mechanism can never change under the same id.
+
+Two formats are read. ``rldp.mechanism/1``: one sensitive attribute, an input of the
+mechanism. ``rldp.mechanism/2``: the same fields, and ``sensitive`` may also be several
+attributes or latent (``"released": false``) — a format-1 reader would misread such a
+document, so it carries the new number; every other document keeps format 1 and its id.
+
+Everyone else reads documents through the accessors at the bottom
+(:func:`mechanism_matrix`, :func:`alphabet`, ...) rather than the raw dict. This module
+validates structure, shapes, stochasticity and the id; it does not audit privacy (that
+is :mod:`rldp.shared.audit`).
+
+The package: :mod:`.canonical` (canonical form, id), :mod:`.schema` (build, validate),
+:mod:`.access` (accessors), :mod:`.io` (JSON / msgpack files and bytes).
+"""
+
+from __future__ import annotations
+
+from ..errors import DocumentError, DocumentSyntaxError, IdMismatch
+from .access import alphabet, epsilon, mechanism_matrix, notion, public_distribution, uncertainty_parameters
+from .canonical import FORMAT, FORMAT_2, FORMATS, REQUIRED_FIELDS, canonical_bytes, content_id
+from .io import from_json, from_msgpack, read_document, to_json, to_msgpack, write_document
+from .schema import build_document, validate_document
+
+__all__ = [
+    "FORMAT",
+    "FORMAT_2",
+    "FORMATS",
+    "REQUIRED_FIELDS",
+    "DocumentError",
+    "DocumentSyntaxError",
+    "IdMismatch",
+    "build_document",
+    "canonical_bytes",
+    "content_id",
+    "validate_document",
+    "to_json",
+    "from_json",
+    "to_msgpack",
+    "from_msgpack",
+    "write_document",
+    "read_document",
+    "mechanism_matrix",
+    "public_distribution",
+    "alphabet",
+    "epsilon",
+    "notion",
+    "uncertainty_parameters",
+]

@@ -1,0 +1,81 @@
+"""Reading a (validated) mechanism document: the accessors every part uses instead of the raw dict."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import AlphabetError, DocumentError
+from ..records import Alphabet
+from .schema import number
+
+__all__ = ["mechanism_matrix", "public_distribution", "alphabet", "epsilon", "notion", "uncertainty_parameters"]
+
+
+def _field(doc: Mapping[str, Any], name: str) -> Any:
+    try:
+        return doc[name]
+    except (KeyError, TypeError):
+        raise DocumentError(f"document has no field {name!r}") from None
+
+
+def mechanism_matrix(doc: Mapping[str, Any]) -> np.ndarray:
+    """Q as a float64 array of shape (b, a); ``Q[y, x] = Q(y|x)``."""
+    q = np.array(_field(doc, "matrix"), dtype=np.float64)
+    if q.ndim != 2:
+        raise DocumentError(f"matrix must be 2-D, got shape {q.shape}")
+    return q
+
+
+def public_distribution(doc: Mapping[str, Any]) -> np.ndarray:
+    """P̂ as a float64 array of shape (a1, a2)."""
+    p = np.array(_field(doc, "public_distribution"), dtype=np.float64)
+    if p.ndim != 2:
+        raise DocumentError(f"public_distribution must be 2-D, got shape {p.shape}")
+    return p
+
+
+def alphabet(doc: Mapping[str, Any]) -> Alphabet:
+    """The record alphabet of the document (S, U, and whether S is an input)."""
+    try:
+        return Alphabet.from_dict({"sensitive": _field(doc, "sensitive"), "released": _field(doc, "released")})
+    except AlphabetError as exc:
+        raise DocumentError(f"sensitive/released: {exc}") from None
+
+
+def epsilon(doc: Mapping[str, Any]) -> float:
+    """The privacy level ε the document claims."""
+    privacy = _field(doc, "privacy")
+    return number(privacy.get("epsilon") if isinstance(privacy, Mapping) else None, "privacy.epsilon")
+
+
+def notion(doc: Mapping[str, Any]) -> str:
+    """The privacy notion, e.g. ``"rldp"`` (later ``"ldp"``, ``"lip"``, ...)."""
+    privacy = _field(doc, "privacy")
+    value = privacy.get("notion") if isinstance(privacy, Mapping) else None
+    if not isinstance(value, str):
+        raise DocumentError(f"privacy.notion must be a string, got {value!r}")
+    return value
+
+
+def uncertainty_parameters(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The uncertainty set F: ``{"divergence", "order", "radius", "n", "beta"}``.
+
+    ``radius`` is a float, ``math.inf`` when the document says null (unbounded);
+    ``n`` and ``beta`` are None when absent.
+    """
+    privacy = _field(doc, "privacy")
+    unc = privacy.get("uncertainty") if isinstance(privacy, Mapping) else None
+    if not isinstance(unc, Mapping):
+        raise DocumentError(f"document (notion {privacy.get('notion')!r}) has no privacy.uncertainty")
+    radius = unc.get("radius")
+    return {
+        "divergence": unc.get("divergence", "renyi"),
+        "order": number(unc.get("order"), "privacy.uncertainty.order"),
+        "radius": math.inf if radius is None else number(radius, "privacy.uncertainty.radius"),
+        "n": unc.get("n"),
+        "beta": None if unc.get("beta") is None else number(unc["beta"], "privacy.uncertainty.beta"),
+    }

@@ -1,0 +1,102 @@
+"""The canonical form of a mechanism document and its content id.
+
+The ``id`` is the sha256 of the canonical serialisation of every other field: sorted keys,
+no whitespace, UTF-8, no NaN/Infinity, the numeric leaves of ``matrix`` and
+``public_distribution`` always floats — so JSON and msgpack round trips hash alike and a
+published mechanism can never change under the same id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import DocumentError
+
+__all__ = ["FORMAT", "FORMAT_2", "FORMATS", "REQUIRED_FIELDS", "canonical_bytes", "content_id", "plain"]
+
+FORMAT = "rldp.mechanism/1"
+FORMAT_2 = "rldp.mechanism/2"
+FORMATS = (FORMAT, FORMAT_2)
+REQUIRED_FIELDS = ("format", "id", "method", "privacy", "sensitive", "released", "public_distribution", "matrix")
+# Fields whose numeric leaves are always floats in the canonical form.
+FLOAT_FIELDS = ("matrix", "public_distribution")
+
+# --------------------------------------------------------------------------- canonical form
+
+
+_SCALAR_TYPES = frozenset({int, float, str, bool, type(None)})
+
+
+def plain(obj: Any, path: str) -> Any:
+    """JSON/msgpack-neutral copy: mappings → dicts, tuples/arrays → lists, numpy scalars → Python."""
+    if isinstance(obj, (list, tuple)) and set(map(type, obj)) <= _SCALAR_TYPES:
+        return list(obj)  # fast path: a matrix row
+    if isinstance(obj, Mapping):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                # JSON would turn the key into a string and change the hash.
+                raise DocumentError(f"{path or 'document'}: key {k!r} is not a string")
+            out[k] = plain(v, f"{path}.{k}" if path else k)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [plain(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if obj is None or isinstance(obj, (str, bool, int, float)):
+        return obj
+    raise DocumentError(f"{path or 'document'}: value of type {type(obj).__name__} cannot be stored in a document")
+
+
+def floats(obj: Any) -> Any:
+    # Numeric leaves → float so that 0 and 0.0 (and -0.0) hash alike; others left for validation.
+    if isinstance(obj, list):
+        if obj and set(map(type, obj)) <= {int, float}:
+            # Fast path for a row; + 0.0 turns -0.0 into 0.0.
+            return (np.array(obj, dtype=np.float64) + 0.0).tolist()
+        return [floats(v) for v in obj]
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        return float(obj) + 0.0
+    return obj
+
+
+def _canonical_obj(doc: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(doc, Mapping):
+        raise DocumentError(f"a mechanism document must be an object (mapping), got {type(doc).__name__}")
+    body = plain({k: v for k, v in doc.items() if k != "id"}, "")
+    for field in FLOAT_FIELDS:
+        if field in body:
+            body[field] = floats(body[field])
+    return dict(body)
+
+
+def encode_canonical(body: Mapping[str, Any]) -> bytes:
+    try:
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:  # NaN or infinity somewhere
+        raise DocumentError(
+            f"document contains a non-finite number ({exc}); use null for an unbounded radius"
+        ) from None
+    return text.encode("utf-8")
+
+
+def canonical_bytes(doc: Mapping[str, Any]) -> bytes:
+    """The canonical serialisation of every field except ``id`` (what the id hashes).
+
+    Sorted keys, no whitespace, UTF-8, no NaN/Infinity; entries of ``matrix`` and
+    ``public_distribution`` are always floats, tuples become lists, other values
+    are kept as given.  JSON and msgpack round trips give the same bytes.
+    """
+    return encode_canonical(_canonical_obj(doc))
+
+
+def content_id(doc: Mapping[str, Any]) -> str:
+    """sha256 hex digest of :func:`canonical_bytes` — the document's ``id``."""
+    return hashlib.sha256(canonical_bytes(doc)).hexdigest()

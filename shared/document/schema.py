@@ -1,0 +1,243 @@
+"""Building and validating mechanism documents: structure, shapes, stochasticity, the id.
+
+Raises :class:`~rldp.shared.errors.DocumentError` naming the field and what was expected
+(:class:`~rldp.shared.errors.IdMismatch` when the id is not the content hash). The privacy
+audit is separate (:mod:`rldp.shared.audit`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import AlphabetError, DocumentError, IdMismatch
+from ..probability import check_columns_sum_to_one
+from ..records import Alphabet
+from ..tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
+from .canonical import FLOAT_FIELDS, FORMAT, FORMAT_2, FORMATS, REQUIRED_FIELDS, encode_canonical, floats, plain
+
+__all__ = ["build_document", "validate_document", "number"]
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+# --------------------------------------------------------------------------- building
+
+
+def number(value: Any, field: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise DocumentError(f"{field} must be a number, got {value!r}")
+    return float(value)
+
+
+def _normalise_privacy(privacy: Mapping[str, Any]) -> dict[str, Any]:
+    # One spelling per value (2 vs 2.0, inf vs null) so equal designs get equal ids.
+    if not isinstance(privacy, Mapping):
+        raise DocumentError(f"privacy must be an object, got {type(privacy).__name__}")
+    out = plain(privacy, "privacy")
+    if "epsilon" in out and isinstance(out["epsilon"], (int, float)) and not isinstance(out["epsilon"], bool):
+        out["epsilon"] = float(out["epsilon"])
+    unc = out.get("uncertainty")
+    if isinstance(unc, dict):
+        unc.setdefault("divergence", "renyi")
+        for key in ("order", "radius", "beta"):
+            v = unc.get(key)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                unc[key] = None if (key == "radius" and math.isinf(v) and v > 0) else float(v)
+        n = unc.get("n")
+        if isinstance(n, float) and n.is_integer():
+            unc["n"] = int(n)
+    return dict(out)
+
+
+def build_document(
+    *,
+    method: str,
+    matrix: Any,
+    alphabet: Alphabet,
+    public_distribution: Any,
+    privacy: Mapping[str, Any],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Assemble, hash and validate a mechanism document.
+
+    ``matrix`` is Q with shape (b, a), ``matrix[y][x] = Q(y|x)``; ``public_distribution``
+    is P̂ with shape (a1, a2) (or a flat vector of length a).  ``privacy`` is e.g.
+    ``{"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": r, "n": n, "beta": 0.05}}``;
+    numbers are normalised (epsilon/order/radius/beta → float, a radius of ``math.inf``
+    → ``None`` = unbounded, ``divergence`` defaults to ``"renyi"``).  ``extra`` adds
+    optional fields (they are covered by the id); it cannot replace required ones.
+    """
+    if not isinstance(alphabet, Alphabet):
+        raise DocumentError(f"alphabet must be an rldp.shared.records.Alphabet, got {type(alphabet).__name__}")
+    q = np.asarray(matrix, dtype=np.float64)
+    if q.ndim != 2:
+        raise DocumentError(f"matrix must be 2-D (b × a), got shape {q.shape}")
+    p = np.asarray(public_distribution, dtype=np.float64)
+    if p.ndim == 1 and p.size == math.prod(alphabet.shape):
+        p = p.reshape(alphabet.shape)
+    doc: dict[str, Any] = {
+        "format": FORMAT_2 if alphabet.needs_format_2 else FORMAT,
+        "id": "",
+        "method": method,
+        "privacy": _normalise_privacy(privacy),
+        **alphabet.to_dict(),
+        "public_distribution": (p + 0.0).tolist(),
+        "matrix": (q + 0.0).tolist(),
+    }
+    for key, value in (extra or {}).items():
+        if key in doc:
+            raise DocumentError(f"extra field {key!r} would replace a required field")
+        doc[key] = plain(value, key)
+    out, doc_id = _checked(doc)
+    out["id"] = doc_id
+    return out
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _numeric_matrix(value: Any, field: str) -> np.ndarray:
+    """A list of equally long lists of numbers (no bools, no strings) as a float64 array."""
+    if not isinstance(value, list):
+        raise DocumentError(f"{field} must be a list of lists of numbers, got {type(value).__name__}")
+    for i, row in enumerate(value):
+        if not isinstance(row, list):
+            raise DocumentError(f"{field} row {i} must be a list of numbers, got {type(row).__name__}")
+        # One set() per row keeps the type check near C speed for large matrices.
+        if not set(map(type, row)) <= {int, float}:
+            j = next(j for j, v in enumerate(row) if type(v) not in (int, float))
+            raise DocumentError(f"{field}[{i}][{j}] must be a number, got {row[j]!r}")
+        if len(row) != len(value[0]):
+            raise DocumentError(f"{field} row {i} has {len(row)} entries but row 0 has {len(value[0])}")
+    try:
+        return np.array(value, dtype=np.float64).reshape(len(value), len(value[0]) if value else 0)
+    except OverflowError as exc:
+        raise DocumentError(f"{field} holds a number too large for a float ({exc})") from None
+
+
+def _check_entries(arr: np.ndarray, field: str) -> None:
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        idx = np.unravel_index(int(np.argmax(bad)), arr.shape)
+        raise DocumentError(f"{field}{''.join(f'[{i}]' for i in idx)} is {float(arr[idx])}; entries must be finite")
+    neg = arr < 0
+    if neg.any():
+        idx = np.unravel_index(int(np.argmax(neg)), arr.shape)
+        raise DocumentError(f"{field}{''.join(f'[{i}]' for i in idx)} is {float(arr[idx])!r}; entries must be ≥ 0")
+
+
+def _check_privacy(privacy: Any) -> None:
+    if not isinstance(privacy, Mapping):
+        raise DocumentError(f"privacy must be an object, got {type(privacy).__name__}")
+    for key in ("notion", "epsilon"):
+        if key not in privacy:
+            raise DocumentError(f"privacy is missing required field {key!r}")
+    if not isinstance(privacy["notion"], str) or not privacy["notion"]:
+        raise DocumentError(f"privacy.notion must be a non-empty string such as 'rldp', got {privacy['notion']!r}")
+    eps = number(privacy["epsilon"], "privacy.epsilon")
+    if not (math.isfinite(eps) and eps > 0):
+        raise DocumentError(f"privacy.epsilon must be a finite number > 0, got {privacy['epsilon']!r}")
+    if privacy["notion"] != "rldp":
+        return  # other notions define their own parameters; the audit checks them
+    unc = privacy.get("uncertainty")
+    if not isinstance(unc, Mapping):
+        raise DocumentError("privacy.uncertainty (an object) is required for notion 'rldp'")
+    if unc.get("divergence") != "renyi":
+        raise DocumentError(f"privacy.uncertainty.divergence must be 'renyi', got {unc.get('divergence')!r}")
+    if "order" not in unc:
+        raise DocumentError("privacy.uncertainty is missing required field 'order'")
+    order = number(unc["order"], "privacy.uncertainty.order")
+    if not (math.isfinite(order) and order > 0):
+        raise DocumentError(f"privacy.uncertainty.order must be a finite number > 0, got {unc['order']!r}")
+    if "radius" not in unc:
+        raise DocumentError("privacy.uncertainty is missing required field 'radius' (null means unbounded)")
+    if unc["radius"] is not None:
+        radius = number(unc["radius"], "privacy.uncertainty.radius")
+        if not (math.isfinite(radius) and radius >= 0):
+            raise DocumentError(
+                f"privacy.uncertainty.radius must be a finite number ≥ 0 or null, got {unc['radius']!r}"
+            )
+    n = unc.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise DocumentError(f"privacy.uncertainty.n must be a positive integer or absent, got {n!r}")
+    beta = unc.get("beta")
+    if beta is not None:
+        b = number(beta, "privacy.uncertainty.beta")
+        if not 0 < b < 1:
+            raise DocumentError(f"privacy.uncertainty.beta must be in (0, 1), got {beta!r}")
+
+
+def validate_document(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """Check structure, shapes, stochasticity and the id; return a plain-dict copy.
+
+    The copy has lists for tuples, Python numbers for numpy ones and floats in
+    ``matrix``/``public_distribution``.  Raises :class:`DocumentError` naming the
+    field and what was expected.  The privacy audit is separate (``rldp.shared.audit``).
+    """
+    out, expected = _checked(doc)
+    if out["id"] != expected:
+        raise IdMismatch(f"id mismatch: document says {out['id']}, content hashes to {expected}", out["id"], expected)
+    return out
+
+
+def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """Everything but the id comparison: (normalised copy, the id its content hashes to)."""
+    if not isinstance(doc, Mapping):
+        raise DocumentError(f"a mechanism document must be an object (mapping), got {type(doc).__name__}")
+    try:
+        out: dict[str, Any] = plain(doc, "")
+    except RecursionError:
+        raise DocumentError("document is nested too deeply") from None
+    missing = [f for f in REQUIRED_FIELDS if f not in out]
+    if missing:
+        raise DocumentError(f"missing required field{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+    if out["format"] not in FORMATS:
+        raise DocumentError(f"unsupported format {out['format']!r}; this reader understands {' and '.join(FORMATS)}")
+    if out["id"] != "" and (not isinstance(out["id"], str) or not _HEX64.fullmatch(out["id"])):
+        raise DocumentError(f"id must be 64 lowercase hex characters (a sha256), got {out['id']!r}")
+    if not isinstance(out["method"], str) or not out["method"]:
+        raise DocumentError(f"method must be a non-empty string, got {out['method']!r}")
+    _check_privacy(out["privacy"])
+
+    try:
+        alpha = Alphabet.from_dict({"sensitive": out["sensitive"], "released": out["released"]})
+    except AlphabetError as exc:
+        raise DocumentError(f"sensitive/released: {exc}") from None
+    if alpha.needs_format_2 and out["format"] != FORMAT_2:
+        raise DocumentError(f"several or latent sensitive attributes need format {FORMAT_2!r}, not {out['format']!r}")
+    a1, a2 = alpha.shape
+    inputs = "a = a2" if alpha.latent else "a = a1·a2"
+
+    p = _numeric_matrix(out["public_distribution"], "public_distribution")
+    if p.shape != (a1, a2):
+        raise DocumentError(f"public_distribution has shape {p.shape[0]}×{p.shape[1]}; expected {a1}×{a2} (|S| × |U|)")
+    _check_entries(p, "public_distribution")
+    total = float(p.sum())
+    if abs(total - 1.0) > STOCHASTIC_TOLERANCE:
+        raise DocumentError(f"public_distribution sums to {total:.12g}; it must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT})")
+
+    matrix = out["matrix"]
+    if isinstance(matrix, (list, tuple)) and len(matrix) == 0:
+        raise DocumentError("matrix has no rows; it needs at least one output y")
+    if isinstance(matrix, (list, tuple)):
+        for i, row in enumerate(matrix):
+            if isinstance(row, (list, tuple)) and len(row) != alpha.size:
+                raise DocumentError(
+                    f"matrix row {i} has {len(row)} entries; expected {inputs} = {alpha.size} ({a1} × {a2})"
+                )
+    q = _numeric_matrix(matrix, "matrix")
+    if q.shape[0] < 1 or q.shape[1] != alpha.size:
+        raise DocumentError(f"matrix has shape {q.shape}; expected (b ≥ 1, a = {alpha.size})")
+    _check_entries(q, "matrix")
+    check_columns_sum_to_one(q, DocumentError)
+
+    for field in FLOAT_FIELDS:
+        out[field] = floats(out[field])
+    body = {k: v for k, v in out.items() if k != "id"}
+    return out, hashlib.sha256(encode_canonical(body)).hexdigest()

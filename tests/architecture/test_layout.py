@@ -1,0 +1,178 @@
+"""The house's properties: module sizes, no import cycles, packaging, citations, light client.
+
+Each is a property the layout promises (docs/design.md, "Architecture"); the import
+*contracts* themselves are checked by import-linter in `make lint`.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import grimp
+import pytest
+from helpers import ROOT
+
+PACKAGES = ("shared", "client", "aggregator", "demo")
+MAX_MODULE_LINES = 400
+
+
+def _package_dir() -> dict[str, str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return config["tool"]["setuptools"]["package-dir"]
+
+
+def _sources() -> list[Path]:
+    return sorted(p for folder in (*PACKAGES, "rldp") for p in (ROOT / folder).rglob("*.py"))
+
+
+def test_no_module_over_the_size_limit() -> None:
+    too_long = {
+        str(path.relative_to(ROOT)): n
+        for path in _sources()
+        if path.parts[len(ROOT.parts)] in PACKAGES
+        and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not too_long, f"modules over {MAX_MODULE_LINES} lines (split them by concept): {too_long}"
+
+
+def test_every_package_directory_is_packaged() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    found = set()
+    for package, folder in _package_dir().items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            found.add(".".join((package, *rel.parts)))
+    assert found == listed, f"pyproject [tool.setuptools] packages: missing {found - listed}, stale {listed - found}"
+
+
+@pytest.fixture(scope="module")
+def import_graph(tmp_path_factory: pytest.TempPathFactory) -> grimp.ImportGraph:
+    # The same package tree `make lint` gives import-linter (see tools/package_tree.py).
+    tree = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "package_tree.py")], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    sys.path.insert(0, tree)
+    try:
+        return grimp.build_graph("rldp", cache_dir=None)
+    finally:
+        sys.path.remove(tree)
+
+
+def test_no_import_cycle(import_graph: grimp.ImportGraph) -> None:
+    # Tarjan's strongly connected components over module-level imports: any component of
+    # more than one module is a cycle.
+    graph = import_graph
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = 0
+
+    def visit(root: str) -> None:
+        nonlocal counter
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    # A package's __init__ importing its own submodules is how it re-exports its API; a cycle
+    # is only real between modules that are not a package and its own children.
+    real = [c for c in cycles if not all(m.startswith(min(c, key=len) + ".") or m == min(c, key=len) for m in c)]
+    assert not real, f"import cycles: {real}"
+
+
+# "seed 000", "issue 5", "DESIGN.md" (the workspace's design notes, not docs/design.md) resolve nowhere in the repository.
+_BANNED_CITATIONS = re.compile(r"(?i:\bseed 00\d\b|\bissues? #?\d+\b)|\bDESIGN\.md")
+
+
+def test_citations_resolve_inside_the_repository() -> None:
+    texts = [*_sources(), *(ROOT / "docs").rglob("*.md"), ROOT / "README.md"]
+    offenders = []
+    for path in texts:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _BANNED_CITATIONS.search(line):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not offenders, "cite papers as [KEY, Thm n] (docs/references.md), not:\n" + "\n".join(offenders)
+
+
+def test_every_citation_key_is_in_the_references() -> None:
+    references = (ROOT / "docs" / "references.md").read_text(encoding="utf-8")
+    known = set(re.findall(r"^\|\s*\[([A-Z][A-Za-z]+\d\d)\]", references, re.MULTILINE))
+    assert {"LZG24", "LZG21", "LTS20", "ZDS23", "KM19"} <= known
+    used = {key for path in _sources() for key in re.findall(r"\[([A-Z]{2,4}\d\d)[,\]]", path.read_text("utf-8"))}
+    assert used <= known, f"citation keys missing from docs/references.md: {used - known}"
+
+
+def _run_python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_the_client_loads_neither_scipy_nor_flask() -> None:
+    proc = _run_python(
+        "import sys, rldp.client, rldp.client.cli\n"
+        "heavy = sorted(m for m in ('scipy', 'flask', 'werkzeug', 'cdd', 'highspy') if m in sys.modules)\n"
+        "print(','.join(heavy))"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"importing rldp.client loaded {proc.stdout.strip()}"
+
+
+@pytest.mark.parametrize("command", ["serve", "token", "demo", "experiment"])
+def test_a_client_only_install_names_the_extra(command: str) -> None:
+    # None in sys.modules makes `import scipy` / `import flask` fail as if not installed.
+    proc = _run_python(
+        "import sys\n"
+        "for name in ('scipy', 'flask', 'matplotlib'): sys.modules[name] = None\n"
+        "from rldp.cli import main\n"
+        f"sys.exit(main([{command!r}, '--help']))"
+    )
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "pip install 'rldp[" in proc.stderr and "internal error" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_the_client_command_works_without_the_aggregator() -> None:
+    proc = _run_python(
+        "import sys\n"
+        "for name in ('scipy', 'flask', 'matplotlib'): sys.modules[name] = None\n"
+        "from rldp.cli import main\n"
+        "sys.exit(main(['privatize', '--help']))"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--mechanism" in proc.stdout
