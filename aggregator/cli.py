@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from rldp.shared.arguments import names, positive_float
+from rldp.shared.arguments import checked, names, positive_float
 from rldp.shared.audit import all_distributions_epsilon, audit_document, ldp_epsilon, realised_epsilon
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution, read_document, write_document
@@ -38,24 +38,18 @@ class CommandError(ValidationError):
     """A command-line request that cannot be carried out (reported as one line, exit 2)."""
 
 
-def _beta(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"beta must be a number in (0, 1); got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"beta (significance level) must be in (0, 1); got {text!r}")
-    return value
-
-
-def _radius(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"radius must be a number ≥ 0 or 'inf'; got {text!r}") from None
-    if math.isnan(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"radius must be ≥ 0 (nats) or 'inf'; got {text!r}")
-    return value
+_beta = checked(
+    float,
+    lambda value: 0 < value < 1,
+    "beta must be a number in (0, 1); got {text!r}",
+    "beta (significance level) must be in (0, 1); got {text!r}",
+)
+_radius = checked(
+    float,
+    lambda value: not math.isnan(value) and value >= 0,
+    "radius must be a number ≥ 0 or 'inf'; got {text!r}",
+    "radius must be ≥ 0 (nats) or 'inf'; got {text!r}",
+)
 
 
 def _emit(args: argparse.Namespace, record: dict[str, Any], lines: Sequence[str]) -> None:

@@ -9,43 +9,60 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from typing import TypeVar
 
-__all__ = ["positive_int", "nonnegative_int", "positive_float", "names"]
+__all__ = ["checked", "positive_int", "nonnegative_int", "positive_float", "port", "names"]
+
+T = TypeVar("T")
 
 
-def _integer(name: str, text: str, lowest: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ {lowest}; got {text!r}") from None
-    if value < lowest:
-        raise argparse.ArgumentTypeError(f"{name} must be an integer ≥ {lowest}; got {text!r}")
-    return value
+def checked(
+    convert: Callable[[str], T], accept: Callable[[T], bool], not_a_value: str, out_of_range: str
+) -> Callable[[str], T]:
+    """An argparse type: ``convert(text)``, refused with the message ``not_a_value`` if that raises
+    ValueError and with ``out_of_range`` unless ``accept(value)``. Both messages are ``str.format``
+    templates with the fields ``text`` (the argument as typed) and ``value`` (as converted)."""
+
+    def parse(text: str) -> T:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(not_a_value.format(text=text, value=None)) from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(out_of_range.format(text=text, value=value))
+        return value
+
+    return parse
+
+
+def _integer(name: str, lowest: int) -> Callable[[str], int]:
+    message = f"{name} must be an integer ≥ {lowest}; got {{text!r}}"
+    return checked(int, lambda value: value >= lowest, message, message)
 
 
 def positive_int(name: str) -> Callable[[str], int]:
     """An integer ≥ 1 (e.g. workers, batch size)."""
-    return lambda text: _integer(name, text, 1)
+    return _integer(name, 1)
 
 
 def nonnegative_int(name: str) -> Callable[[str], int]:
     """An integer ≥ 0 (e.g. a seed)."""
-    return lambda text: _integer(name, text, 0)
+    return _integer(name, 0)
 
 
 def positive_float(name: str) -> Callable[[str], float]:
     """A finite number > 0 (e.g. ε in nats, seconds)."""
+    message = f"{name} must be a finite number > 0; got {{text!r}}"
+    return checked(float, lambda value: math.isfinite(value) and value > 0, message, message)
 
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0; got {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0; got {text!r}")
-        return value
 
-    return parse
+#: A TCP port number, 0..65535 (0: any free port).
+port = checked(
+    int,
+    lambda value: 0 <= value <= 65535,
+    "port must be an integer in 0..65535; got {text!r}",
+    "port must be in 0..65535; got {value}",
+)
 
 
 def names(text: str) -> list[str]:

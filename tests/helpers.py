@@ -8,25 +8,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rldp.demo.datasets import ADULT_COLUMNS, data_file
+
+# ADULT_COLUMNS is re-exported: the one column list is the shipped data's (rldp.demo.datasets).
+__all__ = [
+    "ROOT",
+    "SHARED_DATA",
+    "ADULT_COLUMNS",
+    "EXAMPLE_P_HAT",
+    "EXAMPLE_P_TRUE",
+    "EXAMPLE_N",
+    "EXAMPLE_EPSILON",
+    "adult_path",
+]
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-ADULT_COLUMNS = [
-    "age",
-    "workclass",
-    "fnlwgt",
-    "education",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "capital-gain",
-    "capital-loss",
-    "hours-per-week",
-    "native-country",
-    "class",
-]
 
 # [LZG24, Example 1]: P̂ from n = 100 public records, s major.
 EXAMPLE_P_HAT = np.array([[0.07, 0.10], [0.26, 0.57]])
@@ -36,8 +33,14 @@ EXAMPLE_EPSILON = math.log(2)
 
 
 def adult_path(name: str = "adult.data.gz") -> Path:
-    """Path of an Adult file: the project's shipped copy if present, else ../shared/data."""
-    for base in (ROOT / "demo" / "data", SHARED_DATA):
-        if (base / name).exists():
-            return base / name
+    """Path of an Adult file: the copy shipped in rldp.demo if present, else ../shared/data."""
+    try:
+        # The tests run on the source tree (editable install), where the shipped file is a
+        # real file: its path stays valid after the context manager exits.
+        with data_file(name) as path:
+            return path
+    except FileNotFoundError:
+        pass
+    if (SHARED_DATA / name).exists():
+        return SHARED_DATA / name
     pytest.skip(f"Adult data file {name} not available")

@@ -16,7 +16,7 @@ them before it packages a document.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -67,42 +67,27 @@ class SrrDesigner:
         return srr_matrix(uncertainty.n_sensitive, uncertainty.n_released, options.epsilon), {}
 
 
-class IrDesigner:
-    """Independent reporting: the theorem's parameters [LZG24, Thm 5-6] or calibrated to the audit."""
+_Build = Callable[[UncertaintySet, float], tuple[np.ndarray, dict[str, Any]]]
+
+
+class ReportingDesigner:
+    """A reporting family with a theorem's parameters or calibrated to the exact audit: independent
+    reporting (``ir``, [LZG24, Thm 5-6]) and conditional reporting (``cr``, [LZG21, Thm 5])."""
 
     takes_solver = False
     robust = True
     supports_latent = False
 
-    def __init__(self, calibrated: bool) -> None:
+    def __init__(self, family: str, label: str, citation: str, theorem: _Build, calibrate: _Build, calibrated: bool):
         self.calibrated = calibrated
-        self.name = "ir-calibrated" if calibrated else "ir"
-        self.summary = "independent reporting, " + (
-            "calibrated to the exact audit" if calibrated else "the theorem's parameters [LZG24, Thm 5-6]"
+        self.name = f"{family}-calibrated" if calibrated else family
+        self.summary = f"{label}, " + (
+            "calibrated to the exact audit" if calibrated else f"the theorem's parameters {citation}"
         )
+        self.build = calibrate if calibrated else theorem
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        build = ir_calibrated if self.calibrated else ir_theorem
-        return build(uncertainty, float(options.epsilon))
-
-
-class CrDesigner:
-    """Conditional reporting: the theorem's parameters [LZG21, Thm 5] or calibrated to the audit."""
-
-    takes_solver = False
-    robust = True
-    supports_latent = False
-
-    def __init__(self, calibrated: bool) -> None:
-        self.calibrated = calibrated
-        self.name = "cr-calibrated" if calibrated else "cr"
-        self.summary = "conditional reporting, " + (
-            "calibrated to the exact audit" if calibrated else "the theorem's parameters [LZG21, Thm 5]"
-        )
-
-    def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        build = cr_calibrated if self.calibrated else cr_theorem
-        return build(uncertainty, float(options.epsilon))
+        return self.build(uncertainty, float(options.epsilon))
 
 
 class PolyOptDesigner:
@@ -137,10 +122,14 @@ class NrDesigner:
 _DESIGNERS: tuple[Designer, ...] = (
     GrrDesigner(),
     SrrDesigner(),
-    IrDesigner(False),
-    IrDesigner(True),
-    CrDesigner(False),
-    CrDesigner(True),
+    *(
+        ReportingDesigner("ir", "independent reporting", "[LZG24, Thm 5-6]", ir_theorem, ir_calibrated, calibrated)
+        for calibrated in (False, True)
+    ),
+    *(
+        ReportingDesigner("cr", "conditional reporting", "[LZG21, Thm 5]", cr_theorem, cr_calibrated, calibrated)
+        for calibrated in (False, True)
+    ),
     PolyOptDesigner(False),
     PolyOptDesigner(True),
     NrDesigner(),

@@ -49,6 +49,7 @@ _MECH_ID = {
     "schema": {"type": "string"},
     "description": "mechanism id (64 lowercase hex characters)",
 }
+_LOCATION = {"Location": {"schema": {"type": "string"}}}
 _BODY_ERRORS = {
     "400": _problem("invalid-json / invalid-msgpack / bad-request"),
     "413": _problem("body-too-large"),
@@ -61,8 +62,12 @@ _COMMON = {
 }
 
 
-def _responses(**codes: Any) -> dict[str, Any]:
+def _responses(*, body: bool = False, **codes: Any) -> dict[str, Any]:
+    """The responses by status (``_200=…``), then the request body's own refusals (``body``), then
+    those every endpoint can give."""
     out = {k.lstrip("_"): v for k, v in codes.items()}
+    if body:
+        out.update(_BODY_ERRORS)
     for k, v in _COMMON.items():
         out.setdefault(k, v)
     return out
@@ -129,10 +134,10 @@ def _paths() -> dict[str, Any]:
                 "requestBody": _body("MechanismDocument"),
                 "responses": _responses(
                     _200=_json("PublishResult", "already published (unchanged)"),
-                    _201=_json("PublishResult", "published", {"Location": {"schema": {"type": "string"}}}),
+                    _201=_json("PublishResult", "published", _LOCATION),
                     _401=unauthorized,
                     _422=_problem("invalid-document / id-mismatch / audit-failed"),
-                    **{f"_{k}": v for k, v in _BODY_ERRORS.items()},
+                    body=True,
                 ),
             },
         },
@@ -216,7 +221,7 @@ def _paths() -> dict[str, Any]:
                     _404=_problem("unknown-mechanism"),
                     _409=_problem("batch-conflict / mechanism-retired"),
                     _422=_problem("missing-field / wrong-type / report-out-of-range / empty-batch"),
-                    **{f"_{k}": v for k, v in _BODY_ERRORS.items()},
+                    body=True,
                 ),
             },
         },
@@ -227,10 +232,10 @@ def _paths() -> dict[str, Any]:
                 "security": _ADMIN,
                 "requestBody": _body("DesignRequest"),
                 "responses": _responses(
-                    _202=_json("DesignAccepted", "job queued", {"Location": {"schema": {"type": "string"}}}),
+                    _202=_json("DesignAccepted", "job queued", _LOCATION),
                     _401=unauthorized,
                     _422=_problem("missing-field / wrong-type / invalid-parameter"),
-                    **{f"_{k}": v for k, v in _BODY_ERRORS.items()},
+                    body=True,
                 ),
             },
         },

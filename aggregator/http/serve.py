@@ -38,7 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 from werkzeug.serving import run_simple
 
 from rldp.aggregator.services import DEFAULT_URL, check_storage, hash_token, load_config, start_writer
-from rldp.shared.arguments import positive_int
+from rldp.shared.arguments import port, positive_int
 
 from .app import create_app
 
@@ -58,16 +58,6 @@ def redact_url(url: str) -> str:
         netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
         return urlunsplit(parts._replace(netloc=netloc))
     return url
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"port must be an integer in 0..65535; got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be in 0..65535; got {value}")
-    return value
 
 
 def _prepare_multiprocess_dir() -> str:
@@ -184,7 +174,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "Tokens come from RLDP_ADMIN_TOKEN[_SHA256] / RLDP_READ_TOKEN[_SHA256].",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=port, default=8000, help="port (default 8000)")
     p.add_argument(
         "--db",
         default=None,

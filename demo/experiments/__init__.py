@@ -16,7 +16,9 @@ share their draws (Table 2, Fig. 4 and Fig. 5 see the same P*).
 
 Modules: :mod:`.config` (set-up, Config, Result), :mod:`.evaluation` (design and measure,
 in the workers), :mod:`.tasks` (task lists, worker processes), :mod:`.stats` (summaries),
-:mod:`.tables` (printed tables), :mod:`.runner` (registry, running, files on disk).
+:mod:`.synthetic` (a synthetic-draws experiment from its stated set-up), :mod:`.tables`
+(printed tables), :mod:`.figures` (a result's figure), :mod:`.runner` (registry, running,
+files on disk).
 """
 
 from __future__ import annotations

@@ -14,30 +14,20 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rldp.shared.records import Alphabet
 
-from .. import plots
 from ..datasets import load_adult
-from .config import (
-    ADULT_PAIRS,
-    BETA,
-    N_ADULT,
-    ORDER,
-    PAPER_LZG24,
-    PAPER_SHAPES,
-    PRIOR,
-    Config,
-    Experiment,
-    Result,
-    close,
-)
-from .evaluation import adult_task, synthetic_task
+from .config import ADULT_PAIRS, BETA, N_ADULT, ORDER, PAPER_LZG24, PAPER_SHAPES, Config, Experiment, Result, close
+from .evaluation import adult_task
+from .figures import figure
 from .stats import failure_notes, row, summarise
-from .tables import curve_table, fmt, format_table
-from .tasks import COST, draw_tasks, run_tasks, select_methods, shape_panel, shape_title
+from .synthetic import Records, Shape, Synthetic
+from .tables import curve_table, fmt, format_table, mean_nmi_table
+from .tasks import COST, run_tasks, select_methods, shape_panel
 
 __all__ = ["PAPER_TABLE2", "TABLE2_BETAS", "EXPERIMENTS"]
 
@@ -112,12 +102,9 @@ def run_fig2(cfg: Config) -> Result:
 
 
 def plot_fig2(result: Result, out: Path) -> Path:
-    return plots.plot_curves(
-        result.rows,
-        path=out / "fig2.png",
-        panels=result.panels,
-        panel_titles=result.panel_titles,
-        methods=result.methods,
+    return figure(
+        result,
+        out,
         statistic="nmi",
         ylabel="NMI = I(X;Y)/H(X) under P̂ (dimensionless)",
         title=f"Adult data (n = {result.settings['n']:,}, β = {result.settings['beta']:g}, "
@@ -134,47 +121,23 @@ def table_fig2(result: Result) -> str:
 # ---------------------------------------------------------------------------
 FIG3_EPS = (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
 FIG3_EPS_QUICK = (0.5, 1.5)
-
-
-def run_fig3(cfg: Config) -> Result:
-    eps = cfg.epsilons or (FIG3_EPS_QUICK if cfg.quick else FIG3_EPS)
-    shapes = PAPER_SHAPES[:2] if cfg.quick else PAPER_SHAPES
-    draws = cfg.draws or (2 if cfg.quick else 100)
-    methods = select_methods(cfg, PAPER_LZG24)
-    tasks = draw_tasks(cfg, shapes, (N_ADULT,), draws, (BETA,), methods, eps, lambda s, n: shape_panel(s))
-    records = run_tasks(synthetic_task, tasks, cfg, "fig3")
-    rows = summarise(
-        "fig3", records, {"nmi": ("mean", "sem", "q25", "q75"), "nmi_true": ("mean",), "eps_audited": ("max",)}
-    )
-    panels = [shape_panel(s) for s in shapes]
-    titles = {shape_panel(s): shape_title(s, N_ADULT) for s in shapes}
-    return Result(
-        "fig3",
-        rows,
-        records,
-        panels,
-        titles,
-        methods,
-        {
-            "epsilons": list(eps),
-            "beta": BETA,
-            "order": ORDER,
-            "n": N_ADULT,
-            "draws": draws,
-            "prior": PRIOR,
-            "shapes": [list(s) for s in shapes],
-        },
-        failure_notes(records),
-    )
+FIG3 = Synthetic(
+    "fig3",
+    PAPER_LZG24,
+    {"nmi": ("mean", "sem", "q25", "q75"), "nmi_true": ("mean",), "eps_audited": ("max",)},
+    epsilons=FIG3_EPS,
+    quick_epsilons=FIG3_EPS_QUICK,
+    shapes=PAPER_SHAPES,
+    quick_shapes=PAPER_SHAPES[:2],
+    draws=100,
+    quick_draws=2,
+)
 
 
 def plot_fig3(result: Result, out: Path) -> Path:
-    return plots.plot_curves(
-        result.rows,
-        path=out / "fig3.png",
-        panels=result.panels,
-        panel_titles=result.panel_titles,
-        methods=result.methods,
+    return figure(
+        result,
+        out,
         statistic="nmi_mean",
         band=("nmi_q25", "nmi_q75"),
         ylabel="mean NMI under P̂ (dimensionless)",
@@ -183,12 +146,7 @@ def plot_fig3(result: Result, out: Path) -> Path:
 
 
 def table_fig3(result: Result) -> str:
-    return curve_table(
-        result,
-        "nmi_mean",
-        (0.1, 0.5, 1.0, 2.0, 4.0),
-        f"mean NMI under P̂ over {result.settings['draws']} draws (* = some draws failed)",
-    )
+    return mean_nmi_table(result, (0.1, 0.5, 1.0, 2.0, 4.0))
 
 
 # ---------------------------------------------------------------------------
@@ -206,14 +164,9 @@ PAPER_TABLE2: dict[tuple[int, int], dict[str, tuple[float, float, float]]] = {
 }
 
 
-def run_table2(cfg: Config) -> Result:
-    shapes = PAPER_SHAPES[:1] if cfg.quick else PAPER_SHAPES
-    draws = cfg.draws or (3 if cfg.quick else 100)
-    eps = cfg.epsilons or (TABLE2_EPSILON,)
-    methods = select_methods(cfg, PAPER_LZG24)
-    tasks = draw_tasks(cfg, shapes, (N_ADULT,), draws, TABLE2_BETAS, methods, eps, lambda s, n: shape_panel(s))
-    records = run_tasks(synthetic_task, tasks, cfg, "table2")
-    rows = summarise("table2", records, {"nmi": ("mean", "sem"), "eps_audited": ("max",)})
+def _paper_table2_rows(records: Records, shapes: Sequence[Shape]) -> Records:
+    """The paper's Table 2 as ``nmi_paper`` rows, next to ours."""
+    rows = []
     for shape in shapes:
         for method, values in PAPER_TABLE2.get(shape, {}).items():
             for beta, v in zip(TABLE2_BETAS, values):
@@ -227,26 +180,21 @@ def run_table2(cfg: Config) -> Result:
                     "epsilon": TABLE2_EPSILON,
                 }
                 rows.append(row("table2", key, "nmi_paper", v, 100))
-    panels = [shape_panel(s) for s in shapes]
-    titles = {shape_panel(s): shape_title(s, N_ADULT) for s in shapes}
-    return Result(
-        "table2",
-        rows,
-        records,
-        panels,
-        titles,
-        methods,
-        {
-            "epsilons": list(eps),
-            "betas": list(TABLE2_BETAS),
-            "order": ORDER,
-            "n": N_ADULT,
-            "draws": draws,
-            "prior": PRIOR,
-            "shapes": [list(s) for s in shapes],
-        },
-        failure_notes(records),
-    )
+    return rows
+
+
+TABLE2 = Synthetic(
+    "table2",
+    PAPER_LZG24,
+    {"nmi": ("mean", "sem"), "eps_audited": ("max",)},
+    epsilons=(TABLE2_EPSILON,),
+    shapes=PAPER_SHAPES,
+    quick_shapes=PAPER_SHAPES[:1],
+    draws=100,
+    quick_draws=3,
+    betas=TABLE2_BETAS,
+    extra_rows=_paper_table2_rows,
+)
 
 
 def plot_table2(result: Result, out: Path) -> Path:
@@ -256,12 +204,10 @@ def plot_table2(result: Result, out: Path) -> Path:
     for r in rows:
         if r["statistic"] == "nmi_paper":
             reference[(r["panel"], r["method"])][float(r["beta"])] = float(r["value"])
-    return plots.plot_curves(
-        rows,
-        path=out / "table2.png",
-        panels=result.panels,
-        panel_titles=result.panel_titles,
-        methods=result.methods,
+    return figure(
+        result,
+        out,
+        rows=rows,
         statistic="nmi_mean",
         x="beta",
         xlog=True,
@@ -300,8 +246,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         "fig2", "[LZG24, Fig 2]", "NMI vs ε on four Adult pairs", run_fig2, plot_fig2, table_fig2, solver="auto"
     ),
-    Experiment("fig3", "[LZG24, Fig 3]", "NMI vs ε on synthetic Dirichlet(½) data", run_fig3, plot_fig3, table_fig3),
+    Experiment("fig3", "[LZG24, Fig 3]", "NMI vs ε on synthetic Dirichlet(½) data", FIG3.run, plot_fig3, table_fig3),
     Experiment(
-        "table2", "[LZG24, Table 2]", "NMI at ε = 1.5 for β = 0.1, 0.01, 0.001", run_table2, plot_table2, table_table2
+        "table2", "[LZG24, Table 2]", "NMI at ε = 1.5 for β = 0.1, 0.01, 0.001", TABLE2.run, plot_table2, table_table2
     ),
 )

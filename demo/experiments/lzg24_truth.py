@@ -9,6 +9,7 @@ Both use the synthetic draws of Table 2 (:mod:`.lzg24`): the same P* per shape a
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +17,12 @@ import numpy as np
 from rldp.shared.tolerances import AUDIT_TOLERANCE
 
 from .. import plots
-from .config import BETA, GROUP, N_ADULT, ORDER, PAPER_LZG24, PAPER_SHAPES, PRIOR, Config, Experiment, Result, close
-from .evaluation import synthetic_task
-from .stats import failure_notes, group, row, statistic, summarise
+from .config import BETA, GROUP, N_ADULT, PAPER_LZG24, PAPER_SHAPES, Experiment, Result, close
+from .figures import figure
+from .stats import group, row, statistic
+from .synthetic import Records, Shape, Synthetic
 from .tables import fmt, format_table
-from .tasks import draw_tasks, run_tasks, select_methods, shape_panel, shape_title
+from .tasks import shape_panel
 
 __all__ = ["FIG4_EPS", "FIG4_EPS_QUICK", "FIG4_METHODS", "PAPER_FIG4_NR_Q75_AT_0075", "EXPERIMENTS"]
 
@@ -34,7 +36,7 @@ FIG4_METHODS = ("nr", "polyopt-paper", "polyopt")
 PAPER_FIG4_NR_Q75_AT_0075 = 0.3897
 
 
-def _fig4_rows(records: list[dict], shapes: tuple[tuple[int, int], ...]) -> list[dict]:
+def _fig4_rows(records: Records, shapes: Sequence[Shape]) -> Records:
     """Beyond quantiles: how often ε* exceeds the claim, and the worst case when the
     guarantee applies (P* ∈ F, which the confidence set promises with probability 1 − β)."""
     rows = []
@@ -68,50 +70,27 @@ def _fig4_rows(records: list[dict], shapes: tuple[tuple[int, int], ...]) -> list
     return rows
 
 
-def run_fig4(cfg: Config) -> Result:
-    eps = cfg.epsilons or (FIG4_EPS_QUICK if cfg.quick else FIG4_EPS)
-    shapes = PAPER_SHAPES[:1] if cfg.quick else PAPER_SHAPES[:2]
-    draws = cfg.draws or (4 if cfg.quick else 100)
-    methods = select_methods(cfg, PAPER_LZG24, only=FIG4_METHODS)
-    tasks = draw_tasks(
-        cfg, shapes, (N_ADULT,), draws, (BETA,), methods, eps, lambda s, n: shape_panel(s), truth=True, membership=True
-    )
-    records = run_tasks(synthetic_task, tasks, cfg, "fig4")
-    rows = summarise(
-        "fig4",
-        records,
-        {"eps_star": ("q25", "median", "q75", "mean", "max"), "eps_audited": ("max",), "nmi": ("mean",)},
-    )
-    rows += _fig4_rows(records, shapes)
-    panels = [shape_panel(s) for s in shapes]
-    titles = {shape_panel(s): shape_title(s, N_ADULT) for s in shapes}
-    return Result(
-        "fig4",
-        rows,
-        records,
-        panels,
-        titles,
-        methods,
-        {
-            "epsilons": list(eps),
-            "beta": BETA,
-            "order": ORDER,
-            "n": N_ADULT,
-            "draws": draws,
-            "prior": PRIOR,
-            "shapes": [list(s) for s in shapes],
-        },
-        failure_notes(records),
-    )
+FIG4 = Synthetic(
+    "fig4",
+    PAPER_LZG24,
+    {"eps_star": ("q25", "median", "q75", "mean", "max"), "eps_audited": ("max",), "nmi": ("mean",)},
+    epsilons=FIG4_EPS,
+    quick_epsilons=FIG4_EPS_QUICK,
+    shapes=PAPER_SHAPES[:2],
+    quick_shapes=PAPER_SHAPES[:1],
+    draws=100,
+    quick_draws=4,
+    only=FIG4_METHODS,
+    truth=True,
+    membership=True,
+    extra_rows=_fig4_rows,
+)
 
 
 def plot_fig4(result: Result, out: Path) -> Path:
-    return plots.plot_curves(
-        result.rows,
-        path=out / "fig4.png",
-        panels=result.panels,
-        panel_titles=result.panel_titles,
-        methods=result.methods,
+    return figure(
+        result,
+        out,
         statistic="eps_star_median",
         band=("eps_star_q25", "eps_star_q75"),
         xlog=True,
@@ -150,53 +129,35 @@ FIG5_EPSILON = 1.5
 _BOX = ("min", "q25", "median", "q75", "max")
 
 
-def run_fig5(cfg: Config) -> Result:
-    eps = cfg.epsilons or (FIG5_EPSILON,)
-    shapes = PAPER_SHAPES[:2] if cfg.quick else PAPER_SHAPES
-    draws = cfg.draws or (3 if cfg.quick else 100)
-    methods = select_methods(cfg, PAPER_LZG24)
-    tasks = draw_tasks(cfg, shapes, (N_ADULT,), draws, (BETA,), methods, eps, lambda s, n: shape_panel(s), truth=True)
-    records = run_tasks(synthetic_task, tasks, cfg, "fig5")
+def _relative_difference(records: Records) -> None:
     for r in records:
         if not r.get("failed"):
             # [LZG24, Sec 8.4]: the normalised difference (I_P̂ − I_P*)/I_P̂.
             r["mi_relative_difference"] = (r["mi"] - r["mi_true"]) / r["mi"] if r["mi"] > 0 else 0.0
-    rows = summarise(
-        "fig5",
-        records,
-        {"mi_relative_difference": (*_BOX, "mean"), "nmi": ("mean",), "nmi_true": ("mean",), "eps_audited": ("max",)},
-    )
-    panels = [shape_panel(s) for s in shapes]
-    titles = {shape_panel(s): shape_title(s, N_ADULT) for s in shapes}
-    return Result(
-        "fig5",
-        rows,
-        records,
-        panels,
-        titles,
-        methods,
-        {
-            "epsilons": list(eps),
-            "beta": BETA,
-            "order": ORDER,
-            "n": N_ADULT,
-            "draws": draws,
-            "prior": PRIOR,
-            "shapes": [list(s) for s in shapes],
-        },
-        failure_notes(records),
-    )
+
+
+FIG5 = Synthetic(
+    "fig5",
+    PAPER_LZG24,
+    {"mi_relative_difference": (*_BOX, "mean"), "nmi": ("mean",), "nmi_true": ("mean",), "eps_audited": ("max",)},
+    epsilons=(FIG5_EPSILON,),
+    shapes=PAPER_SHAPES,
+    quick_shapes=PAPER_SHAPES[:2],
+    draws=100,
+    quick_draws=3,
+    truth=True,
+    prepare=_relative_difference,
+)
 
 
 def plot_fig5(result: Result, out: Path) -> Path:
     eps = result.settings["epsilons"][0]
     rows = [r for r in result.rows if close(r["epsilon"], eps)]
-    return plots.plot_boxes(
-        rows,
-        path=out / "fig5.png",
-        panels=result.panels,
-        panel_titles=result.panel_titles,
-        methods=result.methods,
+    return figure(
+        result,
+        out,
+        plots.plot_boxes,
+        rows=rows,
         prefix="mi_relative_difference",
         scale=100.0,
         ylabel=r"$(I_{\hat P} - I_{P^*})\,/\,I_{\hat P}$  (%)",
@@ -223,6 +184,6 @@ def table_fig5(result: Result) -> str:
 
 
 EXPERIMENTS: tuple[Experiment, ...] = (
-    Experiment("fig4", "[LZG24, Fig 4]", "realised ε* of NR vs PolyOpt under P*", run_fig4, plot_fig4, table_fig4),
-    Experiment("fig5", "[LZG24, Fig 5]", "(I_P̂ − I_P*)/I_P̂ at ε = 1.5", run_fig5, plot_fig5, table_fig5),
+    Experiment("fig4", "[LZG24, Fig 4]", "realised ε* of NR vs PolyOpt under P*", FIG4.run, plot_fig4, table_fig4),
+    Experiment("fig5", "[LZG24, Fig 5]", "(I_P̂ − I_P*)/I_P̂ at ε = 1.5", FIG5.run, plot_fig5, table_fig5),
 )

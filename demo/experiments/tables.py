@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from .config import Result
 
-__all__ = ["fmt", "format_table", "curve_table"]
+__all__ = ["fmt", "format_table", "curve_table", "mean_nmi_table"]
 
 
 def fmt(x: float | None, digits: int = 3) -> str:
@@ -55,3 +55,9 @@ def curve_table(result: Result, statistic: str, shown: Sequence[float], label: s
             + format_table(["method", *(f"ε={e:g}" for e in eps_list)], rows)
         )
     return "\n\n".join(parts)
+
+
+def mean_nmi_table(result: Result, shown: Sequence[float]) -> str:
+    """:func:`curve_table` of the mean NMI under P̂ over a synthetic experiment's draws."""
+    label = f"mean NMI under P̂ over {result.settings['draws']} draws (* = some draws failed)"
+    return curve_table(result, "nmi_mean", shown, label)

@@ -3,46 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from cli_helpers import assert_one_line_error, design_args
+from cli_helpers import run_cli as run
 from helpers import adult_path
-
-RLDP = [sys.executable, "-m", "rldp.cli"]
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*RLDP, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode != 0
-    assert "Traceback" not in proc.stderr
-    last = proc.stderr.strip().splitlines()[-1]
-    for needle in needles:
-        assert needle in last, proc.stderr
 
 
 @pytest.fixture(scope="module")
 def designed(adult_csv, tmp_path_factory):
     out = tmp_path_factory.mktemp("cli") / "mech.json"
-    proc = run(
-        "design",
-        adult_csv,
-        "--sensitive",
-        "sex",
-        "--released",
-        "race",
-        "--epsilon",
-        "1",
-        "--method",
-        "ir-calibrated",
-        "--out",
-        out,
-        "--json",
-    )
+    proc = run(*design_args(adult_csv, out, method="ir-calibrated"), "--json")
     assert proc.returncode == 0, proc.stderr
     return out, json.loads(proc.stdout)
 
@@ -99,46 +70,20 @@ def test_evaluate_under_users_distribution(designed):
 
 def test_bad_inputs_get_one_clear_line(adult_csv, tmp_path):
     out = tmp_path / "m.json"
-    base = ["design", adult_csv, "--released", "race", "--out", out]
     assert_one_line_error(
-        run(*base, "--sensitive", "sexx", "--epsilon", "1", "--method", "grr"), "no column 'sexx'", "available:"
+        run(*design_args(adult_csv, out, method="grr", sensitive="sexx")), "no column 'sexx'", "available:"
     )
+    assert_one_line_error(run(*design_args(adult_csv, out, method="magic")), "invalid choice", "magic")
     assert_one_line_error(
-        run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "magic"), "invalid choice", "magic"
+        run(*design_args(adult_csv, out, method="grr", epsilon="0")), "epsilon must be a finite number > 0"
     )
-    assert_one_line_error(
-        run(*base, "--sensitive", "sex", "--epsilon", "0", "--method", "grr"), "epsilon must be a finite number > 0"
-    )
-    assert_one_line_error(
-        run(*base, "--sensitive", "sex", "--epsilon", "1", "--method", "grr", "--beta", "1.2"), "beta"
-    )
+    assert_one_line_error(run(*design_args(adult_csv, out, method="grr"), "--beta", "1.2"), "beta")
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    assert_one_line_error(
-        run(
-            "design",
-            empty,
-            "--sensitive",
-            "sex",
-            "--released",
-            "race",
-            "--epsilon",
-            "1",
-            "--method",
-            "grr",
-            "--out",
-            out,
-        ),
-        "empty",
-    )
+    assert_one_line_error(run(*design_args(empty, out, method="grr")), "empty")
     one = tmp_path / "one.csv"
     one.write_text("sex,race\nMale,White\nMale,Black\n")
-    assert_one_line_error(
-        run(
-            "design", one, "--sensitive", "sex", "--released", "race", "--epsilon", "1", "--method", "grr", "--out", out
-        ),
-        "only one value",
-    )
+    assert_one_line_error(run(*design_args(one, out, method="grr")), "only one value")
     assert_one_line_error(run("audit", tmp_path / "missing.json"), "missing.json")
 
 
@@ -153,58 +98,20 @@ def test_non_stochastic_matrix_is_refused(designed, tmp_path):
 
 def test_warm_start_seeds_a_design_and_refuses_a_foreign_alphabet(adult_csv, tmp_path):
     low, high = tmp_path / "low.json", tmp_path / "high.json"
-    common = (
-        "--sensitive",
-        "sex",
-        "--released",
-        "race",
-        "--method",
-        "polyopt",
-        "--solver",
-        "cg",
-        "--time-budget",
-        "2",
-        "--json",
-    )
-    first = run("design", adult_csv, *common, "--epsilon", "0.5", "--out", low)
+    solver = ("--solver", "cg", "--time-budget", "2", "--json")
+    first = run(*design_args(adult_csv, low, method="polyopt", epsilon="0.5"), *solver)
     assert first.returncode == 0, first.stderr
-    second = run("design", adult_csv, *common, "--epsilon", "0.75", "--out", high, "--warm-start", low)
+    second = run(*design_args(adult_csv, high, method="polyopt", epsilon="0.75"), *solver, "--warm-start", low)
     assert second.returncode == 0, second.stderr
     a, b = json.loads(first.stdout), json.loads(second.stdout)
     # Γ grows with ε, so the seeded design is never below the one it was seeded with.
     assert b["mutual_information"] >= a["mutual_information"] * (1 - 1e-7)
     assert b["epsilon_audited"] <= 0.75 + 1e-9
     swapped = run(
-        "design",
-        adult_csv,
-        "--sensitive",
-        "race",
-        "--released",
-        "sex",
-        "--method",
-        "polyopt",
-        "--epsilon",
-        "1",
-        "--out",
-        tmp_path / "x.json",
+        *design_args(adult_csv, tmp_path / "x.json", method="polyopt", sensitive="race", released="sex"),
         "--warm-start",
         low,
     )
     assert_one_line_error(swapped, "--warm-start", "alphabet")
-    other = run(
-        "design",
-        adult_csv,
-        "--sensitive",
-        "sex",
-        "--released",
-        "race",
-        "--method",
-        "grr",
-        "--epsilon",
-        "1",
-        "--out",
-        tmp_path / "y.json",
-        "--warm-start",
-        low,
-    )
+    other = run(*design_args(adult_csv, tmp_path / "y.json", method="grr"), "--warm-start", low)
     assert_one_line_error(other, "--warm-start applies to", "not to 'grr'")

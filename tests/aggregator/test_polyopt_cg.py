@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from cli_helpers import design_args, run_cli
 from helpers import EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT
 from scipy.optimize import linprog
 
@@ -300,33 +299,10 @@ def test_exact_solver_refuses_large_alphabets_with_a_hint():
         design_matrix("polyopt", uset, 1.0, budget=3)
 
 
-def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "rldp.cli", *map(str, args)], capture_output=True, text=True, timeout=300
-    )
-
-
 def test_cli_solver_flags(adult_csv, tmp_path):
     out = tmp_path / "po.json"
-    proc = _cli(
-        "design",
-        adult_csv,
-        "--sensitive",
-        "sex",
-        "--released",
-        "race",
-        "--epsilon",
-        "1",
-        "--method",
-        "polyopt",
-        "--solver",
-        "cg",
-        "--time-budget",
-        "10",
-        "--out",
-        out,
-        "--json",
-        "--progress",
+    proc = run_cli(
+        *design_args(adult_csv, out, method="polyopt"), "--solver", "cg", "--time-budget", "10", "--json", "--progress"
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
@@ -338,21 +314,7 @@ def test_cli_solver_flags(adult_csv, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["parameters"]["solver"] == "cg"
     for bad, needle in ((["--solver", "magic"], "invalid choice"), (["--time-budget", "0"], "time budget")):
-        proc = _cli(
-            "design",
-            adult_csv,
-            "--sensitive",
-            "sex",
-            "--released",
-            "race",
-            "--epsilon",
-            "1",
-            "--method",
-            "polyopt",
-            "--out",
-            tmp_path / "x.json",
-            *bad,
-        )
+        proc = run_cli(*design_args(adult_csv, tmp_path / "x.json", method="polyopt"), *bad)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr and needle in proc.stderr
 
 

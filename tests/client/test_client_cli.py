@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import msgpack
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 from service.rldp_live import ADMIN_TOKEN, make_document
 
 from rldp.client import Client, OfflineQueue, ProblemError
 
-RLDP = [sys.executable, "-m", "rldp.cli"]
 
-
-def run(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([*RLDP, *map(str, args)], capture_output=True, text=True, timeout=120)
+def run(*args: object):
+    return run_cli(*args, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +34,7 @@ def users_csv(tmp_path):
     return path
 
 
-def one_line_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]

@@ -4,21 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import sys
 
 import requests
+from cli_helpers import run_cli
 from service.rldp_live import LiveServer
-
-RLDP = [sys.executable, "-m", "rldp.cli"]
 
 
 def run(*args, env=None, stdin=None) -> subprocess.CompletedProcess:
-    import os
-
-    full_env = dict(os.environ, **(env or {}))
-    return subprocess.run(
-        [*RLDP, *map(str, args)], capture_output=True, text=True, timeout=60, env=full_env, input=stdin
-    )
+    return run_cli(*args, env=env, stdin=stdin, timeout=60)
 
 
 def test_bad_database_url_is_one_line(tmp_path):

@@ -21,13 +21,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from rldp.shared.information import mutual_information
-
 from ..cone import GammaCone
 from ..errors import CGError
 from .master import Master, seed_columns, solve_seeds
 from .pricing import PRICING_TOLERANCE, objective
-from .solve import CGResult, Progress, check_inputs, coarse_stage
+from .solve import CGResult, Progress, certified_result, check_inputs, coarse_stage, report_progress
 
 __all__ = ["NR_EXACT_MAX_SENSITIVE", "nr_pricing", "nr_upper_bound", "solve_nr_cg"]
 
@@ -214,16 +212,7 @@ def solve_nr_cg(
             keep = real > PRICING_TOLERANCE * max(1.0, master.value)
             found_positive |= bool(keep.any())
             new.extend(cols[keep])
-        if progress is not None:
-            progress(
-                {
-                    "iteration": iterations,
-                    "seconds": time.perf_counter() - start,
-                    "information": master.value,
-                    "columns": len(master.columns),
-                    "upper_bound": best_bound,
-                }
-            )
+        report_progress(progress, master, iteration=iterations, start=start, upper_bound=best_bound)
         if best_bound - master.value <= tolerance * max(1.0, master.value) or not found_positive:
             status = "converged"
             break
@@ -239,20 +228,15 @@ def solve_nr_cg(
         if not master.solve(max(deadline - time.perf_counter(), 1e-3)):
             break
         history.append((time.perf_counter() - start, master.value))
-    q = cone.certify(master.mechanism())
-    info = mutual_information(q, p)
-    return CGResult(
-        q,
-        info,
-        master.value,
-        iterations,
-        len(master.columns),
-        time.perf_counter() - start,
-        status == "converged",
-        status,
-        float(best_bound),
-        "nr-lagrangian",
-        history,
-        stages,
-        master.duals.copy(),
+    return certified_result(
+        p,
+        cone,
+        master,
+        start=start,
+        iterations=iterations,
+        status=status,
+        upper_bound=float(best_bound),
+        bound_kind="nr-lagrangian",
+        history=history,
+        stages=stages,
     )

@@ -26,7 +26,16 @@ from .coarsen import COARSE_SHARE, coarse_aggregation
 from .master import Master, seed_columns, solve_seeds
 from .pricing import Pricer, price_round
 
-__all__ = ["CGResult", "Progress", "solve_polyopt_cg", "check_inputs", "coarse_stage", "SMOOTHING"]
+__all__ = [
+    "CGResult",
+    "Progress",
+    "solve_polyopt_cg",
+    "check_inputs",
+    "coarse_stage",
+    "certified_result",
+    "report_progress",
+    "SMOOTHING",
+]
 
 Progress = Callable[[dict], None]
 
@@ -65,6 +74,56 @@ def check_inputs(distribution: np.ndarray, time_budget: float) -> np.ndarray:
     if not (isinstance(time_budget, (int, float)) and time_budget > 0 and not math.isnan(time_budget)):
         raise CGError(f"time_budget must be a number of seconds > 0; got {time_budget!r}")
     return p
+
+
+def report_progress(
+    progress: Progress | None, master: Master, *, iteration: int, start: float, upper_bound: float | None
+) -> None:
+    """Send ``progress`` (if any) the state of a solve that started at ``start`` (``time.perf_counter()``)."""
+    if progress is not None:
+        progress(
+            {
+                "iteration": iteration,
+                "seconds": time.perf_counter() - start,
+                "information": master.value,
+                "columns": len(master.columns),
+                "upper_bound": upper_bound,
+            }
+        )
+
+
+def certified_result(
+    p: np.ndarray,
+    cone: GammaCone,
+    master: Master,
+    *,
+    start: float,
+    iterations: int,
+    status: str,
+    upper_bound: float | None,
+    bound_kind: str | None,
+    history: list[tuple[float, float]],
+    stages: list[dict],
+) -> CGResult:
+    """The result of a solve that started at ``start`` (``time.perf_counter()``): the master's last
+    solution, certified to lie in ``cone`` ([LZG24, Thm 2]; :meth:`GammaCone.certify`), and the
+    solver's record."""
+    q = cone.certify(master.mechanism())
+    return CGResult(
+        q,
+        mutual_information(q, p),
+        master.value,
+        iterations,
+        len(master.columns),
+        time.perf_counter() - start,
+        status == "converged",
+        status,
+        upper_bound,
+        bound_kind,
+        history,
+        stages,
+        master.duals.copy(),
+    )
 
 
 def coarse_stage(
@@ -221,16 +280,7 @@ def solve_polyopt_cg(
             upper = cand if upper is None else min(upper, cand)
 
     def report() -> None:
-        if progress is not None:
-            progress(
-                {
-                    "iteration": iterations,
-                    "seconds": time.perf_counter() - start,
-                    "information": master.value,
-                    "columns": len(master.columns),
-                    "upper_bound": upper,
-                }
-            )
+        report_progress(progress, master, iteration=iterations, start=start, upper_bound=upper)
 
     # Keep 15 % of the budget for the final bound when there is one to prove.
     loop_deadline = deadline - (0.15 * float(time_budget) if blocks is not None and prove_bound else 0.0)
@@ -275,21 +325,17 @@ def solve_polyopt_cg(
     if prove_bound:
         update_bound(deadline)
 
-    q = cone.certify(master.mechanism())
-    info = mutual_information(q, p)
-    report()
-    return CGResult(
-        q,
-        info,
-        master.value,
-        iterations,
-        len(master.columns),
-        time.perf_counter() - start,
-        status == "converged",
-        status,
-        upper,
-        kind if upper is not None else None,
-        history,
-        stages,
-        master.duals.copy(),
+    result = certified_result(
+        p,
+        cone,
+        master,
+        start=start,
+        iterations=iterations,
+        status=status,
+        upper_bound=upper,
+        bound_kind=kind if upper is not None else None,
+        history=history,
+        stages=stages,
     )
+    report()
+    return result
