@@ -26,9 +26,9 @@ __all__ = ["METHOD_STYLES", "method_label", "plot_curves", "plot_boxes", "plot_d
 
 # method -> (legend label, colour, marker, "ours"?)
 METHOD_STYLES: dict[str, tuple[str, str, str, bool]] = {
-    "srr": ("SRR", "tab:blue", "o", False),
-    "polyopt-paper": ("PolyOpt (paper, Def. 3)", "tab:orange", "s", False),
-    "ir": ("IR (Thm 5)", "tab:green", "^", False),
+    "srr": ("SRR ([LZG24, Def 4])", "tab:blue", "o", False),
+    "polyopt-paper": ("PolyOpt ([LZG24, Def 3] as printed)", "tab:orange", "s", False),
+    "ir": ("IR ([LZG24, Thm 5])", "tab:green", "^", False),
     "grr": ("GRR (plain LDP)", "tab:red", "v", False),
     "nr": ("NR (non-robust)", "tab:purple", "D", False),
     "cr": ("CR ([LZG21, Thm 5])", "tab:brown", "P", False),
@@ -345,7 +345,12 @@ def plot_demo(out: Path, summary: Mapping[str, Any]) -> list[Path]:
     )
     bottom.set_ylabel("estimation error (fraction)")
     bottom.set_xticks(x, labels, rotation=45, ha="right")
-    bottom.legend(fontsize=8, loc="best")
+    # Headroom above every point (error bars included) so the legend never hides one.
+    errors = np.concatenate([low - truth, high - truth, grr - truth])
+    lo, hi = float(errors.min()), float(errors.max())
+    span = max(hi - lo, 1e-6)
+    bottom.set_ylim(lo - 0.08 * span, hi + 0.5 * span)
+    bottom.legend(fontsize=8, loc="upper left")
     paths = [out / "estimate.png"]
     fig.savefig(paths[0], dpi=120, bbox_inches="tight")
     plt.close(fig)
