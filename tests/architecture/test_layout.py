@@ -176,3 +176,22 @@ def test_the_client_command_works_without_the_aggregator() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "--mechanism" in proc.stdout
+
+
+# Concepts with exactly one home: (what, the definition's pattern, the one file allowed to have it).
+_ONE_HOME = [
+    ("the one-line error formatter", r"def _?one_line\(", "shared/errors.py"),
+    ("the design margin", r"^DESIGN_MARGIN\s*=|1 - 1e-7", "shared/tolerances.py"),
+    ("the stochastic tolerance", r"^STOCHASTIC_TOL(ERANCE)?\s*=", "shared/tolerances.py"),
+    ("the audit tolerance", r"^AUDIT_TOLERANCE\s*=", "shared/tolerances.py"),
+    ("the Γ cone", r"^class GammaCone\b|def gamma_inequalities\(", "aggregator/design/cone.py"),
+    ("the packed report batch", r"^def (pack_reports|unpack_reports|encode_batch)\(", "shared/reports.py"),
+    ("the column-sum check of Q", r"every column (Q\(·\|x\) )?must sum to 1", "shared/probability.py"),
+]
+
+
+@pytest.mark.parametrize(("what", "pattern", "home"), _ONE_HOME, ids=[row[0] for row in _ONE_HOME])
+def test_one_home(what: str, pattern: str, home: str) -> None:
+    regex = re.compile(pattern, re.MULTILINE)
+    places = sorted(str(p.relative_to(ROOT)) for p in _sources() if regex.search(p.read_text(encoding="utf-8")))
+    assert places == [home], f"{what} must be defined in {home} only; found in {places}"
