@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..collection import validate_collection
 from ..errors import AlphabetError, DocumentError, IdMismatch
 from ..probability import check_columns_sum_to_one
 from ..records import Alphabet
@@ -204,6 +205,8 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     if not isinstance(out["method"], str) or not out["method"]:
         raise DocumentError(f"method must be a non-empty string, got {out['method']!r}")
     _check_privacy(out["privacy"])
+    if "collection" in out:
+        validate_collection(out["collection"])
 
     try:
         alpha = Alphabet.from_dict({"sensitive": out["sensitive"], "released": out["released"]})

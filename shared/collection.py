@@ -1,0 +1,98 @@
+"""Collection windows: when reports are counted, so that repeated reporting keeps its guarantee.
+
+A mechanism document may carry ``"collection": {"window": "P1D"}``: the client then sends at
+most one report per record owner, mechanism and window, labels each batch with its window,
+and the service counts every batch in its window (estimates can be read per window).
+Documents without ``collection`` behave as before: no windows.
+
+The window length is an ISO 8601 duration of whole weeks, days, hours or minutes (``P1W``,
+``P1D``, ``PT6H``, ``PT15M``; at least one minute). Windows are aligned on the Unix epoch in
+UTC — window k covers [k·d, (k+1)·d) seconds — and a window's label is its start:
+``"2026-11-24"`` when d is a whole number of days, ``"2026-11-24T05:00Z"`` otherwise.
+
+numpy-free, standard library only (this module ships with the client).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .errors import DocumentError, ValidationError
+
+__all__ = ["Window", "collection_window", "validate_collection"]
+
+_DURATION = re.compile(r"P(?:(?P<weeks>\d+)W|(?P<days>\d+)D|T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?)")
+_DAY = 86_400
+_UNITS = {"weeks": 7 * _DAY, "days": _DAY, "hours": 3_600, "minutes": 60}
+_DAY_LABEL = "%Y-%m-%d"
+_TIME_LABEL = "%Y-%m-%dT%H:%MZ"
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window length (``text`` as written in the document, ``seconds`` its length)."""
+
+    text: str
+    seconds: int
+
+    @classmethod
+    def parse(cls, text: Any) -> Window:
+        """``"P1D"`` → Window("P1D", 86400); ValidationError naming what is allowed otherwise."""
+        match = _DURATION.fullmatch(text) if isinstance(text, str) else None
+        seconds = sum(int(v) * _UNITS[k] for k, v in match.groupdict().items() if v) if match else 0
+        if seconds < 60:
+            raise ValidationError(
+                f"collection window must be an ISO 8601 duration of whole weeks, days, hours or minutes of at "
+                f"least one minute, e.g. 'P1D', 'PT6H', 'PT15M'; got {text!r}"
+            )
+        return cls(text, seconds)
+
+    def _format(self) -> str:
+        return _DAY_LABEL if self.seconds % _DAY == 0 else _TIME_LABEL
+
+    def label_at(self, timestamp: float) -> str:
+        """The label of the window that contains ``timestamp`` (Unix seconds)."""
+        start = int(timestamp // self.seconds) * self.seconds
+        return datetime.fromtimestamp(start, UTC).strftime(self._format())
+
+    def start_of(self, label: Any) -> int:
+        """The Unix start of the window labelled ``label``; ValidationError if it is not one of its labels."""
+        try:
+            when = datetime.strptime(label, self._format()).replace(tzinfo=UTC) if isinstance(label, str) else None
+        except ValueError:
+            when = None
+        start = int(when.timestamp()) if when is not None else -1
+        if when is None or start % self.seconds != 0:
+            example = self.label_at(0)
+            raise ValidationError(
+                f"{label!r} is not a window of this mechanism's collection ({self.text}, aligned on 1970-01-01 UTC); "
+                f"labels look like {example!r}"
+            )
+        return start
+
+
+def validate_collection(value: Any) -> dict[str, Any]:
+    """The document's ``collection`` field checked (DocumentError naming the field otherwise)."""
+    if not isinstance(value, Mapping):
+        raise DocumentError(f"collection must be an object such as {{'window': 'P1D'}}, got {type(value).__name__}")
+    unknown = set(value) - {"window"}
+    if unknown:
+        raise DocumentError(f"collection has unknown field(s) {', '.join(sorted(unknown))}; known: window")
+    if "window" in value:
+        try:
+            Window.parse(value["window"])
+        except ValidationError as exc:
+            raise DocumentError(str(exc)) from None
+    return dict(value)
+
+
+def collection_window(doc: Mapping[str, Any]) -> Window | None:
+    """The collection window of a (validated) document, or None when it has none."""
+    collection = doc.get("collection")
+    if not isinstance(collection, Mapping) or "window" not in collection:
+        return None
+    return Window.parse(collection["window"])
