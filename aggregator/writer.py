@@ -21,7 +21,8 @@ storage's :class:`~rldp.aggregator.storage.GroupSink`.
 Wire format: one msgpack object per message on a ``SOCK_STREAM`` Unix socket, one request
 in flight per connection (each worker thread has its own connection)::
 
-    request  ["ingest", mechanism, batch, n, digest, encoding, payload, counts]   counts: "<i8" bytes
+    request  ["ingest", mechanism, batch, n, digest, encoding, payload, counts, window]
+             counts: "<i8" bytes; window: the collection window's label ("" for none)
              ["ping"]
     answer   [status, accepted]  |  ["pong"]  |  ["error", message]
 """
@@ -96,6 +97,7 @@ class WriterClient:
                 item.encoding,
                 item.payload,
                 np.ascontiguousarray(item.counts, dtype="<i8").tobytes(),
+                item.window,
             ]
         )
         if isinstance(answer, list) and len(answer) == 2 and answer[0] in _STATUSES and isinstance(answer[1], int):
@@ -156,9 +158,9 @@ class WriterClient:
 
 def _item(message: Any) -> BatchItem:
     """An ingest request as the BatchItem the storage commits (ValueError if malformed)."""
-    if not (isinstance(message, list) and len(message) == 8 and message[0] == "ingest"):
+    if not (isinstance(message, list) and len(message) == 9 and message[0] == "ingest"):
         raise ValidationError("malformed request")
-    _, mechanism, batch, n, digest, encoding, payload, counts = message
+    _, mechanism, batch, n, digest, encoding, payload, counts, window = message
     if not (
         isinstance(mechanism, str)
         and isinstance(batch, str)
@@ -168,6 +170,7 @@ def _item(message: Any) -> BatchItem:
         and isinstance(payload, bytes)
         and isinstance(counts, bytes)
         and len(counts) % 8 == 0
+        and isinstance(window, str)
     ):
         raise ValidationError("malformed ingest request")
     return BatchItem(
@@ -178,6 +181,7 @@ def _item(message: Any) -> BatchItem:
         encoding=encoding,
         payload=payload,
         counts=np.frombuffer(counts, dtype="<i8").astype(np.int64),
+        window=window,
     )
 
 

@@ -13,13 +13,23 @@ Lines (``name value unit``):
   client_privatize_speedup_columns  the same from a dict of columns
   *_cpu_rate, client_privatize_speedup_cpu   the same on process CPU time
 
+Reporting over time (issue 15): memoised privatisation (``Client(state_path=...)``: one Y per
+owner and record value, kept in a SQLite state file) against fresh draws, same run, 10⁶
+records of one owner (the device). Target: ≤ 5×.
+  client_memo_ratio               memoised / fresh, encoded records, every value memoised (a repeat report)
+  client_memo_ratio_first         the same for a first report (draws stored: one fsync'd transaction)
+  client_memo_ratio_columns       memoised / fresh from a dict of columns (repeat report; encoding included)
+  client_memo_many_owners_rate    records/s, memoised, every record its own owner (first report; one row each)
+
 Run: python bench/bench_client.py [--quick]
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +37,8 @@ import numpy as np
 
 from rldp.aggregator.design import grr_matrix
 from rldp.client import Mechanism
+from rldp.client.reporting import Reporter
+from rldp.client.state import StateFile
 from rldp.shared.document import build_document
 from rldp.shared.records import Alphabet, Attribute
 
@@ -67,6 +79,47 @@ def best_rate(fn, n: int, repeats: int, clock=time.perf_counter) -> float:
     return n / best
 
 
+def best_time(fn, repeats: int) -> float:
+    return 1.0 / best_rate(fn, 1, repeats)
+
+
+def memo_section(mech: Mechanism, x: np.ndarray, columns: dict, quick: bool) -> None:
+    """Memoised vs fresh privatisation (interleaved best-of, same run); see the module docstring."""
+    with tempfile.TemporaryDirectory() as tmp:
+        state = StateFile(os.path.join(tmp, "warm.sqlite3"))
+        reporter = Reporter(state, None, time.time)
+        reporter.privatize(mech, x, None, None)  # every value memoised: the repeat reports below
+        files = iter(range(1_000))
+
+        def first_report() -> None:
+            fresh = StateFile(os.path.join(tmp, f"first-{next(files)}.sqlite3"))  # opened outside the timing
+            start = time.perf_counter()
+            Reporter(fresh, None, time.time).privatize(mech, x, None, None)
+            first_times.append(time.perf_counter() - start)
+            fresh.close()
+
+        first_times: list[float] = []
+        fresh = memo = fresh_cols = memo_cols = float("inf")
+        for _ in range(3):
+            fresh = min(fresh, best_time(lambda: mech.privatize_indices(x), 3))
+            memo = min(memo, best_time(lambda: reporter.privatize(mech, x, None, None), 3))
+            first_report()
+            fresh_cols = min(fresh_cols, best_time(lambda: mech.privatize(columns), 1))
+            memo_cols = min(
+                memo_cols, best_time(lambda: reporter.privatize(mech, mech.alphabet.encode(columns), None, None), 1)
+            )
+        n_owners = 20_000 if quick else 100_000
+        owners = np.arange(n_owners).astype(str)
+        start = time.perf_counter()
+        reporter.privatize(mech, x[:n_owners], owners, None)
+        many = n_owners / (time.perf_counter() - start)
+        state.close()
+    print(f"client_memo_ratio {memo / fresh:.2f} x")
+    print(f"client_memo_ratio_first {min(first_times) / fresh:.2f} x")
+    print(f"client_memo_ratio_columns {memo_cols / fresh_cols:.2f} x")
+    print(f"client_memo_many_owners_rate {many:.0f} records/s")
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     alpha = Alphabet(Attribute("sex", SEX), [Attribute("race", RACE)])
@@ -91,6 +144,7 @@ def main(argv: list[str]) -> int:
     if DEClient is None:
         print("pure_ldp_grr_rate nan records/s  # pip install pure-ldp for the baseline")
         print(f"client_privatize_rate {best_rate(lambda: mech.privatize_indices(x), n, 3):.0f} records/s")
+        memo_section(mech, x, columns, quick)
         return 0
     client = DEClient(epsilon=EPSILON, d=alpha.size)
     items = (x[: (20_000 if quick else 100_000)] + 1).tolist()  # pure-ldp's items are 1..d
@@ -120,6 +174,7 @@ def main(argv: list[str]) -> int:
     print(f"client_privatize_cpu_rate {ours_cpu:.0f} records/cpu-s")
     print(f"pure_ldp_grr_cpu_rate {theirs_cpu:.0f} records/cpu-s")
     print(f"client_privatize_speedup_cpu {ours_cpu / theirs_cpu:.1f} x")
+    memo_section(mech, x, columns, quick)
     return 0
 
 

@@ -2,8 +2,12 @@
 
     rldp privatize --server http://127.0.0.1:8000 --mechanism ID users.csv
 
-The mechanism is downloaded and verified (content id and privacy audit) before any record
-is read; records are randomised locally with the OS CSPRNG; only the outputs are sent.
+The mechanism is downloaded and verified (content id, privacy audit, and the app's policy:
+``--pin``, ``--max-epsilon``, ``--min-radius``, ``--max-public-n``) before any record is read;
+records are randomised locally with the OS CSPRNG; only the outputs are sent. With ``--state
+FILE`` each record's draw is memoised (the same output on every later run) and mechanisms with
+a collection window get at most one report per owner and window (``--owner-column``: whose
+record each row is; without it every row is one owner's, the device's).
 """
 
 from __future__ import annotations
@@ -27,7 +31,18 @@ def cmd_privatize(args: argparse.Namespace) -> int:
         raise ValueError("give DATA.csv to privatise (or --flush --queue FILE to send queued batches)")
     if args.data is not None and not args.mechanism:
         raise ValueError("--mechanism ID is required to privatise DATA.csv (see GET /v1/mechanisms)")
-    with Client(args.server, timeout=args.timeout, queue_path=args.queue, max_epsilon=args.max_epsilon) as client:
+    if args.owner_column and not args.state:
+        raise ValueError("--owner-column needs --state FILE (memoised outputs and windows are kept there)")
+    with Client(
+        args.server,
+        timeout=args.timeout,
+        queue_path=args.queue,
+        max_epsilon=args.max_epsilon,
+        pinned=args.pin,
+        min_radius=args.min_radius,
+        max_public_n=args.max_public_n,
+        state_path=args.state,
+    ) as client:
         try:
             flushed = client.flush() if args.flush else None
             if args.data is None:
@@ -47,7 +62,8 @@ def cmd_privatize(args: argparse.Namespace) -> int:
                 return 0 if flushed.queued == 0 else 3
             mech = client.mechanism(args.mechanism)  # verify before reading any record
             table = read_csv(args.data, names=args.names)
-            receipt = client.submit(args.mechanism, table, batch_size=args.batch_size)
+            owners = table.column(args.owner_column) if args.owner_column else None
+            receipt = client.submit(args.mechanism, table, owners=owners, batch_size=args.batch_size)
         except RldpError as exc:
             done = f" (accepted before the error: {exc.receipt.accepted} reports)" if exc.receipt else ""
             raise ValueError(f"{exc}{done}") from None
@@ -61,6 +77,8 @@ def cmd_privatize(args: argparse.Namespace) -> int:
         "duplicates": receipt.duplicates,
         "queued": receipt.queued,
         "dropped": receipt.dropped,
+        "skipped": receipt.skipped,
+        "window": receipt.window,
     }
     if flushed is not None:
         record["flushed"] = flushed.accepted
@@ -76,6 +94,7 @@ def cmd_privatize(args: argparse.Namespace) -> int:
             + (f" ({receipt.duplicates} duplicates)" if receipt.duplicates else "")
             + (f"; {receipt.queued} queued for later (--flush --queue FILE)" if receipt.queued else "")
             + (f"; {receipt.dropped} dropped from the full queue" if receipt.dropped else "")
+            + (f"; {receipt.skipped} skipped (already reported in window {receipt.window})" if receipt.skipped else "")
         )
     return 0 if receipt.queued == 0 else 3
 
@@ -101,6 +120,38 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=positive_float("max epsilon"),
         default=None,
         help="refuse a mechanism that claims a larger epsilon",
+    )
+    p.add_argument(
+        "--pin",
+        action="append",
+        metavar="ID",
+        default=None,
+        help="accept only this mechanism id (repeatable): the ids the app audited against the public data",
+    )
+    p.add_argument(
+        "--min-radius",
+        type=positive_float("min radius"),
+        default=None,
+        help="refuse a mechanism whose confidence radius is smaller (nats)",
+    )
+    p.add_argument(
+        "--max-public-n",
+        type=positive_int("max public n"),
+        default=None,
+        help="refuse a mechanism that states more public samples, or a radius tighter than this many support",
+    )
+    p.add_argument(
+        "--state",
+        metavar="FILE",
+        default=None,
+        help="memoise each record's output in this private SQLite file (mode 0600): every later run "
+        "sends the same output; needed for mechanisms with a collection window",
+    )
+    p.add_argument(
+        "--owner-column",
+        metavar="NAME",
+        default=None,
+        help="with --state: the column saying whose record each row is (default: every row is one owner's)",
     )
     p.add_argument(
         "--queue",

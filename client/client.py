@@ -1,13 +1,13 @@
 """The HTTP client: fetch and verify mechanisms, privatise, upload with retries and a queue.
 
-    client = Client("https://agg.example", timeout=10)
+    client = Client("https://agg.example", timeout=10, state_path="rldp-state.sqlite3")
     mech = client.mechanism(mechanism_id)          # downloaded, id checked, audited (cached)
-    ys = mech.privatize(records)                   # OS CSPRNG, vectorised
-    receipt = client.submit(mechanism_id, records) # privatise + upload in batches
+    receipt = client.submit(mechanism_id, records) # privatise (memoised) + upload in batches
 
 Retries and the mapping of answers to errors are the transport's (:mod:`.transport`):
 transient failures are retried with backoff, POST included (uploads are idempotent by
-batch id); any other 4xx is permanent: :class:`ProblemError`.
+batch id); any other 4xx is permanent: :class:`ProblemError`. Verification rules live in
+:mod:`.policy`; reporting over time (memo, budget, windows) in :mod:`.reporting`.
 """
 
 from __future__ import annotations
@@ -15,30 +15,34 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-import msgpack
 import numpy as np
 import requests
 
-from rldp.shared.document import DocumentError, from_json, from_msgpack, to_msgpack
+from rldp.shared.document import DocumentError, from_json, from_msgpack
+from rldp.shared.errors import ValidationError
 
+from .admin import MSGPACK, AdminCalls
+from .budget import PrivacyBudget
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
+from .ledger import PreparedBatch, outbox_pending, outbox_remove, release_batch
 from .mechanism import Mechanism
+from .policy import VerificationPolicy
 from .queue import DEFAULT_LIMIT_BYTES, OfflineQueue
 from .receipt import Receipt
+from .reporting import Reporter, make_batches
 from .sampling import RandomSource
+from .state import StateFile
 from .transport import Transport, json_object
 
 __all__ = ["Client", "Receipt", "DEFAULT_BATCH_SIZE"]
 
 DEFAULT_BATCH_SIZE = 10_000
-MSGPACK = "application/msgpack"
 
 
-class Client:
+class Client(AdminCalls):
     """A client of one rldp aggregator (thread-safe; reuse it).
 
     ``timeout``: seconds per HTTP attempt (connect and read). ``retries``: attempts after
@@ -47,8 +51,17 @@ class Client:
     ``backoff_max``). ``token``: bearer token for admin/read calls (publish, estimate, …).
     ``queue_path``: keep batches that could not be sent in this SQLite file (bounded by
     ``queue_limit_bytes``) and send them with :meth:`flush`. ``rng``: the random source
-    for privatisation (default: the OS CSPRNG). ``max_epsilon``: refuse mechanisms that
-    claim a larger ε.
+    for privatisation (default: the OS CSPRNG).
+
+    What the app accepts (:class:`~rldp.client.policy.VerificationPolicy`): ``pinned``, the
+    only mechanism ids it uses; ``max_epsilon``, refuse a larger claimed ε; ``min_radius`` and
+    ``max_public_n``, refuse a confidence set smaller than the app accepts.
+
+    Reporting over time (:mod:`.reporting`): ``state_path``, a private SQLite file (created
+    with mode 0600) holding each record's memoised Y, the ledger of windows reported and
+    windowed batches not yet acknowledged; ``privacy_budget``, at most this much ε of new
+    draws per owner per period (needs ``state_path``); ``clock``, Unix seconds now (windows
+    and budget periods).
     """
 
     def __init__(
@@ -64,8 +77,19 @@ class Client:
         queue_limit_bytes: int = DEFAULT_LIMIT_BYTES,
         rng: RandomSource | None = None,
         max_epsilon: float | None = None,
+        pinned: Iterable[str] | None = None,
+        min_radius: float | None = None,
+        max_public_n: int | None = None,
+        state_path: str | os.PathLike[str] | None = None,
+        privacy_budget: PrivacyBudget | None = None,
+        clock: Callable[[], float] = time.time,
         session: requests.Session | None = None,
     ) -> None:
+        self.policy = VerificationPolicy(max_epsilon, pinned, min_radius, max_public_n)
+        if privacy_budget is not None and not isinstance(privacy_budget, PrivacyBudget):
+            raise ValueError(f"privacy_budget must be a PrivacyBudget; got {type(privacy_budget).__name__}")
+        if privacy_budget is not None and state_path is None:
+            raise ValueError("privacy_budget needs state_path: the ledger of ε spent lives in the state file")
         self._http = Transport(
             url,
             timeout=timeout,
@@ -78,16 +102,29 @@ class Client:
         self.url = self._http.url
         self.timeout = self._http.timeout
         self.rng = rng
-        self.max_epsilon = max_epsilon
         self._mechanisms: dict[str, Mechanism] = {}
         self._lock = threading.Lock()
+        self.state = StateFile(state_path) if state_path is not None else None
+        self.reporter = Reporter(self.state, privacy_budget, clock) if self.state is not None else None
         self.queue = OfflineQueue(queue_path, queue_limit_bytes) if queue_path is not None else None
 
+    @property
+    def max_epsilon(self) -> float | None:
+        """The ε ceiling of :attr:`policy` (assigning it replaces the ceiling)."""
+        return self.policy.max_epsilon
+
+    @max_epsilon.setter
+    def max_epsilon(self, value: float | None) -> None:
+        p = self.policy
+        self.policy = VerificationPolicy(value, p.pinned, p.min_radius, p.max_public_n, p.beta)
+
     def close(self) -> None:
-        """Close the HTTP session and the queue."""
+        """Close the HTTP session, the queue and the state file."""
         self._http.close()
         if self.queue is not None:
             self.queue.close()
+        if self.state is not None:
+            self.state.close()
 
     def __enter__(self) -> Client:
         return self
@@ -97,17 +134,20 @@ class Client:
 
     # -- mechanisms
     def mechanism(self, mechanism_id: str, *, max_epsilon: float | None = None) -> Mechanism:
-        """Download (msgpack), verify (content id, privacy audit, ε ceiling) and cache a mechanism.
+        """Download (msgpack), verify (content id, policy, privacy audit) and cache a mechanism.
 
-        Raises :class:`MechanismRejected` for a mechanism that fails verification and
-        :class:`ProblemError` (404 unknown-mechanism) for an unknown id.
+        ``max_epsilon`` tightens the client's ceiling for this call. Raises
+        :class:`MechanismRejected` for a mechanism that fails verification or the policy (an id
+        outside ``pinned`` is refused before anything is downloaded) and :class:`ProblemError`
+        (404 unknown-mechanism) for an unknown id.
         """
-        limit = max_epsilon if max_epsilon is not None else self.max_epsilon
+        if not isinstance(mechanism_id, str) or not mechanism_id:
+            raise ValueError(f"mechanism id must be a non-empty string; got {mechanism_id!r}")
+        policy = self.policy.with_max_epsilon(max_epsilon)
+        policy.check_id(mechanism_id)
         with self._lock:
             cached = self._mechanisms.get(mechanism_id)
         if cached is None:
-            if not isinstance(mechanism_id, str) or not mechanism_id:
-                raise ValueError(f"mechanism id must be a non-empty string; got {mechanism_id!r}")
             resp = self._http.request(
                 "GET", f"/v1/mechanisms/{requests.utils.quote(mechanism_id, safe='')}", headers={"Accept": MSGPACK}
             )
@@ -118,13 +158,10 @@ class Client:
                     doc = from_json(resp.content)
             except DocumentError as exc:
                 raise MechanismRejected(mechanism_id, f"invalid or tampered document: {exc}") from None
-            cached = Mechanism.from_document(doc, expected_id=mechanism_id)
+            cached = Mechanism.from_document(doc, expected_id=mechanism_id, policy=policy)
             with self._lock:
                 self._mechanisms[mechanism_id] = cached
-        if limit is not None and cached.epsilon > limit:
-            raise MechanismRejected(
-                mechanism_id, f"claims epsilon {cached.epsilon:g}, above the allowed maximum {limit:g}"
-            )
+        policy.check(cached.document, mechanism_id)  # the policy may have changed since it was cached
         return cached
 
     def mechanisms(self) -> list[dict[str, Any]]:
@@ -132,175 +169,186 @@ class Client:
         mechanisms: list[dict[str, Any]] = self._http.request("GET", "/v1/mechanisms").json()["mechanisms"]
         return mechanisms
 
+    # -- privatisation
+    def privatize(
+        self, mechanism_id: str, records: Any, *, owners: Any = None, rng: RandomSource | None = None
+    ) -> np.ndarray:
+        """Privatise records with a verified mechanism: one output y per record, in order.
+
+        With ``state_path`` the output is memoised per (owner, mechanism, record value) and new
+        draws spend the privacy budget; without, every call draws afresh. With a per-report
+        layer each output is a fresh y' ~ R(·|y) of the memoised y. ``owners``: see
+        :meth:`submit`. Nothing is sent.
+        """
+        mech = self.mechanism(mechanism_id)
+        return self._privatize_x(mech, mech.alphabet.encode(records), owners, rng)
+
+    def privatize_indices(
+        self, mechanism_id: str, x: Any, *, owners: Any = None, rng: RandomSource | None = None
+    ) -> np.ndarray:
+        """:meth:`privatize` for records already encoded as indices x = s·|U| + u."""
+        mech = self.mechanism(mechanism_id)
+        xs = np.asarray(x).reshape(-1)
+        if xs.size and xs.dtype.kind not in "iu":
+            raise ValueError(f"record indices must be integers in [0, {mech.size}); got dtype {xs.dtype}")
+        return self._privatize_x(mech, xs.astype(np.int64, copy=False), owners, rng)  # range: checked there
+
+    def _privatize_x(self, mech: Mechanism, x: np.ndarray, owners: Any, rng: RandomSource | None) -> np.ndarray:
+        rng = rng if rng is not None else self.rng
+        if self.reporter is None:
+            self._stateless(mech, owners)
+            return mech.privatize_indices(x, rng)
+        return self.reporter.privatize(mech, x, owners, rng)
+
+    def _stateless(self, mech: Mechanism, owners: Any) -> None:
+        if owners is not None:
+            raise ValidationError("owners= needs Client(url, state_path=...): memos and windows live in the state file")
+        if mech.window is not None:
+            raise ValidationError(
+                f"mechanism {mech.id} collects at most one report per owner per {mech.window.text} window; the "
+                "client must remember what it sent: give Client(url, state_path=...)"
+            )
+
     # -- uploads
     def submit(
-        self, mechanism_id: str, records: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, rng: RandomSource | None = None
+        self,
+        mechanism_id: str,
+        records: Any,
+        *,
+        owners: Any = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        rng: RandomSource | None = None,
     ) -> Receipt:
         """Privatise ``records`` with the (verified) mechanism and upload them in batches.
+
+        ``owners``: whose record each one is — None (every record is the device owner's), one
+        string for all, or one string (or integer) per record; needs ``state_path``. With
+        ``state_path`` every (owner, mechanism, record value) sends its memoised Y. For a
+        mechanism with a collection window only each owner's first record is sent, and only
+        if the owner has not reported in the current window (the others count in
+        ``receipt.skipped``); batches carry ``"window"`` and are committed to the state file
+        first, so batches left unsent by a crash or an outage are sent again (same batch id)
+        by the next submit or :meth:`flush`.
 
         Each batch gets a fresh batch id (uuid4). Transient failures are retried (see the
         module doc); if they persist, the unsent batches go to the offline queue when there
         is one (``receipt.queued``), else :class:`ServiceUnavailable` is raised with
-        ``exc.receipt`` telling what was accepted. A permanent refusal raises
-        :class:`ProblemError` (also with ``exc.receipt``).
+        ``exc.receipt`` telling what was accepted (``queued``: windowed reports kept in the
+        state file). A permanent refusal raises :class:`ProblemError` (also with
+        ``exc.receipt``). A call that would exceed the privacy budget raises
+        :class:`~rldp.client.PrivacyBudgetExceeded` and sends nothing.
         """
+        if isinstance(batch_size, bool) or int(batch_size) < 1:
+            raise ValueError(f"batch_size must be ≥ 1; got {batch_size!r}")
         mech = self.mechanism(mechanism_id)
-        ys = mech.privatize(records, rng=rng if rng is not None else self.rng)
-        return self.submit_reports(mechanism_id, ys, batch_size=batch_size)
+        x = mech.alphabet.encode(records)
+        rng = rng if rng is not None else self.rng
+        if self.reporter is None:
+            self._stateless(mech, owners)
+            return self._send_all(make_batches(mechanism_id, mech.privatize_indices(x, rng), int(batch_size), None))
+        prepared = self.reporter.prepare(mech, x, owners, rng, int(batch_size))
+        if prepared.window is None:
+            return self._send_all(prepared.batches)
+        assert self.state is not None
+        with self.state.read() as conn:  # this call's batches, and any a crash or an outage left behind
+            pending = outbox_pending(conn, mech.id)
+        return self._send_all(pending, skipped=prepared.skipped, window=prepared.window)
 
     def submit_reports(self, mechanism_id: str, reports: Any, *, batch_size: int = DEFAULT_BATCH_SIZE) -> Receipt:
-        """Upload outputs that are already privatised (see :meth:`submit`)."""
+        """Upload outputs that are already privatised (no memo, no window ledger: see :meth:`submit`)."""
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be ≥ 1; got {batch_size!r}")
         ys = np.asarray(reports)
         if ys.ndim != 1 or (ys.size and ys.dtype.kind not in "iu"):
             raise ValueError("reports must be a 1-D array of integer outputs")
-        bodies = []
-        for start in range(0, ys.size, int(batch_size)):
-            chunk = ys[start : start + int(batch_size)]
-            batch = uuid.uuid4().hex
-            bodies.append(
-                (
-                    batch,
-                    int(chunk.size),
-                    msgpack.packb(
-                        {"mechanism": mechanism_id, "batch": batch, "reports": chunk.tolist()}, use_bin_type=True
-                    ),
-                )
-            )
-        return self._send_all(mechanism_id, bodies)
+        return self._send_all(make_batches(mechanism_id, ys, int(batch_size), None))
 
     def _post_batch(self, body: bytes) -> dict[str, Any]:
         resp = self._http.request("POST", "/v1/reports", data=body, headers={"Content-Type": MSGPACK}, ok=(200, 201))
         return json_object(resp)
 
-    def _send_all(self, mechanism_id: str, bodies: list[tuple[str, int, bytes]]) -> Receipt:
-        accepted = batches = duplicates = queued = dropped = 0
+    def _settled(self, item: PreparedBatch, refused: bool = False) -> None:
+        """A windowed batch left the outbox: acknowledged or queued, or refused for good (ledger released)."""
+        if self.state is None or not (refused or item.window):
+            return
+        with self.state.write() as conn:
+            if refused:
+                release_batch(conn, item.batch)
+            elif item.window:
+                outbox_remove(conn, item.batch)
+
+    def _send_all(self, batches: list[PreparedBatch], *, skipped: int = 0, window: str | None = None) -> Receipt:
+        accepted = n_batches = duplicates = queued = dropped = 0
         ids: list[str] = []
 
         def receipt() -> Receipt:
-            return Receipt(accepted, batches, duplicates, queued, dropped, batch_ids=tuple(ids))
+            return Receipt(
+                accepted, n_batches, duplicates, queued, dropped, batch_ids=tuple(ids), skipped=skipped, window=window
+            )
 
-        for i, (batch, n, body) in enumerate(bodies):
+        for i, item in enumerate(batches):
             try:
-                answer = self._post_batch(body)
+                answer = self._post_batch(item.body)
             except ServiceUnavailable as exc:
                 if self.queue is None:
+                    queued = sum(rest.n for rest in batches[i:] if rest.window)  # kept in the state file's outbox
                     exc.receipt = receipt()
                     raise
-                for batch_q, n_q, body_q in bodies[i:]:  # the server is down: queue the rest at once
-                    stored, lost = self.queue.put(mechanism_id, batch_q, n_q, body_q)
-                    queued += n_q if stored else 0
+                for rest in batches[i:]:  # the server is down: queue the rest at once
+                    stored, lost = self.queue.put(rest.mechanism, rest.batch, rest.n, rest.body)
+                    queued += rest.n if stored else 0
                     dropped += lost
+                    self._settled(rest)
                 return receipt()
             except ProblemError as exc:
+                self._settled(item, refused=True)
                 exc.receipt = receipt()
                 raise
-            accepted += int(answer.get("accepted", n))
-            batches += 1
+            self._settled(item)
+            accepted += int(answer.get("accepted", item.n))
+            n_batches += 1
             duplicates += bool(answer.get("duplicate"))
-            ids.append(batch)
+            ids.append(item.batch)
         return receipt()
 
     def flush(self) -> Receipt:
-        """Send the offline queue's batches (oldest first) with their original batch ids.
+        """Send what is waiting: windowed batches in the state file, then the offline queue (oldest first).
 
-        Stops at the first transient failure (the rest stay queued). A batch the server
-        refuses for good (e.g. its mechanism was retired) is removed and counted in
+        Every batch keeps its original batch id (a batch the server already has is answered
+        as a duplicate). Stops at the first transient failure (the rest stay). A batch the
+        server refuses for good (e.g. its mechanism was retired) is removed and counted in
         ``rejected`` with its reason in ``problems``.
         """
-        if self.queue is None:
-            return Receipt()
-        accepted = batches = duplicates = rejected = 0
+        accepted = n_batches = duplicates = rejected = 0
         ids: list[str] = []
         problems: list[str] = []
-        for item in self.queue.pending():
+        pending: list[tuple[PreparedBatch, int | None]] = []
+        if self.state is not None:
+            with self.state.read() as conn:
+                pending += [(item, None) for item in outbox_pending(conn)]
+        if self.queue is not None:
+            pending += [(PreparedBatch(q.batch, q.mechanism, "", q.n, q.body), q.seq) for q in self.queue.pending()]
+        for item, seq in pending:
             try:
                 answer = self._post_batch(item.body)
             except ServiceUnavailable:
                 break
             except ProblemError as exc:
-                self.queue.remove(item.seq)
+                self._settled(item, refused=True)
+                if seq is not None and self.queue is not None:
+                    self.queue.remove(seq)
                 rejected += item.n
                 problems.append(f"batch {item.batch}: {exc.reason}: {exc.detail}")
                 continue
-            self.queue.remove(item.seq)
+            self._settled(item)
+            if seq is not None and self.queue is not None:
+                self.queue.remove(seq)
             accepted += int(answer.get("accepted", item.n))
-            batches += 1
+            n_batches += 1
             duplicates += bool(answer.get("duplicate"))
             ids.append(item.batch)
-        stats = self.queue.stats()
-        return Receipt(
-            accepted, batches, duplicates, stats["pending_reports"], 0, rejected, tuple(ids), tuple(problems)
-        )
-
-    # -- admin and read calls (need a token)
-    def publish(self, document: dict[str, Any]) -> dict[str, Any]:
-        """Publish a mechanism document (admin). Returns {"id", "method", "epsilon", "epsilon_audited", "status"}."""
-        resp = self._http.request(
-            "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers={"Content-Type": MSGPACK}
-        )
-        return json_object(resp)
-
-    def retire(self, mechanism_id: str) -> dict[str, Any]:
-        """Retire a mechanism (admin): it accepts no more reports."""
-        return json_object(self._http.request("POST", f"/v1/mechanisms/{mechanism_id}/retire", auth=True))
-
-    def estimate(self, mechanism_id: str, **params: Any) -> dict[str, Any]:
-        """The server's estimate of P(S, U) (admin or read token); ``params``: method, interval, prior, prior_weight."""
-        return json_object(
-            self._http.request(
-                "GET",
-                f"/v1/mechanisms/{mechanism_id}/estimate",
-                auth=True,
-                params={k: v for k, v in params.items() if v is not None},
-            )
-        )
-
-    def design(
-        self,
-        csv_text: str,
-        *,
-        sensitive: str,
-        released: Iterable[str] | str,
-        epsilon: float,
-        method: str,
-        beta: float | None = None,
-        radius: float | None = None,
-        order: float | None = None,
-        wait: bool = True,
-        poll: float = 1.0,
-        wait_timeout: float = 3600.0,
-    ) -> dict[str, Any]:
-        """Ask the server to design and publish a mechanism from public CSV text (admin).
-
-        With ``wait`` (default) polls the job until it is done or failed and returns its
-        final status (``{"status": "done", "mechanism": id, ...}``); else returns the job.
-        """
-        body: dict[str, Any] = {
-            "csv": csv_text,
-            "sensitive": sensitive,
-            "released": [released] if isinstance(released, str) else list(released),
-            "epsilon": epsilon,
-            "method": method,
-        }
-        for key, value in (("beta", beta), ("radius", radius), ("order", order)):
-            if value is not None:
-                body[key] = value
-        job = json_object(self._http.request("POST", "/v1/designs", auth=True, json=body))
-        if not wait:
-            return job
-        deadline = time.monotonic() + wait_timeout
-        while True:
-            status = json_object(self._http.request("GET", job["status_url"], auth=True))
-            if status["status"] in ("done", "failed") or time.monotonic() > deadline:
-                return status
-            time.sleep(poll)
-
-    def ready(self) -> bool:
-        """True when the server and its database answer (GET /readyz)."""
-        try:
-            self._http.request("GET", "/readyz")
-        except (ServiceUnavailable, ProblemError):
-            return False
-        return True
+        still = self.queue.stats()["pending_reports"] if self.queue is not None else 0
+        if self.state is not None:
+            with self.state.read() as conn:
+                still += sum(item.n for item in outbox_pending(conn))
+        return Receipt(accepted, n_batches, duplicates, still, 0, rejected, tuple(ids), tuple(problems))

@@ -15,7 +15,15 @@ from typing import Any
 
 from rldp.shared.errors import RldpError
 
-__all__ = ["RldpError", "RLDPError", "MechanismRejected", "ProblemError", "ServiceUnavailable"]
+__all__ = [
+    "RldpError",
+    "RLDPError",
+    "MechanismRejected",
+    "ProblemError",
+    "ServiceUnavailable",
+    "StateFileError",
+    "PrivacyBudgetExceeded",
+]
 
 #: The older name of the root error class, kept for code written against rldp 0.1.
 RLDPError = RldpError
@@ -61,3 +69,38 @@ class ServiceUnavailable(RldpError, OSError):
         super().__init__(message)
         self.status = status
         self.receipt = receipt
+
+
+class StateFileError(RldpError, OSError):
+    """The client's state file (``Client(state_path=...)``) cannot be used: it is not a SQLite
+    database, is corrupt, belongs to something else or to a newer rldp, or others may read it.
+
+    Never worked around by starting a new file: a new memo would re-randomise every record
+    and undo the protection of memoisation. ``path`` names the file.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"state file {path}: {message}")
+        self.path = path
+
+
+class PrivacyBudgetExceeded(RldpError):
+    """A report would spend more ε than the app's privacy budget allows; nothing was sent.
+
+    ``budget``: the budget's ε; ``per``: its period (e.g. ``"P1D"``, None for a lifetime budget);
+    ``spent``: ε the owner has spent in the current period; ``asked``: ε the refused call needed;
+    ``owner``: whose budget (``""`` = the device's single owner).
+    """
+
+    def __init__(self, budget: float, per: str | None, spent: float, asked: float, owner: str) -> None:
+        who = "this device's owner" if owner == "" else f"owner {owner!r}"
+        period = f" per {per}" if per else ""
+        super().__init__(
+            f"privacy budget exceeded: {who} has spent epsilon {spent:.6g} of the budget {budget:g}{period}, "
+            f"and this report asks {asked:.6g} more; nothing was sent"
+        )
+        self.budget = budget
+        self.per = per
+        self.spent = spent
+        self.asked = asked
+        self.owner = owner

@@ -3,7 +3,19 @@
 :meth:`Mechanism.from_document` is the only way in, and it refuses (raises
 :class:`~rldp.client.errors.MechanismRejected`) a document whose id does not match its
 content, whose privacy audit fails (``rldp.shared.audit.audit_document`` recomputes the
-worst-case ε from the matrix), or that claims more ε than the caller accepts.
+worst-case ε from the matrix), or that the caller's :class:`~rldp.client.policy.VerificationPolicy`
+does not accept (an id outside the pinned set, more ε than allowed, a confidence set smaller
+than the app accepts).
+
+:meth:`Mechanism.privatize` draws a fresh Y on every call: right for one report per record.
+An app that reports the same record again and again should report through
+``Client(url, state_path=...)``, which memoises the draw (:mod:`rldp.client.memo`).
+
+A document with a per-report layer (``collection.per_report`` = (R, ε₁), RAPPOR's instantaneous
+response) is verified for both guarantees by the audit, and every report is drawn afresh:
+:meth:`privatize` draws y' ~ (R·Q)(·|x) (the report distribution,
+:func:`~rldp.shared.document.report_matrix`); the memo stores y ~ Q(·|x) (:meth:`draw_memo`)
+and each report sends y' ~ R(·|y) (:meth:`report_from`), never storing y'.
 """
 
 from __future__ import annotations
@@ -14,11 +26,21 @@ from typing import Any
 
 import numpy as np
 
-from rldp.shared.audit import AuditResult, audit_document
-from rldp.shared.document import DocumentError, alphabet, mechanism_matrix, validate_document
+from rldp.shared.audit import AuditResult, LayeredAuditResult, audit_document
+from rldp.shared.collection import Window, collection_window
+from rldp.shared.document import (
+    DocumentError,
+    PerReport,
+    alphabet,
+    mechanism_matrix,
+    per_report_layer,
+    report_matrix,
+    validate_document,
+)
 from rldp.shared.records import Alphabet
 
 from .errors import MechanismRejected
+from .policy import VerificationPolicy
 from .sampling import ColumnSampler, RandomSource
 
 __all__ = ["Mechanism"]
@@ -36,18 +58,36 @@ class Mechanism:
         self.document = document
         self.audit = audit
         self.alphabet: Alphabet = alphabet(document)
+        #: Q, the document's matrix: the memoised mechanism (the long-run guarantee).
         self.matrix: np.ndarray = mechanism_matrix(document)
-        self._sampler = ColumnSampler(self.matrix)
+        #: The per-report layer (R, ε₁), None when the document has none.
+        self.per_report: PerReport | None = per_report_layer(document)
+        #: The distribution of one report given x: R·Q with a per-report layer, else Q.
+        self.report_matrix: np.ndarray = report_matrix(document)
+        self._sampler = ColumnSampler(self.report_matrix)
+        layer = self.per_report
+        self._memo_sampler = self._sampler if layer is None else ColumnSampler(self.matrix)
+        self._layer_sampler = None if layer is None else ColumnSampler(layer.matrix)
+        #: The collection window (``"collection": {"window": "P1D"}``), None when it has none.
+        self.window: Window | None = collection_window(document)
 
     @classmethod
     def from_document(
-        cls, document: Mapping[str, Any], *, expected_id: str | None = None, max_epsilon: float | None = None
+        cls,
+        document: Mapping[str, Any],
+        *,
+        expected_id: str | None = None,
+        max_epsilon: float | None = None,
+        policy: VerificationPolicy | None = None,
     ) -> Mechanism:
-        """Verify a document (id, audit, optional ε ceiling) and wrap it.
+        """Verify a document (id, the caller's policy, audit) and wrap it.
 
         ``expected_id``: the id the caller asked for (a server must not substitute another
-        valid mechanism). ``max_epsilon``: refuse mechanisms claiming a larger ε (nats).
+        valid mechanism). ``policy``: pinned ids, ε ceiling, confidence-set floors
+        (:class:`~rldp.client.policy.VerificationPolicy`); ``max_epsilon`` tightens its ε
+        ceiling (nats).
         """
+        rules = (policy or VerificationPolicy()).with_max_epsilon(max_epsilon)
         claimed_id = document.get("id") if isinstance(document, Mapping) else None
         label = expected_id or (claimed_id if isinstance(claimed_id, str) else "<no id>")
         try:
@@ -56,15 +96,13 @@ class Mechanism:
             raise MechanismRejected(label, f"invalid or tampered document: {exc}") from None
         if expected_id is not None and doc["id"] != expected_id:
             raise MechanismRejected(label, f"the server returned a different mechanism ({doc['id']})")
+        rules.check(doc, label)
         try:
             result = audit_document(doc)
         except ValueError as exc:
             raise MechanismRejected(label, f"cannot be audited: {exc}") from None
         if not result.passed:
             raise MechanismRejected(label, "privacy audit failed: " + "; ".join(result.reasons), result.reasons)
-        eps = float(doc["privacy"]["epsilon"])
-        if max_epsilon is not None and eps > max_epsilon:
-            raise MechanismRejected(label, f"claims epsilon {eps:g}, above the allowed maximum {max_epsilon:g}")
         return cls(doc, result)
 
     # -- properties
@@ -89,12 +127,28 @@ class Mechanism:
         return float(self.audit.epsilon)
 
     @property
+    def epsilon_per_report(self) -> float | None:
+        """The claimed single-report ε₁ of the per-report layer (nats), None without one."""
+        return None if self.per_report is None else self.per_report.epsilon
+
+    @property
+    def epsilon_per_report_audited(self) -> float | None:
+        """The audited ε of one report (R·Q; ≤ ε₁ + tolerance), None without a per-report layer."""
+        single = self.audit.per_report if isinstance(self.audit, LayeredAuditResult) else None
+        return None if single is None else float(single.epsilon)
+
+    @property
     def notion(self) -> str:
         return str(self.document["privacy"]["notion"])
 
     @property
     def outputs(self) -> int:
-        """|Y|: reports are integers in [0, outputs)."""
+        """|Y'|: reports are integers in [0, outputs) (|Y| without a per-report layer)."""
+        return int(self.report_matrix.shape[0])
+
+    @property
+    def memo_outputs(self) -> int:
+        """|Y|: memoised values are integers in [0, memo_outputs) (the rows of Q)."""
         return int(self.matrix.shape[0])
 
     @property
@@ -111,7 +165,8 @@ class Mechanism:
 
     # -- privatisation
     def privatize(self, records: Any, rng: RandomSource | None = None) -> np.ndarray:
-        """Privatise many records: output indices y (int64), one per record, in order.
+        """Privatise many records: output indices y (int64), one per record, in order, each a fresh
+        report y ~ (R·Q)(·|x) (Q(·|x) without a per-report layer).
 
         ``records``: dicts ``{"sex": "Male", "race": "White"}`` (extra keys ignored), tuples
         ``(sensitive, released...)``, a :class:`~rldp.shared.records.Table`, or a dict of
@@ -128,3 +183,13 @@ class Mechanism:
     def privatize_one(self, record: Any, rng: RandomSource | None = None) -> int:
         """Privatise one record (a dict or a tuple); returns y."""
         return int(self._sampler.sample(np.array([self.alphabet.encode_one(record)]), rng)[0])
+
+    # -- reporting over time (rldp.client.reporting)
+    def draw_memo(self, x: Any, rng: RandomSource | None = None) -> np.ndarray:
+        """The values the memo stores for records x: y ~ Q(·|x), the document's matrix."""
+        return self._memo_sampler.sample(x, rng)
+
+    def report_from(self, ys: np.ndarray, rng: RandomSource | None = None) -> np.ndarray:
+        """One report per memoised y: y' ~ R(·|y) drawn afresh on every call with a per-report
+        layer (so one report reveals at most ε₁); ``ys`` unchanged without one."""
+        return ys if self._layer_sampler is None else self._layer_sampler.sample(ys, rng)

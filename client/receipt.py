@@ -15,7 +15,10 @@ class Receipt:
     already stored: a retry answered as a duplicate); ``batches``: batches acknowledged;
     ``duplicates``: of those, how many the server had already; ``queued``: reports left in
     the offline queue; ``dropped``: reports the bounded queue had to drop; ``rejected``:
-    reports of queued batches the server refused for good (on flush; see ``problems``).
+    reports of queued batches the server refused for good (on flush; see ``problems``);
+    ``skipped``: records not sent because their owner had already reported in this
+    collection window (or had an earlier record in the same call); ``window``: the label of
+    the collection window the batches were counted in (None: the mechanism has no windows).
     """
 
     accepted: int = 0
@@ -26,6 +29,8 @@ class Receipt:
     rejected: int = 0
     batch_ids: tuple[str, ...] = ()
     problems: tuple[str, ...] = field(default=())
+    skipped: int = 0
+    window: str | None = None
 
     def __add__(self, other: Receipt) -> Receipt:
         return Receipt(
@@ -37,4 +42,6 @@ class Receipt:
             self.rejected + other.rejected,
             self.batch_ids + other.batch_ids,
             self.problems + other.problems,
+            self.skipped + other.skipped,
+            self.window if self.window is not None else other.window,
         )

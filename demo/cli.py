@@ -66,6 +66,12 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     p.add_argument("--seed", type=nonnegative_int("--seed"), help="seed for choosing the users (default: random)")
     p.add_argument("--quick", action="store_true", help="a smaller, faster run (CI)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--no-attack",
+        action="store_true",
+        help="skip the averaging attack (an aggregator linking each user's reports over 30 windows, "
+        "with and without the client's memoisation)",
+    )
     p.set_defaults(func=cmd_demo)
     return p
 
@@ -88,6 +94,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seed=args.seed,
         quick=args.quick,
         progress=not args.no_progress,
+        attack=not args.no_attack,
     )
     run_demo(cfg)
     return 0

@@ -1,7 +1,7 @@
 """Figures of the experiments and of the demo (matplotlib, Agg backend: no display needed).
 
 matplotlib is an optional dependency (``rldp[demo]``) and slow to import, so it is
-imported only when a figure is drawn (:func:`_pyplot`); importing this module is cheap.
+imported only when a figure is drawn (:func:`pyplot`); importing this module is cheap.
 
 :func:`plot_curves` and :func:`plot_boxes` take an experiment's tidy rows (dicts with the
 columns of :data:`rldp.demo.experiments.COLUMNS`), draw one subplot per panel (data pair or
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["METHOD_STYLES", "method_label", "plot_curves", "plot_boxes", "plot_demo"]
+__all__ = ["METHOD_STYLES", "pyplot", "method_label", "plot_curves", "plot_boxes", "plot_demo"]
 
 # method -> (legend label, colour, marker, "ours"?)
 METHOD_STYLES: dict[str, tuple[str, str, str, bool]] = {
@@ -60,7 +60,8 @@ def _style(method: str, index: int) -> dict[str, Any]:
     }
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (files only), imported on first use."""
     # Lazy on purpose: matplotlib is optional and takes ~0.5 s to import.
     import matplotlib
 
@@ -71,7 +72,7 @@ def _pyplot():
 
 
 def _grid(n_panels: int, ncols: int, panel_size: tuple[float, float]):
-    plt = _pyplot()
+    plt = pyplot()
     ncols = max(1, min(ncols, n_panels))
     nrows = math.ceil(n_panels / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size[0] * ncols, panel_size[1] * nrows), squeeze=False)
@@ -295,7 +296,7 @@ def plot_demo(out: Path, summary: Mapping[str, Any]) -> list[Path]:
     """The demo's figures in ``out``: estimate.png (truth, public and private estimates with
     intervals) and, if the summary has curves, privacy_utility.png (NMI against ε for each
     certified method on this pair). Returns the paths written."""
-    plt = _pyplot()
+    plt = pyplot()
     labels = summary["labels"]
     x = np.arange(len(labels))
     truth = np.ravel(summary["truth"])

@@ -5,6 +5,15 @@ most one report per record owner, mechanism and window, labels each batch with i
 and the service counts every batch in its window (estimates can be read per window).
 Documents without ``collection`` behave as before: no windows.
 
+A document may also carry a per-report layer, ``"collection": {"per_report": {"matrix": R,
+"epsilon": ε₁}}`` (RAPPOR's instantaneous response on top of the memo): R is a |Y'| × |Y|
+column-stochastic matrix, ``R[y'][y] = R(y'|y)``, applied afresh to the memoised Y on every
+report, so one report is distributed as (R·Q)(·|x) and reveals at most ε₁ (the audit of R·Q
+under the document's notion), while any number of reports reveal no more than the memoised
+Y (the document's ε). This module checks the layer's structure; the numbers (shape against
+Q, entries, stochasticity, ε₁ ≤ ε) are checked by :mod:`rldp.shared.document.schema`,
+which knows Q.
+
 The window length is an ISO 8601 duration of whole weeks, days, hours or minutes (``P1W``,
 ``P1D``, ``PT6H``, ``PT15M``; at least one minute). Windows are aligned on the Unix epoch in
 UTC — window k covers [k·d, (k+1)·d) seconds — and a window's label is its start:
@@ -15,6 +24,7 @@ numpy-free, standard library only (this module ships with the client).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,7 +33,10 @@ from typing import Any
 
 from .errors import DocumentError, ValidationError
 
-__all__ = ["Window", "collection_window", "validate_collection"]
+__all__ = ["Window", "collection_window", "validate_collection", "PER_REPORT_FIELDS"]
+
+#: The fields of ``collection.per_report``: R (|Y'| × |Y|) and the single-report ε₁ it claims.
+PER_REPORT_FIELDS = ("epsilon", "matrix")
 
 _DURATION = re.compile(r"P(?:(?P<weeks>\d+)W|(?P<days>\d+)D|T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?)")
 _DAY = 86_400
@@ -79,15 +92,40 @@ def validate_collection(value: Any) -> dict[str, Any]:
     """The document's ``collection`` field checked (DocumentError naming the field otherwise)."""
     if not isinstance(value, Mapping):
         raise DocumentError(f"collection must be an object such as {{'window': 'P1D'}}, got {type(value).__name__}")
-    unknown = set(value) - {"window"}
+    unknown = set(value) - {"window", "per_report"}
     if unknown:
-        raise DocumentError(f"collection has unknown field(s) {', '.join(sorted(unknown))}; known: window")
+        raise DocumentError(f"collection has unknown field(s) {', '.join(sorted(unknown))}; known: per_report, window")
     if "window" in value:
         try:
             Window.parse(value["window"])
         except ValidationError as exc:
             raise DocumentError(str(exc)) from None
+    if "per_report" in value:
+        _validate_per_report(value["per_report"])
     return dict(value)
+
+
+def _validate_per_report(layer: Any) -> None:
+    """The structure of ``collection.per_report``: exactly ``matrix`` (a list of rows) and ``epsilon`` (> 0)."""
+    if not isinstance(layer, Mapping):
+        raise DocumentError(
+            "collection.per_report must be an object {'matrix': R, 'epsilon': ε₁}, got " + type(layer).__name__
+        )
+    missing = [f for f in PER_REPORT_FIELDS if f not in layer]
+    unknown = set(layer) - set(PER_REPORT_FIELDS)
+    if missing or unknown:
+        raise DocumentError(
+            f"collection.per_report must have exactly the fields {' and '.join(PER_REPORT_FIELDS)}; "
+            f"missing: {', '.join(missing) or 'none'}, unknown: {', '.join(sorted(unknown)) or 'none'}"
+        )
+    eps = layer["epsilon"]
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (math.isfinite(eps) and eps > 0):
+        raise DocumentError(f"collection.per_report.epsilon must be a finite number > 0 (nats), got {eps!r}")
+    if not isinstance(layer["matrix"], list) or not layer["matrix"]:
+        raise DocumentError(
+            "collection.per_report.matrix must be a non-empty list of rows, R[y'][y] = R(y'|y), got "
+            + repr(layer["matrix"])[:60]
+        )
 
 
 def collection_window(doc: Mapping[str, Any]) -> Window | None:

@@ -1,10 +1,11 @@
 """The report batch: what a client uploads and what the aggregator stores.
 
 A batch is ``{"mechanism": <id>, "batch": <client-chosen id>, "reports": [y, ...]}`` with
-each y an output index in ``[0, |Y|)`` of that mechanism. :func:`parse_batch` checks its
-form and :func:`check_reports` its reports against the mechanism; each refusal is its own
-:class:`~rldp.shared.errors.ReportError` subclass (the service answers each with its own
-problem type) and names the offending field or report.
+each y an output index in ``[0, |Y|)`` of that mechanism, and ``"window": <label>`` when the
+mechanism collects by window (:mod:`rldp.shared.collection`). :func:`parse_batch` checks its
+form, :func:`check_reports` its reports and :func:`check_window` its window against the
+mechanism; each refusal is its own :class:`~rldp.shared.errors.ReportError` subclass (the
+service answers each with its own problem type) and names the offending field or report.
 
 Stored and hashed in one exact binary form: the reports as little-endian unsigned integers
 of the smallest width that holds ``|Y| - 1`` (:func:`pack_reports`). The SHA-256 of that
@@ -22,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ReportError
+from .collection import Window
+from .errors import ReportError, ValidationError
 
 __all__ = [
     "BATCH_ID",
@@ -32,10 +34,16 @@ __all__ = [
     "EmptyBatch",
     "TooManyReports",
     "ReportOutOfRange",
+    "WindowRequired",
+    "UnexpectedWindow",
+    "InvalidWindow",
+    "FutureWindow",
+    "NO_WINDOW",
     "json_type",
     "describe_value",
     "parse_batch",
     "check_reports",
+    "check_window",
     "report_dtype",
     "pack_reports",
     "unpack_reports",
@@ -45,7 +53,11 @@ __all__ = [
 
 #: A batch id: 1-128 characters of [A-Za-z0-9._:-] (e.g. a UUID), chosen by the client.
 BATCH_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-_SHAPE = '{"mechanism": "<id>", "batch": "<batch id>", "reports": [y, ...]}'
+_SHAPE = (
+    '{"mechanism": "<id>", "batch": "<batch id>", "reports": [y, ...]} (plus "window" if the mechanism has windows)'
+)
+#: The window label of a batch of a mechanism without collection windows.
+NO_WINDOW = ""
 
 
 # --------------------------------------------------------------------------- refusals
@@ -77,6 +89,22 @@ class TooManyReports(BatchError):
 
 class ReportOutOfRange(BatchError):
     """A report is an integer but not an output index of the mechanism."""
+
+
+class WindowRequired(BatchError):
+    """The mechanism collects by window and the batch has no ``window`` label."""
+
+
+class UnexpectedWindow(BatchError):
+    """The batch has a ``window`` label but its mechanism has no collection windows."""
+
+
+class InvalidWindow(BatchError):
+    """The ``window`` is not the label of one of the mechanism's windows (type, format, alignment)."""
+
+
+class FutureWindow(BatchError):
+    """The ``window`` starts after the next window: beyond one window of clock skew."""
 
 
 # --------------------------------------------------------------------------- validation
@@ -204,6 +232,59 @@ def _in_range(arr: np.ndarray, reports: list[Any], outputs: int, maybe_bool: boo
             allowed=[0, outputs - 1],
         )
     return arr
+
+
+def check_window(data: dict[str, Any], window: Window | None, now: float) -> str:
+    """The batch's window label checked against its mechanism's collection ``window``; ``NO_WINDOW``
+    ("") for a mechanism without windows.
+
+    Rule: a mechanism with windows needs a label L that is exactly ``window.label_at(start)``
+    for a window start, with start ≤ (start of the window holding ``now``) + one window —
+    the current window, any past one (a late upload from an offline queue), or the next one
+    (a client clock up to one window ahead). Why: the client's guarantee holds per window (at
+    most one report per record owner), so each batch is counted in the window it claims.
+    A mechanism without windows takes no label (``"window": null`` is the same as none).
+    """
+    value = data.get("window")
+    if window is None:
+        if value is not None:
+            raise UnexpectedWindow(
+                f"'window' is {describe_value(value)} but this mechanism has no collection windows "
+                "(its document has no 'collection'); send the batch without 'window'",
+                field="window",
+            )
+        return NO_WINDOW
+    current = window.label_at(now)
+    if value is None:
+        raise WindowRequired(
+            f"this mechanism collects reports by window ({window.text}): the batch needs 'window', the label "
+            f"of the window its reports belong to, e.g. {current!r} (the current one)",
+            field="window",
+            example=current,
+        )
+    try:
+        if not isinstance(value, str):
+            raise ValidationError("a label is a string")
+        start = window.start_of(value)
+        if window.label_at(start) != value:  # strptime also reads '2026-1-5': one label per window
+            raise ValidationError("not in canonical form")
+    except ValidationError:
+        raise InvalidWindow(
+            f"'window' is {describe_value(value)}, not the label of a window of this mechanism's collection "
+            f"({window.text}, aligned on 1970-01-01 UTC); labels look like {current!r} (the current window)",
+            field="window",
+            example=current,
+        ) from None
+    latest = (int(now // window.seconds) + 1) * window.seconds
+    if start > latest:
+        raise FutureWindow(
+            f"'window' {value!r} has not begun: a batch may be labelled with the current window "
+            f"({current!r}), a past one, or the next one ({window.label_at(latest)!r}, one window of "
+            "clock skew); check the client's clock",
+            field="window",
+            example=current,
+        )
+    return value
 
 
 # --------------------------------------------------------------------------- stored form

@@ -7,7 +7,7 @@ one part accepts is refused by another.
 
 from __future__ import annotations
 
-__all__ = ["STOCHASTIC_TOLERANCE", "STOCHASTIC_TOLERANCE_TEXT", "AUDIT_TOLERANCE", "DESIGN_MARGIN"]
+__all__ = ["STOCHASTIC_TOLERANCE", "STOCHASTIC_TOLERANCE_TEXT", "AUDIT_TOLERANCE", "DESIGN_MARGIN", "RADIUS_RTOL"]
 
 #: A probability vector (a column of Q, P̂, an estimate) must sum to 1 within this, and
 #: no entry may be below ``-STOCHASTIC_TOLERANCE``.
@@ -23,3 +23,7 @@ AUDIT_TOLERANCE = 1e-9
 #: Designers aim at ε·(1 − DESIGN_MARGIN) so that round-off in the design never makes the
 #: audit (at ε + AUDIT_TOLERANCE) fail; relative, so it costs nothing measurable in utility.
 DESIGN_MARGIN = 1e-7
+
+#: A stated radius may fall short of the confidence radius its n and β imply by this relative
+#: amount (both come from the same formula: round-off only, never a smaller set).
+RADIUS_RTOL = 1e-9

@@ -17,6 +17,9 @@ The package, one concept per module:
 * :mod:`.cg` — PolyOpt and NR by column generation;
 * :mod:`.polyopt` — the PolyOpt and NR designers (solver choice, polish, bounds);
 * :mod:`.search` — the one-dimensional searches the designers share;
+* :mod:`.per_report` — :func:`add_per_report_layer`: a per-report layer R (keep Y with
+  probability λ, else draw from the public output distribution) at the largest λ whose R·Q
+  passes the audit at the single-report ε₁;
 * :mod:`.errors` — DesignError and the solvers' errors.
 """
 
@@ -30,6 +33,7 @@ from .errors import CGError, DesignError, PolyOptError, PolyOptTooLarge, SolverE
 from .exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
 from .families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
 from .options import DEFAULT_TIME_BUDGET, SOLVERS, DesignOptions
+from .per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
 from .registry import LATENT_METHODS, METHODS, NON_ROBUST, REGISTRY, SOLVER_METHODS, Designer
 
 __all__ = [
@@ -39,6 +43,9 @@ __all__ = [
     "design_matrix",
     "run_designer",
     "validate_parameters",
+    "add_per_report_layer",
+    "per_report_matrix",
+    "PER_REPORT_FAMILIES",
     "DesignOptions",
     "Designer",
     "REGISTRY",

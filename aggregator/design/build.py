@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from rldp import __version__
 from rldp.shared.audit import audit_rldp
 from rldp.shared.document import build_document
 from rldp.shared.information import mutual_information, normalized_mutual_information
+from rldp.shared.provenance import check_document_provenance, validate_provenance
 from rldp.shared.records import Alphabet
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -117,6 +118,7 @@ def design(
     time_budget: float = DEFAULT_TIME_BUDGET,
     progress: Callable[[dict], None] | None = None,
     warm_start: Any = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> dict:
     """Design, audit and package a mechanism as a document (docs/design.md).
 
@@ -125,7 +127,16 @@ def design(
     ``warm_start``, ``time_budget`` (seconds) and ``progress`` apply to polyopt,
     polyopt-paper and nr (see :func:`design_matrix`); the solver's record (iterations,
     seconds, columns, upper bound) lands in the document's ``parameters``.
+
+    ``provenance`` records which public data gave P̂ (the document's ``provenance`` field,
+    :mod:`rldp.shared.provenance`); from counts: ``public = PublicCounts.from_table(table,
+    alphabet, name="adult.csv")``, then ``public_distribution=public.distribution, n=public.n,
+    provenance=public.provenance()``. ``n`` defaults to its n; a provenance that does not
+    describe P̂ and n (P̂ × n are not the counts it hashes) is refused (DesignError).
     """
+    if provenance is not None:
+        provenance = validate_provenance(provenance)
+        n = provenance["n"] if n is None else n
     options = DesignOptions(
         epsilon=epsilon,
         radius=radius,
@@ -138,7 +149,9 @@ def design(
         warm_start=warm_start,
         extra=extra,
     )
-    return design_document(method, alphabet=alphabet, public_distribution=public_distribution, options=options)
+    return design_document(
+        method, alphabet=alphabet, public_distribution=public_distribution, options=options, provenance=provenance
+    )
 
 
 def _audit(
@@ -169,8 +182,17 @@ def _audit(
     return uncertainty, audit
 
 
-def design_document(method: str, *, alphabet: Alphabet, public_distribution: Any, options: DesignOptions) -> dict:
-    """:func:`design` with its parameters as one :class:`DesignOptions`."""
+def design_document(
+    method: str,
+    *,
+    alphabet: Alphabet,
+    public_distribution: Any,
+    options: DesignOptions,
+    provenance: Mapping[str, Any] | None = None,
+) -> dict:
+    """:func:`design` with its parameters as one :class:`DesignOptions` (and the provenance of P̂)."""
+    if provenance is not None and "provenance" in (options.extra or {}):
+        raise DesignError("give the provenance once: as provenance=, not also in extra")
     if options.radius is not None:
         options = replace(options, beta=None)
     validate_parameters(
@@ -191,6 +213,11 @@ def design_document(method: str, *, alphabet: Alphabet, public_distribution: Any
             f"public_distribution has shape {p_hat.shape}; the alphabet needs "
             f"({alphabet.n_sensitive}, {alphabet.n_released})"
         )
+    if provenance is not None:  # checked before the design: a provenance that does not describe P̂ is a lie
+        draft = {**alphabet.to_dict(), "public_distribution": p_hat, "privacy": {"uncertainty": {"n": options.n}}}
+        check = check_document_provenance({**draft, "provenance": provenance})
+        if not check.passed:
+            raise DesignError(f"the provenance does not describe this design's public data: {check.summary()}")
     if options.radius is None:
         if options.n is None or options.beta is None:
             raise DesignError("give radius, or n (public records) and beta (significance level) for the confidence set")
@@ -217,6 +244,8 @@ def design_document(method: str, *, alphabet: Alphabet, public_distribution: Any
         "design": {"seconds": seconds, "software": f"rldp {__version__}"},
     }
     doc_extra.update(options.extra or {})
+    if provenance is not None:
+        doc_extra["provenance"] = dict(provenance)
     privacy = {"notion": "rldp", "epsilon": options.epsilon, "uncertainty": uncertainty}
     return build_document(
         method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=doc_extra

@@ -1,4 +1,4 @@
-"""/v1/mechanisms: publish (admin), list, download, retire (admin), estimate (admin or read)."""
+"""/v1/mechanisms: publish (admin), list, download, retire (admin), estimate and windows (admin or read)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,10 @@ def estimate(mechanism_id: str) -> Response:
     service = current_service()
     authorize(service.config, read=True)
     return respond(service.estimate(mechanism_id, request.args))
+
+
+@blueprint.get("/v1/mechanisms/<mechanism_id>/windows")
+def windows(mechanism_id: str) -> Response:
+    service = current_service()
+    authorize(service.config, read=True)
+    return respond(service.windows(mechanism_id))

@@ -128,7 +128,10 @@ def _paths() -> dict[str, Any]:
                 "summary": "Publish a mechanism document (admin)",
                 "operationId": "publishMechanism",
                 "description": "The server recomputes the id and the privacy audit and refuses a document "
-                "whose id does not match (id-mismatch) or whose audit fails (audit-failed). "
+                "whose id does not match (id-mismatch) or whose audit fails (audit-failed). A document whose "
+                "provenance contradicts its own P̂ and n, or (when the service is configured with public data, "
+                "RLDP_PUBLIC_DATA) whose P̂, n, radius or counts hash differ from that data, is refused "
+                "(public-data-mismatch; the detail names what differs). "
                 "Idempotent: 201 the first time, 200 when the id is already published.",
                 "security": _ADMIN,
                 "requestBody": _body("MechanismDocument"),
@@ -136,7 +139,7 @@ def _paths() -> dict[str, Any]:
                     _200=_json("PublishResult", "already published (unchanged)"),
                     _201=_json("PublishResult", "published", _LOCATION),
                     _401=unauthorized,
-                    _422=_problem("invalid-document / id-mismatch / audit-failed"),
+                    _422=_problem("invalid-document / id-mismatch / audit-failed / public-data-mismatch"),
                     body=True,
                 ),
             },
@@ -197,6 +200,13 @@ def _paths() -> dict[str, Any]:
                         "description": "where EM starts (and what prior_weight regularises towards)",
                     },
                     {"name": "prior_weight", "in": "query", "schema": {"type": "number", "minimum": 0}},
+                    {
+                        "name": "window",
+                        "in": "query",
+                        "schema": {"type": "string"},
+                        "description": "mechanisms with windows only: estimate from this window's reports alone "
+                        "(its label, e.g. 2026-11-24); without it, from every report",
+                    },
                 ],
                 "responses": _responses(
                     _200=_json("Estimate", "the estimate with 95 % intervals"),
@@ -207,20 +217,38 @@ def _paths() -> dict[str, Any]:
                 ),
             },
         },
+        "/v1/mechanisms/{mechanism_id}/windows": {
+            "get": {
+                "summary": "The collection windows with reports (admin or read token)",
+                "operationId": "listWindows",
+                "security": [{"bearerAuth": []}],
+                "parameters": [_MECH_ID],
+                "responses": _responses(
+                    _200=_json("Windows", "the window length and the windows with reports, most recent first"),
+                    _401=unauthorized,
+                    _404=_problem("unknown-mechanism"),
+                ),
+            },
+        },
         "/v1/reports": {
             "post": {
                 "summary": "Upload a batch of privatised reports",
                 "operationId": "submitReports",
                 "description": "Idempotent by (mechanism, batch): a retried identical batch is stored once and "
                 "answered 200 with duplicate=true. A 2xx means the batch is committed "
-                "(durable). Anything invalid refuses the whole batch; nothing is stored.",
+                "(durable). Anything invalid refuses the whole batch; nothing is stored. A batch of a mechanism "
+                "that collects by window carries its window's label and is counted in that window; a retry under "
+                "another window is a batch-conflict.",
                 "requestBody": _body("ReportBatch"),
                 "responses": _responses(
                     _200=_json("BatchReceipt", "duplicate of a stored batch (stored once)"),
                     _201=_json("BatchReceipt", "stored"),
                     _404=_problem("unknown-mechanism"),
                     _409=_problem("batch-conflict / mechanism-retired"),
-                    _422=_problem("missing-field / wrong-type / report-out-of-range / empty-batch"),
+                    _422=_problem(
+                        "missing-field / wrong-type / report-out-of-range / empty-batch / window-required / "
+                        "unexpected-window / invalid-window / future-window"
+                    ),
                     body=True,
                 ),
             },

@@ -31,20 +31,25 @@ from rldp.aggregator.services import (
     DatabaseUnavailable,
     DocumentIdMismatch,
     EmptyBatch,
+    FutureWindow,
     InvalidDocument,
     InvalidParameter,
+    InvalidWindow,
     MechanismRetired,
     MissingBatchField,
     MissingField,
     NoReports,
+    PublicDataMismatch,
     ReportOutOfRange,
     ServiceError,
     StorageError,
     TooManyReports,
     Unauthorized,
+    UnexpectedWindow,
     UnknownJob,
     UnknownMechanism,
     UnsupportedMediaType,
+    WindowRequired,
     WrongType,
 )
 
@@ -124,6 +129,33 @@ _TYPES = [
     ),
     ProblemType("empty-batch", 422, "Empty batch", "A batch must hold at least one report."),
     ProblemType(
+        "window-required",
+        422,
+        "Batch has no window",
+        "The mechanism collects reports by window (its document's collection.window): every batch needs "
+        "'window', the label of the window its reports belong to (the detail gives an example).",
+    ),
+    ProblemType(
+        "unexpected-window",
+        422,
+        "Mechanism has no windows",
+        "The batch carries a 'window' but its mechanism has no collection windows: send it without one.",
+    ),
+    ProblemType(
+        "invalid-window",
+        422,
+        "Not a window of the mechanism",
+        "The batch's 'window' is not the label of one of its mechanism's windows (aligned on 1970-01-01 UTC; "
+        "'2026-11-24' for whole days, '2026-11-24T06:00Z' otherwise).",
+    ),
+    ProblemType(
+        "future-window",
+        422,
+        "Window has not begun",
+        "The batch's 'window' starts after the next window (one window of clock skew is allowed): the "
+        "client's clock is wrong.",
+    ),
+    ProblemType(
         "batch-conflict",
         409,
         "Batch id already used with different reports",
@@ -155,6 +187,14 @@ _TYPES = [
         422,
         "Mechanism failed its privacy audit",
         "Recomputing the privacy audit from the matrix gives a larger epsilon than the document claims.",
+    ),
+    ProblemType(
+        "public-data-mismatch",
+        422,
+        "Mechanism does not match the public data",
+        "The document's public distribution, n, radius or counts hash differ from the public data the "
+        "service checks against (PUBLIC_DATA), or its provenance contradicts its own P̂ and n; the "
+        "detail names what differs.",
     ),
     ProblemType(
         "invalid-parameter",
@@ -202,12 +242,17 @@ REASONS: dict[type[BaseException], str] = {
     BatchFieldType: "wrong-type",
     ReportOutOfRange: "report-out-of-range",
     EmptyBatch: "empty-batch",
+    WindowRequired: "window-required",
+    UnexpectedWindow: "unexpected-window",
+    InvalidWindow: "invalid-window",
+    FutureWindow: "future-window",
     BatchConflict: "batch-conflict",
     UnknownMechanism: "unknown-mechanism",
     MechanismRetired: "mechanism-retired",
     InvalidDocument: "invalid-document",
     DocumentIdMismatch: "id-mismatch",
     AuditFailed: "audit-failed",
+    PublicDataMismatch: "public-data-mismatch",
     InvalidParameter: "invalid-parameter",
     UnknownJob: "unknown-job",
     NoReports: "no-reports",

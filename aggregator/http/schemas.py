@@ -71,6 +71,19 @@ SCHEMAS: dict[str, Any] = {
                 "description": "matrix[y][x] = Q(y|x); every column sums to 1.",
                 "items": {"type": "array", "items": {"type": "number"}},
             },
+            "provenance": {
+                "type": "object",
+                "description": "where P̂ came from (optional; rldp.shared.provenance): the public data's name, its "
+                "n, the columns, the SHA-256 of its canonical cell counts over S × U, and how rows became counts",
+                "required": ["name", "n", "columns", "counts_sha256", "policy"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "n": {"type": "integer", "minimum": 1},
+                    "columns": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                    "counts_sha256": {"type": "string", "pattern": HEX64},
+                    "policy": {"type": "object"},
+                },
+            },
         },
         "additionalProperties": True,
     },
@@ -97,7 +110,11 @@ SCHEMAS: dict[str, Any] = {
             "status": {"type": "string", "enum": ["active", "retired"]},
             "sensitive": {"type": "string", "description": "name of the sensitive attribute"},
             "released": {"type": "array", "items": {"type": "string"}},
-            "outputs": {"type": "integer", "description": "|Y|: reports are integers in [0, outputs)"},
+            "outputs": {
+                "type": "integer",
+                "description": "|Y'|: reports are integers in [0, outputs) (with a per-report layer, the rows of R; "
+                "else of the matrix)",
+            },
             "size": {"type": "integer", "description": "|X|"},
             "published": {"type": "string", "format": "date-time"},
             "retired": {"type": ["string", "null"], "format": "date-time"},
@@ -134,6 +151,13 @@ SCHEMAS: dict[str, Any] = {
                 "items": {"type": "integer", "minimum": 0},
                 "description": "privatised outputs y, each an integer in [0, outputs)",
             },
+            "window": {
+                "type": ["string", "null"],
+                "description": "required when the mechanism collects by window (its document's "
+                "collection.window), refused otherwise (null = absent): the label of the window the reports "
+                "belong to — its start in UTC, '2026-11-24' for whole days, '2026-11-24T06:00Z' otherwise; the "
+                "current window, a past one, or the next one (clock skew)",
+            },
         },
     },
     "BatchReceipt": {
@@ -143,6 +167,7 @@ SCHEMAS: dict[str, Any] = {
             "batch": {"type": "string"},
             "accepted": {"type": "integer", "description": "reports in the batch (now stored)"},
             "duplicate": {"type": "boolean", "description": "true when this batch had already been stored"},
+            "window": {"type": "string", "description": "the window the batch is counted in (mechanisms with windows)"},
         },
     },
     "Estimate": {
@@ -171,6 +196,15 @@ SCHEMAS: dict[str, Any] = {
             },
             "method": {"type": "string", "enum": ["em", "inverse"]},
             "identifiable": {"type": "boolean"},
+            "window": {
+                "type": ["string", "null"],
+                "description": "mechanisms with windows: the window estimated, null for every report",
+            },
+            "windows": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/WindowCount"},
+                "description": "mechanisms with windows: the windows with reports, most recent first",
+            },
         },
         "additionalProperties": True,
     },
@@ -192,6 +226,34 @@ SCHEMAS: dict[str, Any] = {
             "radius": {"type": ["number", "string"], "description": 'Rényi radius in nats, or "inf" (instead of beta)'},
             "order": {"type": "number", "exclusiveMinimum": 0, "description": "Rényi order α (default 2)"},
             "names": {"type": "array", "items": {"type": "string"}},
+            "public_name": {
+                "type": "string",
+                "minLength": 1,
+                "description": "the public data's name in the document's provenance (default 'uploaded CSV')",
+            },
+            "window": {
+                "type": "string",
+                "description": "collect by window of this length (ISO 8601: 'P1D', 'P1W', 'PT6H', 'PT15M'): the "
+                "document then carries collection.window and each client reports at most once per window",
+            },
+        },
+    },
+    "WindowCount": {
+        "type": "object",
+        "required": ["window", "reports"],
+        "properties": {"window": {"type": "string"}, "reports": {"type": "integer"}},
+    },
+    "Windows": {
+        "type": "object",
+        "required": ["mechanism", "collection", "windows"],
+        "properties": {
+            "mechanism": {"type": "string", "pattern": HEX64},
+            "collection": {"type": ["string", "null"], "description": "the window length, null without windows"},
+            "windows": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/WindowCount"},
+                "description": "the windows with reports, most recent first",
+            },
         },
     },
     "DesignAccepted": {

@@ -17,7 +17,15 @@ DESIGN_CONCURRENCY     RLDP_DESIGN_CONCURRENCY      design jobs running at once 
 JOB_STALE_SECONDS      RLDP_JOB_STALE_SECONDS       a job without heartbeat for this long has failed (120)
 WRITER_SOCKET          RLDP_WRITER_SOCKET           SQLite: socket of the writer process that commits
                                                     report batches (``rldp serve`` sets it)
+PUBLIC_DATA            RLDP_PUBLIC_DATA             public CSV files (header row) that every published
+                                                    document's P̂, n and radius must match: ``PATH`` or
+                                                    ``NAME=PATH``, comma-separated (the name defaults to
+                                                    the file's base name); unset: no such check
 =====================  ===========================  ==========================================
+
+The public data is read once, when the configuration is loaded (a file that cannot be read
+is a ConfigError then, not a refusal later); ``config["PUBLIC_DATA"]`` is ``{name: Table}``
+(a ``config`` argument may also give ``{name: path or Table}`` or a list of paths).
 
 Tokens are hashed (SHA-256) as soon as they are read, compared with
 ``hmac.compare_digest`` on the hashes, and never logged. Without an admin token the
@@ -34,6 +42,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from rldp.aggregator.storage import DEFAULT_URL
+from rldp.shared.errors import TableError, one_line
+from rldp.shared.tables import Table, read_csv
 
 from .errors import ConfigError
 
@@ -59,6 +69,7 @@ _ENV = {
     "DESIGN_CONCURRENCY": "RLDP_DESIGN_CONCURRENCY",
     "JOB_STALE_SECONDS": "RLDP_JOB_STALE_SECONDS",
     "WRITER_SOCKET": "RLDP_WRITER_SOCKET",
+    "PUBLIC_DATA": "RLDP_PUBLIC_DATA",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
 _FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS"}
@@ -92,6 +103,34 @@ def _hashes(plain: Any, hashed: Any, name: str) -> tuple[bytes, ...]:
     return tuple(out)
 
 
+def _public_data(value: Any) -> dict[str, Table]:
+    """PUBLIC_DATA as ``{name: Table}``: "PATH" / "NAME=PATH" entries (comma-separated text, a list),
+    or a mapping ``{name: path or Table}``; each file is read now."""
+    if not value:
+        return {}
+    if isinstance(value, Mapping):
+        entries = [(str(name), source) for name, source in value.items()]
+    else:
+        items = value.split(",") if isinstance(value, str) else list(value)
+        entries = []
+        for item in (str(i).strip() for i in items):
+            if item:
+                name, sep, path = item.partition("=")
+                entries.append((name.strip(), path.strip()) if sep else (os.path.basename(item), item))
+    where = "PUBLIC_DATA (RLDP_PUBLIC_DATA)"
+    out: dict[str, Table] = {}
+    for name, source in entries:
+        if not name or (not isinstance(source, Table) and not source):
+            raise ConfigError(f"{where} entries must be PATH or NAME=PATH, comma-separated; got {name!r}={source!r}")
+        if name in out:
+            raise ConfigError(f"{where} names {name!r} twice; give each file its own NAME=PATH")
+        try:
+            out[name] = source if isinstance(source, Table) else read_csv(source)
+        except TableError as exc:
+            raise ConfigError(f"{where}: {one_line(exc)}") from None
+    return out
+
+
 def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Merge defaults, the environment and ``config``; validate; hash tokens (plain ones dropped).
 
@@ -122,6 +161,7 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
     )
     merged["READ_HASHES"] = _hashes(merged.pop("READ_TOKEN", None), merged.pop("READ_TOKEN_SHA256", None), "READ_TOKEN")
+    merged["PUBLIC_DATA"] = _public_data(merged.get("PUBLIC_DATA"))
     return merged
 
 

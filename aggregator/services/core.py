@@ -14,7 +14,7 @@ from typing import Any
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 
 from .errors import DatabaseUnavailable
-from .estimates import estimate
+from .estimates import estimate, window_counts
 from .events import ServiceEvents
 from .ingest import Ingest, Receipt
 from .jobs import DesignRunner
@@ -44,7 +44,7 @@ class AggregatorService:
 
     def publish_bytes(self, body: bytes, kind: str) -> tuple[MechanismRecord, bool]:
         """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created)."""
-        return publish_document(self.storage, body, kind, self.events)
+        return publish_document(self.storage, body, kind, self.events, public_data=self.config["PUBLIC_DATA"])
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded report batch (see :meth:`Ingest.submit`)."""
@@ -53,6 +53,17 @@ class AggregatorService:
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
         return estimate(self.storage, self.catalog, mechanism_id, args)
+
+    def windows(self, mechanism_id: str) -> dict[str, Any]:
+        """A mechanism's collection windows: ``{"mechanism", "collection": <length> | None,
+        "windows": [{"window": label, "reports": n}, …]}``, most recent first (UnknownMechanism)."""
+        record = self.catalog.get(mechanism_id)
+        window = self.catalog.window(record.id)
+        return {
+            "mechanism": record.id,
+            "collection": None if window is None else window.text,
+            "windows": window_counts(self.storage, self.catalog, record),
+        }
 
     def submit_design(self, data: Any) -> JobRecord:
         """Validate a decoded design request and start it as a job."""

@@ -34,6 +34,7 @@ __all__ = [
     "InvalidDocument",
     "DocumentIdMismatch",
     "AuditFailed",
+    "PublicDataMismatch",
     "UnknownJob",
     "NoReports",
     "DatabaseUnavailable",
@@ -117,6 +118,12 @@ class DocumentIdMismatch(ServiceError, ValueError):
 
 class AuditFailed(ServiceError, ValueError):
     """A document whose privacy audit fails (or which cannot be audited)."""
+
+
+class PublicDataMismatch(ServiceError, ValueError):
+    """A document whose claims about its public data do not hold: its P̂, n, radius or counts hash
+    differ from the public data the service checks against (PUBLIC_DATA), or its provenance
+    contradicts its own P̂ and n."""
 
 
 class NoReports(ServiceError):

@@ -1,19 +1,34 @@
-"""Estimating a mechanism's input distribution P(S, U) from its stored report counts."""
+"""Estimating a mechanism's input distribution P(S, U) from its stored report counts.
+
+For a mechanism that collects by window (:mod:`rldp.shared.collection`) an estimate reads
+one window's counts (``window=<label>``) or every window's together; :func:`window_counts`
+lists the windows that have reports.
+"""
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from rldp.aggregator.estimate import INTERVALS, METHODS, estimate_distribution
-from rldp.aggregator.storage import Storage
-from rldp.shared.errors import one_line
+from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.collection import Window
+from rldp.shared.errors import ValidationError, one_line
 
 from .errors import InvalidParameter, NoReports
 from .mechanisms import MechanismCatalog
 
-__all__ = ["ESTIMATE_METHODS", "ESTIMATE_INTERVALS", "ESTIMATE_PRIORS", "estimate_parameters", "estimate"]
+__all__ = [
+    "ESTIMATE_METHODS",
+    "ESTIMATE_INTERVALS",
+    "ESTIMATE_PRIORS",
+    "estimate_parameters",
+    "estimate_window",
+    "window_counts",
+    "estimate",
+]
 
 #: The estimators and interval methods an estimate may ask for.
 ESTIMATE_METHODS = METHODS
@@ -54,18 +69,55 @@ def estimate_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     return {"method": method, "interval": interval, "prior": prior, "prior_weight": prior_weight}
 
 
+def estimate_window(window: Window | None, label: str | None) -> str | None:
+    """The ``window`` parameter of an estimate checked against the mechanism's collection
+    ``window``: the label (one of its windows), or None for every report (no parameter)."""
+    if label is None:
+        return None
+    if window is None:
+        raise InvalidParameter(
+            f"window is {label!r} but this mechanism has no collection windows; omit the parameter",
+            parameter="window",
+        )
+    try:
+        if window.label_at(window.start_of(label)) == label:
+            return label
+    except ValidationError:
+        pass
+    raise InvalidParameter(
+        f"window {label!r} is not the label of a window of this mechanism's collection ({window.text}, aligned on "
+        f"1970-01-01 UTC); labels look like {window.label_at(time.time())!r} (the current window)",
+        parameter="window",
+    )
+
+
+def window_counts(storage: Storage, catalog: MechanismCatalog, record: MechanismRecord) -> list[dict[str, Any]]:
+    """``[{"window": label, "reports": n}, …]`` for every window with reports, most recent first
+    (empty for a mechanism without windows)."""
+    window = catalog.window(record.id)
+    if window is None:
+        return []
+    stored = storage.windows(record.id)
+    return [{"window": label, "reports": stored[label]} for label in sorted(stored, key=window.start_of, reverse=True)]
+
+
 def estimate(storage: Storage, catalog: MechanismCatalog, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
     """The estimate of a published mechanism's P(S, U) as a JSON-ready dict.
 
-    :meth:`rldp.aggregator.estimate.Estimate.to_dict` plus ``mechanism`` and ``status``.
-    Raises UnknownMechanism, InvalidParameter, or NoReports when nothing was reported yet.
+    :meth:`rldp.aggregator.estimate.Estimate.to_dict` plus ``mechanism`` and ``status``;
+    for a mechanism with windows also ``window`` (the one estimated, or null for all) and
+    ``windows`` (:func:`window_counts`). Raises UnknownMechanism, InvalidParameter, or
+    NoReports when nothing was reported yet (in that window).
     """
     record = catalog.get(mechanism_id)
     params = estimate_parameters(args)
-    counts = storage.counts(record.id, record.outputs)
+    window = catalog.window(record.id)
+    label = estimate_window(window, args.get("window"))
+    counts = storage.counts(record.id, record.outputs, window=label)
     if int(counts.sum()) == 0:
+        where = "" if label is None else f" in window {label}"
         raise NoReports(
-            f"mechanism {record.id} has no reports yet; an estimate needs at least one", mechanism=record.id
+            f"mechanism {record.id} has no reports{where} yet; an estimate needs at least one", mechanism=record.id
         )
     matrix, alpha, p_hat = catalog.parsed(record.id)
     try:
@@ -83,4 +135,7 @@ def estimate(storage: Storage, catalog: MechanismCatalog, mechanism_id: str, arg
     out = est.to_dict(alpha)
     out["mechanism"] = record.id
     out["status"] = record.status
+    if window is not None:
+        out["window"] = label
+        out["windows"] = window_counts(storage, catalog, record)
     return out

@@ -1,19 +1,23 @@
 """Ingesting a report batch: check it against its mechanism, store it once.
 
 A batch is refused whole (nothing stored) when anything in it is wrong; the checks of its
-form and reports are :func:`rldp.shared.reports.parse_batch` and
-:func:`~rldp.shared.reports.check_reports`. Storage makes a batch idempotent by
-(mechanism, batch id): a retry with the same reports is answered as a duplicate, the same
-id with other reports is a conflict.
+form, window and reports are :func:`rldp.shared.reports.parse_batch`,
+:func:`~rldp.shared.reports.check_window` and :func:`~rldp.shared.reports.check_reports`.
+A batch of a mechanism that collects by window is counted in the window it is labelled
+with. Storage makes a batch idempotent by (mechanism, batch id): a retry with the same
+reports and window is answered as a duplicate, the same id with other reports or another
+window is a conflict.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from rldp.aggregator.storage import Storage
-from rldp.shared.reports import check_reports, parse_batch
+from rldp.shared.reports import check_reports, check_window, parse_batch
 
 from .errors import BatchConflict, MechanismRetired, UnknownMechanism
 from .events import ServiceEvents
@@ -24,50 +28,64 @@ __all__ = ["Receipt", "Ingest"]
 
 @dataclass(frozen=True)
 class Receipt:
-    """A stored batch: its id, its number of reports, and whether it had been stored before."""
+    """A stored batch: its id, its number of reports, whether it had been stored before, and
+    the window it is counted in ('' when its mechanism has no windows)."""
 
     batch: str
     accepted: int
     duplicate: bool
+    window: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"batch": self.batch, "accepted": self.accepted, "duplicate": self.duplicate}
+        """The answer's body; ``window`` only for a mechanism with windows."""
+        out: dict[str, Any] = {"batch": self.batch, "accepted": self.accepted, "duplicate": self.duplicate}
+        if self.window:
+            out["window"] = self.window
+        return out
 
 
 class Ingest:
-    """Validates report batches and hands them to storage."""
+    """Validates report batches and hands them to storage; ``clock`` (Unix seconds) dates the
+    windows a batch may claim (the current one, past ones, the next one)."""
 
     def __init__(
-        self, storage: Storage, catalog: MechanismCatalog, max_reports: int, events: ServiceEvents | None = None
+        self,
+        storage: Storage,
+        catalog: MechanismCatalog,
+        max_reports: int,
+        events: ServiceEvents | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.storage = storage
         self.catalog = catalog
         self.max_reports = max_reports
         self.events = events or ServiceEvents()
+        self.clock = clock
 
     def submit(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded batch; its :class:`Receipt` once committed (durable).
 
         ``maybe_bool=False``: the caller saw no boolean in the encoded body (see
         :func:`~rldp.shared.reports.check_reports`). Raises a
-        :class:`~rldp.shared.reports.BatchError`, :class:`UnknownMechanism`,
-        :class:`MechanismRetired` or :class:`BatchConflict` for a refusal and
-        :class:`~rldp.aggregator.storage.StorageError` when the database fails.
+        :class:`~rldp.shared.reports.BatchError` (window refusals included),
+        :class:`UnknownMechanism`, :class:`MechanismRetired` or :class:`BatchConflict` for a
+        refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
         """
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
         outputs = self.catalog.outputs(mechanism_id)
+        window = check_window(data, self.catalog.window(mechanism_id), self.clock())
         reports = check_reports(values, outputs, maybe_bool=maybe_bool)
-        result = self.storage.ingest(mechanism_id, batch, reports, outputs)
+        result = self.storage.ingest(mechanism_id, batch, reports, outputs, window)
         if result.status == "accepted":
             self.events.batch_stored(result.accepted)
-            return Receipt(batch, result.accepted, False)
+            return Receipt(batch, result.accepted, False, window)
         if result.status == "duplicate":
             self.events.batch_duplicate()
-            return Receipt(batch, result.accepted, True)
+            return Receipt(batch, result.accepted, True, window)
         if result.status == "conflict":
             raise BatchConflict(
-                f"batch {batch!r} was already stored for this mechanism with different reports; "
-                "use a new batch id for new reports (a retry must resend the same reports)",
+                f"batch {batch!r} was already stored for this mechanism with different reports or in another "
+                "window; use a new batch id for new reports (a retry must resend the same reports and window)",
                 batch=batch,
             )
         if result.status == "retired":

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import design
+from rldp.aggregator.design import add_per_report_layer, design
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 from rldp.shared.document import to_msgpack
 from rldp.shared.errors import one_line
@@ -51,7 +51,11 @@ def _design_child(conn: Any, payload: dict[str, Any]) -> None:
             beta=payload["beta"],
             n=payload["n"],
             order=payload["order"],
+            extra={"collection": payload["collection"]} if payload.get("collection") else None,
+            provenance=payload["provenance"],
         )
+        if payload.get("per_report_epsilon"):
+            doc = add_per_report_layer(doc, payload["per_report_epsilon"])
         conn.send(("ok", to_msgpack(doc)))
     except ValueError as exc:  # DesignError, DocumentError, bad parameters
         conn.send(("error", one_line(exc)))

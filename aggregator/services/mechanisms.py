@@ -1,9 +1,9 @@
 """The published mechanisms: look-ups, documents and the caches in front of storage.
 
 A published mechanism never changes under its id (the id is the hash of its content), so
-whatever is derived from it (its number of outputs, its encoded document, its parsed
-matrix) is cached without invalidation; only its status (active/retired) is always read
-from storage.
+whatever is derived from it (its number of outputs, its collection window, its encoded
+document, its parsed matrix) is cached without invalidation; only its status
+(active/retired) is always read from storage.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import msgpack
 import numpy as np
 
 from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.collection import Window, collection_window
 from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import mechanism_matrix, public_distribution
+from rldp.shared.document import public_distribution, report_matrix
 from rldp.shared.records import Alphabet
 from rldp.shared.reports import describe_value
 
@@ -66,8 +67,9 @@ class MechanismCatalog:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._outputs = LRU(4096)  # id → number of outputs
+        self._windows = LRU(4096)  # id → (collection window or None,)
         self._documents = LRU(64)  # (id, "json" | "msgpack") → encoded document
-        self._parsed = LRU(32)  # id → (matrix, alphabet, public distribution)
+        self._parsed = LRU(32)  # id → (report matrix, alphabet, public distribution)
 
     def get(self, mechanism_id: Any) -> MechanismRecord:
         """The record of a published mechanism (UnknownMechanism if there is none)."""
@@ -85,9 +87,18 @@ class MechanismCatalog:
         return record
 
     def outputs(self, mechanism_id: Any) -> int:
-        """|Y| of a published mechanism (cached; UnknownMechanism if there is none)."""
+        """|Y'| of a published mechanism, the number of report outputs (cached; UnknownMechanism if none)."""
         outputs = self._outputs.get(mechanism_id)
         return self.get(mechanism_id).outputs if outputs is None else outputs
+
+    def window(self, mechanism_id: Any) -> Window | None:
+        """The collection window of a published mechanism, None if it has none (cached;
+        UnknownMechanism if there is no such mechanism)."""
+        cached = self._windows.get(mechanism_id)
+        if cached is not None:
+            return cached[0]
+        doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
+        return self._windows.put(mechanism_id, (collection_window(doc),))[0]
 
     def list(self) -> list[MechanismRecord]:
         """Every mechanism, oldest first."""
@@ -121,9 +132,10 @@ class MechanismCatalog:
         return self._documents.put((mechanism_id, kind), data)
 
     def parsed(self, mechanism_id: str) -> tuple[np.ndarray, Alphabet, np.ndarray]:
-        """(matrix Q, alphabet, public distribution P̂) of a published mechanism."""
+        """(report matrix, alphabet, public distribution P̂) of a published mechanism; the report
+        matrix is the distribution of one report given x (R·Q with a per-report layer, else Q)."""
         cached = self._parsed.get(mechanism_id)
         if cached is not None:
             return cached
         doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
-        return self._parsed.put(mechanism_id, (mechanism_matrix(doc), document_alphabet(doc), public_distribution(doc)))
+        return self._parsed.put(mechanism_id, (report_matrix(doc), document_alphabet(doc), public_distribution(doc)))

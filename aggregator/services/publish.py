@@ -3,7 +3,11 @@
 Every document the aggregator serves went through :func:`publish_document`, whether it
 was uploaded (POST /v1/mechanisms) or designed here (a design job): the id must be the
 hash of the content and the exact privacy audit (:func:`rldp.shared.audit.audit_document`)
-must confirm the ε the document claims.
+must confirm the ε the document claims. A document that records its provenance must agree with
+itself (P̂ × n are the counts it hashes), and when the service is configured with public data
+(PUBLIC_DATA) every document's P̂, n, radius and counts hash must match one of those tables
+(:mod:`rldp.shared.provenance`): an aggregator's operator cannot publish a mechanism whose
+guarantee rests on a misstated P̂ or an inflated n.
 """
 
 from __future__ import annotations
@@ -11,17 +15,21 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.audit import audit_document
 from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import from_json, from_msgpack, to_msgpack
+from rldp.shared.document import from_json, from_msgpack, report_matrix, to_msgpack
 from rldp.shared.errors import AuditError, DocumentError, DocumentSyntaxError, IdMismatch, one_line
+from rldp.shared.provenance import PublicDataError, check_document_provenance, check_public_data
+from rldp.shared.tables import Table
 
-from .errors import AuditFailed, BodySyntaxError, DocumentIdMismatch, InvalidDocument
+from .errors import AuditFailed, BodySyntaxError, DocumentIdMismatch, InvalidDocument, PublicDataMismatch
 from .events import ServiceEvents
 
-__all__ = ["read_document", "publish_document"]
+__all__ = ["read_document", "publish_document", "check_public_data_claims"]
 
 log = logging.getLogger("rldp.service")
 
@@ -47,14 +55,52 @@ def read_document(body: bytes, kind: str) -> dict:
         raise InvalidDocument(f"invalid mechanism document: {one_line(exc)}") from exc
 
 
+def check_public_data_claims(doc: Mapping[str, Any], public_data: Mapping[str, Table] | None) -> str | None:
+    """Refuse a document whose claims about its public data do not hold (:class:`PublicDataMismatch`).
+
+    Its provenance, if any, must agree with its own P̂ and n. With ``public_data`` ({name: table},
+    the PUBLIC_DATA configuration) the document must match one table: the one its provenance
+    names if configured, else any; returns that table's name (None without public data).
+    """
+    own = check_document_provenance(doc)
+    if not own.passed:
+        raise PublicDataMismatch(f"the document's provenance contradicts its own P̂ and n: {own.summary()}")
+    if not public_data:
+        return None
+    named = str(own.provenance["name"]) if own.provenance is not None else ""
+    candidates = {named: public_data[named]} if named in public_data else dict(public_data)
+    differences = []
+    for name, table in candidates.items():
+        try:
+            check = check_public_data(doc, table)
+        except PublicDataError as exc:
+            differences.append(f"{name}: {one_line(exc)}")
+            continue
+        if check.passed:
+            return name
+        differences.append(f"{name}: {check.summary()}")
+    raise PublicDataMismatch(
+        "the document's claims do not match the public data this service checks against (PUBLIC_DATA): "
+        + " | ".join(differences),
+        public_data=sorted(candidates),
+    )
+
+
 def publish_document(
-    storage: Storage, body: bytes, kind: str, events: ServiceEvents | None = None
+    storage: Storage,
+    body: bytes,
+    kind: str,
+    events: ServiceEvents | None = None,
+    *,
+    public_data: Mapping[str, Table] | None = None,
 ) -> tuple[MechanismRecord, bool]:
-    """Validate, audit and store a document; (record, created).
+    """Validate, audit, check against the public data and store a document; (record, created).
 
     Idempotent: publishing a stored id again changes nothing (``created`` False; a retired
     mechanism stays retired). Refusals raise the :mod:`~rldp.aggregator.services.errors`
-    types of :func:`read_document` or :class:`AuditFailed`; nothing is stored then.
+    types of :func:`read_document`, :class:`AuditFailed` or :class:`PublicDataMismatch`
+    (:func:`check_public_data_claims`, with ``public_data`` = config["PUBLIC_DATA"]); nothing
+    is stored then.
     """
     doc = read_document(body, kind)
     try:
@@ -70,6 +116,7 @@ def publish_document(
             epsilon=doc["privacy"]["epsilon"],
             epsilon_audited=epsilon_audited,
         )
+    check_public_data_claims(doc, public_data)
     alpha = document_alphabet(doc)
     record = MechanismRecord(
         id=doc["id"],
@@ -79,7 +126,7 @@ def publish_document(
         epsilon_audited=epsilon_audited,
         sensitive=alpha.sensitive.name,
         released=tuple(a.name for a in alpha.released),
-        outputs=len(doc["matrix"]),
+        outputs=int(report_matrix(doc).shape[0]),  # |Y'| with a per-report layer: what reports are
         size=alpha.size,
         status="active",
         published=time.time(),

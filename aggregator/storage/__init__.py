@@ -29,6 +29,13 @@ split over a few ``shard`` rows per output (one shard per writer process, summed
 so that PostgreSQL writers in different processes do not queue on the same row locks.
 :meth:`Storage.recount` recomputes the counts from the stored batches (for checks).
 
+Collection windows: a batch of a mechanism that collects by window
+(:mod:`rldp.shared.collection`) carries its window's label, stored with the batch and
+keying its counts (``window_label``; ``''`` for a mechanism without windows);
+:meth:`Storage.counts` reads one window or all, :meth:`Storage.windows` lists them. The
+idempotency key stays (mechanism, batch id): a retry under another window is a conflict.
+A store of an older schema version is migrated when opened (:mod:`.schema`).
+
 Group commit
 ------------
 Concurrent batch uploads are committed together: while one transaction (and its fsync)

@@ -16,7 +16,7 @@ from rldp.shared.reports import batch_counts
 
 from .group_commit import GroupCommitter
 from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
-from .schema import BATCH_COLUMNS, JOB_COLUMNS, MECHANISM_COLUMNS, SCHEMA_VERSION, schema_statements, values
+from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
 
 __all__ = ["GroupSink", "Storage"]
 
@@ -66,8 +66,8 @@ class Storage(ABC):
         """A write transaction on ``conn``."""
 
     @abstractmethod
-    def _upsert_counts(self, conn: Any, mechanism: str, counts: np.ndarray) -> None:
-        """Add ``counts`` (one per output) to the stored totals."""
+    def _upsert_counts(self, conn: Any, mechanism: str, window: str, counts: np.ndarray) -> None:
+        """Add ``counts`` (one per output) to the stored totals of ``window`` ('' for none)."""
 
     @abstractmethod
     def _errors(self) -> tuple[type[BaseException], ...]:
@@ -78,16 +78,12 @@ class Storage(ABC):
 
     # -- schema, connections
     def init_schema(self) -> None:
-        """Create the tables if missing (idempotent; safe from several processes at once)."""
+        """Create the tables if missing and migrate a store of an older schema version to
+        :data:`SCHEMA_VERSION` (:func:`.schema.migrations`), in one transaction (idempotent;
+        safe from several processes at once: the first migrates, the others see it done)."""
         with self.write_transaction() as conn:
             self._lock_schema(conn)
-            for stmt in schema_statements(self.blob_type):
-                conn.execute(stmt)
-            row = conn.execute(self._sql("SELECT value FROM rldp_meta WHERE key = ?"), ("schema",)).fetchone()
-            if row is None:
-                conn.execute(self._sql("INSERT INTO rldp_meta (key, value) VALUES (?, ?)"), ("schema", SCHEMA_VERSION))
-            elif row[0] != SCHEMA_VERSION:
-                raise StorageError(f"database schema version {row[0]} is not {SCHEMA_VERSION}, which this rldp uses")
+            upgrade_schema(conn, self._sql, self.blob_type)
 
     def _lock_schema(self, conn: Any) -> None:  # noqa: B027 - optional hook
         """Serialise concurrent schema creation (PostgreSQL; SQLite's write lock suffices)."""
@@ -205,14 +201,15 @@ class Storage(ABC):
             return self._get_mechanism(conn, mechanism_id)
 
     # -- reports
-    def ingest(self, mechanism: str, batch: str, reports: np.ndarray, outputs: int) -> IngestResult:
-        """Store a batch of validated reports (ints in [0, outputs)) and add them to the counts.
+    def ingest(self, mechanism: str, batch: str, reports: np.ndarray, outputs: int, window: str = "") -> IngestResult:
+        """Store a batch of validated reports (ints in [0, outputs)) and add them to the counts
+        of its collection ``window`` (a validated label; '' when the mechanism has none).
 
-        Idempotent by (mechanism, batch): returns "duplicate" for the same reports under a
-        known id, "conflict" for different ones. Returns only after the transaction has
-        committed (see "Durability" in :mod:`rldp.aggregator.storage`).
+        Idempotent by (mechanism, batch): returns "duplicate" for the same reports and window
+        under a known id, "conflict" for other reports or another window. Returns only after
+        the transaction has committed (see "Durability" in :mod:`rldp.aggregator.storage`).
         """
-        item = BatchItem.encode(mechanism, batch, reports, outputs)
+        item = BatchItem.encode(mechanism, batch, reports, outputs, window)
         return (self._sink or self._committer).submit(item)
 
     def ingest_group(self, conn: Any, items: Sequence[BatchItem]) -> list[IngestResult]:
@@ -248,22 +245,22 @@ class Storage(ABC):
                 candidates.append(i)
         now = time.time()
         inserted = self._insert_batches(conn, [items[i] for i in candidates], now)
-        totals: dict[str, np.ndarray] = {}
-        lookup = self._sql("SELECT n, digest FROM rldp_batches WHERE mechanism = ? AND batch = ?")
+        totals: dict[tuple[str, str], np.ndarray] = {}
+        lookup = self._sql("SELECT n, digest, window_label FROM rldp_batches WHERE mechanism = ? AND batch = ?")
         for i in candidates:
             item = items[i]
             key = (item.mechanism, item.batch)
             if key in inserted:
                 inserted.discard(key)  # a second copy of the same batch in this group is a duplicate
-                acc = totals.get(item.mechanism)
-                totals[item.mechanism] = item.counts.copy() if acc is None else acc + item.counts
+                acc = totals.get((item.mechanism, item.window))
+                totals[item.mechanism, item.window] = item.counts.copy() if acc is None else acc + item.counts
                 results[i] = IngestResult("accepted", item.n)
                 continue
             row = conn.execute(lookup, key).fetchone()
-            same = row is not None and bytes(row[1]) == item.digest and int(row[0]) == item.n
+            same = row is not None and bytes(row[1]) == item.digest and int(row[0]) == item.n and row[2] == item.window
             results[i] = IngestResult("duplicate", item.n) if same else IngestResult("conflict")
-        for mechanism, counts in totals.items():
-            self._upsert_counts(conn, mechanism, counts)
+        for (mechanism, window), counts in sorted(totals.items(), key=lambda kv: kv[0]):
+            self._upsert_counts(conn, mechanism, window, counts)
         return results  # type: ignore[return-value]
 
     def _insert_batches(self, conn: Any, items: Sequence[BatchItem], now: float) -> set[tuple[str, str]]:
@@ -276,18 +273,25 @@ class Storage(ABC):
             return set()
         rows = conn.execute(
             self._sql(
-                f"INSERT INTO rldp_batches {BATCH_COLUMNS} VALUES {values(len(items), 7)}"
+                f"INSERT INTO rldp_batches {BATCH_COLUMNS} VALUES {values(len(items), BATCH_WIDTH)}"
                 " ON CONFLICT (mechanism, batch) DO NOTHING RETURNING mechanism, batch"
             ),
             [v for item in items for v in item.row(now)],
         ).fetchall()
         return {(row[0], row[1]) for row in rows}
 
-    def counts(self, mechanism: str, outputs: int) -> np.ndarray:
-        """Number of stored reports per output y (int64, length ``outputs``)."""
+    @staticmethod
+    def _in_window(window: str | None) -> tuple[str, tuple[str, ...]]:
+        """(SQL condition, its parameters) selecting one window's rows, or every window's for None."""
+        return ("", ()) if window is None else (" AND window_label = ?", (window,))
+
+    def counts(self, mechanism: str, outputs: int, window: str | None = None) -> np.ndarray:
+        """Number of stored reports per output y (int64, length ``outputs``) in ``window``
+        (a label; '' for the batches without one), or in all windows together when None."""
+        cond, args = self._in_window(window)
         with self._guard(), self._connection() as conn:
             rows = conn.execute(
-                self._sql("SELECT y, SUM(n) FROM rldp_counts WHERE mechanism = ? GROUP BY y"), (mechanism,)
+                self._sql(f"SELECT y, SUM(n) FROM rldp_counts WHERE mechanism = ?{cond} GROUP BY y"), (mechanism, *args)
             ).fetchall()
         out = np.zeros(outputs, dtype=np.int64)
         for y, n in rows:
@@ -295,20 +299,36 @@ class Storage(ABC):
                 out[int(y)] = int(n)
         return out
 
-    def batch_totals(self, mechanism: str) -> tuple[int, int]:
-        """(number of stored batches, number of stored reports) for a mechanism."""
+    def windows(self, mechanism: str) -> dict[str, int]:
+        """The number of stored reports of each window label that has any ('' excluded: the
+        batches of a mechanism without windows). Unordered: labels sort by the mechanism's window."""
+        with self._guard(), self._connection() as conn:
+            rows = conn.execute(
+                self._sql(
+                    "SELECT window_label, SUM(n) FROM rldp_counts WHERE mechanism = ? AND window_label <> ''"
+                    " GROUP BY window_label"
+                ),
+                (mechanism,),
+            ).fetchall()
+        return {row[0]: int(row[1]) for row in rows if int(row[1]) > 0}
+
+    def batch_totals(self, mechanism: str, window: str | None = None) -> tuple[int, int]:
+        """(number of stored batches, number of stored reports) for a mechanism, in one window or all (None)."""
+        cond, args = self._in_window(window)
         with self._guard(), self._connection() as conn:
             row = conn.execute(
-                self._sql("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE mechanism = ?"), (mechanism,)
+                self._sql(f"SELECT COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE mechanism = ?{cond}"),
+                (mechanism, *args),
             ).fetchone()
         return int(row[0]), int(row[1])
 
-    def recount(self, mechanism: str, outputs: int) -> np.ndarray:
+    def recount(self, mechanism: str, outputs: int, window: str | None = None) -> np.ndarray:
         """Counts recomputed from the stored batches (a consistency check of :meth:`counts`)."""
         out = np.zeros(outputs, dtype=np.int64)
+        cond, args = self._in_window(window)
         with self._guard(), self._connection() as conn:
             cur = conn.execute(
-                self._sql("SELECT encoding, payload FROM rldp_batches WHERE mechanism = ?"), (mechanism,)
+                self._sql(f"SELECT encoding, payload FROM rldp_batches WHERE mechanism = ?{cond}"), (mechanism, *args)
             )
             for encoding, payload in cur:
                 out += batch_counts(encoding, bytes(payload), outputs)

@@ -95,15 +95,16 @@ class PostgresStorage(Storage):
         # CREATE TABLE IF NOT EXISTS races between processes; serialise on an advisory lock.
         conn.execute("SELECT pg_advisory_xact_lock(7263519)")
 
-    def _upsert_counts(self, conn: Any, mechanism: str, counts: np.ndarray) -> None:
+    def _upsert_counts(self, conn: Any, mechanism: str, window: str, counts: np.ndarray) -> None:
         ys = np.flatnonzero(counts)
-        # One statement for all outputs (arrays unnested server-side); ascending y keeps
-        # the row-lock order identical across writers, so they cannot deadlock.
+        # One statement for all outputs (arrays unnested server-side); ascending y (and
+        # ingest_group's sorted (mechanism, window) order) keeps the row-lock order identical
+        # across writers, so they cannot deadlock.
         conn.execute(
-            "INSERT INTO rldp_counts (mechanism, shard, y, n)"
-            " SELECT %s, %s, t.y, t.n FROM unnest(%s::integer[], %s::bigint[]) AS t(y, n)"
-            " ON CONFLICT (mechanism, shard, y) DO UPDATE SET n = rldp_counts.n + EXCLUDED.n",
-            (mechanism, self._shard, ys.tolist(), counts[ys].tolist()),
+            "INSERT INTO rldp_counts (mechanism, window_label, shard, y, n)"
+            " SELECT %s, %s, %s, t.y, t.n FROM unnest(%s::integer[], %s::bigint[]) AS t(y, n)"
+            " ON CONFLICT (mechanism, window_label, shard, y) DO UPDATE SET n = rldp_counts.n + EXCLUDED.n",
+            (mechanism, window, self._shard, ys.tolist(), counts[ys].tolist()),
         )
 
     def close(self) -> None:

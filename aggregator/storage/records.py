@@ -69,7 +69,8 @@ class BatchItem:
 
     ``digest``, ``encoding`` and ``payload`` are :func:`rldp.shared.reports.encode_batch`'s
     exact stored form of the ``n`` reports; ``counts`` their per-output counts (one entry per
-    output of the mechanism the caller validated them against).
+    output of the mechanism the caller validated them against); ``window`` the label of the
+    collection window they are counted in ('' when the mechanism has no windows).
     """
 
     mechanism: str
@@ -79,10 +80,11 @@ class BatchItem:
     encoding: str
     payload: bytes
     counts: np.ndarray
+    window: str = ""
 
     @classmethod
-    def encode(cls, mechanism: str, batch: str, reports: np.ndarray, outputs: int) -> BatchItem:
-        """The item for validated ``reports`` (ints in [0, outputs)) of ``mechanism``."""
+    def encode(cls, mechanism: str, batch: str, reports: np.ndarray, outputs: int, window: str = "") -> BatchItem:
+        """The item for validated ``reports`` (ints in [0, outputs)) of ``mechanism`` in ``window``."""
         digest, encoding, payload, counts = encode_batch(reports, outputs)
         return cls(
             mechanism=mechanism,
@@ -92,8 +94,9 @@ class BatchItem:
             encoding=encoding,
             payload=payload,
             counts=counts,
+            window=window,
         )
 
     def row(self, received: float) -> tuple[Any, ...]:
         """Its rldp_batches row, in the order of :data:`~.schema.BATCH_COLUMNS`."""
-        return (self.mechanism, self.batch, self.n, self.digest, self.encoding, self.payload, received)
+        return (self.mechanism, self.batch, self.n, self.digest, self.encoding, self.payload, received, self.window)

@@ -15,7 +15,7 @@ from rldp.shared.errors import ValidationError, one_line
 
 from .base import GroupSink, Storage
 from .records import BatchItem, StorageError
-from .schema import BATCH_COLUMNS, values
+from .schema import BATCH_COLUMNS, BATCH_WIDTH, values
 
 try:  # POSIX: a blocking cross-process lock for SQLite writers (see SQLiteStorage._transaction)
     import fcntl
@@ -144,22 +144,22 @@ class SQLiteStorage(Storage):
             if key not in known and key not in fresh:  # a second copy in this group is a duplicate
                 fresh[key] = item
         new_items = list(fresh.values())
-        for start in range(0, len(new_items), 100):  # ≤ 700 parameters a statement
+        for start in range(0, len(new_items), 100):  # ≤ 800 parameters a statement
             chunk = new_items[start : start + 100]
             conn.execute(
-                f"INSERT INTO rldp_batches {BATCH_COLUMNS} VALUES {values(len(chunk), 7)}",
+                f"INSERT INTO rldp_batches {BATCH_COLUMNS} VALUES {values(len(chunk), BATCH_WIDTH)}",
                 [v for item in chunk for v in item.row(now)],
             )
         return set(fresh)
 
-    def _upsert_counts(self, conn: sqlite3.Connection, mechanism: str, counts: np.ndarray) -> None:
+    def _upsert_counts(self, conn: sqlite3.Connection, mechanism: str, window: str, counts: np.ndarray) -> None:
         ys = np.flatnonzero(counts)
-        for start in range(0, ys.size, 1000):  # ≤ 4,000 parameters a statement (SQLite allows 32,766)
+        for start in range(0, ys.size, 1000):  # ≤ 5,000 parameters a statement (SQLite allows 32,766)
             part = ys[start : start + 1000]
             conn.execute(
-                f"INSERT INTO rldp_counts (mechanism, shard, y, n) VALUES {values(part.size, 4)}"
-                " ON CONFLICT (mechanism, shard, y) DO UPDATE SET n = rldp_counts.n + excluded.n",
-                [v for y in part.tolist() for v in (mechanism, self._shard, y, int(counts[y]))],
+                f"INSERT INTO rldp_counts (mechanism, window_label, shard, y, n) VALUES {values(part.size, 5)}"
+                " ON CONFLICT (mechanism, window_label, shard, y) DO UPDATE SET n = rldp_counts.n + excluded.n",
+                [v for y in part.tolist() for v in (mechanism, window, self._shard, y, int(counts[y]))],
             )
 
     def close(self) -> None:

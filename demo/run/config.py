@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rldp.shared.errors import ValidationError
 
-__all__ = ["CERTIFIED", "CURVE_EPSILONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
+__all__ = ["ATTACK_USERS", "CERTIFIED", "CURVE_EPSILONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
 
 # Methods whose document certifies (ε, F)-RLDP; NR only protects P̂ itself.
 CERTIFIED = ("polyopt", "polyopt-paper", "ir-calibrated", "cr-calibrated", "ir", "cr", "srr", "grr")
@@ -16,6 +16,8 @@ CERTIFIED = ("polyopt", "polyopt-paper", "ir-calibrated", "cr-calibrated", "ir",
 CURVE_EPSILONS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 QUICK_CURVE_EPSILONS = (0.5, 1.0, 2.0)
 MAX_WORKERS = 64
+# Users the averaging attack follows (rldp.demo.run.attack): a few seconds on two cores.
+ATTACK_USERS = 5_000
 
 
 @dataclass
@@ -37,6 +39,8 @@ class DemoConfig:
     quick: bool = False
     progress: bool = True
     curves: bool = True
+    attack: bool = True  # the averaging attack (:mod:`.attack`); ``--no-attack`` skips it
+    attack_users: int = ATTACK_USERS
 
     def __post_init__(self) -> None:
         if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon) and self.epsilon > 0):
@@ -45,6 +49,8 @@ class DemoConfig:
             raise ValidationError(f"--users must be a positive integer; got {self.users!r}")
         if int(self.workers) != self.workers or not 1 <= self.workers <= MAX_WORKERS:
             raise ValidationError(f"--workers must be an integer in [1, {MAX_WORKERS}]; got {self.workers!r}")
+        if int(self.attack_users) != self.attack_users or self.attack_users < 1:
+            raise ValidationError(f"attack_users must be a positive integer; got {self.attack_users!r}")
         if not 0 < self.beta < 1:
             raise ValidationError(f"--beta must be in (0, 1); got {self.beta!r}")
         if self.server is not None and not self.server.startswith(("http://", "https://")):

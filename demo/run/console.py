@@ -9,16 +9,21 @@ from tqdm import tqdm
 
 from .config import DemoConfig
 
-__all__ = ["bar", "say", "print_report"]
+__all__ = ["bar", "progress_bar", "say", "print_report"]
 
 
 def bar(cfg: DemoConfig, total: int, desc: str, unit: str = "it") -> tqdm:
     """A tqdm progress bar on stderr (silent when progress is off)."""
+    return progress_bar(cfg.progress, total, desc, unit)
+
+
+def progress_bar(enabled: bool, total: int, desc: str, unit: str = "it") -> tqdm:
+    """A tqdm progress bar on stderr, silent unless ``enabled``."""
     return tqdm(
         total=total,
         desc=desc,
         unit=unit,
-        disable=not cfg.progress,
+        disable=not enabled,
         file=sys.stderr,
         dynamic_ncols=True,
         leave=True,
@@ -64,4 +69,14 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
         f"traffic     {summary['accepted']:,} reports in {summary['upload_seconds']:.1f} s "
         f"({summary['reports_per_second']:,.0f} reports/s over HTTP)"
     )
-    print(f"output      {cfg.out}/summary.json, {cfg.out}/estimate.png, {cfg.out}/privacy_utility.png")
+    attack = summary.get("attack")
+    figures = ["estimate.png", "privacy_utility.png"]
+    if attack:
+        print(
+            f"averaging attack  after {attack['windows']} windows: {cfg.sensitive} guessed for "
+            f"{100 * attack['fresh'][-1]:.1f} % of {attack['users']:,} users without memoisation, "
+            f"{100 * attack['memoised'][-1]:.1f} % with it (one report: {100 * attack['one_report_bayes']:.1f} % at "
+            f"best, {100 * attack['fresh'][0]:.1f} % measured; no report: {100 * attack['no_report']:.1f} %)"
+        )
+        figures.append("averaging_attack.png")
+    print(f"output      {cfg.out}/summary.json, " + ", ".join(f"{cfg.out}/{name}" for name in figures))

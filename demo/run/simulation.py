@@ -12,6 +12,9 @@
    the true frequency, the public estimate and the private estimate ± interval, with the
    headline figures (L1 error and the bound its variance predicts, NMI, audited ε,
    reports per second), and writes ``demo-output/`` (summary.json, PNG plots).
+4. The averaging attack (:mod:`.attack`, skipped with ``--no-attack``): an aggregator that
+   links each of a few thousand users' reports over 30 windows guesses their S, once from
+   fresh draws and once from the SDK's memoised ones.
 
 The same users are also privatised with GRR at the same ε (plain LDP on X, in process)
 to show what robust local privacy buys.
@@ -38,7 +41,9 @@ from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
 from .. import plots
+from ..attack_plot import plot_averaging_attack
 from ..datasets import load_adult
+from .attack import attack_users, run_averaging_attack
 from .config import CURVE_EPSILONS, QUICK_CURVE_EPSILONS, DemoConfig
 from .console import print_report, say
 from .designs import choose_method, design_candidates
@@ -130,6 +135,10 @@ def run_demo(cfg: DemoConfig) -> dict:
         )
         traffic = simulate_users(cfg, url, doc["id"], users, names)
         estimate = fetch_estimate(url, token, doc["id"])
+        attack = None
+        if cfg.attack:
+            chosen = attack_users(names, cfg.attack_users)
+            attack = run_averaging_attack(url, doc["id"], chosen, names, progress=cfg.progress).as_dict()
 
     joint = np.asarray(estimate["joint"], dtype=float)
     low = np.asarray(estimate["ci95"]["low"], dtype=float)
@@ -171,10 +180,13 @@ def run_demo(cfg: DemoConfig) -> dict:
         "identifiable": bool(estimate.get("identifiable", True)),
         "grr": grr,
         "curves": curve_rows,
+        "attack": attack,
         "seconds": time.perf_counter() - started,
     }
     cfg.out.mkdir(parents=True, exist_ok=True)
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=False))
     plots.plot_demo(cfg.out, summary)
+    if attack is not None:
+        plot_averaging_attack(cfg.out / "averaging_attack.png", attack, summary["mechanism"], cfg.sensitive)
     print_report(cfg, summary)
     return summary

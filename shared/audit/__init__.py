@@ -6,7 +6,8 @@ call these functions. :func:`audit_document` validates a document and dispatches
 refused with :class:`~rldp.shared.errors.UnknownNotion`.
 
 Notions registered here: ``rldp`` (:mod:`.rldp`, [LZG24, Def 1, Thm 1]) and ``ldp``
-(:mod:`.ldp`, [LZG24, Def 2]).
+(:mod:`.ldp`, [LZG24, Def 2]). A document with a per-report layer makes a second claim, one
+report's ε₁, which the same notion audit checks on R·Q (:mod:`.per_report`).
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from ..document import notion, validate_document
 from ..tolerances import AUDIT_TOLERANCE
 from .base import AuditResult, joint_matrix
 from .ldp import LdpAudit, ldp_epsilon
+from .per_report import LayeredAuditResult, audit_with_layer, composed_document
 from .registry import NotionAudit, notion_audit, notions, register
 from .rldp import RldpAudit, all_distributions_epsilon, audit_rldp, realised_epsilon, rldp_epsilon
 
 __all__ = [
     "AUDIT_TOLERANCE",
     "AuditResult",
+    "LayeredAuditResult",
+    "composed_document",
     "NotionAudit",
     "audit_document",
     "audit_rldp",
@@ -47,6 +51,10 @@ def audit_document(doc: Mapping[str, Any]) -> AuditResult:
     The audit is the one registered for the document's ``privacy.notion``; raises
     :class:`~rldp.shared.errors.DocumentError` for a malformed document and
     :class:`~rldp.shared.errors.UnknownNotion` for a notion this version cannot audit.
+    With a per-report layer (``collection.per_report``) the same audit also checks R·Q
+    against the single-report ε₁ and the document passes only if both pass
+    (:class:`LayeredAuditResult`, :mod:`.per_report`); a notion whose audit does not
+    declare ``supports_per_report`` is refused (DocumentError).
     """
     valid = validate_document(doc)
-    return notion_audit(notion(valid)).audit_document(valid)
+    return audit_with_layer(notion_audit(notion(valid)), valid)

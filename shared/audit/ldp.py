@@ -27,6 +27,8 @@ class LdpAudit:
     """Notion ``"ldp"``: ε-LDP w.r.t. every input x (no distribution involved)."""
 
     name = "ldp"
+    #: ε-LDP / (ε, F)-RLDP of R·Q is the same audit on another column-stochastic matrix.
+    supports_per_report = True
 
     def audit_document(self, doc: Mapping[str, Any]) -> AuditResult:
         claimed = epsilon(doc)

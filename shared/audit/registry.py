@@ -3,7 +3,9 @@
 A document's ``privacy.notion`` selects its audit here, and every consumer — the
 designers, the service's publish check, the client's verification, ``rldp audit`` —
 goes through :func:`audit_document`, so a notion is audited the same way everywhere.
-A notion is added by writing a :class:`NotionAudit` and calling :func:`register`.
+A notion is added by writing a :class:`NotionAudit` and calling :func:`register`; it opts in to
+per-report layers (``collection.per_report``) by setting ``supports_per_report = True`` once its
+audit means the same thing for a composed matrix R·Q as for Q.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ class NotionAudit(Protocol):
 
     #: The value of ``privacy.notion`` this audit answers for.
     name: str
+    #: Whether ``audit_document`` can audit a composed matrix R·Q against a single-report ε₁
+    #: (:mod:`.per_report`); documents with a per-report layer are refused for notions without it.
+    supports_per_report: bool
 
     def audit_document(self, doc: Mapping[str, Any]) -> AuditResult:
         """Audit a *validated* document against the guarantee it claims."""

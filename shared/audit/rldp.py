@@ -27,15 +27,11 @@ import numpy as np
 from ..divergence import confidence_radius
 from ..document import epsilon, mechanism_matrix, public_distribution, uncertainty_parameters
 from ..errors import ValidationError
-from ..tolerances import AUDIT_TOLERANCE
+from ..tolerances import AUDIT_TOLERANCE, RADIUS_RTOL
 from ..uncertainty import UncertaintySet
 from .base import AuditResult, joint_matrix, log_ratios, worst_case
 
 __all__ = ["rldp_epsilon", "audit_rldp", "all_distributions_epsilon", "realised_epsilon", "RldpAudit"]
-
-# A stated radius may fall short of the confidence radius its n and beta imply by this
-# relative amount (the two are computed by the same formula; round-off only).
-_RADIUS_RTOL = 1e-9
 
 
 def _pairwise(given: np.ndarray, low: np.ndarray | None = None) -> tuple[float, dict[str, int]]:
@@ -119,6 +115,8 @@ class RldpAudit:
     """
 
     name = "rldp"
+    #: ε-LDP / (ε, F)-RLDP of R·Q is the same audit on another column-stochastic matrix.
+    supports_per_report = True
 
     def audit_document(self, doc: Mapping[str, Any]) -> AuditResult:
         claimed = epsilon(doc)
@@ -128,7 +126,7 @@ class RldpAudit:
         n, beta = params.get("n"), params.get("beta")
         if n is not None and beta is not None and math.isfinite(uset.radius):
             needed = confidence_radius(int(n), float(beta), uset.public_distribution.size, uset.order)
-            if uset.radius < needed * (1 - _RADIUS_RTOL):
+            if uset.radius < needed * (1 - RADIUS_RTOL):
                 reason = (
                     f"radius {uset.radius:.12g} is smaller than the {1 - beta:g}-confidence radius "
                     f"{needed:.12g} implied by n={n} and beta={beta}"

@@ -7,11 +7,13 @@ other field, so a published mechanism can never change under the same id.
 
 Two formats are read. ``rldp.mechanism/1``: one sensitive attribute, an input of the
 mechanism. ``rldp.mechanism/2``: the same fields, and ``sensitive`` may also be several
-attributes or latent (``"released": false``) — a format-1 reader would misread such a
-document, so it carries the new number; every other document keeps format 1 and its id.
+attributes or latent (``"released": false``), and a document with a per-report layer
+(``collection.per_report``) is format 2 — a format-1 reader would misread such a document,
+so it carries the new number; every other document keeps format 1 and its id.
 
 Everyone else reads documents through the accessors at the bottom
-(:func:`mechanism_matrix`, :func:`alphabet`, ...) rather than the raw dict. This module
+(:func:`mechanism_matrix`, :func:`alphabet`, ...) rather than the raw dict; the distribution
+of one report is :func:`report_matrix` (R·Q with a per-report layer, else Q). This module
 validates structure, shapes, stochasticity and the id; it does not audit privacy (that
 is :mod:`rldp.shared.audit`).
 
@@ -22,7 +24,17 @@ The package: :mod:`.canonical` (canonical form, id), :mod:`.schema` (build, vali
 from __future__ import annotations
 
 from ..errors import DocumentError, DocumentSyntaxError, IdMismatch
-from .access import alphabet, epsilon, mechanism_matrix, notion, public_distribution, uncertainty_parameters
+from .access import (
+    PerReport,
+    alphabet,
+    epsilon,
+    mechanism_matrix,
+    notion,
+    per_report_layer,
+    public_distribution,
+    report_matrix,
+    uncertainty_parameters,
+)
 from .canonical import FORMAT, FORMAT_2, FORMATS, REQUIRED_FIELDS, canonical_bytes, content_id
 from .io import from_json, from_msgpack, read_document, to_json, to_msgpack, write_document
 from .schema import build_document, validate_document
@@ -46,6 +58,9 @@ __all__ = [
     "write_document",
     "read_document",
     "mechanism_matrix",
+    "report_matrix",
+    "PerReport",
+    "per_report_layer",
     "public_distribution",
     "alphabet",
     "epsilon",

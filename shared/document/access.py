@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -12,7 +12,17 @@ from ..errors import AlphabetError, DocumentError
 from ..records import Alphabet
 from .schema import number
 
-__all__ = ["mechanism_matrix", "public_distribution", "alphabet", "epsilon", "notion", "uncertainty_parameters"]
+__all__ = [
+    "mechanism_matrix",
+    "report_matrix",
+    "PerReport",
+    "per_report_layer",
+    "public_distribution",
+    "alphabet",
+    "epsilon",
+    "notion",
+    "uncertainty_parameters",
+]
 
 
 def _field(doc: Mapping[str, Any], name: str) -> Any:
@@ -28,6 +38,40 @@ def mechanism_matrix(doc: Mapping[str, Any]) -> np.ndarray:
     if q.ndim != 2:
         raise DocumentError(f"matrix must be 2-D, got shape {q.shape}")
     return q
+
+
+class PerReport(NamedTuple):
+    """The per-report layer of a document (``collection.per_report``)."""
+
+    #: R, shape (|Y'|, |Y|): ``R[y', y] = R(y'|y)``, applied afresh to the memoised y on every report.
+    matrix: np.ndarray
+    #: ε₁, the single-report guarantee the document claims for R·Q (nats).
+    epsilon: float
+
+
+def per_report_layer(doc: Mapping[str, Any]) -> PerReport | None:
+    """The per-report layer (R, ε₁) of a document, or None when it has none."""
+    collection = doc.get("collection") if isinstance(doc, Mapping) else None
+    layer = collection.get("per_report") if isinstance(collection, Mapping) else None
+    if layer is None:
+        return None
+    if not isinstance(layer, Mapping):
+        raise DocumentError(f"collection.per_report must be an object, got {type(layer).__name__}")
+    r = np.array(layer.get("matrix"), dtype=np.float64)
+    if r.ndim != 2:
+        raise DocumentError(f"collection.per_report.matrix must be 2-D, got shape {r.shape}")
+    return PerReport(r, number(layer.get("epsilon"), "collection.per_report.epsilon"))
+
+
+def report_matrix(doc: Mapping[str, Any]) -> np.ndarray:
+    """The distribution of one report given x, shape (|Y'|, a): R·Q with a per-report layer, else Q.
+
+    Why one accessor: whatever reads reports (the service's output count, range checks and
+    estimates; the client's sampler) must agree on what one report is.
+    """
+    q = mechanism_matrix(doc)
+    layer = per_report_layer(doc)
+    return q if layer is None else layer.matrix @ q
 
 
 def public_distribution(doc: Mapping[str, Any]) -> np.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 from ..collection import validate_collection
 from ..errors import AlphabetError, DocumentError, IdMismatch
 from ..probability import check_columns_sum_to_one
+from ..provenance import validate_provenance
 from ..records import Alphabet
 from ..tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
 from .canonical import FLOAT_FIELDS, FORMAT, FORMAT_2, FORMATS, REQUIRED_FIELDS, encode_canonical, floats, plain
@@ -72,7 +73,8 @@ def build_document(
     ``{"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": r, "n": n, "beta": 0.05}}``;
     numbers are normalised (epsilon/order/radius/beta → float, a radius of ``math.inf``
     → ``None`` = unbounded, ``divergence`` defaults to ``"renyi"``).  ``extra`` adds
-    optional fields (they are covered by the id); it cannot replace required ones.
+    optional fields (they are covered by the id); it cannot replace required ones. A
+    per-report layer (``extra["collection"]["per_report"]``) makes the document format 2.
     """
     if not isinstance(alphabet, Alphabet):
         raise DocumentError(f"alphabet must be an rldp.shared.records.Alphabet, got {type(alphabet).__name__}")
@@ -82,8 +84,10 @@ def build_document(
     p = np.asarray(public_distribution, dtype=np.float64)
     if p.ndim == 1 and p.size == math.prod(alphabet.shape):
         p = p.reshape(alphabet.shape)
+    collection = (extra or {}).get("collection")
+    layered = isinstance(collection, Mapping) and "per_report" in collection
     doc: dict[str, Any] = {
-        "format": FORMAT_2 if alphabet.needs_format_2 else FORMAT,
+        "format": FORMAT_2 if alphabet.needs_format_2 or layered else FORMAT,
         "id": "",
         "method": method,
         "privacy": _normalise_privacy(privacy),
@@ -174,6 +178,29 @@ def _check_privacy(privacy: Any) -> None:
             raise DocumentError(f"privacy.uncertainty.beta must be in (0, 1), got {beta!r}")
 
 
+def _check_per_report(layer: Mapping[str, Any], outputs: int, epsilon: float) -> None:
+    """R of ``collection.per_report`` (structure checked by validate_collection): |Y'| × |Y| with |Y| = the
+    matrix's rows, entries finite and ≥ 0, every column R(·|y) summing to 1; its ε₁ at most the document's ε
+    (R·Q is post-processing of Q, so a weaker single-report claim than the long-run one says nothing)."""
+    field = "collection.per_report.matrix"
+    r = _numeric_matrix(layer["matrix"], field)
+    if r.shape[0] < 1 or r.shape[1] != outputs:
+        raise DocumentError(
+            f"{field} has shape {r.shape[0]}×{r.shape[1]}; expected |Y'| ≥ 1 rows and |Y| = {outputs} columns "
+            "(one per output of matrix: R[y'][y] = R(y'|y))"
+        )
+    _check_entries(r, field)
+    try:
+        check_columns_sum_to_one(r, DocumentError)
+    except DocumentError as exc:
+        raise DocumentError(f"{field}: {exc}") from None
+    if float(layer["epsilon"]) > epsilon:
+        raise DocumentError(
+            f"collection.per_report.epsilon is {layer['epsilon']!r}, more than privacy.epsilon {epsilon!r}; the "
+            "single-report guarantee must be at most the long-run one"
+        )
+
+
 def validate_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     """Check structure, shapes, stochasticity and the id; return a plain-dict copy.
 
@@ -207,6 +234,8 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     _check_privacy(out["privacy"])
     if "collection" in out:
         validate_collection(out["collection"])
+    if "provenance" in out:
+        validate_provenance(out["provenance"])
 
     try:
         alpha = Alphabet.from_dict({"sensitive": out["sensitive"], "released": out["released"]})
@@ -239,6 +268,13 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         raise DocumentError(f"matrix has shape {q.shape}; expected (b ≥ 1, a = {alpha.size})")
     _check_entries(q, "matrix")
     check_columns_sum_to_one(q, DocumentError)
+    if "collection" in out and "per_report" in out["collection"]:
+        if out["format"] != FORMAT_2:
+            raise DocumentError(
+                f"a per-report layer (collection.per_report) needs format {FORMAT_2!r}, not {out['format']!r}: "
+                "a format-1 reader would send the memoised output itself"
+            )
+        _check_per_report(out["collection"]["per_report"], q.shape[0], number(out["privacy"]["epsilon"], "epsilon"))
 
     for field in FLOAT_FIELDS:
         out[field] = floats(out[field])

@@ -184,6 +184,7 @@ _ONE_HOME = [
     ("the design margin", r"^DESIGN_MARGIN\s*=|1 - 1e-7", "shared/tolerances.py"),
     ("the stochastic tolerance", r"^STOCHASTIC_TOL(ERANCE)?\s*=", "shared/tolerances.py"),
     ("the audit tolerance", r"^AUDIT_TOLERANCE\s*=", "shared/tolerances.py"),
+    ("the radius tolerance", r"^_?RADIUS_RTOL\s*=", "shared/tolerances.py"),
     ("the Γ cone", r"^class GammaCone\b|def gamma_inequalities\(", "aggregator/design/cone.py"),
     ("the packed report batch", r"^def (pack_reports|unpack_reports|encode_batch)\(", "shared/reports.py"),
     ("the column-sum check of Q", r"every column (Q\(·\|x\) )?must sum to 1", "shared/probability.py"),

@@ -1,8 +1,12 @@
-"""Fixtures for the client tests: a live aggregator on loopback (SQLite) to talk to."""
+"""Fixtures for the client tests: a live aggregator on loopback (SQLite) to talk to, and a
+recording stub aggregator (:mod:`aggregator_stub`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from aggregator_stub import Aggregator
 from service.rldp_live import Databases, LiveServer
 
 
@@ -19,3 +23,16 @@ def server(client_databases, tmp_path_factory):
     srv.start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def aggregator():
+    made: list[Aggregator] = []
+
+    def make(*documents: dict[str, Any]) -> Aggregator:
+        made.append(Aggregator(list(documents)))
+        return made[-1]
+
+    yield make
+    for agg in made:
+        agg.close()

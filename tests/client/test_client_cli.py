@@ -90,3 +90,35 @@ def test_flush_sends_queued_batches(server, mechanism_id, tmp_path):
     proc = run("privatize", "--server", server.url, "--flush", "--queue", queue_path, "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"flushed": 60, "batches": 1, "queued": 0, "rejected": 0}
+
+
+def _counts(server, mid: str) -> np.ndarray:
+    from rldp.aggregator.storage import open_storage
+
+    store = open_storage(server.db_url)
+    try:
+        return store.counts(mid, 6)
+    finally:
+        store.close()
+
+
+def test_state_memoises_outputs_across_runs(server, tmp_path):
+    doc = make_document("client-cli-state")
+    with Client(server.url, token=ADMIN_TOKEN) as admin:
+        admin.publish(doc)
+    users = tmp_path / "users.csv"
+    rows = [(f"user-{i}", ("Female", "Male")[i % 2], ("red", "blue", "green")[i % 3]) for i in range(300)]
+    users.write_text("user,sex,colour\n" + "".join(f"{u},{s},{c}\n" for u, s, c in rows))
+    state = tmp_path / "state.sqlite3"
+    args = ("privatize", "--server", server.url, "--mechanism", doc["id"], users, "--json", "--state", state)
+    deltas = []
+    for _ in range(2):
+        before = _counts(server, doc["id"])
+        proc = run(*args, "--owner-column", "user", "--pin", doc["id"])
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["accepted"] == 300
+        deltas.append(_counts(server, doc["id"]) - before)
+    np.testing.assert_array_equal(deltas[0], deltas[1])  # the same 300 memoised outputs again
+    assert (state.stat().st_mode & 0o777) == 0o600
+    one_line_error(run(*args[:-2], "--owner-column", "user"), "--owner-column needs --state")
+    one_line_error(run(*args, "--pin", "ab" * 32), "is not pinned")

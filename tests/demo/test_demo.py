@@ -48,9 +48,16 @@ def test_demo_quick_end_to_end(tmp_path):
     assert np.all(low <= est + 1e-12) and np.all(est <= high + 1e-12)
     # RLDP beats plain LDP at the same ε on this pair (the point of the demo).
     assert summary["mechanism"]["nmi"] > 2 * summary["grr"]["nmi"]
-    for name in ("estimate.png", "privacy_utility.png"):
+    # The averaging attack (tests/demo/test_attack.py checks its figures): linking 30 fresh draws
+    # reads S; the SDK's memoised reports keep the aggregator at the one-report level.
+    attack = summary["attack"]
+    assert len(attack["fresh"]) == len(attack["memoised"]) == attack["windows"] == 30
+    assert attack["fresh"][-1] > attack["memoised"][-1] + 0.15
+    assert attack["memoised"][-1] <= attack["one_report_bayes"] + 4 / (2 * attack["users"] ** 0.5)
+    for name in ("estimate.png", "privacy_utility.png", "averaging_attack.png"):
         assert (out / name).stat().st_size > 10_000
     assert "L1 error" in proc.stdout and "reports/s" in proc.stdout
+    assert "averaging attack  after 30 windows" in proc.stdout
 
 
 def test_demo_bad_options_one_line(tmp_path):

@@ -41,13 +41,22 @@ SMALL_ALPHABET = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("colo
 
 
 def make_document(
-    tag: str | None = None, *, epsilon: float = 1.0, leak: float | None = None, alphabet: Alphabet = SMALL_ALPHABET
+    tag: str | None = None,
+    *,
+    epsilon: float = 1.0,
+    leak: float | None = None,
+    alphabet: Alphabet = SMALL_ALPHABET,
+    window: str | None = None,
 ) -> dict[str, Any]:
     """A small valid GRR mechanism claiming (ε, all distributions)-RLDP; unique per ``tag``.
 
     With ``leak``, the matrix is GRR at ε = ``leak`` while the document still claims
-    ``epsilon``: a correctly hashed document that fails its audit.
+    ``epsilon``: a correctly hashed document that fails its audit. With ``window`` (e.g.
+    "P1D") it collects by window: ``"collection": {"window": window}``.
     """
+    extra: dict[str, Any] = {"test": tag or uuid.uuid4().hex}
+    if window is not None:
+        extra["collection"] = {"window": window}
     k = alphabet.size
     q = grr_matrix(k, leak if leak is not None else epsilon)
     p = np.full(alphabet.shape, 1.0 / k)
@@ -57,7 +66,7 @@ def make_document(
         alphabet=alphabet,
         public_distribution=p,
         privacy={"notion": "rldp", "epsilon": epsilon, "uncertainty": {"order": 2, "radius": None}},
-        extra={"test": tag or uuid.uuid4().hex},
+        extra=extra,
     )
 
 

@@ -14,6 +14,7 @@ from rldp.aggregator.http import create_app
 from rldp.aggregator.http.problems import PROBLEMS, REASONS, problem_for
 from rldp.aggregator.services import BatchError, BodySyntaxError, ServiceError, StorageError, hash_token, load_config
 from rldp.aggregator.services import publish as publish_module
+from rldp.shared.audit import audit_document
 from rldp.shared.document import content_id, to_msgpack
 from rldp.shared.errors import AuditError
 
@@ -433,6 +434,9 @@ def test_design_job_publishes_an_audited_mechanism(http, app):
         ({"beta": 2}, "invalid-parameter", "beta"),
         ({"beta": 0.1, "radius": 0.1}, "invalid-parameter", "not both"),
         ({"csv": None}, "invalid-parameter", "csv"),
+        ({"csv": "sex,colour\nFemale,r\ud800d\nMale,blue\n"}, "invalid-parameter", "not encodable"),
+        ({"per_report_epsilon": 1.0}, "invalid-parameter", "per_report_epsilon"),
+        ({"per_report_epsilon": "0.5"}, "invalid-parameter", "per_report_epsilon"),
     ],
 )
 def test_bad_design_requests(http, change, reason, needle):
@@ -446,6 +450,21 @@ def test_bad_design_requests(http, change, reason, needle):
     }
     detail = problem(http.post("/v1/designs", json=body, headers=ADMIN), 422, reason)["detail"]
     assert needle in detail
+
+
+def test_a_design_job_can_add_a_per_report_layer(http):
+    csv = "sex,colour\n" + "\n".join(["Female,red"] * 30 + ["Male,red"] * 40 + ["Male,blue"] * 30) + "\n"
+    body = {"csv": csv, "sensitive": "sex", "released": ["colour"], "epsilon": 2.0, "method": "srr", "beta": 0.05}
+    resp = http.post("/v1/designs", json={**body, "per_report_epsilon": 1.0}, headers=ADMIN)
+    assert resp.status_code == 202, resp.json
+    deadline = time.monotonic() + 120
+    while (status := http.get(resp.json["status_url"], headers=ADMIN).json)["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.2)
+    assert status["status"] == "done" and status["params"]["per_report_epsilon"] == 1.0, status
+    doc = http.get(f"/v1/mechanisms/{status['mechanism']}").json
+    assert doc["collection"]["per_report"]["epsilon"] == 1.0
+    assert audit_document(doc).passed
 
 
 def test_design_missing_field_and_unknown_job(http):

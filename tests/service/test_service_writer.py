@@ -26,7 +26,7 @@ MID = "a" * 64
 def sqlite_url(tmp_path):
     url = f"sqlite:///{tmp_path}/w.sqlite3"
     store = open_storage(url)
-    store.publish(record(MID), b"doc")
+    store.publish(record(MID), msgpack.packb({}))  # a stand-in document: the service reads its (absent) collection
     store.publish(record("d" * 64), b"doc")
     store.retire("d" * 64)
     store.close()

@@ -1,4 +1,4 @@
-"""``rldp design``, ``rldp audit`` and ``rldp evaluate``: mechanisms from the command line.
+"""``rldp design``: an audited mechanism from a public CSV.
 
 The root command (:mod:`rldp.cli`) registers these through :func:`add_parser` and turns
 every error into one clear line on stderr (exit 2), never a traceback. ``--json`` prints
@@ -8,88 +8,54 @@ one machine-readable line on stdout.
 from __future__ import annotations
 
 import argparse
-import json
-import math
+import os
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
-from rldp.shared.arguments import checked, names, positive_float
-from rldp.shared.audit import all_distributions_epsilon, audit_document, ldp_epsilon, realised_epsilon
+from rldp.shared.arguments import names, positive_float
+from rldp.shared.collection import Window
 from rldp.shared.document import alphabet as doc_alphabet
-from rldp.shared.document import mechanism_matrix, public_distribution, read_document, write_document
+from rldp.shared.document import mechanism_matrix, read_document, write_document
 from rldp.shared.errors import ValidationError
-from rldp.shared.information import entropy, mutual_information
+from rldp.shared.information import entropy
+from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import read_csv
 
-from .design import METHODS, SOLVER_METHODS, SOLVERS, design
+from ..design import METHODS, SOLVER_METHODS, SOLVERS, add_per_report_layer, design
+from .common import CommandError, emit, radius_nats, significance_level
 
-__all__ = ["add_parser", "cmd_design", "cmd_audit", "cmd_evaluate"]
+__all__ = ["add_design_parser", "cmd_design"]
 
-EXIT_AUDIT_FAILED = 1
-
-
-class CommandError(ValidationError):
-    """A command-line request that cannot be carried out (reported as one line, exit 2)."""
+_SOLVER_FIELDS = ("solver", "iterations", "columns", "status", "upper_bound", "upper_bound_kind")
 
 
-_beta = checked(
-    float,
-    lambda value: 0 < value < 1,
-    "beta must be a number in (0, 1); got {text!r}",
-    "beta (significance level) must be in (0, 1); got {text!r}",
-)
-_radius = checked(
-    float,
-    lambda value: not math.isnan(value) and value >= 0,
-    "radius must be a number ≥ 0 or 'inf'; got {text!r}",
-    "radius must be ≥ 0 (nats) or 'inf'; got {text!r}",
-)
+def _window(text: str) -> Window:
+    try:
+        return Window.parse(text)
+    except ValidationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _emit(args: argparse.Namespace, record: dict[str, Any], lines: Sequence[str]) -> None:
-    if args.json:
-        print(json.dumps(record, allow_nan=False, default=_json_default))
-    else:
-        print("\n".join(lines))
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def _fmt(x: float | None) -> str:
-    return "inf" if x is None else f"{x:.4f}"
-
-
-def _finite(x: float) -> float | None:
-    return None if x is None or math.isinf(x) else float(x)
-
-
-# -- design -------------------------------------------------------------------
 def cmd_design(args: argparse.Namespace) -> int:
     table = read_csv(args.public, names=args.names)
     if table.n_rows == 0:
         raise CommandError(f"{args.public}: no data rows")
     alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent)
-    p_hat = alphabet.empirical_distribution(table)
+    public = PublicCounts.from_table(table, alphabet, name=args.public_name or os.path.basename(args.public))
+    p_hat = public.distribution
     if args.warm_start and args.method not in SOLVER_METHODS:
         raise CommandError(f"--warm-start applies to {', '.join(sorted(SOLVER_METHODS))}, not to {args.method!r}")
     warm = _warm_start_matrices(args.warm_start or [], alphabet)
+    if args.per_report_epsilon is not None and not args.per_report_epsilon < args.epsilon:
+        raise CommandError(f"--per-report-epsilon must be below --epsilon ({args.epsilon:g})")
     start = time.perf_counter()
-    show = args.progress if args.progress is not None else sys.stderr.isatty()
-    with _DesignProgress(
-        show and args.method in SOLVER_METHODS,
-        args.time_budget,
-        entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat),
-    ) as bar:
+    show = (args.progress if args.progress is not None else sys.stderr.isatty()) and args.method in SOLVER_METHODS
+    with _DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
         doc = design(
             args.method,
             alphabet=alphabet,
@@ -97,13 +63,17 @@ def cmd_design(args: argparse.Namespace) -> int:
             epsilon=args.epsilon,
             radius=args.radius,
             beta=None if args.radius is not None else args.beta,
-            n=table.n_rows,
+            n=public.n,
             order=args.order,
             solver=args.solver,
             time_budget=args.time_budget,
             progress=bar.update,
             warm_start=warm or None,
+            provenance=public.provenance(),
+            extra={"collection": {"window": args.window.text}} if args.window else None,
         )
+    if args.per_report_epsilon is not None:  # one report reveals at most E1 (rldp.aggregator.design.per_report)
+        doc = add_per_report_layer(doc, args.per_report_epsilon)
     seconds = time.perf_counter() - start
     write_document(doc, args.out)
     audit = doc["audit"]
@@ -120,21 +90,18 @@ def cmd_design(args: argparse.Namespace) -> int:
     params = doc.get("parameters", {})
     solver_lines = []
     if "solver" in params:
-        record.update(
-            {
-                k: params.get(k)
-                for k in ("solver", "iterations", "columns", "status", "upper_bound", "upper_bound_kind")
-                if k in params
-            }
-        )
+        record.update({k: params[k] for k in _SOLVER_FIELDS if k in params})
         line = f"  solver   {params['solver']}"
         if params["solver"] == "cg":
             line += f", {params.get('iterations')} rounds, {params.get('columns')} columns, {params.get('status')}"
         if params.get("upper_bound") is not None:
             line += f"; optimum <= {params['upper_bound']:.4f} nats ({params.get('upper_bound_kind')})"
         solver_lines.append(line)
+    if single := audit.get("per_report"):  # --per-report-epsilon: the guarantee of one report (epsilon: of all)
+        record["per_report"] = single
+        solver_lines.append(f"  report   epsilon {single['claimed']:.6g} per report, audited {single['epsilon']:.6g}")
     radius = doc["privacy"]["uncertainty"]["radius"]
-    _emit(
+    emit(
         args,
         record,
         [
@@ -144,6 +111,7 @@ def cmd_design(args: argparse.Namespace) -> int:
             f"  epsilon  claimed {record['epsilon']:.6g}, audited {audit['epsilon']:.6g} (pass)",
             f"  utility  I = {record['mutual_information']:.4f} nats, NMI = {record['nmi']:.4f}, {record['outputs']} outputs",
             *solver_lines,
+            f"  public   {public.name}: n = {public.n}, counts sha256 {public.sha256}",
             f"  id       {doc['id']}",
             f"  wrote    {args.out} in {seconds:.2f} s",
         ],
@@ -188,69 +156,6 @@ class _DesignProgress:
             self.bar.close()
 
 
-# -- audit --------------------------------------------------------------------
-def cmd_audit(args: argparse.Namespace) -> int:
-    doc = read_document(args.document)
-    result = audit_document(doc)
-    record = {
-        "id": doc["id"],
-        "method": doc["method"],
-        "notion": result.notion,
-        "epsilon": result.claimed,
-        "epsilon_audited": _finite(result.epsilon),
-        "passed": result.passed,
-        "reasons": list(result.reasons),
-    }
-    lines = [
-        f"{doc['method']} {doc['id'][:12]}: claimed epsilon {result.claimed:.6g}, "
-        f"audited {result.epsilon:.6g} ({result.notion}) -> {'PASS' if result.passed else 'FAIL'}"
-    ]
-    lines += [f"  {r}" for r in result.reasons]
-    _emit(args, record, lines)
-    return 0 if result.passed else EXIT_AUDIT_FAILED
-
-
-# -- evaluate -----------------------------------------------------------------
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    doc = read_document(args.document)
-    q = mechanism_matrix(doc)
-    alpha = doc_alphabet(doc)
-    if args.data:
-        table = read_csv(args.data, names=args.names)
-        dist = alpha.empirical_distribution(table)
-        source, n = str(args.data), table.n_rows
-    else:
-        dist, source, n = public_distribution(doc), "public", None
-    inputs = dist.sum(axis=0) if alpha.latent else dist  # the mechanism reads X = U when S is latent
-    info = mutual_information(q, inputs)
-    h = entropy(inputs)
-    record = {
-        "id": doc["id"],
-        "method": doc["method"],
-        "distribution": source,
-        "n": n,
-        "mutual_information": info,
-        "entropy": h,
-        "nmi": info / h if h > 0 else 0.0,
-        "epsilon_realised": _finite(realised_epsilon(q, dist)),
-        "epsilon_ldp": _finite(ldp_epsilon(q)),
-        "epsilon_all_distributions": _finite(all_distributions_epsilon(q, alpha.n_sensitive, alpha.n_released)),
-        "epsilon": doc["privacy"]["epsilon"],
-    }
-    _emit(
-        args,
-        record,
-        [
-            f"{doc['method']} {doc['id'][:12]} under the {source} distribution" + (f" (n = {n})" if n else ""),
-            f"  I(X;Y) = {info:.4f} nats, H(X) = {h:.4f} nats, NMI = {record['nmi']:.4f}",
-            f"  realised epsilon* = {_fmt(record['epsilon_realised'])} (claimed {record['epsilon']:.4g})",
-            f"  as plain LDP on X: epsilon = {_fmt(record['epsilon_ldp'])}; "
-            f"for every distribution (Prop. 3): epsilon = {_fmt(record['epsilon_all_distributions'])}",
-        ],
-    )
-    return 0
-
-
 def _warm_start_matrices(paths: Sequence[str], alphabet: Any) -> list[Any]:
     """Matrices of earlier documents on the same alphabet (``--warm-start``). Their rows only
     seed the search: the solver mixes any row outside its cone back into it, so a document
@@ -267,8 +172,8 @@ def _warm_start_matrices(paths: Sequence[str], alphabet: Any) -> list[Any]:
     return out
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``design``, ``audit`` and ``evaluate`` on the root command's subparsers."""
+def add_design_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``design`` on the root command's subparsers."""
     p = sub.add_parser("design", help="design an audited mechanism from a public CSV")
     p.add_argument("public", metavar="PUBLIC.csv", help="public side data: CSV with a header row (.gz allowed)")
     p.add_argument(
@@ -290,10 +195,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--method", required=True, choices=list(METHODS), metavar="METHOD", help="one of: " + ", ".join(METHODS)
     )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--beta", type=_beta, default=0.05, help="significance level of the confidence set (default 0.05)")
-    g.add_argument("--radius", type=_radius, help="radius B of the Rényi ball, in nats (instead of --beta)")
+    g.add_argument(
+        "--beta", type=significance_level, default=0.05, help="significance level of the confidence set (default 0.05)"
+    )
+    g.add_argument("--radius", type=radius_nats, help="radius B of the Rényi ball, in nats (instead of --beta)")
     p.add_argument("--order", type=positive_float("order"), default=2.0, help="Rényi order α (default 2)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
+    p.add_argument(
+        "--public-name", metavar="TEXT", help="the public data's name in the document (default: the file's base name)"
+    )
+    p.add_argument(
+        "--window",
+        type=_window,
+        metavar="DURATION",
+        help="collection window (ISO 8601, e.g. P1D, PT6H): clients send at most one report per record owner "
+        "and window, and the service counts and estimates per window",
+    )
+    p.add_argument(
+        "--per-report-epsilon",
+        type=positive_float("per-report epsilon"),
+        metavar="E1",
+        help="re-randomise the memoised output afresh on every report: one reveals at most E1 < epsilon",
+    )
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the document (.json or .msgpack)")
     p.add_argument(
         "--solver",
@@ -328,15 +251,3 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_design)
-
-    p = sub.add_parser("audit", help="audit a mechanism document (exit 0 if it passes)")
-    p.add_argument("document", metavar="FILE")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_audit)
-
-    p = sub.add_parser("evaluate", help="utility and realised epsilon of a mechanism")
-    p.add_argument("document", metavar="FILE")
-    p.add_argument("--data", metavar="CSV", help="evaluate under this CSV's empirical distribution")
-    p.add_argument("--names", type=names, help="column names for a CSV without a header row")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_evaluate)

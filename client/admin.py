@@ -1,0 +1,101 @@
+"""The Client's admin and read calls: publish, retire, estimate, design, readiness.
+
+They need a bearer token (``Client(url, token=...)``) except :meth:`AdminCalls.ready`; kept
+apart from the reporting path of :mod:`.client`, which an app embeds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from rldp.shared.document import to_msgpack
+
+from .errors import ProblemError, ServiceUnavailable
+from .transport import Transport, json_object
+
+__all__ = ["AdminCalls", "MSGPACK"]
+
+MSGPACK = "application/msgpack"
+
+
+class AdminCalls:
+    """Mixin of :class:`~rldp.client.Client`: the calls that manage the service rather than report."""
+
+    _http: Transport
+
+    def publish(self, document: dict[str, Any]) -> dict[str, Any]:
+        """Publish a mechanism document (admin). Returns {"id", "method", "epsilon", "epsilon_audited", "status"}."""
+        resp = self._http.request(
+            "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers={"Content-Type": MSGPACK}
+        )
+        return json_object(resp)
+
+    def retire(self, mechanism_id: str) -> dict[str, Any]:
+        """Retire a mechanism (admin): it accepts no more reports."""
+        return json_object(self._http.request("POST", f"/v1/mechanisms/{mechanism_id}/retire", auth=True))
+
+    def estimate(self, mechanism_id: str, **params: Any) -> dict[str, Any]:
+        """The server's estimate of P(S, U) (admin or read token); ``params``: method, interval, prior, prior_weight."""
+        return json_object(
+            self._http.request(
+                "GET",
+                f"/v1/mechanisms/{mechanism_id}/estimate",
+                auth=True,
+                params={k: v for k, v in params.items() if v is not None},
+            )
+        )
+
+    def windows(self, mechanism_id: str) -> dict[str, Any]:
+        """The server's reports per collection window (admin or read token):
+        ``{"mechanism", "collection", "windows": [{"window": label, "reports": n}, …]}``."""
+        return json_object(self._http.request("GET", f"/v1/mechanisms/{mechanism_id}/windows", auth=True))
+
+    def design(
+        self,
+        csv_text: str,
+        *,
+        sensitive: str,
+        released: Iterable[str] | str,
+        epsilon: float,
+        method: str,
+        beta: float | None = None,
+        radius: float | None = None,
+        order: float | None = None,
+        wait: bool = True,
+        poll: float = 1.0,
+        wait_timeout: float = 3600.0,
+    ) -> dict[str, Any]:
+        """Ask the server to design and publish a mechanism from public CSV text (admin).
+
+        With ``wait`` (default) polls the job until it is done or failed and returns its
+        final status (``{"status": "done", "mechanism": id, ...}``); else returns the job.
+        """
+        body: dict[str, Any] = {
+            "csv": csv_text,
+            "sensitive": sensitive,
+            "released": [released] if isinstance(released, str) else list(released),
+            "epsilon": epsilon,
+            "method": method,
+        }
+        for key, value in (("beta", beta), ("radius", radius), ("order", order)):
+            if value is not None:
+                body[key] = value
+        job = json_object(self._http.request("POST", "/v1/designs", auth=True, json=body))
+        if not wait:
+            return job
+        deadline = time.monotonic() + wait_timeout
+        while True:
+            status = json_object(self._http.request("GET", job["status_url"], auth=True))
+            if status["status"] in ("done", "failed") or time.monotonic() > deadline:
+                return status
+            time.sleep(poll)
+
+    def ready(self) -> bool:
+        """True when the server and its database answer (GET /readyz)."""
+        try:
+            self._http.request("GET", "/readyz")
+        except (ServiceUnavailable, ProblemError):
+            return False
+        return True

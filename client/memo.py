@@ -1,0 +1,130 @@
+"""Memoisation: each owner's record value gets one Y per mechanism, drawn once and reused.
+
+Why: an app that reports the same record every day and draws a fresh Y each time hands the
+aggregator n independent draws of Q(·|x), from which it can read S with near certainty. With
+the memo, every later report of the same (owner, mechanism, x) sends the Y drawn the first
+time, so any number of reports reveals no more than one; a record that changes to a new
+value gets its own draw (the permanent randomised response of RAPPOR). Entries are keyed by
+the mechanism's content id, so a draw is never reused under another mechanism. With a
+per-report layer (RAPPOR's instantaneous response) the memo still holds Y, and each report
+sends a fresh y' ~ R(·|Y) (:meth:`rldp.client.mechanism.Mechanism.report_from`).
+
+Keys are owners × encoded record values; this module works on the *unique* keys of a call
+(:class:`Keys`, from ``np.unique``), never per record, so memoising 10⁶ records of one owner
+costs a few vectorised passes and one small query.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import StateFileError
+from .state import fill_keys
+
+__all__ = ["Keys", "owner_codes", "present_values", "unique_keys", "lookup", "insert"]
+
+# Up to this many distinct owners are looked up one owner at a time (a range scan each);
+# more go through a temporary table of keys and one join.
+_PER_OWNER_QUERIES = 4
+
+
+def owner_codes(owners: object, n: int) -> tuple[list[str], np.ndarray]:
+    """(unique owner names, each record's index into them) for ``owners`` given per record.
+
+    ``owners``: None or one string (every record is that owner's; None is the device's
+    single owner, ``""``), or a sequence of n strings or integers (integers become their
+    decimal text). ValueError for anything else or a length that does not match.
+    """
+    if owners is None or isinstance(owners, str):
+        return [owners or ""], np.zeros(n, dtype=np.int64)
+    arr = np.asarray(owners)
+    if arr.ndim != 1 or arr.size != n:
+        raise ValueError(f"owners must give one owner per record ({n}); got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "Uiu":
+        raise ValueError(f"owners must be strings (or integers), one per record; got dtype {arr.dtype}")
+    names, codes = np.unique(arr.astype(str), return_inverse=True)
+    return [str(v) for v in names.tolist()], codes.reshape(-1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The unique (owner, x) pairs of a call: ``owners[owner[k]]`` and ``x[k]`` for key k."""
+
+    owners: list[str]
+    owner: np.ndarray
+    x: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.x.size)
+
+    def subset(self, mask: np.ndarray) -> Keys:
+        return Keys(self.owners, self.owner[mask], self.x[mask])
+
+
+def present_values(x: np.ndarray, size: int) -> np.ndarray:
+    """The distinct values of x (sorted), found by counting (no sort); ValueError outside [0, size)."""
+    try:
+        counts: np.ndarray = np.bincount(x, minlength=size)
+    except ValueError:
+        counts = np.zeros(size + 1, dtype=np.int64)  # a negative index: reported below like one too large
+    if counts.size > size:
+        raise ValueError(f"record indices must be integers in [0, {size}); got {int(x.min())}..{int(x.max())}")
+    return np.flatnonzero(counts)
+
+
+def unique_keys(owners: list[str], codes: np.ndarray, x: np.ndarray, size: int) -> tuple[Keys, np.ndarray]:
+    """(the unique keys, each record's key index) for records x (in [0, size)) of owners ``codes``."""
+    uniq, inverse = np.unique(codes * size + x, return_inverse=True)
+    return Keys(owners, uniq // size, uniq % size), inverse.reshape(-1)
+
+
+def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, path: str) -> np.ndarray:
+    """The memoised y of each key (int64), −1 where there is none yet."""
+    ys = np.full(len(keys), -1, dtype=np.int64)
+    if not len(keys):
+        return ys
+    if len(keys.owners) <= _PER_OWNER_QUERIES:
+        for code, owner in enumerate(keys.owners):
+            mine = np.flatnonzero(keys.owner == code)
+            if not mine.size:
+                continue
+            rows = conn.execute(
+                "SELECT x, y FROM memo WHERE mechanism = ? AND owner = ?", (mechanism, owner)
+            ).fetchall()
+            if not rows:
+                continue
+            stored = np.array(rows, dtype=np.int64).reshape(-1, 2)
+            order = np.argsort(stored[:, 0])
+            xs_sorted = stored[order, 0]
+            at = np.minimum(np.searchsorted(xs_sorted, keys.x[mine]), xs_sorted.size - 1)
+            found = xs_sorted[at] == keys.x[mine]
+            ys[mine[found]] = stored[order, 1][at[found]]
+    else:
+        fill_keys(conn, zip([keys.owners[i] for i in keys.owner.tolist()], keys.x.tolist(), strict=True))
+        rows = conn.execute(
+            "SELECT k.rowid, m.y FROM temp.keys AS k JOIN memo AS m"
+            " ON m.mechanism = ? AND m.owner = k.owner AND m.x = k.x",
+            (mechanism,),
+        ).fetchall()
+        if rows:
+            found = np.array(rows, dtype=np.int64).reshape(-1, 2)
+            ys[found[:, 0] - 1] = found[:, 1]
+    if ys.size and int(ys.max()) >= outputs:
+        raise StateFileError(path, f"is corrupt: a memoised output of mechanism {mechanism} is ≥ its {outputs} outputs")
+    return ys
+
+
+def insert(
+    conn: sqlite3.Connection, mechanism: str, keys: Keys, ys: np.ndarray, epsilon: float, created: float
+) -> None:
+    """Store new draws (inside the caller's write transaction; keys must not be memoised yet)."""
+    conn.executemany(
+        "INSERT INTO memo (mechanism, owner, x, y, epsilon, created) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            (mechanism, keys.owners[o], x, y, epsilon, created)
+            for o, x, y in zip(keys.owner.tolist(), keys.x.tolist(), ys.tolist(), strict=True)
+        ),
+    )

@@ -1,0 +1,156 @@
+"""What an app accepts from a mechanism document: pinned ids, an ε ceiling, confidence-set floors.
+
+The audit a client re-runs is relative to the document's own P̂, n and radius: an aggregator
+that lies about its public data (inflates n, hence shrinks the radius, or shifts P̂) can
+publish a document that passes verification while its guarantee does not hold for the real
+population. :class:`VerificationPolicy` closes that loop in one place:
+
+* ``pinned`` — the content ids the app accepts. The app developer audits a mechanism against
+  the public data once (``rldp audit --public-data``) and ships its id; since the id is the
+  SHA-256 of the document's content, a server cannot substitute another document under it.
+* ``max_epsilon`` — refuse a document that claims a larger ε.
+* ``min_radius`` — refuse a confidence set smaller than the app accepts: radius B < min_radius
+  (in the document's own divergence, Rényi of its order α).
+* ``max_public_n`` — the most public samples the app believes exist. Refused: a document that
+  states n > max_public_n, and one whose radius is below the (1 − β)-confidence radius of
+  max_public_n samples [LZG24, eq 9] at β = ``beta`` (0.05, rldp design's default) — the
+  tightest set that much public data can support, whether or not the document states n.
+
+The floors bound how far a lying aggregator can shrink F without pinning; a shifted P̂ with an
+honest-looking radius is caught only by pinning. Documents of notion ``ldp`` have no
+uncertainty set (their guarantee holds for every distribution) and pass both floors, as does
+an unbounded radius (``null``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rldp.shared.divergence import confidence_radius
+from rldp.shared.tolerances import RADIUS_RTOL
+
+from .errors import MechanismRejected
+
+__all__ = ["VerificationPolicy", "DEFAULT_POLICY_BETA"]
+
+#: The significance level at which ``max_public_n`` is turned into a radius floor.
+DEFAULT_POLICY_BETA = 0.05
+_ID = re.compile(r"[0-9a-f]{64}")
+
+
+@functools.lru_cache(maxsize=256)
+def _radius_floor(n: int, beta: float, n_symbols: int, order: float) -> float:
+    # chi2_quantile iterates; a client re-checks the same few documents (cached).
+    return confidence_radius(n, beta, n_symbols, order)
+
+
+def _pinned_ids(ids: Iterable[str] | None) -> frozenset[str] | None:
+    if ids is None:
+        return None
+    if isinstance(ids, str):
+        raise ValueError("pinned must be a collection of mechanism ids (e.g. a list), not one string")
+    out = frozenset(ids)
+    bad = sorted(repr(i) for i in out if not isinstance(i, str) or not _ID.fullmatch(i))
+    if bad:
+        raise ValueError(
+            f"pinned mechanism ids must be 64 lowercase hex characters (a content id); got {', '.join(bad)}"
+        )
+    if not out:
+        raise ValueError("pinned is empty: it would refuse every mechanism; give at least one id or None")
+    return out
+
+
+@dataclass(frozen=True, init=False)
+class VerificationPolicy:
+    """The app's acceptance rules (see the module docstring); every rule is optional.
+
+    ``pinned``: any collection of content ids (kept as a frozenset); ``max_epsilon`` and
+    ``min_radius`` in nats; ``max_public_n`` a count of public samples; ``beta`` the
+    significance level at which ``max_public_n`` becomes a radius floor.
+    """
+
+    max_epsilon: float | None
+    pinned: frozenset[str] | None
+    min_radius: float | None
+    max_public_n: int | None
+    beta: float
+
+    def __init__(
+        self,
+        max_epsilon: float | None = None,
+        pinned: Iterable[str] | None = None,
+        min_radius: float | None = None,
+        max_public_n: int | None = None,
+        beta: float = DEFAULT_POLICY_BETA,
+    ) -> None:
+        if max_epsilon is not None and not (float(max_epsilon) > 0):
+            raise ValueError(f"max_epsilon must be > 0 (nats); got {max_epsilon!r}")
+        if min_radius is not None and not (math.isfinite(min_radius) and min_radius >= 0):
+            raise ValueError(f"min_radius must be a finite number ≥ 0 (nats); got {min_radius!r}")
+        if max_public_n is not None and (
+            isinstance(max_public_n, bool) or not isinstance(max_public_n, int) or max_public_n < 1
+        ):
+            raise ValueError(f"max_public_n must be a positive integer (public samples); got {max_public_n!r}")
+        if not 0.0 < float(beta) < 1.0:
+            raise ValueError(f"beta must be in (0, 1); got {beta!r}")
+        object.__setattr__(self, "max_epsilon", None if max_epsilon is None else float(max_epsilon))
+        object.__setattr__(self, "pinned", _pinned_ids(pinned))
+        object.__setattr__(self, "min_radius", None if min_radius is None else float(min_radius))
+        object.__setattr__(self, "max_public_n", max_public_n)
+        object.__setattr__(self, "beta", float(beta))
+
+    def with_max_epsilon(self, max_epsilon: float | None) -> VerificationPolicy:
+        """This policy with the tighter of its ε ceiling and ``max_epsilon``."""
+        if max_epsilon is None:
+            return self
+        tighter = max_epsilon if self.max_epsilon is None else min(self.max_epsilon, max_epsilon)
+        return VerificationPolicy(tighter, self.pinned, self.min_radius, self.max_public_n, self.beta)
+
+    def check_id(self, mechanism_id: str) -> None:
+        """Refuse an id outside the pinned set (before anything is downloaded)."""
+        if self.pinned is not None and mechanism_id not in self.pinned:
+            raise MechanismRejected(
+                mechanism_id, f"is not pinned; this client accepts only {', '.join(sorted(self.pinned))}"
+            )
+
+    def check(self, document: Mapping[str, Any], label: str | None = None) -> None:
+        """Apply every rule to a validated document; MechanismRejected naming the rule otherwise."""
+        label = label or str(document.get("id"))
+        self.check_id(str(document.get("id")))
+        privacy = document["privacy"]
+        eps = float(privacy["epsilon"])
+        if self.max_epsilon is not None and eps > self.max_epsilon:
+            raise MechanismRejected(label, f"claims epsilon {eps:g}, above the allowed maximum {self.max_epsilon:g}")
+        unc = privacy.get("uncertainty")
+        if not isinstance(unc, Mapping) or unc.get("radius") is None:
+            return  # no uncertainty set (notion ldp) or an unbounded one: nothing to shrink
+        radius, order = float(unc["radius"]), float(unc.get("order", 2.0))
+        if self.min_radius is not None and radius < self.min_radius:
+            raise MechanismRejected(
+                label,
+                f"its confidence set is smaller than this app accepts: radius {radius:.6g} is below "
+                f"min_radius {self.min_radius:.6g}",
+            )
+        if self.max_public_n is None:
+            return
+        n = unc.get("n")
+        if n is not None and int(n) > self.max_public_n:
+            raise MechanismRejected(
+                label,
+                f"states n = {int(n)} public samples, more than max_public_n = {self.max_public_n} this app "
+                "accepts (a larger n shrinks the confidence set)",
+            )
+        n_symbols = sum(len(row) for row in document["public_distribution"])
+        floor = _radius_floor(self.max_public_n, float(self.beta), n_symbols, order)
+        if radius < floor * (1 - RADIUS_RTOL):
+            raise MechanismRejected(
+                label,
+                f"its confidence set is smaller than this app accepts: radius {radius:.6g} is below "
+                f"{floor:.6g}, the {1 - self.beta:g}-confidence radius of max_public_n = {self.max_public_n} "
+                "public samples",
+            )

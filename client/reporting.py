@@ -1,0 +1,143 @@
+"""Reporting over time: memoised draws, the privacy budget and collection windows, together.
+
+A :class:`Reporter` (one per ``Client(url, state_path=...)``) turns encoded records and their
+owners into upload bodies:
+
+* every (owner, mechanism, x) gets the Y drawn the first time (:mod:`.memo`), and each new
+  draw spends the mechanism's audited ε from the owner's budget (:mod:`.budget`);
+* with a per-report layer (``collection.per_report`` = (R, ε₁)) every report sends y' ~ R(·|Y)
+  drawn afresh from the memoised Y; the memo keeps Y, never y';
+* for a mechanism with a collection window, only the first record of each owner in the call
+  is reported, and only if that owner has not reported in the current window yet
+  (:mod:`.ledger`); the others are *skipped*, and the batch is labelled with the window.
+
+Draws, budget charge, ledger rows and (windowed) batches are committed in one transaction
+of the state file before anything is sent, so the report that leaves is always the stored
+one. The wire form of a batch is ``{"mechanism", "batch", "reports", "window"?}`` (msgpack;
+:func:`make_batches`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import msgpack
+import numpy as np
+
+from .budget import PrivacyBudget, charge
+from .ledger import PreparedBatch, mark_reported, outbox_put, unreported
+from .mechanism import Mechanism
+from .memo import Keys, insert, lookup, owner_codes, present_values, unique_keys
+from .sampling import RandomSource
+from .state import StateFile
+
+__all__ = ["Reporter", "Prepared", "make_batches"]
+
+
+def make_batches(mechanism: str, reports: np.ndarray, batch_size: int, window: str | None) -> list[PreparedBatch]:
+    """Upload bodies of at most ``batch_size`` reports, each with a fresh batch id (uuid4).
+
+    Body (msgpack): ``{"mechanism": id, "batch": batch id, "reports": [y, …]}`` plus
+    ``"window": label`` when the mechanism has a collection window.
+    """
+    out = []
+    for start in range(0, reports.size, batch_size):
+        chunk = reports[start : start + batch_size]
+        batch = uuid.uuid4().hex
+        body: dict[str, object] = {"mechanism": mechanism, "batch": batch, "reports": chunk.tolist()}
+        if window is not None:
+            body["window"] = window
+        out.append(
+            PreparedBatch(batch, mechanism, window or "", int(chunk.size), msgpack.packb(body, use_bin_type=True))
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a call will send: its batches, the records skipped, the window label (None: no windows)."""
+
+    batches: list[PreparedBatch]
+    skipped: int = 0
+    window: str | None = None
+
+
+class Reporter:
+    """Memoised, budgeted, windowed privatisation on one state file (see the module docstring)."""
+
+    def __init__(self, state: StateFile, budget: PrivacyBudget | None, clock: Callable[[], float]) -> None:
+        self.state = state
+        self.budget = budget
+        self.clock = clock
+
+    def _draw_missing(
+        self,
+        conn: sqlite3.Connection,
+        mech: Mechanism,
+        keys: Keys,
+        ys: np.ndarray,
+        rng: RandomSource | None,
+        now: float,
+    ) -> None:
+        """Draw, charge and store the keys without a memoised y (inside a write transaction)."""
+        missing = ys < 0
+        if not missing.any():
+            return
+        new = keys.subset(missing)
+        charge(conn, self.budget, new, mech.epsilon_audited, now)
+        drawn = mech.draw_memo(new.x, rng)
+        insert(conn, mech.id, new, drawn, mech.epsilon_audited, now)
+        ys[missing] = drawn
+
+    def outputs(self, mech: Mechanism, keys: Keys, rng: RandomSource | None) -> np.ndarray:
+        """The memoised y of each key, drawing (and storing) the missing ones."""
+        with self.state.read() as conn:  # the common case: everything is memoised already
+            ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)
+        if (ys >= 0).all():
+            return ys
+        now = self.clock()
+        with self.state.write() as conn:
+            ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)  # another process may have drawn
+            self._draw_missing(conn, mech, keys, ys, rng, now)
+        return ys
+
+    def privatize(self, mech: Mechanism, x: np.ndarray, owners: object, rng: RandomSource | None) -> np.ndarray:
+        """One report per record from its memoised y (y' ~ R(·|y) with a per-report layer; no window
+        ledger: nothing is sent)."""
+        names, codes = owner_codes(owners, x.size)
+        if len(names) == 1:  # one owner: a table over x's values, one gather (the common, fast case)
+            present = present_values(x, mech.size)
+            table = np.zeros(mech.size, dtype=np.int64)
+            table[present] = self.outputs(mech, Keys(names, np.zeros(present.size, dtype=np.int64), present), rng)
+            return mech.report_from(table.take(x), rng)
+        if x.size and x.astype(np.int64, copy=False).view(np.uint64).max() >= mech.size:
+            raise ValueError(f"record indices must be integers in [0, {mech.size})")
+        keys, where = unique_keys(names, codes, x, mech.size)
+        ys: np.ndarray = self.outputs(mech, keys, rng).take(where)
+        return mech.report_from(ys, rng)
+
+    def prepare(
+        self, mech: Mechanism, x: np.ndarray, owners: object, rng: RandomSource | None, batch_size: int
+    ) -> Prepared:
+        """The batches a submit sends, committed (with draws, charges, ledger rows, outbox) first."""
+        if mech.window is None:
+            return Prepared(make_batches(mech.id, self.privatize(mech, x, owners, rng), batch_size, None))
+        names, codes = owner_codes(owners, x.size)
+        now = self.clock()
+        label = mech.window.label_at(now)
+        owner_ids, first = np.unique(codes, return_index=True)  # each owner's first record in the call
+        with self.state.write() as conn:
+            fresh = unreported(conn, mech.id, label, [names[i] for i in owner_ids.tolist()])
+            send = np.sort(first[fresh])
+            keys = Keys(names, codes[send], x[send])  # one record per owner: already unique
+            ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)
+            self._draw_missing(conn, mech, keys, ys, rng, now)
+            batches = make_batches(mech.id, mech.report_from(ys, rng), batch_size, label)
+            for i, item in enumerate(batches):
+                chunk = keys.owner[i * batch_size : (i + 1) * batch_size].tolist()
+                mark_reported(conn, mech.id, label, [names[o] for o in chunk], item.batch)
+                outbox_put(conn, item, now)
+        return Prepared(batches, int(x.size - send.size), label)

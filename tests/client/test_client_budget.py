@@ -1,0 +1,103 @@
+"""The privacy budget (issue 15): new draws spend the mechanism's audited ε; repeats spend nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+from aggregator_stub import DAY, Clock, grr_document
+
+from rldp.client import Client, PrivacyBudget, PrivacyBudgetExceeded, RldpError
+
+VALUES = [("Male", "red"), ("Male", "blue"), ("Female", "green"), ("Female", "red")]
+
+
+def spent(path) -> float:
+    with sqlite3.connect(path) as conn:
+        return float(conn.execute("SELECT COALESCE(SUM(epsilon), 0) FROM memo").fetchone()[0])
+
+
+def test_budget_arithmetic(aggregator, tmp_path):
+    doc = grr_document(epsilon=1.0)  # audited ε = 1 (GRR's ratio e^ε, to round-off)
+    agg = aggregator(doc)
+    path = tmp_path / "s.sqlite3"
+    clock = Clock()
+    budget = PrivacyBudget(epsilon=2.5, per="P1D")
+    with Client(agg.url, state_path=path, privacy_budget=budget, clock=clock) as client:
+        eps = client.mechanism(doc["id"]).epsilon_audited
+        client.submit(doc["id"], VALUES[:1])  # a new value: spends ε
+        for _ in range(5):
+            client.submit(doc["id"], VALUES[:1])  # memoised: spends nothing
+        client.submit(doc["id"], VALUES[:2])  # one more new value
+        assert spent(path) == pytest.approx(2 * eps, abs=1e-12)
+        sent = len(agg.reports())
+        with pytest.raises(PrivacyBudgetExceeded) as info:
+            client.submit(doc["id"], VALUES[:3])
+        err = info.value
+        assert (err.budget, err.per, err.owner) == (2.5, "P1D", "")
+        assert err.spent == pytest.approx(2 * eps) and err.asked == pytest.approx(eps)
+        assert "budget 2.5 per P1D" in str(err) and "nothing was sent" in str(err)
+        assert isinstance(err, RldpError)
+        assert len(agg.reports()) == sent and spent(path) == pytest.approx(2 * eps)  # nothing sent or stored
+        client.submit(doc["id"], VALUES[:2])  # memoised values are still fine
+        clock.now += DAY  # a new period: the budget is available again
+        client.submit(doc["id"], VALUES[:4])
+        assert spent(path) == pytest.approx(4 * eps)
+        with pytest.raises(PrivacyBudgetExceeded):
+            client.privatize(doc["id"], [("Female", "blue")])  # privatize draws, so it is charged too
+
+
+def test_a_call_that_asks_too_much_at_once_is_refused_whole(aggregator, tmp_path):
+    doc = grr_document(epsilon=1.0)
+    agg = aggregator(doc)
+    path = tmp_path / "s.sqlite3"
+    with Client(agg.url, state_path=path, privacy_budget=PrivacyBudget(2.0)) as client:
+        with pytest.raises(PrivacyBudgetExceeded) as info:
+            client.submit(doc["id"], VALUES[:3])
+        assert info.value.spent == 0 and info.value.asked == pytest.approx(3.0) and info.value.per is None
+        assert not agg.posts and spent(path) == 0
+        client.submit(doc["id"], VALUES[:2])  # exactly the budget (to the audit's tolerance) fits
+        assert spent(path) == pytest.approx(2.0)
+
+
+def test_budgets_are_per_owner_and_add_up_across_mechanisms(aggregator, tmp_path):
+    a, b = grr_document(epsilon=1.0), grr_document(epsilon=0.5)
+    agg = aggregator(a, b)
+    path = tmp_path / "s.sqlite3"
+    with Client(agg.url, state_path=path, privacy_budget=PrivacyBudget(1.6, per="P1W"), clock=Clock()) as client:
+        client.submit(a["id"], VALUES[:2], owners=["ann", "bob"])  # 1 each
+        client.submit(b["id"], VALUES[:1], owners=["ann"])  # ann: 1.5
+        with pytest.raises(PrivacyBudgetExceeded) as info:
+            client.submit(b["id"], VALUES[:2], owners=["cat", "ann"])  # ann would reach 2.0; cat is fine
+        assert info.value.owner == "ann" and info.value.spent == pytest.approx(1.5)
+        assert "owner 'ann'" in str(info.value)
+        client.submit(b["id"], VALUES[:2], owners=["cat", "bob"])
+    with sqlite3.connect(path) as conn:
+        rows = dict(conn.execute("SELECT owner, SUM(epsilon) FROM memo GROUP BY owner").fetchall())
+    assert rows == pytest.approx({"ann": 1.5, "bob": 1.5, "cat": 0.5})
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"epsilon": 0}, "> 0"),
+        ({"epsilon": float("inf")}, "finite"),
+        ({"epsilon": True}, "> 0"),
+        ({"epsilon": 1, "per": "daily"}, "ISO 8601"),
+        ({"epsilon": 1, "per": "PT30S"}, "at least one minute"),
+    ],
+)
+def test_bad_budgets_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PrivacyBudget(**kwargs)
+
+
+def test_a_budget_needs_a_state_file():
+    with pytest.raises(ValueError, match="privacy_budget needs state_path"):
+        Client("http://127.0.0.1:9", privacy_budget=PrivacyBudget(1.0))
+
+
+def test_period_start_is_aligned_on_the_epoch():
+    assert PrivacyBudget(1.0, per="P1D").period_start(DAY * 3 + 5) == DAY * 3
+    assert PrivacyBudget(1.0).period_start(12345.0) == -np.inf
