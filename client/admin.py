@@ -1,4 +1,4 @@
-"""The Client's admin and read calls: publish, retire, estimate, design, readiness.
+"""The Client's admin and read calls: publish, retire, estimate, design jobs, readiness.
 
 They need a bearer token (``Client(url, token=...)``) except :meth:`AdminCalls.ready`; kept
 apart from the reporting path of :mod:`.client`, which an app embeds.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote
 
 from rldp.shared.document import to_msgpack
 
@@ -20,28 +21,37 @@ __all__ = ["AdminCalls", "MSGPACK"]
 MSGPACK = "application/msgpack"
 
 
+def _segment(identifier: str) -> str:
+    """``identifier`` as one URL path segment (an id typed by an operator may hold '/', '?', …)."""
+    if not isinstance(identifier, str) or not identifier:
+        raise ValueError(f"an id must be a non-empty string; got {identifier!r}")
+    return quote(identifier, safe="")
+
+
 class AdminCalls:
     """Mixin of :class:`~rldp.client.Client`: the calls that manage the service rather than report."""
 
     _http: Transport
 
     def publish(self, document: dict[str, Any]) -> dict[str, Any]:
-        """Publish a mechanism document (admin). Returns {"id", "method", "epsilon", "epsilon_audited", "status"}."""
+        """Publish a mechanism document (admin). Returns {"id", "method", "epsilon", "epsilon_audited", "status",
+        "created"}: ``created`` is False when the id was already published (201 vs 200)."""
         resp = self._http.request(
             "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers={"Content-Type": MSGPACK}
         )
-        return json_object(resp)
+        return {**json_object(resp), "created": resp.status_code == 201}
 
     def retire(self, mechanism_id: str) -> dict[str, Any]:
         """Retire a mechanism (admin): it accepts no more reports."""
-        return json_object(self._http.request("POST", f"/v1/mechanisms/{mechanism_id}/retire", auth=True))
+        return json_object(self._http.request("POST", f"/v1/mechanisms/{_segment(mechanism_id)}/retire", auth=True))
 
     def estimate(self, mechanism_id: str, **params: Any) -> dict[str, Any]:
-        """The server's estimate of P(S, U) (admin or read token); ``params``: method, interval, prior, prior_weight."""
+        """The server's estimate of P(S, U) (admin or read token); ``params``: method, interval, prior, prior_weight,
+        window (one collection window's label; without it, every report)."""
         return json_object(
             self._http.request(
                 "GET",
-                f"/v1/mechanisms/{mechanism_id}/estimate",
+                f"/v1/mechanisms/{_segment(mechanism_id)}/estimate",
                 auth=True,
                 params={k: v for k, v in params.items() if v is not None},
             )
@@ -50,7 +60,7 @@ class AdminCalls:
     def windows(self, mechanism_id: str) -> dict[str, Any]:
         """The server's reports per collection window (admin or read token):
         ``{"mechanism", "collection", "windows": [{"window": label, "reports": n}, …]}``."""
-        return json_object(self._http.request("GET", f"/v1/mechanisms/{mechanism_id}/windows", auth=True))
+        return json_object(self._http.request("GET", f"/v1/mechanisms/{_segment(mechanism_id)}/windows", auth=True))
 
     def design(
         self,
@@ -91,6 +101,20 @@ class AdminCalls:
             if status["status"] in ("done", "failed") or time.monotonic() > deadline:
                 return status
             time.sleep(poll)
+
+    def jobs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The most recent design jobs, newest first (admin; GET /v1/designs): each as :meth:`job` returns it.
+
+        ``limit``: at most this many (the server's default 50, at most 500)."""
+        params = None if limit is None else {"limit": int(limit)}
+        answer = json_object(self._http.request("GET", "/v1/designs", auth=True, params=params))
+        jobs: list[dict[str, Any]] = answer["jobs"]
+        return jobs
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """One design job (admin; GET /v1/designs/{job}): ``{"job", "status", "elapsed", "created", "params"}``
+        plus ``mechanism`` once done or ``error`` once failed; :class:`ProblemError` 404 unknown-job."""
+        return json_object(self._http.request("GET", f"/v1/designs/{_segment(job_id)}", auth=True))
 
     def ready(self) -> bool:
         """True when the server and its database answer (GET /readyz)."""

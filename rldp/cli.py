@@ -1,6 +1,7 @@
 """The ``rldp`` command: one entry point that finds its subcommands in the installed parts.
 
-rldp installs in layers: ``pip install rldp`` gives the client (``rldp privatize``);
+rldp installs in layers: ``pip install rldp`` gives the client (``rldp privatize``) and the
+operator's commands over the HTTP API (publish, mechanisms, estimate, retire, jobs, job);
 ``rldp[aggregator]`` adds design, audit, evaluate, serve and token; ``rldp[demo]`` adds the
 demo and the experiments. This module sits above every package, so it imports them
 downwards only, and only the part a command needs (starting ``rldp privatize`` never loads
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
+from rldp import __version__
 from rldp.shared.errors import RldpError, one_line
 
 __all__ = ["main", "build_parser", "COMMAND_GROUPS"]
@@ -28,12 +30,19 @@ __all__ = ["main", "build_parser", "COMMAND_GROUPS"]
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 
 def _client_cli() -> ModuleType:
     from rldp.client import cli  # numpy, requests, msgpack only
 
     return cli
+
+
+def _operator_cli() -> ModuleType:
+    from rldp.client import operator_cli  # the client SDK only: requests, numpy, msgpack
+
+    return operator_cli
 
 
 def _aggregator_cli() -> ModuleType:
@@ -68,6 +77,12 @@ COMMAND_GROUPS: tuple[CommandGroup, ...] = (
     CommandGroup(("design", "audit", "evaluate"), _aggregator_cli, "rldp[aggregator]", "design and check mechanisms"),
     CommandGroup(("serve", "token"), _serve_cli, "rldp[aggregator]", "run the aggregator service"),
     CommandGroup(("privatize",), _client_cli, "rldp", "privatise records and submit them"),
+    CommandGroup(
+        ("publish", "mechanisms", "estimate", "retire", "jobs", "job"),
+        _operator_cli,
+        "rldp",
+        "operate an aggregator over its HTTP API",
+    ),
     CommandGroup(("demo", "experiment"), _demo_cli, "rldp[demo]", "the end-to-end demo and the papers' experiments"),
 )
 
@@ -109,6 +124,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     other such parts are listed in ``--help`` with the extra they need.
     """
     parser = argparse.ArgumentParser(prog="rldp", description="Robust local differential privacy toolkit.")
+    parser.add_argument("--version", action="version", version=f"rldp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     groups = [g for g in COMMAND_GROUPS if command in g.commands] or list(COMMAND_GROUPS)
     for group in groups:
@@ -131,6 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``rldp`` command; returns its exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
+    if first is None and "--version" in args_list:  # answered before any part of rldp is loaded
+        print(f"rldp {__version__}")
+        return 0
     try:
         parser = build_parser(first)
     except MissingExtra as exc:
@@ -140,7 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:  # listed only: its part's dependencies are missing
         parser.error(f"{args.command} needs more of rldp installed (see rldp --help)")
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away shows here, not as noise at exit
+        return status
+    except BrokenPipeError:  # rldp … | head: the reader stopped reading; like any Unix tool, stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except ModuleNotFoundError as exc:  # a dependency imported only on this command's path
         missing = _missing_dependency(exc)
         if missing is None or os.environ.get("RLDP_DEBUG"):

@@ -1,5 +1,9 @@
 """``rldp design``: an audited mechanism from a public CSV.
 
+``--notion rldp`` (default) claims (ε, F)-RLDP; ``--notion distp`` claims (ε, δ)-distribution privacy
+[KM19, Def 3] between every pair P_U|θ (θ = S) over the same uncertainty set (``--delta``, default 0),
+e.g. with the coupling mechanism (``--method coupling [--target …] [--cost …]``, [KM19, Defs 16, 18]).
+
 The root command (:mod:`rldp.cli`) registers these through :func:`add_parser` and turns
 every error into one clear line on stderr (exit 2), never a traceback. ``--json`` prints
 one machine-readable line on stdout.
@@ -26,8 +30,9 @@ from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import read_csv
 
-from ..design import METHODS, SOLVER_METHODS, SOLVERS, add_per_report_layer, design
-from .common import CommandError, emit, radius_nats, significance_level
+from ..design import ALL_METHODS, NOTIONS, SOLVER_METHODS, SOLVERS, TRANSPORT_METHODS, add_per_report_layer, design
+from .common import CommandError, emit, fmt, radius_nats, significance_level
+from .distp import delta_level, design_lines, parse_target, read_cost
 
 __all__ = ["add_design_parser", "cmd_design"]
 
@@ -53,6 +58,12 @@ def cmd_design(args: argparse.Namespace) -> int:
     warm = _warm_start_matrices(args.warm_start or [], alphabet)
     if args.per_report_epsilon is not None and not args.per_report_epsilon < args.epsilon:
         raise CommandError(f"--per-report-epsilon must be below --epsilon ({args.epsilon:g})")
+    if args.delta is not None and args.notion != "distp":
+        raise CommandError("--delta applies to --notion distp only (rldp claims epsilon alone)")
+    for option in ("target", "cost"):
+        if getattr(args, option) is not None and args.method not in TRANSPORT_METHODS:
+            raise CommandError(f"--{option} applies to --method {', '.join(TRANSPORT_METHODS)} only")
+    cost = read_cost(args.cost)
     start = time.perf_counter()
     show = (args.progress if args.progress is not None else sys.stderr.isatty()) and args.method in SOLVER_METHODS
     with _DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
@@ -71,6 +82,10 @@ def cmd_design(args: argparse.Namespace) -> int:
             warm_start=warm or None,
             provenance=public.provenance(),
             extra={"collection": {"window": args.window.text}} if args.window else None,
+            notion=args.notion,
+            delta=args.delta,
+            target=args.target,
+            cost=cost,
         )
     if args.per_report_epsilon is not None:  # one report reveals at most E1 (rldp.aggregator.design.per_report)
         doc = add_per_report_layer(doc, args.per_report_epsilon)
@@ -100,6 +115,8 @@ def cmd_design(args: argparse.Namespace) -> int:
     if single := audit.get("per_report"):  # --per-report-epsilon: the guarantee of one report (epsilon: of all)
         record["per_report"] = single
         solver_lines.append(f"  report   epsilon {single['claimed']:.6g} per report, audited {single['epsilon']:.6g}")
+    if doc["privacy"]["notion"] == "distp":
+        solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
     emit(
         args,
@@ -108,7 +125,7 @@ def cmd_design(args: argparse.Namespace) -> int:
             f"designed {doc['method']} for S={','.join(args.sensitive)}{' (latent)' if alphabet.latent else ''}, "
             f"U={','.join(args.released)} "
             f"(|X| = {alphabet.size}, n = {table.n_rows}, radius = {radius if radius is not None else 'inf'})",
-            f"  epsilon  claimed {record['epsilon']:.6g}, audited {audit['epsilon']:.6g} (pass)",
+            f"  epsilon  claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} at delta = 0 (pass)",
             f"  utility  I = {record['mutual_information']:.4f} nats, NMI = {record['nmi']:.4f}, {record['outputs']} outputs",
             *solver_lines,
             f"  public   {public.name}: n = {public.n}, counts sha256 {public.sha256}",
@@ -192,7 +209,37 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--epsilon", required=True, type=positive_float("epsilon"), help="privacy level ε (nats)")
     p.add_argument(
-        "--method", required=True, choices=list(METHODS), metavar="METHOD", help="one of: " + ", ".join(METHODS)
+        "--method",
+        required=True,
+        choices=list(ALL_METHODS),
+        metavar="METHOD",
+        help="one of: " + ", ".join(ALL_METHODS) + " (coupling: --notion distp only)",
+    )
+    p.add_argument(
+        "--notion",
+        choices=list(NOTIONS),
+        default="rldp",
+        help="the claim: rldp ((epsilon, F)-RLDP, default) or distp ((epsilon, delta)-distribution privacy "
+        "between every pair P(U|s) over the same set F [KM19, Def 3])",
+    )
+    p.add_argument(
+        "--delta",
+        type=delta_level,
+        metavar="D",
+        help="--notion distp: the delta of the (epsilon, delta) claim, in [0, 1) (default 0)",
+    )
+    p.add_argument(
+        "--target",
+        type=parse_target,
+        metavar="RULE|P1,P2,...",
+        help="--method coupling: the common target over U: barycenter (default: least expected loss), "
+        "marginal (the public P(U)), uniform, or |U| probabilities in the released alphabet's order",
+    )
+    p.add_argument(
+        "--cost",
+        metavar="absolute|hamming|FILE.csv",
+        help="--method coupling: transport cost c(x, y) over U: absolute |x - y| over the released alphabet's "
+        "order (default), hamming, or a CSV of |U|×|U| numbers ≥ 0",
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument(

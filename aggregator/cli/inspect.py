@@ -12,7 +12,8 @@ from rldp.shared.information import entropy, mutual_information
 from rldp.shared.provenance import check_document_provenance, check_public_data
 from rldp.shared.tables import read_csv
 
-from .common import EXIT_AUDIT_FAILED, emit, finite, fmt, significance_level
+from .common import EXIT_AUDIT_FAILED, CommandError, emit, finite, fmt, significance_level
+from .distp import evaluate_distp
 
 __all__ = ["add_check_parsers", "cmd_audit", "cmd_evaluate"]
 
@@ -31,8 +32,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
     }
     lines = [
         f"{doc['method']} {doc['id'][:12]}: claimed epsilon {result.claimed:.6g}, "
-        f"audited {result.epsilon:.6g} ({result.notion}) -> {'PASS' if result.passed else 'FAIL'}"
+        f"audited {result.epsilon:.6g}{' at delta = 0' if result.notion == 'distp' else ''} ({result.notion}) -> "
+        f"{'PASS' if result.passed else 'FAIL'}"
     ]
+    if result.notion == "distp":  # the claim is (ε, δ): the audited δ at the claimed ε decides
+        extra = result.extra
+        record.update(delta=extra.get("delta_claimed"), delta_audited=extra.get("delta"), scope=extra.get("scope"))
+        lines.append(
+            f"  delta claimed {extra.get('delta_claimed', 0.0):.6g}, audited {extra.get('delta', 0.0):.6g} at epsilon "
+            f"{result.claimed:.6g} {extra.get('scope', '')} ({extra.get('delta_at_p_hat', 0.0):.6g} at P̂)"
+        )
     lines += [f"  {r}" for r in result.reasons]
     per_report = getattr(result, "per_report", None)  # a LayeredAuditResult: the single-report claim too
     if per_report is not None:
@@ -86,17 +95,20 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         "epsilon_all_distributions": finite(all_distributions_epsilon(q, alpha.n_sensitive, alpha.n_released)),
         "epsilon": doc["privacy"]["epsilon"],
     }
-    emit(
-        args,
-        record,
-        [
-            f"{doc['method']} {doc['id'][:12]} under the {source} distribution" + (f" (n = {n})" if n else ""),
-            f"  I(X;Y) = {info:.4f} nats, H(X) = {h:.4f} nats, NMI = {record['nmi']:.4f}",
-            f"  realised epsilon* = {fmt(record['epsilon_realised'])} (claimed {record['epsilon']:.4g})",
-            f"  as plain LDP on X: epsilon = {fmt(record['epsilon_ldp'])}; "
-            f"for every distribution (Prop. 3): epsilon = {fmt(record['epsilon_all_distributions'])}",
-        ],
-    )
+    lines = [
+        f"{doc['method']} {doc['id'][:12]} under the {source} distribution" + (f" (n = {n})" if n else ""),
+        f"  I(X;Y) = {info:.4f} nats, H(X) = {h:.4f} nats, NMI = {record['nmi']:.4f}",
+        f"  realised epsilon* = {fmt(record['epsilon_realised'])} (claimed {record['epsilon']:.4g})",
+        f"  as plain LDP on X: epsilon = {fmt(record['epsilon_ldp'])}; "
+        f"for every distribution (Prop. 3): epsilon = {fmt(record['epsilon_all_distributions'])}",
+    ]
+    if doc["privacy"]["notion"] == "distp":  # δ at ε, divergence DistP, XDistP w.r.t. EMD [KM19]
+        extra, more = evaluate_distp(doc, dist, source, args.cost)
+        record.update(notion="distp", delta=doc["privacy"].get("delta", 0.0), **extra)
+        lines += more
+    elif args.cost is not None:
+        raise CommandError("--cost applies to distp documents (XDistP w.r.t. the Earth mover's distance) only")
+    emit(args, record, lines)
     return 0
 
 
@@ -122,5 +134,11 @@ def add_check_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("document", metavar="FILE")
     p.add_argument("--data", metavar="CSV", help="evaluate under this CSV's empirical distribution")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
+    p.add_argument(
+        "--cost",
+        metavar="absolute|hamming|FILE.csv",
+        help="distp documents: the cost over U of the Earth mover's distance (XDistP) and of the expected "
+        "loss (default: the document's coupling cost, else absolute)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)

@@ -9,6 +9,7 @@ The package, one concept per module:
   design, audit, package as a document;
 * :mod:`.registry` — the designers (one object per method, one call signature) and
   :data:`METHODS`, :data:`SOLVER_METHODS`, :data:`NON_ROBUST`, :data:`LATENT_METHODS`;
+  :data:`NOTION_METHODS` / :func:`methods_for` (the methods of each notion, ``rldp`` and ``distp``);
 * :mod:`.options` — :class:`DesignOptions`, what a request asks for;
 * :mod:`.families` — GRR, SRR, IR, CR matrices ([LZG24, Def 4-5], [LZG21, Protocol 2]);
 * :mod:`.calibrate` — IR / CR parameters from the theorems or from the exact audit;
@@ -20,6 +21,10 @@ The package, one concept per module:
 * :mod:`.per_report` — :func:`add_per_report_layer`: a per-report layer R (keep Y with
   probability λ, else draw from the public output distribution) at the largest λ whose R·Q
   passes the audit at the single-report ε₁;
+* :mod:`.transport` — optimal transport over U: costs, couplings (POT's ``ot.emd``), the Earth
+  mover's distance, barycenters ([KM19, Defs 7-8]);
+* :mod:`.coupling` — the coupling mechanism to one common target ([KM19, Defs 16, 18; Prop 2]);
+* :mod:`.xdistp` — XDistP with the Earth mover's distance between the protected distributions ([KM19, Def 12]);
 * :mod:`.errors` — DesignError and the solvers' errors.
 """
 
@@ -29,12 +34,26 @@ from .build import design, design_document, design_matrix, run_designer, validat
 from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
 from .cone import GammaCone, gamma_inequalities
+from .coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
 from .errors import CGError, DesignError, PolyOptError, PolyOptTooLarge, SolverError
 from .exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
 from .families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
-from .options import DEFAULT_TIME_BUDGET, SOLVERS, DesignOptions
+from .options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions
 from .per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
-from .registry import LATENT_METHODS, METHODS, NON_ROBUST, REGISTRY, SOLVER_METHODS, Designer
+from .registry import (
+    ALL_METHODS,
+    LATENT_METHODS,
+    METHODS,
+    NON_ROBUST,
+    NOTION_METHODS,
+    REGISTRY,
+    SOLVER_METHODS,
+    TRANSPORT_METHODS,
+    Designer,
+    methods_for,
+)
+from .transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
+from .xdistp import emd_table, xdistp_epsilon
 
 __all__ = [
     # design, audit, package
@@ -53,6 +72,11 @@ __all__ = [
     "SOLVER_METHODS",
     "NON_ROBUST",
     "LATENT_METHODS",
+    "NOTIONS",
+    "NOTION_METHODS",
+    "ALL_METHODS",
+    "TRANSPORT_METHODS",
+    "methods_for",
     "SOLVERS",
     "DEFAULT_TIME_BUDGET",
     "EXACT_MAX_SYMBOLS",
@@ -71,6 +95,19 @@ __all__ = [
     "ir_calibrated",
     "cr_theorem",
     "cr_calibrated",
+    # the coupling mechanism and optimal transport [KM19]
+    "TARGET_RULES",
+    "COST_RULES",
+    "CouplingDesign",
+    "coupling_matrix",
+    "design_coupling",
+    "expected_loss",
+    "cost_matrix",
+    "optimal_coupling",
+    "emd",
+    "barycenter",
+    "emd_table",
+    "xdistp_epsilon",
     # PolyOpt solvers
     "GammaCone",
     "gamma_inequalities",

@@ -12,6 +12,13 @@ Every document carries its audit; everything except ``nr`` is audited against th
 requested uncertainty set and refused (DesignError) if the audit fails. ``nr`` claims
 only (ε, {P̂})-RLDP (radius 0), which its audit checks; the leakage it would have over
 the requested set is recorded as ``audit.epsilon_requested_set``.
+
+``notion="distp"`` claims (ε, δ)-distribution privacy [KM19, Def 3] between every pair of
+conditionals P_U|θ over the same uncertainty set instead: the privacy block is
+``{"notion": "distp", "epsilon": ε, "delta": δ, "uncertainty": {…}}`` and the document is audited by
+the registered distp audit (:func:`rldp.shared.audit.audit_document`), whose result (the robust δ at
+ε, δ at P̂, …) is the document's ``audit``. Methods: ``coupling`` ([KM19, Defs 16, 18]) and every
+robust RLDP method (:data:`~.registry.NOTION_METHODS`).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from rldp import __version__
-from rldp.shared.audit import audit_rldp
+from rldp.shared.audit import audit_document, audit_rldp
 from rldp.shared.document import build_document
 from rldp.shared.information import mutual_information, normalized_mutual_information
 from rldp.shared.provenance import check_document_provenance, validate_provenance
@@ -33,8 +40,8 @@ from rldp.shared.records import Alphabet
 from rldp.shared.uncertainty import UncertaintySet
 
 from .errors import DesignError, PolyOptTooLarge, SolverError
-from .options import DEFAULT_TIME_BUDGET, DesignOptions, check_solver_options
-from .registry import LATENT_METHODS, METHODS
+from .options import DEFAULT_TIME_BUDGET, NOTIONS, DesignOptions, check_solver_options
+from .registry import ALL_METHODS, METHODS, NOTION_METHODS, TRANSPORT_METHODS, methods_for
 
 __all__ = ["design", "design_document", "design_matrix", "run_designer", "validate_parameters"]
 
@@ -47,10 +54,26 @@ def validate_parameters(
     beta: float | None = None,
     n: int | None = None,
     order: float = 2.0,
+    notion: str = "rldp",
+    delta: float | None = None,
 ) -> None:
     """Check design parameters at the boundary; raise DesignError naming the bad one."""
-    if method not in METHODS:
-        raise DesignError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+    if notion not in NOTIONS:
+        raise DesignError(f"notion must be one of {', '.join(NOTIONS)}; got {notion!r}")
+    methods = methods_for(notion)
+    if method not in methods:
+        if method not in ALL_METHODS:
+            raise DesignError(f"unknown method {method!r}; choose one of: {', '.join(methods)} (notion {notion})")
+        others = [name for name, designers in NOTION_METHODS.items() if method in designers]
+        raise DesignError(
+            f"method {method!r} does not design for notion {notion!r} (it does for {', '.join(others)}); "
+            f"methods for {notion}: {', '.join(methods)}"
+        )
+    if delta is not None:
+        if notion != "distp":
+            raise DesignError(f"delta applies to notion distp only; notion {notion} has no delta")
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
+            raise DesignError(f"delta must be a number in [0, 1); got {delta!r}")
     if not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
         raise DesignError(f"epsilon must be a finite number > 0 (nats); got {epsilon!r}")
     if not isinstance(order, (int, float)) or not math.isfinite(order) or order <= 0:
@@ -68,10 +91,10 @@ def validate_parameters(
 
 
 def run_designer(method: str, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict]:
-    """(Q, parameters) of the registered designer for ``method``, not audited; a solver's
-    failure becomes a DesignError, and outputs that never occur are dropped."""
+    """(Q, parameters) of the registered designer for ``method`` (under ``options.notion``), not
+    audited; a solver's failure becomes a DesignError, and outputs that never occur are dropped."""
     try:
-        q, params = METHODS[method](uncertainty, options)
+        q, params = methods_for(options.notion)[method](uncertainty, options)
     except SolverError as exc:
         hint = " (use solver='cg' for large alphabets)" if isinstance(exc, PolyOptTooLarge) else ""
         raise DesignError(f"{method}: {exc}{hint}") from exc
@@ -119,8 +142,15 @@ def design(
     progress: Callable[[dict], None] | None = None,
     warm_start: Any = None,
     provenance: Mapping[str, Any] | None = None,
+    notion: str = "rldp",
+    delta: float | None = None,
+    target: Any = None,
+    cost: Any = None,
 ) -> dict:
     """Design, audit and package a mechanism as a document (docs/design.md).
+
+    ``notion`` is the claim: ``"rldp"`` (default) or ``"distp"`` with ``delta`` ∈ [0, 1) (default 0).
+    ``target`` and ``cost`` apply to ``coupling`` (see :class:`DesignOptions`).
 
     The uncertainty set is F = {P : D_α(P̂‖P) ≤ B} with B = ``radius`` if given, else the
     (1 − β)-confidence radius for ``n`` public records ([LZG24, eq. 9]). ``solver``,
@@ -148,6 +178,10 @@ def design(
         progress=progress,
         warm_start=warm_start,
         extra=extra,
+        notion=notion,
+        delta=delta,
+        target=target,
+        cost=cost,
     )
     return design_document(
         method, alphabet=alphabet, public_distribution=public_distribution, options=options, provenance=provenance
@@ -196,16 +230,27 @@ def design_document(
     if options.radius is not None:
         options = replace(options, beta=None)
     validate_parameters(
-        method, options.epsilon, radius=options.radius, beta=options.beta, n=options.n, order=options.order
+        method,
+        options.epsilon,
+        radius=options.radius,
+        beta=options.beta,
+        n=options.n,
+        order=options.order,
+        notion=options.notion,
+        delta=options.delta,
     )
     options.check_solver()
-    designer = METHODS[method]
+    designers = methods_for(options.notion)
+    designer = designers[method]
+    if method not in TRANSPORT_METHODS and (options.target is not None or options.cost is not None):
+        field = "target" if options.target is not None else "cost"
+        raise DesignError(f"{field} applies to method {', '.join(TRANSPORT_METHODS)} only, not to {method!r}")
     latent = alphabet.latent
     if latent and not designer.supports_latent:
         raise DesignError(
             f"method {method!r} needs the sensitive attribute as an input of the mechanism; this "
             f"alphabet's S is latent (the mechanism reads the released attributes only). Methods "
-            f"that support a latent S: {', '.join(LATENT_METHODS)}"
+            f"that support a latent S: {', '.join(n for n, d in designers.items() if d.supports_latent)}"
         )
     p_hat = np.asarray(public_distribution, dtype=float)
     if p_hat.shape != (alphabet.n_sensitive, alphabet.n_released):
@@ -229,13 +274,32 @@ def design_document(
     start = time.perf_counter()
     q, params = run_designer(method, uset, options)
     seconds = time.perf_counter() - start
+    if options.notion == "distp":
+        return _distp_document(method, q, params, seconds, alphabet, uset, options, provenance)
     uncertainty, audit = _audit(method, q, uset, p_hat, options, designer.robust)
 
+    privacy = {"notion": "rldp", "epsilon": options.epsilon, "uncertainty": uncertainty}
+    doc_extra = _document_extra(q, params, audit, seconds, p_hat, latent, options, provenance)
+    return build_document(
+        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=doc_extra
+    )
+
+
+def _document_extra(
+    q: np.ndarray,
+    params: dict,
+    audit: dict[str, Any] | None,
+    seconds: float,
+    p_hat: np.ndarray,
+    latent: bool,
+    options: DesignOptions,
+    provenance: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The document's fields besides the mechanism: parameters, audit, utility, design, provenance."""
     # Utility over the mechanism's input X: (S, U), or U alone when S is latent.
     p_input = p_hat.sum(axis=0) if latent else p_hat
-    doc_extra = {
+    doc_extra: dict[str, Any] = {
         "parameters": params,
-        "audit": audit,
         "utility": {
             "mutual_information": mutual_information(q, p_input),
             "nmi": normalized_mutual_information(q, p_input),
@@ -243,10 +307,46 @@ def design_document(
         },
         "design": {"seconds": seconds, "software": f"rldp {__version__}"},
     }
+    if audit is not None:
+        doc_extra["audit"] = audit
     doc_extra.update(options.extra or {})
     if provenance is not None:
         doc_extra["provenance"] = dict(provenance)
-    privacy = {"notion": "rldp", "epsilon": options.epsilon, "uncertainty": uncertainty}
+    return doc_extra
+
+
+def _distp_document(
+    method: str,
+    q: np.ndarray,
+    params: dict,
+    seconds: float,
+    alphabet: Alphabet,
+    uset: UncertaintySet,
+    options: DesignOptions,
+    provenance: Mapping[str, Any] | None,
+) -> dict:
+    """Package a distp design: the document is audited by the registered distp audit (as the service
+    and the client will audit it) and refused (DesignError) if it fails; the result is its ``audit``."""
+    uncertainty: dict[str, Any] = uset.describe()
+    if options.n is not None:
+        uncertainty["n"] = int(options.n)
+    if options.beta is not None:
+        uncertainty["beta"] = float(options.beta)
+    privacy = {
+        "notion": "distp",
+        "epsilon": options.epsilon,
+        "delta": float(options.delta or 0.0),
+        "uncertainty": uncertainty,
+    }
+    p_hat = uset.public_distribution
+    fields = _document_extra(q, params, None, seconds, p_hat, alphabet.latent, options, provenance)
+    draft = build_document(
+        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
+    )
+    result = audit_document(draft)
+    if not result.passed:
+        raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
+    fields["audit"] = result.to_dict()
     return build_document(
-        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=doc_extra
+        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
     )

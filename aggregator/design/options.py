@@ -11,9 +11,20 @@ import numpy as np
 
 from .errors import DesignError
 
-__all__ = ["SOLVERS", "DEFAULT_TIME_BUDGET", "SOLVER_OPTIONS", "DesignOptions", "check_solver_options", "warm_rows"]
+__all__ = [
+    "SOLVERS",
+    "NOTIONS",
+    "DEFAULT_TIME_BUDGET",
+    "SOLVER_OPTIONS",
+    "DesignOptions",
+    "check_solver_options",
+    "warm_rows",
+]
 
 SOLVERS = ("auto", "exact", "cg")
+#: The notions a design can claim: (ε, F)-RLDP [LZG24, Def 1] and (ε, δ)-distribution privacy [KM19, Def 3]
+#: between the conditionals P_U|θ over the same uncertainty set F (docs/design.md, "Notions").
+NOTIONS = ("rldp", "distp")
 DEFAULT_TIME_BUDGET = 60.0  # seconds, for the column-generation solver
 # The keyword options of design_matrix(); they apply to the methods that take a solver.
 SOLVER_OPTIONS = ("solver", "time_budget", "progress", "warm_start")
@@ -30,6 +41,12 @@ class DesignOptions:
     to the methods that take a solver (see :func:`rldp.aggregator.design.design_matrix`).
     ``extra`` are fields added to the document. ``latent`` is True when S is not an input of
     the mechanism (set by :func:`rldp.aggregator.design.design` from the alphabet).
+
+    ``notion`` is the claim the document makes and its audit checks: ``"rldp"`` (the default) or
+    ``"distp"`` ((ε, δ)-DistP between every pair P_U|θ, P_U|θ′ over F, ``delta`` ∈ [0, 1), default 0).
+    ``target`` and ``cost`` apply to method ``coupling`` only (:mod:`.coupling`): the common target
+    (None = the barycenter, "marginal", "uniform" or |U| probabilities) and the transport cost
+    ("absolute", "hamming" or a |U|×|U| matrix; None = "absolute").
     """
 
     epsilon: float
@@ -43,6 +60,10 @@ class DesignOptions:
     warm_start: Any = None
     extra: dict | None = None
     latent: bool = False
+    notion: str = "rldp"
+    delta: float | None = None
+    target: Any = None
+    cost: Any = None
 
     def check_solver(self) -> None:
         """Raise DesignError naming the first bad solver field."""

@@ -10,6 +10,14 @@ Only GRR supports a latent S: GRR on X = U is ε-LDP with respect to U, and Y th
 on S only through U, so every ratio P(y|s₁)/P(y|s₂) is a mixture of ratios ≤ e^ε — it is
 (ε, F)-RLDP ([LZG24, Def 1]) for every F. The other designers need S as an input.
 
+Every designer also declares the notions it designs for (``notions``). :data:`METHODS` (=
+:data:`REGISTRY`) are the methods of the default notion ``rldp``; :data:`NOTION_METHODS` maps each
+notion to its methods. Under ``distp`` [KM19, Def 3]: ``coupling`` ([KM19, Defs 16, 18], :mod:`.coupling`;
+it reads θ = S, so no latent S) and every robust RLDP method — an (ε, F)-RLDP mechanism is (ε, 0)-DistP
+between every pair of conditionals in F (the distp audit's δ is 0 exactly when its ε at δ = 0, the RLDP
+audit's, is ≤ ε), and the distp audit checks it all the same. ``nr`` claims radius 0 whatever was asked,
+so it stays an RLDP method only.
+
 Designers return raw matrices: :func:`rldp.aggregator.design.design` audits every one of
 them before it packages a document.
 """
@@ -22,14 +30,28 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from rldp.shared.audit.distp import robust_distp_delta
 from rldp.shared.uncertainty import UncertaintySet
 
 from . import polyopt
 from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
+from .coupling import design_coupling
+from .errors import DesignError
 from .families import grr_matrix, srr_matrix
-from .options import DesignOptions
+from .options import NOTIONS, DesignOptions
 
-__all__ = ["Designer", "REGISTRY", "METHODS", "SOLVER_METHODS", "NON_ROBUST", "LATENT_METHODS"]
+__all__ = [
+    "Designer",
+    "REGISTRY",
+    "METHODS",
+    "NOTION_METHODS",
+    "ALL_METHODS",
+    "TRANSPORT_METHODS",
+    "methods_for",
+    "SOLVER_METHODS",
+    "NON_ROBUST",
+    "LATENT_METHODS",
+]
 
 
 class Designer(Protocol):
@@ -40,6 +62,7 @@ class Designer(Protocol):
     takes_solver: bool  # uses options.solver / time_budget / progress / warm_start
     robust: bool  # False: the guarantee holds for {P̂} only, not for the requested set
     supports_latent: bool  # can design for a latent S (Q over U only)
+    notions: frozenset[str]  # the notions it designs for ("rldp", "distp")
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]: ...
 
@@ -50,6 +73,7 @@ class GrrDesigner:
     takes_solver = False
     robust = True
     supports_latent = True
+    notions = frozenset({"rldp", "distp"})
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         k = uncertainty.n_released if options.latent else uncertainty.public_distribution.size
@@ -62,6 +86,7 @@ class SrrDesigner:
     takes_solver = False
     robust = True
     supports_latent = False
+    notions = frozenset({"rldp", "distp"})
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         return srr_matrix(uncertainty.n_sensitive, uncertainty.n_released, options.epsilon), {}
@@ -77,6 +102,7 @@ class ReportingDesigner:
     takes_solver = False
     robust = True
     supports_latent = False
+    notions = frozenset({"rldp", "distp"})
 
     def __init__(self, family: str, label: str, citation: str, theorem: _Build, calibrate: _Build, calibrated: bool):
         self.calibrated = calibrated
@@ -96,6 +122,7 @@ class PolyOptDesigner:
     takes_solver = True
     robust = True
     supports_latent = False
+    notions = frozenset({"rldp", "distp"})
 
     def __init__(self, same_sensitive: bool) -> None:
         self.same_sensitive = same_sensitive
@@ -114,9 +141,33 @@ class NrDesigner:
     takes_solver = True
     robust = False
     supports_latent = False
+    notions = frozenset({"rldp"})
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         return polyopt.nr(uncertainty, options)
+
+
+class CouplingDesigner:
+    """The utility-optimal coupling mechanism [KM19, Defs 16, 18] to one common target (:mod:`.coupling`).
+
+    Exactly private at P̂; over a larger uncertainty set it is mixed with the independent coupling
+    until the distp audit's worst-case δ at the claimed ε is within the claimed δ.
+    """
+
+    name = "coupling"
+    summary = "optimal-transport coupling of every P̂_U|θ to one common target [KM19, Defs 16, 18]"
+    takes_solver = False
+    robust = True
+    supports_latent = False  # A(y | θ, x) reads θ = S
+    notions = frozenset({"distp"})
+
+    def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
+        epsilon, delta = float(options.epsilon), float(options.delta or 0.0)
+
+        def leaks(q: np.ndarray) -> bool:
+            return robust_distp_delta(q, uncertainty, epsilon)[0] > delta
+
+        return design_coupling(uncertainty, target=options.target, cost=options.cost, leaks=leaks)
 
 
 _DESIGNERS: tuple[Designer, ...] = (
@@ -133,10 +184,31 @@ _DESIGNERS: tuple[Designer, ...] = (
     PolyOptDesigner(False),
     PolyOptDesigner(True),
     NrDesigner(),
+    CouplingDesigner(),
 )
-#: Method name → designer, in the order methods are listed to users.
-REGISTRY: Mapping[str, Designer] = MappingProxyType({d.name: d for d in _DESIGNERS})
+#: Notion → (method name → designer), in the order methods are listed to users.
+NOTION_METHODS: Mapping[str, Mapping[str, Designer]] = MappingProxyType(
+    {
+        notion: MappingProxyType({d.name: d for d in _DESIGNERS if notion in d.notions})
+        for notion in sorted(NOTIONS, key=lambda n: (n != "rldp", n))
+    }
+)
+#: Method name → designer for the default notion ``rldp``, in the order methods are listed to users.
+REGISTRY: Mapping[str, Designer] = NOTION_METHODS["rldp"]
 METHODS = REGISTRY
+#: Methods that take a target and a transport cost (DesignOptions.target / .cost).
+TRANSPORT_METHODS = ("coupling",)
+#: Every method name of every notion (the rldp ones first), e.g. for a command line's choices.
+ALL_METHODS = tuple(dict.fromkeys(name for methods in NOTION_METHODS.values() for name in methods))
+
+
+def methods_for(notion: str) -> Mapping[str, Designer]:
+    """The methods that design for ``notion``; DesignError naming the notions otherwise."""
+    if notion not in NOTION_METHODS:
+        raise DesignError(f"notion must be one of {', '.join(NOTION_METHODS)}; got {notion!r}")
+    return NOTION_METHODS[notion]
+
+
 #: Methods that take the solver options (solver, time_budget, progress, warm_start).
 SOLVER_METHODS = frozenset(name for name, d in REGISTRY.items() if d.takes_solver)
 #: Methods whose guarantee is only w.r.t. the point estimate P̂.

@@ -11,7 +11,13 @@ from copy import deepcopy
 from typing import Any
 
 from rldp import __version__
-from rldp.aggregator.services import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
+from rldp.aggregator.services import (
+    ESTIMATE_INTERVALS,
+    ESTIMATE_METHODS,
+    ESTIMATE_PRIORS,
+    JOB_LIST_DEFAULT,
+    JOB_LIST_MAX,
+)
 
 from .problems import MEDIA_TYPE
 from .schemas import SCHEMAS
@@ -254,6 +260,24 @@ def _paths() -> dict[str, Any]:
             },
         },
         "/v1/designs": {
+            "get": {
+                "summary": "List design jobs (admin), newest first",
+                "operationId": "listDesigns",
+                "security": _ADMIN,
+                "parameters": [
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "schema": {"type": "integer", "minimum": 1, "maximum": JOB_LIST_MAX},
+                        "description": f"at most this many jobs, the most recent (default {JOB_LIST_DEFAULT})",
+                    }
+                ],
+                "responses": _responses(
+                    _200=_json("DesignList", "the most recent jobs, newest first"),
+                    _401=unauthorized,
+                    _422=_problem("invalid-parameter"),
+                ),
+            },
             "post": {
                 "summary": "Design and publish a mechanism from a public CSV (admin; asynchronous)",
                 "operationId": "createDesign",

@@ -275,6 +275,18 @@ SCHEMAS: dict[str, Any] = {
             "params": {"type": "object"},
         },
     },
+    "DesignList": {
+        "type": "object",
+        "required": ["jobs", "limit"],
+        "properties": {
+            "jobs": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/DesignStatus"},
+                "description": "the most recent jobs, newest first",
+            },
+            "limit": {"type": "integer", "description": "the most jobs this answer could hold"},
+        },
+    },
     "Index": {
         "type": "object",
         "required": ["service", "version", "openapi"],

@@ -3,6 +3,7 @@
     rldp serve --host 127.0.0.1 --port 8000 --db sqlite:///rldp-data/rldp.sqlite3 --workers 2
     rldp serve --dev                      # Werkzeug's development server, one process
     rldp token                            # a new random token and its SHA-256 (for RLDP_ADMIN_TOKEN_SHA256)
+    export RLDP_ADMIN_TOKEN=$(rldp token --plain)   # the new token alone
     echo -n "$TOKEN" | rldp token --hash  # the SHA-256 of an existing token
 
 Production runs under Granian (its WSGI interface): HTTP is parsed and bodies are read by
@@ -148,7 +149,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    """Print a new random token and its SHA-256, or (``--hash``) the SHA-256 of a token on stdin."""
+    """Print a new random token and its SHA-256, (``--plain``) the new token alone, or (``--hash``) the
+    SHA-256 of a token on stdin. ``--plain`` prints nothing else, on either stream, so that
+    ``export RLDP_ADMIN_TOKEN=$(rldp token --plain)`` holds exactly the token."""
+    if args.plain:
+        print(secrets.token_urlsafe(32))
+        return 0
     if args.hash:
         token = sys.stdin.readline().rstrip("\r\n")
         if not token:
@@ -207,6 +213,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dev", action="store_true", help="Werkzeug's development server (single process)")
     p.set_defaults(func=cmd_serve)
 
-    p = subparsers.add_parser("token", help="make a bearer token (or hash one) for the service")
-    p.add_argument("--hash", action="store_true", help="print the SHA-256 of a token read from standard input")
+    p = subparsers.add_parser(
+        "token",
+        help="make a bearer token (or hash one) for the service",
+        description="Print a new random token (32 random bytes, URL-safe base64) and its SHA-256.",
+    )
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--hash", action="store_true", help="print the SHA-256 of a token read from standard input")
+    form.add_argument(
+        "--plain",
+        action="store_true",
+        help="print only the new token: export RLDP_ADMIN_TOKEN=$(rldp token --plain) "
+        '(its SHA-256 for the server: echo -n "$RLDP_ADMIN_TOKEN" | rldp token --hash)',
+    )
     p.set_defaults(func=cmd_token)

@@ -47,6 +47,7 @@ from .errors import (
 from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
 from .events import ServiceEvents
 from .ingest import Receipt
+from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .mechanisms import MECHANISM_ID, MechanismCatalog
 from .runtime import WriterProcess, check_storage, open_service_storage, start_writer
 
@@ -71,6 +72,8 @@ __all__ = [
     "InvalidWindow",
     "InvalidDocument",
     "InvalidParameter",
+    "JOB_LIST_DEFAULT",
+    "JOB_LIST_MAX",
     "JobRecord",
     "MECHANISM_ID",
     "MechanismRecord",
@@ -96,6 +99,7 @@ __all__ = [
     "WrongType",
     "check_storage",
     "hash_token",
+    "job_list_limit",
     "load_config",
     "open_service_storage",
     "start_writer",

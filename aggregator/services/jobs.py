@@ -28,14 +28,27 @@ from rldp.shared.errors import one_line
 from rldp.shared.records import Alphabet
 
 from .designs import design_request
-from .errors import ServiceError, UnknownJob
+from .errors import InvalidParameter, ServiceError, UnknownJob
 from .events import ServiceEvents
 
-__all__ = ["JOB_ID", "DesignRunner"]
+__all__ = ["JOB_ID", "JOB_LIST_DEFAULT", "JOB_LIST_MAX", "DesignRunner", "job_list_limit"]
 
 log = logging.getLogger("rldp.service")
 
 JOB_ID = re.compile(r"[0-9a-f]{32}")
+#: How many jobs a listing returns by default, and at most (a listing stays one cheap page).
+JOB_LIST_DEFAULT = 50
+JOB_LIST_MAX = 500
+
+
+def job_list_limit(value: str | None) -> int:
+    """The ``limit`` query parameter of a job listing: an integer in [1, JOB_LIST_MAX], JOB_LIST_DEFAULT if absent."""
+    if value is None:
+        return JOB_LIST_DEFAULT
+    text = value.strip()
+    if text.isascii() and text.isdigit() and len(text) <= 6 and 1 <= int(text) <= JOB_LIST_MAX:
+        return int(text)
+    raise InvalidParameter(f"limit must be an integer from 1 to {JOB_LIST_MAX}; got {value!r}", parameter="limit")
 
 
 def _design_child(conn: Any, payload: dict[str, Any]) -> None:
@@ -107,6 +120,14 @@ class DesignRunner:
         job = self.storage.get_job(job_id) if JOB_ID.fullmatch(job_id) else None
         if job is None:
             raise UnknownJob(f"no design job {job_id!r}", job=job_id)
+        return self._checked(job)
+
+    def recent(self, limit: int = JOB_LIST_DEFAULT) -> list[JobRecord]:
+        """The ``limit`` most recent jobs, newest first, each checked like :meth:`status`."""
+        return [self._checked(job) for job in self.storage.list_jobs(limit)]
+
+    def _checked(self, job: JobRecord) -> JobRecord:
+        """``job``, marked failed (in storage too) if it is queued or running without a recent heartbeat."""
         now = time.time()
         if job.status in ("queued", "running") and now - job.heartbeat > self._stale:
             error = "the server process running this job stopped (no heartbeat); submit the design again"

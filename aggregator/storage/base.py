@@ -369,8 +369,20 @@ class Storage(ABC):
         """A design job, or None."""
         with self._guard(), self._connection() as conn:
             row = conn.execute(self._sql(f"SELECT {JOB_COLUMNS} FROM rldp_jobs WHERE id = ?"), (job_id,)).fetchone()
-        if row is None:
-            return None
+        return None if row is None else self._job(row)
+
+    def list_jobs(self, limit: int) -> list[JobRecord]:
+        """The ``limit`` most recent design jobs, newest first (ties by id): what an operator asks first."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValidationError(f"limit must be an integer ≥ 1; got {limit!r}")
+        with self._guard(), self._connection() as conn:
+            rows = conn.execute(
+                self._sql(f"SELECT {JOB_COLUMNS} FROM rldp_jobs ORDER BY created DESC, id DESC LIMIT ?"), (limit,)
+            ).fetchall()
+        return [self._job(row) for row in rows]
+
+    @staticmethod
+    def _job(row: Any) -> JobRecord:
         return JobRecord(
             id=row[0],
             status=row[1],

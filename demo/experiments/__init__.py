@@ -3,6 +3,8 @@
 [LZG24, Sec 8] (:mod:`.lzg24`, :mod:`.lzg24_truth`): ``fig2`` (Adult pairs), ``fig3``
 (synthetic data), ``table2`` (β sweep), ``fig4`` (realised ε*), ``fig5`` (I under P̂ vs P*).
 [LZG21, Sec V] (:mod:`.lzg21`): ``isit-fig2``, ``isit-fig3``.
+[KM19] (:mod:`.km19`, figures in :mod:`.km19_plots`): ``distp-example`` (Example 2 / Fig 2, δ vs ε),
+``distp-adult`` (the coupling mechanism on Adult against GRR and optimal ε-LDP w.r.t. S at P̂).
 
 Every experiment also draws the methods this project adds (``polyopt`` — Γ without the
 s₁ = s₂ rows —, ``ir-calibrated``, ``cr``, ``cr-calibrated``, and whatever else

@@ -5,8 +5,9 @@ call these functions. :func:`audit_document` validates a document and dispatches
 ``privacy.notion`` through the notion registry (:mod:`.registry`); an unknown notion is
 refused with :class:`~rldp.shared.errors.UnknownNotion`.
 
-Notions registered here: ``rldp`` (:mod:`.rldp`, [LZG24, Def 1, Thm 1]) and ``ldp``
-(:mod:`.ldp`, [LZG24, Def 2]). A document with a per-report layer makes a second claim, one
+Notions registered here: ``rldp`` (:mod:`.rldp`, [LZG24, Def 1, Thm 1]), ``ldp``
+(:mod:`.ldp`, [LZG24, Def 2]) and ``distp`` (:mod:`.distp`, (ε, δ)-distribution privacy
+between the distributions P_U|s [KM19, Def 3, Def 15]). A document with a per-report layer makes a second claim, one
 report's ε₁, which the same notion audit checks on R·Q (:mod:`.per_report`).
 """
 
@@ -18,6 +19,16 @@ from typing import Any
 from ..document import notion, validate_document
 from ..tolerances import AUDIT_TOLERANCE
 from .base import AuditResult, joint_matrix
+from .distp import (
+    DistpAudit,
+    audit_distp,
+    distp_delta,
+    distp_epsilon,
+    robust_distp_delta,
+    robust_distp_epsilon,
+    smallest_delta,
+    smallest_epsilon,
+)
 from .ldp import LdpAudit, ldp_epsilon
 from .per_report import LayeredAuditResult, audit_with_layer, composed_document
 from .registry import NotionAudit, notion_audit, notions, register
@@ -35,6 +46,13 @@ __all__ = [
     "ldp_epsilon",
     "all_distributions_epsilon",
     "realised_epsilon",
+    "audit_distp",
+    "smallest_delta",
+    "smallest_epsilon",
+    "distp_delta",
+    "distp_epsilon",
+    "robust_distp_delta",
+    "robust_distp_epsilon",
     "joint_matrix",
     "register",
     "notion_audit",
@@ -43,6 +61,7 @@ __all__ = [
 
 register(RldpAudit())
 register(LdpAudit())
+register(DistpAudit())
 
 
 def audit_document(doc: Mapping[str, Any]) -> AuditResult:

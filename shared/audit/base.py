@@ -15,7 +15,12 @@ __all__ = ["AuditResult", "as_matrix", "joint_matrix", "log_ratios", "worst_case
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of an audit. ``epsilon`` is the audited worst case (nats, may be inf)."""
+    """Outcome of an audit. ``epsilon`` is the audited worst case (nats, may be inf).
+
+    ``extra`` holds a notion's further audited quantities (e.g. distp's ``delta``); it appears in
+    :meth:`to_dict` under ``"extra"`` only when non-empty, so the dict of every other notion (which
+    designers store in documents, under the id) is unchanged.
+    """
 
     notion: str
     epsilon: float
@@ -23,11 +28,15 @@ class AuditResult:
     passed: bool | None = None
     worst: dict[str, int] = field(default_factory=dict)  # where the worst ratio occurs
     reasons: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["epsilon"] = None if math.isinf(self.epsilon) else self.epsilon
         d["reasons"] = list(self.reasons)
+        extra = d.pop("extra")
+        if extra:  # JSON has no infinity: an infinite value is written as null, like epsilon
+            d["extra"] = {k: None if isinstance(v, float) and math.isinf(v) else v for k, v in extra.items()}
         return d
 
 

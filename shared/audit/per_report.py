@@ -31,7 +31,7 @@ PER_REPORT_REASON = "per-report guarantee (collection.per_report.epsilon)"
 class LayeredAuditResult(AuditResult):
     """The audit of a document with a per-report layer.
 
-    ``epsilon``, ``claimed`` and ``worst`` are the long-run audit's (Q against
+    ``epsilon``, ``claimed``, ``worst`` and ``extra`` are the long-run audit's (Q against
     ``privacy.epsilon``); ``passed`` holds when both audits pass; ``reasons`` are both audits'
     reasons, the single-report ones introduced by "per-report guarantee"; ``per_report`` is
     the audit of R·Q against ε₁.
@@ -76,5 +76,12 @@ def audit_with_layer(audit: NotionAudit, doc: Mapping[str, Any]) -> AuditResult:
     reasons = (*long_run.reasons, *(f"{PER_REPORT_REASON}: {reason}" for reason in single.reasons))
     passed = bool(long_run.passed) and bool(single.passed)
     return LayeredAuditResult(
-        long_run.notion, long_run.epsilon, long_run.claimed, passed, long_run.worst, reasons, single
+        long_run.notion,
+        long_run.epsilon,
+        long_run.claimed,
+        passed,
+        long_run.worst,
+        reasons,
+        long_run.extra,
+        per_report=single,
     )

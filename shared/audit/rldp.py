@@ -31,7 +31,15 @@ from ..tolerances import AUDIT_TOLERANCE, RADIUS_RTOL
 from ..uncertainty import UncertaintySet
 from .base import AuditResult, joint_matrix, log_ratios, worst_case
 
-__all__ = ["rldp_epsilon", "audit_rldp", "all_distributions_epsilon", "realised_epsilon", "RldpAudit"]
+__all__ = [
+    "rldp_epsilon",
+    "audit_rldp",
+    "all_distributions_epsilon",
+    "realised_epsilon",
+    "RldpAudit",
+    "document_uncertainty",
+    "confidence_shortfall",
+]
 
 
 def _pairwise(given: np.ndarray, low: np.ndarray | None = None) -> tuple[float, dict[str, int]]:
@@ -120,16 +128,34 @@ class RldpAudit:
 
     def audit_document(self, doc: Mapping[str, Any]) -> AuditResult:
         claimed = epsilon(doc)
-        params = uncertainty_parameters(doc)
-        uset = UncertaintySet(public_distribution(doc), params["radius"], params["order"])
+        uset, params = document_uncertainty(doc)
         result = audit_rldp(mechanism_matrix(doc), uset, claimed)
-        n, beta = params.get("n"), params.get("beta")
-        if n is not None and beta is not None and math.isfinite(uset.radius):
-            needed = confidence_radius(int(n), float(beta), uset.public_distribution.size, uset.order)
-            if uset.radius < needed * (1 - RADIUS_RTOL):
-                reason = (
-                    f"radius {uset.radius:.12g} is smaller than the {1 - beta:g}-confidence radius "
-                    f"{needed:.12g} implied by n={n} and beta={beta}"
-                )
-                return AuditResult(self.name, result.epsilon, claimed, False, result.worst, (*result.reasons, reason))
+        reason = confidence_shortfall(uset, params)
+        if reason is not None:
+            return AuditResult(self.name, result.epsilon, claimed, False, result.worst, (*result.reasons, reason))
         return result
+
+
+def document_uncertainty(doc: Mapping[str, Any]) -> tuple[UncertaintySet, dict[str, Any]]:
+    """The document's uncertainty set F around its P̂, and its ``privacy.uncertainty`` parameters."""
+    params = uncertainty_parameters(doc)
+    return UncertaintySet(public_distribution(doc), params["radius"], params["order"]), params
+
+
+def confidence_shortfall(uset: UncertaintySet, params: Mapping[str, Any]) -> str | None:
+    """Why the stated radius overstates the confidence level, or None.
+
+    When a document states n and β, its radius must be at least the (1 − β)-confidence radius
+    they imply [LZG24, eq 9] (less by round-off, ``RADIUS_RTOL``): a smaller set would claim a
+    confidence it does not have. Shared by every notion whose guarantee is over F.
+    """
+    n, beta = params.get("n"), params.get("beta")
+    if n is None or beta is None or not math.isfinite(uset.radius):
+        return None
+    needed = confidence_radius(int(n), float(beta), uset.public_distribution.size, uset.order)
+    if uset.radius >= needed * (1 - RADIUS_RTOL):
+        return None
+    return (
+        f"radius {uset.radius:.12g} is smaller than the {1 - beta:g}-confidence radius "
+        f"{needed:.12g} implied by n={n} and beta={beta}"
+    )

@@ -42,8 +42,9 @@ def _normalise_privacy(privacy: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(privacy, Mapping):
         raise DocumentError(f"privacy must be an object, got {type(privacy).__name__}")
     out = plain(privacy, "privacy")
-    if "epsilon" in out and isinstance(out["epsilon"], (int, float)) and not isinstance(out["epsilon"], bool):
-        out["epsilon"] = float(out["epsilon"])
+    for key in ("epsilon", "delta"):  # 1 and 1.0 (0 and 0.0) must give one id
+        if key in out and isinstance(out[key], (int, float)) and not isinstance(out[key], bool):
+            out[key] = float(out[key])
     unc = out.get("uncertainty")
     if isinstance(unc, dict):
         unc.setdefault("divergence", "renyi")
@@ -137,22 +138,53 @@ def _check_entries(arr: np.ndarray, field: str) -> None:
         raise DocumentError(f"{field}{''.join(f'[{i}]' for i in idx)} is {float(arr[idx])!r}; entries must be ≥ 0")
 
 
+#: The fields of a ``distp`` privacy block ([KM19, Def 3]: ε, δ; the uncertainty set as for rldp).
+_DISTP_FIELDS = ("notion", "epsilon", "delta", "uncertainty")
+
+
 def _check_privacy(privacy: Any) -> None:
+    """The privacy block: notion and ε always; the uncertainty set for ``rldp`` and ``distp``; δ for ``distp``.
+
+    ε > 0, except under ``distp`` where ε ≥ 0: (0, δ)-DistP bounds the total variation between the
+    output distributions by δ [KM19, Def 3], and a coupling mechanism is (0, 0)-DistP at P̂.
+    """
     if not isinstance(privacy, Mapping):
         raise DocumentError(f"privacy must be an object, got {type(privacy).__name__}")
     for key in ("notion", "epsilon"):
         if key not in privacy:
             raise DocumentError(f"privacy is missing required field {key!r}")
-    if not isinstance(privacy["notion"], str) or not privacy["notion"]:
-        raise DocumentError(f"privacy.notion must be a non-empty string such as 'rldp', got {privacy['notion']!r}")
+    kind = privacy["notion"]
+    if not isinstance(kind, str) or not kind:
+        raise DocumentError(f"privacy.notion must be a non-empty string such as 'rldp', got {kind!r}")
     eps = number(privacy["epsilon"], "privacy.epsilon")
-    if not (math.isfinite(eps) and eps > 0):
+    if kind == "distp":
+        if not (math.isfinite(eps) and eps >= 0):
+            raise DocumentError(
+                f"privacy.epsilon must be a finite number ≥ 0 for notion 'distp', got {privacy['epsilon']!r}"
+            )
+        unknown = [key for key in privacy if key not in _DISTP_FIELDS]
+        if unknown:
+            raise DocumentError(
+                f"privacy has unknown field {unknown[0]!r} for notion 'distp'; its fields are "
+                f"{', '.join(_DISTP_FIELDS)}"
+            )
+        if "delta" in privacy:
+            delta = number(privacy["delta"], "privacy.delta")
+            if not 0 <= delta < 1:
+                raise DocumentError(f"privacy.delta must be a number in [0, 1), got {privacy['delta']!r}")
+    elif not (math.isfinite(eps) and eps > 0):
         raise DocumentError(f"privacy.epsilon must be a finite number > 0, got {privacy['epsilon']!r}")
-    if privacy["notion"] != "rldp":
+    elif "delta" in privacy and kind in ("rldp", "ldp"):
+        raise DocumentError(f"privacy.delta is a parameter of notion 'distp'; notion {kind!r} has no delta")
+    if kind not in ("rldp", "distp"):
         return  # other notions define their own parameters; the audit checks them
-    unc = privacy.get("uncertainty")
+    _check_uncertainty(privacy.get("uncertainty"), kind)
+
+
+def _check_uncertainty(unc: Any, kind: str) -> None:
+    """``privacy.uncertainty``: the Rényi ball F around P̂ [LZG24, eq 10] (radius null = unbounded)."""
     if not isinstance(unc, Mapping):
-        raise DocumentError("privacy.uncertainty (an object) is required for notion 'rldp'")
+        raise DocumentError(f"privacy.uncertainty (an object) is required for notion {kind!r}")
     if unc.get("divergence") != "renyi":
         raise DocumentError(f"privacy.uncertainty.divergence must be 'renyi', got {unc.get('divergence')!r}")
     if "order" not in unc:

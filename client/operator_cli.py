@@ -1,0 +1,364 @@
+"""The operator's commands over the HTTP API: ``rldp publish | mechanisms | estimate | retire | jobs | job``.
+
+    export RLDP_SERVER=https://agg.example RLDP_ADMIN_TOKEN=...   # or --server URL
+    rldp publish mech.json          # upload a document; the server recomputes its id and audit
+    rldp mechanisms                 # the catalogue as a table (--json: the API's answer)
+    rldp estimate d62785a1 --csv    # P_X with 95 % intervals: cell,estimate,low,high
+    rldp retire d62785a1            # refuse further reports
+    rldp jobs; rldp job 3f2a        # design jobs, newest first
+
+Each command is one call of the SDK (:class:`rldp.client.Client`), so it needs only the client
+install. The server comes from ``--server`` or RLDP_SERVER; admin calls take the token from
+RLDP_ADMIN_TOKEN (an estimate also accepts RLDP_READ_TOKEN), never from the command line, where
+other users could read it in the process list. Ids may be shortened to a unique prefix, as the
+tables print them. Output is a table for people; ``--json`` prints the API's answer as one JSON
+document, ``estimate --csv`` a CSV. Errors are one line and exit status 2 (by the root command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from rldp.shared.arguments import nonnegative_int, positive_float, positive_int
+from rldp.shared.document import from_json, read_document
+from rldp.shared.errors import ValidationError
+
+from .client import Client
+from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
+
+__all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
+
+SERVER_ENV = "RLDP_SERVER"
+ADMIN_TOKEN_ENV = "RLDP_ADMIN_TOKEN"
+READ_TOKEN_ENV = "RLDP_READ_TOKEN"
+#: How many characters of an id the tables show (a prefix this long is unique in practice).
+SHORT = 12
+#: Jobs searched for a job id prefix (the server's largest page).
+JOB_SEARCH = 500
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+# --------------------------------------------------------------------------- connecting
+
+
+def _client(args: argparse.Namespace, *, auth: bool = False, read: bool = False) -> Client:
+    """A Client of ``--server`` / RLDP_SERVER; with ``auth``, bearing the admin token from RLDP_ADMIN_TOKEN
+    (with ``read`` too, RLDP_READ_TOKEN when there is no admin token: the call only reads)."""
+    url = args.server or os.environ.get(SERVER_ENV, "").strip()
+    if not url:
+        raise ValidationError(
+            f"give --server URL or set {SERVER_ENV} (the aggregator's URL, e.g. http://127.0.0.1:8000)"
+        )
+    secret = None
+    if auth:
+        secret = os.environ.get(ADMIN_TOKEN_ENV) or (os.environ.get(READ_TOKEN_ENV) if read else None)
+        if not secret:
+            also = f" (or {READ_TOKEN_ENV}, a token that may read estimates)" if read else ""
+            raise ValidationError(
+                f"set {ADMIN_TOKEN_ENV}{also}: this command needs the service's admin token (rldp token --plain makes one)"
+            )
+    return Client(url, timeout=args.timeout, retries=args.retries, token=secret)
+
+
+def _resolve(given: str, known: Callable[[], list[str]], kind: str, length: int, listing: str) -> str:
+    """The full id ``given`` abbreviates: itself when it has ``length`` hex digits, else the one id of
+    ``known()`` it is a prefix of (refused when none or several are)."""
+    text = given.strip().lower()
+    if not _HEX.fullmatch(text) or len(text) > length:
+        raise ValidationError(f"a {kind} id is {length} hexadecimal characters (or a prefix of one); got {given!r}")
+    if len(text) == length:
+        return text
+    matches = sorted(i for i in known() if i.startswith(text))
+    if not matches:
+        raise ValidationError(f"no {kind} id starts with {given!r} on this server ({listing} lists them)")
+    if len(matches) > 1:
+        shown = ", ".join(m[:SHORT] for m in matches[:5])
+        raise ValidationError(f"{given!r} is the prefix of {len(matches)} {kind} ids ({shown}); give more characters")
+    return matches[0]
+
+
+def _mechanism_id(client: Client, given: str) -> str:
+    """The full mechanism id ``given`` abbreviates (the catalogue is public: no token needed)."""
+    return _resolve(given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms")
+
+
+def _job_id(client: Client, given: str) -> str:
+    """The full job id ``given`` abbreviates, among the JOB_SEARCH most recent jobs."""
+    return _resolve(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """``rldp publish DOC``: upload a document (POST /v1/mechanisms); the server re-audits it before storing it."""
+    document = _read_document(args.document)
+    with _client(args, auth=True) as client:
+        answer = client.publish(document)
+    if args.json:
+        print_json(answer)
+        return 0
+    verb = "published" if answer.get("created", True) else "already published (unchanged)"
+    print(f"{verb} {answer['id']}")
+    print(
+        f"  {answer['method']}, epsilon {short_number(answer['epsilon'])} claimed, "
+        f"{short_number(answer.get('epsilon_audited'))} audited by the server; status {answer['status']}"
+    )
+    return 0
+
+
+def _read_document(path: str) -> dict[str, Any]:
+    """The document at ``path`` (JSON or msgpack; '-': JSON on standard input), its form and id checked
+    here first; the server checks them again and recomputes the audit."""
+    if path == "-":
+        return from_json(sys.stdin.buffer.read())
+    return read_document(path)
+
+
+def cmd_mechanisms(args: argparse.Namespace) -> int:
+    """``rldp mechanisms``: the catalogue (GET /v1/mechanisms), one row per mechanism, oldest first."""
+    with _client(args) as client:
+        mechanisms = client.mechanisms()
+        url = client.url
+    if args.json:
+        print_json({"mechanisms": mechanisms})
+        return 0
+    if not mechanisms:
+        print(f"no mechanisms published on {url}")
+        return 0
+    header = ("ID", "METHOD", "NOTION", "EPSILON", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
+    rows = [
+        (
+            m["id"][:SHORT],
+            m["method"],
+            m.get("notion", "-"),
+            short_number(m["epsilon"]),
+            short_number(m.get("epsilon_audited")),
+            str(m["outputs"]),
+            m["status"],
+            m["sensitive"],
+            ",".join(m["released"]),
+            utc_minute(m.get("published")),
+        )
+        for m in mechanisms
+    ]
+    print(render_table(header, rows, right=frozenset({3, 4, 5})))
+    return 0
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """``rldp estimate ID``: the server's P_X with 95 % intervals, one row per cell x = (s, u), s major."""
+    if args.csv and args.json:
+        raise ValidationError("give --csv or --json, not both")
+    with _client(args, auth=True, read=True) as client:
+        mechanism = _mechanism_id(client, args.mechanism)
+        answer = client.estimate(mechanism, window=args.window)
+    if args.json:
+        print_json(answer)
+        return 0
+    rows = estimate_rows(answer)
+    if args.csv:
+        out = csv.writer(sys.stdout, lineterminator="\n")
+        out.writerow(("cell", "estimate", "low", "high"))
+        out.writerows((f"{s}|{u}", *("" if v is None else repr(float(v)) for v in values)) for s, u, *values in rows)
+        return 0
+    labels = answer.get("labels") or {}
+    s_name = labels.get("sensitive", {}).get("name", "s")
+    u_name = "|".join(labels.get("released", {}).get("names") or ["u"])
+    window = answer.get("window") or ("every window" if "windows" in answer else None)
+    print(f"mechanism {answer['mechanism']} ({answer.get('status', '?')})")
+    print(
+        f"{answer['n']:,} reports{f' in {window}' if window else ''}; estimator {answer['method']}, "
+        f"{answer['ci95'].get('level', 0.95):.0%} intervals ({answer['ci95'].get('method', '?')})"
+    )
+    header = (s_name, u_name, "P_X", "95% LOW", "95% HIGH")
+    table = [(s, u, *("-" if v is None else f"{float(v):.4f}" for v in values)) for s, u, *values in rows]
+    print(render_table(header, table, right=frozenset({2, 3, 4})))
+    if not answer.get("identifiable", True):
+        print(
+            f"note: P_X is not identifiable from these reports (rank {answer.get('rank', '?')}); "
+            "the estimate of a cell outside the identified ones is not determined by the data"
+        )
+    return 0
+
+
+def cmd_retire(args: argparse.Namespace) -> int:
+    """``rldp retire ID``: stop accepting a mechanism's reports (idempotent; its estimates stay)."""
+    with _client(args, auth=True) as client:
+        answer = client.retire(_mechanism_id(client, args.mechanism))
+    if args.json:
+        print_json(answer)
+    else:
+        print(f"retired {answer['id']} at {utc_minute(answer.get('retired'))} UTC")
+        print("  its reports are refused from now on; its document and estimates stay available")
+    return 0
+
+
+def _design(params: dict[str, Any]) -> str:
+    """One line saying what a job designs."""
+    released = ",".join(params.get("released") or [])
+    return (
+        f"{params.get('method', '?')} at epsilon {short_number(params.get('epsilon'))}, S {params.get('sensitive', '?')}, "
+        f"U {released or '?'}, from {params.get('n', '?')} public records"
+    )
+
+
+def _outcome(job: dict[str, Any]) -> str:
+    """A job's result in a table cell: the mechanism's id prefix once done, the error once failed."""
+    if job["status"] == "done":
+        return str(job.get("mechanism") or "")[:SHORT]
+    return " ".join(str(job.get("error") or "").split())[:70] if job["status"] == "failed" else ""
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    """``rldp jobs``: the most recent design jobs (GET /v1/designs), newest first."""
+    with _client(args, auth=True) as client:
+        jobs = client.jobs(args.limit)
+        url = client.url
+    if args.json:
+        print_json({"jobs": jobs})
+        return 0
+    if not jobs:
+        print(f"no design jobs on {url}")
+        return 0
+    header = ("JOB", "STATUS", "CREATED (UTC)", "SECONDS", "METHOD", "EPSILON", "S", "U", "MECHANISM / ERROR")
+    rows = [
+        (
+            j["job"][:SHORT],
+            j["status"],
+            utc_minute(j.get("created")),
+            f"{float(j['elapsed']):.1f}",
+            str(j.get("params", {}).get("method", "-")),
+            short_number(j.get("params", {}).get("epsilon")),
+            str(j.get("params", {}).get("sensitive", "-")),
+            ",".join(j.get("params", {}).get("released") or []),
+            _outcome(j),
+        )
+        for j in jobs
+    ]
+    print(render_table(header, rows, right=frozenset({3, 5})))
+    return 0
+
+
+def cmd_job(args: argparse.Namespace) -> int:
+    """``rldp job ID``: one design job (GET /v1/designs/{job}): what it designs and its result."""
+    with _client(args, auth=True) as client:
+        job = client.job(_job_id(client, args.job))
+    if args.json:
+        print_json(job)
+        return 0
+    lines = [
+        ("job", job["job"]),
+        ("status", job["status"]),
+        ("created", f"{utc_minute(job.get('created'))} UTC ({float(job['elapsed']):.1f} s elapsed)"),
+        ("design", _design(job.get("params", {}))),
+    ]
+    if job.get("mechanism"):
+        lines.append(("mechanism", job["mechanism"]))
+    if job.get("error"):
+        lines.append(("error", " ".join(str(job["error"]).split())))
+    width = max(len(key) for key, _ in lines)
+    print("\n".join(f"{key.ljust(width)}  {value}" for key, value in lines))
+    return 0
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+def _connection_options() -> argparse.ArgumentParser:
+    """The options every operator command shares: where the server is, how long to try, --json."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--server",
+        metavar="URL",
+        default=None,
+        help=f"the aggregator's URL (default ${SERVER_ENV}), e.g. http://127.0.0.1:8000",
+    )
+    common.add_argument(
+        "--timeout", type=positive_float("timeout"), default=10.0, help="seconds per attempt (default 10)"
+    )
+    common.add_argument(
+        "--retries",
+        type=nonnegative_int("retries"),
+        default=2,
+        help="attempts after the first when the server cannot be reached or answers 429/5xx (default 2)",
+    )
+    common.add_argument("--json", action="store_true", help="print the API's answer as one JSON document")
+    return common
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``publish``, ``mechanisms``, ``estimate``, ``retire``, ``jobs`` and ``job``."""
+    common = [_connection_options()]
+    admin = f" Needs {ADMIN_TOKEN_ENV}."
+
+    p = subparsers.add_parser(
+        "publish",
+        parents=common,
+        help="publish a mechanism document on the server",
+        description="Upload a mechanism document; the server recomputes its id and privacy audit and refuses "
+        "one that fails. Publishing the same document again changes nothing." + admin,
+    )
+    p.add_argument(
+        "document",
+        metavar="DOC",
+        help="the mechanism document (JSON or msgpack, e.g. from rldp design; - for JSON on stdin)",
+    )
+    p.set_defaults(func=cmd_publish)
+
+    p = subparsers.add_parser(
+        "mechanisms",
+        parents=common,
+        help="list the server's mechanisms",
+        description="The published mechanisms, oldest first: id (first characters), method, privacy notion, "
+        "claimed and audited epsilon, number of outputs, status, S and U.",
+    )
+    p.set_defaults(func=cmd_mechanisms)
+
+    p = subparsers.add_parser(
+        "estimate",
+        parents=common,
+        help="estimate P(S, U) from a mechanism's reports",
+        description="The server's estimate of P_X = P(S, U) with 95 % intervals, from every report or one "
+        f"collection window's. Needs {ADMIN_TOKEN_ENV} (or {READ_TOKEN_ENV}).",
+    )
+    p.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    p.add_argument("--window", metavar="LABEL", default=None, help="only this collection window (e.g. 2026-11-24)")
+    p.add_argument("--csv", action="store_true", help="print CSV: cell (s|u), estimate, low, high")
+    p.set_defaults(func=cmd_estimate)
+
+    p = subparsers.add_parser(
+        "retire",
+        parents=common,
+        help="retire a mechanism (refuse its further reports)",
+        description="Retire a mechanism: its reports are refused from now on; its document and estimates "
+        "stay available." + admin,
+    )
+    p.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    p.set_defaults(func=cmd_retire)
+
+    p = subparsers.add_parser(
+        "jobs",
+        parents=common,
+        help="list the server's design jobs, newest first",
+        description="The most recent design jobs (POST /v1/designs), newest first." + admin,
+    )
+    p.add_argument(
+        "--limit", type=positive_int("limit"), default=None, help="at most this many (server default 50, at most 500)"
+    )
+    p.set_defaults(func=cmd_jobs)
+
+    p = subparsers.add_parser(
+        "job",
+        parents=common,
+        help="show one design job",
+        description="A design job's status, what it designs and its result (the mechanism id or the error)." + admin,
+    )
+    p.add_argument("job", metavar="ID", help="job id, or a unique prefix of one among the 500 most recent")
+    p.set_defaults(func=cmd_job)

@@ -1,0 +1,56 @@
+"""What the operator's commands print: aligned tables, short numbers and times, JSON, the cells of an estimate.
+
+Kept apart from :mod:`.operator_cli` (which talks to the server) so that a table's layout is
+one function, testable without a server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["render_table", "utc_minute", "short_number", "print_json", "estimate_rows"]
+
+
+def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> str:
+    """Columns padded to their widest cell, two spaces apart; the columns in ``right`` (numbers) right-aligned."""
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = [
+            str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join(line(row) for row in (header, *rows))
+
+
+def utc_minute(iso: str | None) -> str:
+    """An API timestamp ("2026-11-24T06:00:00.000Z") to the minute, in UTC."""
+    return "-" if not iso else iso[:16].replace("T", " ")
+
+
+def short_number(value: Any, digits: int = 6) -> str:
+    """A number to ``digits`` significant digits ("-" for None: a value the API could not give)."""
+    return "-" if value is None else f"{float(value):.{digits}g}"
+
+
+def print_json(value: Any) -> None:
+    """``value`` as one line of JSON on stdout (non-ASCII kept; NaN refused: it is not JSON)."""
+    print(json.dumps(value, ensure_ascii=False, allow_nan=False))
+
+
+def estimate_rows(estimate: dict[str, Any]) -> list[tuple[str, str, float | None, float | None, float | None]]:
+    """(sensitive value, released label, estimate, 95 % low, 95 % high) per cell of P_X, s major like the
+    document; labels from the answer's ``labels`` (cell numbers when it has none)."""
+    joint = estimate["joint"]
+    low, high = estimate["ci95"]["low"], estimate["ci95"]["high"]
+    labels = estimate.get("labels") or {}
+    s_values = labels.get("sensitive", {}).get("values") or [str(s) for s in range(len(joint))]
+    u_values = labels.get("released", {}).get("values") or [str(u) for u in range(len(joint[0]) if joint else 0)]
+    return [
+        (str(s_values[s]), str(u_values[u]), joint[s][u], low[s][u], high[s][u])
+        for s in range(len(joint))
+        for u in range(len(joint[s]))
+    ]
