@@ -17,7 +17,7 @@ import signal
 from pathlib import Path
 
 from rldp.aggregator.design import EXACT_MAX_SYMBOLS, METHODS
-from rldp.shared.arguments import names, nonnegative_int, positive_float, positive_int
+from rldp.shared.arguments import add_progress_flags, names, nonnegative_int, positive_float, positive_int
 from rldp.shared.errors import ValidationError
 
 from .experiments import (
@@ -199,15 +199,9 @@ def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
         action="store_true",
         help="redraw NAME.png and reprint the table from NAME.csv/NAME.json in --out (no computation)",
     )
-    g = p.add_mutually_exclusive_group()
-    g.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_true",
-        default=None,
-        help="always show progress bars on stderr (default: only on a terminal)",
+    add_progress_flags(
+        p, "always show progress bars on stderr (default: only on a terminal)", "never show progress bars"
     )
-    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress bars")
     p.set_defaults(func=cmd_experiment)
     return p
 

@@ -89,10 +89,13 @@ def _index(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, str], dict
     return out
 
 
-def _finish(plt, fig, axes, handles: dict[str, Any], title: str, path: Path, legend_cols: int) -> Path:
+def finish(plt: Any, fig: Any, handles: dict[str, Any], title: str, path: Path, legend_cols: int) -> Path:
+    """Title, a legend of ``handles`` below the panels, saved to ``path`` (folders made) and closed."""
     if title:
         fig.suptitle(title, fontsize=12)
-    fig.tight_layout()
+        fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.3 / fig.get_figheight()))  # room for the title
+    else:
+        fig.tight_layout()
     if handles:
         fig.legend(
             list(handles.values()),
@@ -230,7 +233,7 @@ def plot_curves(
         if ylog:
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3, which="both" if (xlog or ylog) else "major")
-    return _finish(plt, fig, axes, handles, title, path, legend_cols=3)
+    return finish(plt, fig, handles, title, path, legend_cols=3)
 
 
 def plot_boxes(
@@ -289,7 +292,7 @@ def plot_boxes(
         ax.set_title(panel_titles.get(panel, panel), fontsize=10)
         ax.set_ylabel(ylabel)
         ax.grid(True, axis="y", alpha=0.3)
-    return _finish(plt, fig, axes, handles, title, path, legend_cols=3)
+    return finish(plt, fig, handles, title, path, legend_cols=3)
 
 
 def plot_demo(out: Path, summary: Mapping[str, Any]) -> list[Path]:

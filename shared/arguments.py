@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["checked", "positive_int", "nonnegative_int", "positive_float", "port", "names"]
+__all__ = ["checked", "positive_int", "nonnegative_int", "positive_float", "port", "names", "add_progress_flags"]
 
 T = TypeVar("T")
 
@@ -71,3 +71,10 @@ def names(text: str) -> list[str]:
     if not out:
         raise argparse.ArgumentTypeError("expected one or more comma-separated column names")
     return out
+
+
+def add_progress_flags(parser: argparse.ArgumentParser, shown: str, never: str) -> None:
+    """``--progress`` / ``--no-progress`` into ``args.progress`` (None: the command decides, on a terminal)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--progress", dest="progress", action="store_true", default=None, help=shown)
+    group.add_argument("--no-progress", dest="progress", action="store_false", help=never)

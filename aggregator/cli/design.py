@@ -20,7 +20,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from rldp.shared.arguments import names, positive_float
+from rldp.shared.arguments import add_progress_flags, names, positive_float
 from rldp.shared.collection import Window
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, read_document, write_document
@@ -287,14 +287,6 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "same alphabet (e.g. the design at a smaller epsilon: the result is never below it); "
         "repeatable",
     )
-    g = p.add_mutually_exclusive_group()
-    g.add_argument(
-        "--progress",
-        dest="progress",
-        action="store_true",
-        default=None,
-        help="show solver progress on stderr (default: when stderr is a terminal)",
-    )
-    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress")
+    add_progress_flags(p, "show solver progress on stderr (default: when stderr is a terminal)", "never show progress")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_design)

@@ -43,24 +43,6 @@ def _value(result: Result, panel: str, statistic: str) -> float:
     return next(float(r["value"]) for r in result.rows if r["panel"] == panel and r["statistic"] == statistic)
 
 
-def _finish(plt: Any, fig: Any, handles: dict[str, Any], title: str, path: Path, ncol: int) -> Path:
-    fig.suptitle(title, fontsize=12)
-    fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.3 / fig.get_figheight()))  # room for the title
-    fig.legend(
-        list(handles.values()),
-        list(handles),
-        loc="upper center",
-        bbox_to_anchor=(0.5, 0.0),
-        ncol=ncol,
-        frameon=False,
-        fontsize=9,
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    return path
-
-
 # ----------------------------------------------------------------------------- distp-example
 
 
@@ -107,7 +89,7 @@ def plot_example(result: Result, out: Path) -> Path:
     ax2.set_title(result.panel_titles["loss"], fontsize=10)
     ax2.set_ylim(bottom=0)
     title = "[KM19, Example 2 / Fig 2]: the coupling mechanism vs GRR, λ₀ = (0.2, 0.5, 0.3), λ₁ = (0.3, 0.2, 0.5)"
-    return _finish(plt, fig, handles, title, out / f"{result.name}.png", 3)
+    return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=3)
 
 
 def table_example(result: Result) -> str:
@@ -186,7 +168,7 @@ def plot_adult(result: Result, out: Path) -> Path:
             ax.set_ylabel(ylabel, fontsize=9)
             ax.set_title(f"{result.panel_titles[panel]}\n{heading}", fontsize=9)
     title = "Adult: coupling mechanism vs GRR vs optimal ε-LDP w.r.t. S at P̂ (P̂ from adult.data, Hamming cost)"
-    return _finish(plt, fig, handles, title, out / f"{result.name}.png", 3)
+    return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=3)
 
 
 def table_adult(result: Result) -> str:

@@ -27,3 +27,9 @@ def live_server(backend, databases, tmp_path_factory):
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def http(app):
+    """A test client of the module's in-process ``app`` fixture."""
+    return app.test_client()

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -22,6 +24,7 @@ import pytest
 import requests
 
 from rldp.aggregator.design import grr_matrix
+from rldp.aggregator.http import create_app
 from rldp.shared.document import build_document
 from rldp.shared.records import Alphabet, Attribute
 
@@ -38,6 +41,23 @@ READ = {"Authorization": f"Bearer {READ_TOKEN}"}
 
 
 SMALL_ALPHABET = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("colour", ("blue", "green", "red"))])
+
+
+@contextmanager
+def in_process_app(tmp_path: Path, **config: Any) -> Iterator[Any]:
+    """The Flask app on a fresh SQLite store with the test tokens (``config`` overrides); closed after."""
+    app = create_app(
+        {
+            "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
+            "ADMIN_TOKEN": ADMIN_TOKEN,
+            "READ_TOKEN": READ_TOKEN,
+            **config,
+        }
+    )
+    try:
+        yield app
+    finally:
+        app.extensions["rldp"].storage.close()
 
 
 def make_document(

@@ -8,7 +8,7 @@ import time
 import msgpack
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, READ_TOKEN, make_document, tampered
+from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, in_process_app, make_document, tampered
 
 from rldp.aggregator.http import create_app
 from rldp.aggregator.http.problems import PROBLEMS, REASONS, problem_for
@@ -21,22 +21,8 @@ from rldp.shared.errors import AuditError
 
 @pytest.fixture
 def app(tmp_path):
-    app = create_app(
-        {
-            "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
-            "ADMIN_TOKEN": ADMIN_TOKEN,
-            "READ_TOKEN": READ_TOKEN,
-            "MAX_BODY_BYTES": 200_000,
-            "MAX_BATCH_REPORTS": 5_000,
-        }
-    )
-    yield app
-    app.extensions["rldp"].storage.close()
-
-
-@pytest.fixture
-def http(app):
-    return app.test_client()
+    with in_process_app(tmp_path, MAX_BODY_BYTES=200_000, MAX_BATCH_REPORTS=5_000) as app:
+        yield app
 
 
 @pytest.fixture

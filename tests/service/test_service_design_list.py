@@ -6,9 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, READ_TOKEN
+from service.rldp_live import ADMIN, READ, in_process_app
 
-from rldp.aggregator.http import create_app
 from rldp.aggregator.http.openapi import build_openapi
 from rldp.aggregator.services import JOB_LIST_DEFAULT, JOB_LIST_MAX
 from rldp.aggregator.storage import open_storage
@@ -61,21 +60,8 @@ def test_list_jobs_refuses_a_limit_that_is_not_a_positive_integer(store, limit):
 
 @pytest.fixture
 def app(tmp_path):
-    app = create_app(
-        {
-            "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
-            "ADMIN_TOKEN": ADMIN_TOKEN,
-            "READ_TOKEN": READ_TOKEN,
-            "JOB_STALE_SECONDS": 60.0,
-        }
-    )
-    yield app
-    app.extensions["rldp"].storage.close()
-
-
-@pytest.fixture
-def http(app):
-    return app.test_client()
+    with in_process_app(tmp_path, JOB_STALE_SECONDS=60.0) as app:
+        yield app
 
 
 def problem(resp, status: int, reason: str) -> dict:

@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 from cli_helpers import assert_one_line_error, design_args, run_cli
 from helpers import ADULT_COLUMNS, adult_path
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, READ_TOKEN, SMALL_ALPHABET
+from service.rldp_live import ADMIN, READ, SMALL_ALPHABET, in_process_app
 
 from rldp.aggregator.design import DesignError, add_per_report_layer, design, grr_matrix, per_report_matrix
 from rldp.aggregator.estimate import estimate_distribution
-from rldp.aggregator.http import create_app
 from rldp.shared.audit import audit_document, audit_rldp
 from rldp.shared.document import build_document, read_document, report_matrix
 from rldp.shared.provenance import PublicCounts
@@ -51,22 +50,8 @@ def layered(per_report_epsilon: float, tag: str) -> dict:
 
 @pytest.fixture
 def app(tmp_path):
-    app = create_app(
-        {
-            "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
-            "ADMIN_TOKEN": ADMIN_TOKEN,
-            "READ_TOKEN": READ_TOKEN,
-            "MAX_BODY_BYTES": 2_000_000,
-            "MAX_BATCH_REPORTS": 100_000,
-        }
-    )
-    yield app
-    app.extensions["rldp"].storage.close()
-
-
-@pytest.fixture
-def http(app):
-    return app.test_client()
+    with in_process_app(tmp_path, MAX_BODY_BYTES=2_000_000, MAX_BATCH_REPORTS=100_000) as app:
+        yield app
 
 
 def publish(http, doc: dict) -> str:

@@ -11,11 +11,10 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, READ_TOKEN, assert_problem, make_document
+from service.rldp_live import ADMIN, READ, assert_problem, in_process_app, make_document
 from service.test_service_app import call
 from service.test_service_storage import record
 
-from rldp.aggregator.http import create_app
 from rldp.aggregator.storage import SCHEMA_VERSION, BatchItem, StorageError, open_storage
 from rldp.aggregator.writer import WriterClient, WriterProcess
 from rldp.shared.collection import Window
@@ -65,23 +64,9 @@ def test_check_window_takes_the_current_past_and_next_windows_only():
 
 @pytest.fixture
 def app(tmp_path):
-    app = create_app(
-        {
-            "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
-            "ADMIN_TOKEN": ADMIN_TOKEN,
-            "READ_TOKEN": READ_TOKEN,
-            "MAX_BODY_BYTES": 200_000,
-            "MAX_BATCH_REPORTS": 5_000,
-        }
-    )
-    app.extensions["rldp"].ingest.clock = lambda: T
-    yield app
-    app.extensions["rldp"].storage.close()
-
-
-@pytest.fixture
-def http(app):
-    return app.test_client()
+    with in_process_app(tmp_path, MAX_BODY_BYTES=200_000, MAX_BATCH_REPORTS=5_000) as app:
+        app.extensions["rldp"].ingest.clock = lambda: T
+        yield app
 
 
 def publish(http, **kwargs) -> str:
