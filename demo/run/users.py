@@ -5,37 +5,16 @@ from __future__ import annotations
 import multiprocessing as mp
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from rldp.client import Client
 from rldp.shared.tables import Table
 
+from ..user_worker import user_worker
 from .config import DemoConfig
 from .console import bar
 
 __all__ = ["simulate_users"]
-
-CLIENT_TIMEOUT = 30.0  # seconds per HTTP request of a user's SDK
-
-
-def _user_worker(
-    url: str, mechanism_id: str, columns: dict[str, np.ndarray], batch_size: int, progress: Any, index: int
-) -> dict:
-    """One worker process: an app embedding the SDK. Records never leave it unprivatised."""
-    client = Client(url, timeout=CLIENT_TIMEOUT)
-    client.mechanism(mechanism_id)  # download + verify id and audit once (cached)
-    n = len(next(iter(columns.values())))
-    accepted = duplicates = 0
-    for start in range(0, n, batch_size):
-        chunk = {k: v[start : start + batch_size] for k, v in columns.items()}
-        receipt = client.submit(mechanism_id, chunk, batch_size=batch_size)
-        accepted += receipt.accepted
-        duplicates += receipt.duplicates
-        progress.put(receipt.accepted)
-    progress.put(None)
-    return {"worker": index, "accepted": accepted, "duplicates": duplicates}
 
 
 def simulate_users(cfg: DemoConfig, url: str, mechanism_id: str, users: Table, names: Sequence[str]) -> dict:
@@ -50,7 +29,7 @@ def simulate_users(cfg: DemoConfig, url: str, mechanism_id: str, users: Table, n
     with ctx.Pool(cfg.workers) as pool, bar(cfg, n, "users", unit="reports") as shown:
         jobs = [
             pool.apply_async(
-                _user_worker, (url, mechanism_id, {k: v[idx] for k, v in columns.items()}, cfg.batch_size, progress, i)
+                user_worker, (url, mechanism_id, {k: v[idx] for k, v in columns.items()}, cfg.batch_size, progress, i)
             )
             for i, idx in enumerate(parts)
         ]

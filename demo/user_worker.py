@@ -1,0 +1,36 @@
+"""The code each simulated user's process runs: an app that embeds the client SDK.
+
+Its own module, outside :mod:`rldp.demo.run`, so that a spawned worker imports only the
+SDK (numpy, requests, msgpack) and not the demo's aggregator side (the designers and
+scipy take about half a second to import, which the demo's traffic figure would count).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rldp.client import Client
+
+__all__ = ["CLIENT_TIMEOUT", "user_worker"]
+
+CLIENT_TIMEOUT = 30.0  # seconds per HTTP request of a user's SDK
+
+
+def user_worker(
+    url: str, mechanism_id: str, columns: dict[str, np.ndarray], batch_size: int, progress: Any, index: int
+) -> dict:
+    """One worker process: an app embedding the SDK. Records never leave it unprivatised."""
+    client = Client(url, timeout=CLIENT_TIMEOUT)
+    client.mechanism(mechanism_id)  # download + verify id and audit once (cached)
+    n = len(next(iter(columns.values())))
+    accepted = duplicates = 0
+    for start in range(0, n, batch_size):
+        chunk = {k: v[start : start + batch_size] for k, v in columns.items()}
+        receipt = client.submit(mechanism_id, chunk, batch_size=batch_size)
+        accepted += receipt.accepted
+        duplicates += receipt.duplicates
+        progress.put(receipt.accepted)
+    progress.put(None)
+    return {"worker": index, "accepted": accepted, "duplicates": duplicates}
