@@ -19,7 +19,8 @@ from rldp.shared.arguments import names, positive_float, positive_int
 from rldp.shared.errors import RldpError
 from rldp.shared.tables import read_csv
 
-from .client import Client
+from .client import DEFAULT_RETRIES, Client
+from .connection import connection_options, server_url
 
 __all__ = ["add_parser", "cmd_privatize"]
 
@@ -34,8 +35,9 @@ def cmd_privatize(args: argparse.Namespace) -> int:
     if args.owner_column and not args.state:
         raise ValueError("--owner-column needs --state FILE (memoised outputs and windows are kept there)")
     with Client(
-        args.server,
+        server_url(args),
         timeout=args.timeout,
+        retries=args.retries,
         queue_path=args.queue,
         max_epsilon=args.max_epsilon,
         pinned=args.pin,
@@ -106,15 +108,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="privatise a CSV of records locally and submit the outputs",
         description="Download and verify a mechanism, privatise every record of DATA.csv with "
         "the OS CSPRNG, and upload only the outputs (in batches, with retries).",
+        parents=[connection_options(retries=DEFAULT_RETRIES, json_help="print one JSON line")],
     )
     p.add_argument("data", metavar="DATA.csv", nargs="?", help="records: CSV with a header row (.gz allowed)")
-    p.add_argument("--server", required=True, metavar="URL", help="aggregator URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--mechanism", metavar="ID", help="mechanism id (see GET /v1/mechanisms)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
     p.add_argument(
         "--batch-size", type=positive_int("batch size"), default=10_000, help="reports per upload (default 10000)"
     )
-    p.add_argument("--timeout", type=positive_float("timeout"), default=10.0, help="seconds per attempt (default 10)")
     p.add_argument(
         "--max-epsilon",
         type=positive_float("max epsilon"),
@@ -160,5 +161,4 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="keep batches that cannot be sent in this SQLite file (exit status 3 if any)",
     )
     p.add_argument("--flush", action="store_true", help="first send the batches kept in --queue")
-    p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_privatize)

@@ -37,9 +37,11 @@ from .sampling import RandomSource
 from .state import StateFile
 from .transport import Transport, json_object
 
-__all__ = ["Client", "Receipt", "DEFAULT_BATCH_SIZE"]
+__all__ = ["Client", "Receipt", "DEFAULT_BATCH_SIZE", "DEFAULT_RETRIES"]
 
 DEFAULT_BATCH_SIZE = 10_000
+#: Attempts after the first for a transient failure (connection error, 429, 5xx).
+DEFAULT_RETRIES = 5
 
 
 class Client(AdminCalls):
@@ -69,7 +71,7 @@ class Client(AdminCalls):
         url: str,
         *,
         timeout: float = 10.0,
-        retries: int = 5,
+        retries: int = DEFAULT_RETRIES,
         backoff_factor: float = 0.5,
         backoff_max: float = 30.0,
         token: str | None = None,

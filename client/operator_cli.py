@@ -25,16 +25,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rldp.shared.arguments import nonnegative_int, positive_float, positive_int
+from rldp.shared.arguments import positive_int
 from rldp.shared.document import from_json, read_document
 from rldp.shared.errors import ValidationError
 
 from .client import Client
+from .connection import SERVER_ENV, connection_options, server_url
 from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
-SERVER_ENV = "RLDP_SERVER"
 ADMIN_TOKEN_ENV = "RLDP_ADMIN_TOKEN"
 READ_TOKEN_ENV = "RLDP_READ_TOKEN"
 #: How many characters of an id the tables show (a prefix this long is unique in practice).
@@ -50,11 +50,7 @@ _HEX = re.compile(r"[0-9a-f]+")
 def _client(args: argparse.Namespace, *, auth: bool = False, read: bool = False) -> Client:
     """A Client of ``--server`` / RLDP_SERVER; with ``auth``, bearing the admin token from RLDP_ADMIN_TOKEN
     (with ``read`` too, RLDP_READ_TOKEN when there is no admin token: the call only reads)."""
-    url = args.server or os.environ.get(SERVER_ENV, "").strip()
-    if not url:
-        raise ValidationError(
-            f"give --server URL or set {SERVER_ENV} (the aggregator's URL, e.g. http://127.0.0.1:8000)"
-        )
+    url = server_url(args)
     secret = None
     if auth:
         secret = os.environ.get(ADMIN_TOKEN_ENV) or (os.environ.get(READ_TOKEN_ENV) if read else None)
@@ -271,31 +267,9 @@ def cmd_job(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parsers
 
 
-def _connection_options() -> argparse.ArgumentParser:
-    """The options every operator command shares: where the server is, how long to try, --json."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--server",
-        metavar="URL",
-        default=None,
-        help=f"the aggregator's URL (default ${SERVER_ENV}), e.g. http://127.0.0.1:8000",
-    )
-    common.add_argument(
-        "--timeout", type=positive_float("timeout"), default=10.0, help="seconds per attempt (default 10)"
-    )
-    common.add_argument(
-        "--retries",
-        type=nonnegative_int("retries"),
-        default=2,
-        help="attempts after the first when the server cannot be reached or answers 429/5xx (default 2)",
-    )
-    common.add_argument("--json", action="store_true", help="print the API's answer as one JSON document")
-    return common
-
-
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``publish``, ``mechanisms``, ``estimate``, ``retire``, ``jobs`` and ``job``."""
-    common = [_connection_options()]
+    common = [connection_options(retries=2, json_help="print the API's answer as one JSON document")]
     admin = f" Needs {ADMIN_TOKEN_ENV}."
 
     p = subparsers.add_parser(

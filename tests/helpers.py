@@ -15,6 +15,7 @@ __all__ = [
     "ROOT",
     "SHARED_DATA",
     "ADULT_COLUMNS",
+    "ADULT_CATEGORY_SIZES",
     "EXAMPLE_P_HAT",
     "EXAMPLE_P_TRUE",
     "EXAMPLE_N",
@@ -24,6 +25,17 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+# Category counts of the Adult data documented in shared/data/README.md ('?' counted as a category).
+ADULT_CATEGORY_SIZES = {
+    "sex": 2,
+    "race": 5,
+    "relationship": 6,
+    "marital-status": 7,
+    "education": 16,
+    "occupation": 15,
+    "native-country": 42,
+}
 
 # [LZG24, Example 1]: P̂ from n = 100 public records, s major.
 EXAMPLE_P_HAT = np.array([[0.07, 0.10], [0.26, 0.57]])

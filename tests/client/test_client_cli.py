@@ -14,8 +14,9 @@ from service.rldp_live import ADMIN_TOKEN, make_document
 from rldp.client import Client, OfflineQueue, ProblemError
 
 
-def run(*args: object):
-    return run_cli(*args, timeout=120)
+def run(*args: object, env: dict[str, str] | None = None):
+    # RLDP_SERVER cleared unless given: the tests say where the server is.
+    return run_cli(*args, timeout=120, env={"RLDP_SERVER": "", **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +59,8 @@ def test_privatize_and_submit(server, mechanism_id, users_csv):
     assert (record["records"], record["accepted"], record["batches"], record["queued"]) == (252, 252, 3, 0)
     with Client(server.url, token=ADMIN_TOKEN) as client:
         assert client.estimate(mechanism_id)["n"] == n0 + 252
-    human = run("privatize", "--server", server.url, "--mechanism", mechanism_id, users_csv)
-    assert human.returncode == 0 and "accepted 252 reports in 1 batches" in human.stdout
+    human = run("privatize", "--mechanism", mechanism_id, users_csv, env={"RLDP_SERVER": server.url})
+    assert human.returncode == 0 and "accepted 252 reports in 1 batches" in human.stdout  # the server from RLDP_SERVER
 
 
 def test_errors_are_one_line(server, mechanism_id, users_csv, tmp_path):
@@ -73,6 +74,7 @@ def test_errors_are_one_line(server, mechanism_id, users_csv, tmp_path):
         run("privatize", "--server", server.url, "--mechanism", mechanism_id, tmp_path / "none.csv"), "none.csv"
     )
     one_line_error(run("privatize", "--server", server.url, users_csv), "--mechanism ID is required")
+    one_line_error(run("privatize", "--mechanism", mechanism_id, users_csv), "give --server URL or set RLDP_SERVER")
     one_line_error(run("privatize", "--server", server.url, "--flush"), "--flush needs --queue")
 
 

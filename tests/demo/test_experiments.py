@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SHARED_DATA
+from helpers import ADULT_CATEGORY_SIZES, SHARED_DATA
 
 from rldp.aggregator.design import grr_matrix
 from rldp.cli import main
@@ -74,16 +74,7 @@ def test_shipped_adult_data_is_the_original_and_loads_from_the_package():
     train, test = load_adult("data"), load_adult("test")
     assert (train.n_rows, test.n_rows) == (32_561, 16_281)
     assert tuple(train.columns) == ADULT_COLUMNS == tuple(test.columns)
-    # Category counts of ../shared/data/README.md ('?' counted as a category).
-    sizes = {
-        "sex": 2,
-        "race": 5,
-        "relationship": 6,
-        "marital-status": 7,
-        "education": 16,
-        "occupation": 15,
-        "native-country": 42,
-    }
+    sizes = ADULT_CATEGORY_SIZES
     assert {c: len(set(train.column(c))) for c in sizes} == sizes
     assert "?" in set(train.column("occupation"))
     assert set(test.column("class")) == {"<=50K", ">50K"}  # the cleaned test file: no trailing '.'

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ADULT_COLUMNS, adult_path
+from helpers import ADULT_CATEGORY_SIZES, ADULT_COLUMNS, adult_path
 
 from rldp.shared.errors import AlphabetError, RecordError, TableError
 from rldp.shared.records import Alphabet, Attribute
@@ -66,16 +66,7 @@ def test_read_adult_test_with_header(adult_test: Table) -> None:
 
 
 def test_adult_categorical_sizes(adult: Table) -> None:
-    # Sizes documented in shared/data/README.md ("?" counted as a category).
-    expected = {
-        "sex": 2,
-        "race": 5,
-        "relationship": 6,
-        "marital-status": 7,
-        "education": 16,
-        "occupation": 15,
-        "native-country": 42,
-    }
+    expected = ADULT_CATEGORY_SIZES
     alpha = Alphabet.from_table(adult, "sex", [c for c in expected if c != "sex"])
     assert {a.name: a.size for a in alpha.attributes} == expected
 
