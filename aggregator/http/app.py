@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
 from . import designs, health, mechanisms, reports
+from .dashboard import init_dashboard
 from .fastpath import ReportsFastPath
 from .metrics import Metrics
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
@@ -74,6 +75,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions[METRICS_EXTENSION] = metrics
     for module in (health, mechanisms, reports, designs):
         app.register_blueprint(module.blueprint)
+    init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
     app.wsgi_app = ReportsFastPath(app.wsgi_app, service, metrics)  # type: ignore[method-assign]
 
     def problem_response(problem: Problem, body: bytes, status: int | None = None) -> Response:

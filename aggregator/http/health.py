@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response, current_app, redirect, request
 
 from rldp import __version__
 
@@ -16,6 +16,9 @@ blueprint = Blueprint("health", __name__)
 
 @blueprint.get("/")
 def index() -> Response:
+    # A browser (which prefers HTML) is sent to the dashboard; API clients get the JSON index.
+    if request.accept_mimetypes.best_match(["application/json", "text/html"]) == "text/html":
+        return redirect("/ui/")  # type: ignore[return-value]
     return respond({"service": "rldp aggregator", "version": __version__, "openapi": "/openapi.json"})
 
 

@@ -116,6 +116,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ["RLDP_DATABASE_URL"] = url
     os.environ["RLDP_MAX_BODY_BYTES"] = str(config["MAX_BODY_BYTES"])
     os.environ.pop("RLDP_WRITER_SOCKET", None)
+    # Every worker must sign and check the dashboard's session cookies with the same secret.
+    os.environ.setdefault("RLDP_DASHBOARD_SECRET", secrets.token_hex(32))
     writer = start_writer(url) if needs_writer else None
     if writer is not None:
         os.environ["RLDP_WRITER_SOCKET"] = writer.path

@@ -1,0 +1,138 @@
+"""Read-only views for the web dashboard: what the pages show, without HTTP or HTML.
+
+Every function here only reads (the catalog, the stored counts, the document) and returns
+plain Python values; the pages (rldp.aggregator.http.dashboard) lay them out. The audit shown
+for a mechanism is recomputed from its document with the same exact audit that admitted it
+when it was published (:func:`rldp.shared.audit.audit_document`), and cached by id: a
+document never changes under its id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgpack
+import numpy as np
+
+from rldp.aggregator.design import METHODS
+from rldp.aggregator.storage import MechanismRecord
+from rldp.shared.audit import audit_document
+from rldp.shared.document import alphabet as document_alphabet
+from rldp.shared.document import mechanism_matrix, public_distribution
+
+from .estimates import window_counts
+from .mechanisms import LRU
+
+if TYPE_CHECKING:
+    from .core import AggregatorService
+
+__all__ = ["DESIGN_METHODS", "MechanismRow", "mechanism_rows", "mechanism_view", "estimate_view"]
+
+#: The design methods a design job accepts (the form's choices).
+DESIGN_METHODS = tuple(METHODS)
+
+#: The audits shown, by mechanism id (immutable content: no invalidation).
+_AUDITS = LRU(64)
+
+MechanismRow = dict[str, Any]
+
+
+def _reports(service: AggregatorService, record: MechanismRecord) -> dict[str, Any]:
+    """Reports received: the total and, for a mechanism that collects by window, the latest window's."""
+    total = int(service.storage.counts(record.id, record.outputs).sum())
+    windows = window_counts(service.storage, service.catalog, record)
+    latest = windows[0] if windows else None
+    return {"total": total, "latest_window": latest, "windows": windows}
+
+
+def mechanism_rows(service: AggregatorService) -> list[MechanismRow]:
+    """Every published mechanism, newest first, with its report counts (``reports``: see :func:`_reports`)."""
+    rows = []
+    for record in reversed(service.catalog.list()):
+        window = service.catalog.window(record.id)
+        rows.append(
+            {
+                "record": record,
+                "reports": _reports(service, record),
+                "collection": None if window is None else window.text,
+            }
+        )
+    return rows
+
+
+def _audit(doc: Mapping[str, Any]) -> dict[str, Any]:
+    cached = _AUDITS.get(doc["id"])
+    if cached is None:
+        cached = _AUDITS.put(doc["id"], audit_document(doc).to_dict())
+    return cached
+
+
+def _parameters(doc: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The document's parameters as (dotted name, value) rows: privacy claims, collection, provenance, extras."""
+    # The designer's own audit record is left out: the page shows the audit recomputed here.
+    skip = {"id", "matrix", "public_distribution", "sensitive", "released", "privacy", "collection", "audit"}
+    rows: list[tuple[str, Any]] = [("format", doc.get("format")), ("method", doc.get("method"))]
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key in value:
+                walk(f"{prefix}.{key}", value[key])
+        elif isinstance(value, list) and value and isinstance(value[0], list):
+            rows.append((prefix, f"matrix {len(value)} × {len(value[0])}"))
+        else:
+            rows.append((prefix, value))
+
+    walk("privacy", doc.get("privacy", {}))
+    if "collection" in doc:
+        walk("collection", doc["collection"])
+    for key in sorted(k for k in doc if k not in skip and k not in ("format", "method")):
+        walk(key, doc[key])
+    return rows
+
+
+def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, Any]:
+    """One mechanism: its record, parameters, Q with row/column labels, audit (worst case named), P̂.
+
+    Raises UnknownMechanism for an id that is not published here.
+    """
+    record = service.catalog.get(mechanism_id)
+    doc = msgpack.unpackb(service.catalog.document(record.id, "msgpack"), raw=False)
+    alpha = document_alphabet(doc)
+    q = mechanism_matrix(doc)
+    joint_labels = alpha.labels()
+    # A mechanism whose S is latent reads U only: its columns are the values of U.
+    u_labels = ["|".join(rec[1:]) for rec in alpha.decode(np.arange(alpha.shape[1]))]
+    columns = joint_labels if q.shape[1] == alpha.size else u_labels
+    audit = _audit(doc)
+    worst = dict(audit.get("worst") or {})
+    sensitive = list(alpha.sensitive.values)
+    named = {
+        key: (sensitive[value] if key in ("s1", "s2") and 0 <= value < len(sensitive) else value)
+        for key, value in worst.items()
+    }
+    return {
+        "record": record,
+        "reports": _reports(service, record),
+        "parameters": _parameters(doc),
+        "alphabet": alpha,
+        "matrix": q,
+        "columns": columns,
+        "audit": audit,
+        "worst": worst,
+        "worst_named": named,
+        "public": public_distribution(doc),
+        "sensitive_labels": sensitive,
+        "released_labels": u_labels,
+    }
+
+
+def estimate_view(service: AggregatorService, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
+    """An estimate (:meth:`AggregatorService.estimate`) plus ``l1_to_public`` = Σ|P̂_X − P̂|, the L1
+    distance between the estimated joint and the document's public distribution P̂."""
+    out = service.estimate(mechanism_id, args)
+    _, _, p_hat = service.catalog.parsed(out["mechanism"])
+    joint = np.asarray(out["joint"], dtype=float)
+    out["l1_to_public"] = float(np.abs(joint - p_hat).sum())
+    out["public"] = p_hat.tolist()
+    return out
