@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, redirect, request
+from werkzeug.wrappers import Response as BaseResponse
 
 from rldp import __version__
 
@@ -15,10 +16,10 @@ blueprint = Blueprint("health", __name__)
 
 
 @blueprint.get("/")
-def index() -> Response:
+def index() -> BaseResponse:
     # A browser (which prefers HTML) is sent to the dashboard; API clients get the JSON index.
     if request.accept_mimetypes.best_match(["application/json", "text/html"]) == "text/html":
-        return redirect("/ui/")  # type: ignore[return-value]
+        return redirect("/ui/")
     return respond({"service": "rldp aggregator", "version": __version__, "openapi": "/openapi.json"})
 
 

@@ -188,7 +188,7 @@ def test_operator_walkthrough(server: LiveServer, browser, shots: Path, tmp_path
     _wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "svg.intervals")))
     text = driver.find_element(By.TAG_NAME, "main").text
     assert "L1 distance to public P̂" in text and f"{N_REPORTS:,}" in text
-    assert len(driver.find_elements(By.CSS_SELECTOR, "svg.intervals")) == 2  # sex and race
+    assert len(driver.find_elements(By.CSS_SELECTOR, "svg.intervals")) == 3  # sex, race and the joint
     assert driver.find_element(By.LINK_TEXT, "CSV").get_attribute("href").endswith("/estimate.csv")
     _shot(driver, shots, "06-estimate")
 

@@ -87,7 +87,15 @@ def heatmap(q: np.ndarray, columns: Sequence[str], cell: int = 34) -> Markup:
         note = f"{q.shape[0]} outputs × {q.shape[1]} inputs" + (" (block means)" if shown is not q else "")
         parts.append(_text(left, top - 4, note))
     parts.append(_text(left + n_cols * cell / 2, top + n_rows * cell + 18, "input x", "middle"))
-    parts.append(_text(14, top + n_rows * cell / 2, "output y", "middle", f' transform="rotate(-90 14 {top + n_rows * cell / 2:.1f})"'))
+    parts.append(
+        _text(
+            14,
+            top + n_rows * cell / 2,
+            "output y",
+            "middle",
+            f' transform="rotate(-90 14 {top + n_rows * cell / 2:.1f})"',
+        )
+    )
     # Colour key: 0 … max.
     kx, steps = left + n_cols * cell + 20, 10
     key_h = max(min(n_rows * cell, 160), 60)
@@ -119,7 +127,7 @@ def interval_chart(
     public: Sequence[float] | None = None,
 ) -> Markup:
     """One row per category: the estimate (dot) and its 95 % interval (bar); P̂ as a grey tick."""
-    row_h, left, plot_w = 26, min(max((len(str(x)) for x in labels), default=4), 32) * 7 + 16, 420
+    row_h, left, plot_w = 26, min(max((len(str(x)) for x in labels), default=4), 32) * 7 + 16, 360
     top, n = 26, len(labels)
     finite = [v for v in (*high, *estimate, *(public or ())) if v is not None and math.isfinite(v)]
     xmax = min(1.0, max(finite, default=1.0) * 1.1) or 1.0
@@ -150,9 +158,13 @@ def interval_chart(
         )
         if public is not None:
             px = sx(public[i])
-            parts.append(f'<line x1="{px:.1f}" y1="{y - 8:.1f}" x2="{px:.1f}" y2="{y + 8:.1f}" stroke="#6b7280" stroke-width="2"/>')
+            parts.append(
+                f'<line x1="{px:.1f}" y1="{y - 8:.1f}" x2="{px:.1f}" y2="{y + 8:.1f}" stroke="#6b7280" stroke-width="2"/>'
+            )
         if est is not None:
-            parts.append(f'<circle cx="{sx(est):.1f}" cy="{y:.1f}" r="5" fill="#08306b"><title>{est:.4f}</title></circle>')
+            parts.append(
+                f'<circle cx="{sx(est):.1f}" cy="{y:.1f}" r="5" fill="#08306b"><title>{est:.4f}</title></circle>'
+            )
     # Legend.
     parts.append(f'<circle cx="{left + 6}" cy="10" r="5" fill="#08306b"/>')
     parts.append(_text(left + 16, 14, "estimate"))

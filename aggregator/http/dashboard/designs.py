@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from flask import Response, redirect, request, url_for
+from flask import redirect, request, url_for
+from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import InvalidParameter, ServiceError, job_list_limit
 from rldp.aggregator.services.dashboard import DESIGN_METHODS
@@ -68,7 +69,7 @@ def design_request_from_form() -> dict[str, Any]:
 
 @blueprint.route("/designs", methods=["GET", "POST"])
 @login_required(admin=True)
-def designs(user: User) -> Response:
+def designs(user: User) -> BaseResponse:
     service = current_service()
     error = None
     if request.method == "POST":
@@ -88,7 +89,7 @@ def designs(user: User) -> Response:
 
 @blueprint.get("/designs/<job_id>")
 @login_required(admin=True)
-def design(user: User, job_id: str) -> Response:
+def design(user: User, job_id: str) -> BaseResponse:
     job = current_service().design_status(job_id)
     refresh = REFRESH_SECONDS if job.status in ("queued", "running") else None
     return page("design.html", user=user, job=job, refresh=refresh)

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 from flask import Response, request
+from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import ESTIMATE_INTERVALS, ESTIMATE_METHODS
 from rldp.aggregator.services.dashboard import estimate_view
@@ -92,7 +93,7 @@ def estimate_csv(est: dict[str, Any]) -> str:
 
 @blueprint.get("/mechanisms/<mechanism_id>/estimate")
 @login_required()
-def estimate(user: User, mechanism_id: str) -> Response:
+def estimate(user: User, mechanism_id: str) -> BaseResponse:
     args = _args()
     est = estimate_view(current_service(), mechanism_id, args)
     rows = estimate_rows(est)
@@ -135,7 +136,7 @@ def estimate(user: User, mechanism_id: str) -> Response:
     )
 
 
-def _download(mechanism_id: str, kind: str) -> Response:
+def _download(mechanism_id: str, kind: str) -> BaseResponse:
     est = estimate_view(current_service(), mechanism_id, _args())
     name = f"rldp-estimate-{est['mechanism'][:12]}" + (f"-{est['window']}" if est.get("window") else "")
     if kind == "csv":
@@ -149,11 +150,11 @@ def _download(mechanism_id: str, kind: str) -> Response:
 
 @blueprint.get("/mechanisms/<mechanism_id>/estimate.csv")
 @login_required()
-def estimate_download_csv(user: User, mechanism_id: str) -> Response:
+def estimate_download_csv(user: User, mechanism_id: str) -> BaseResponse:
     return _download(mechanism_id, "csv")
 
 
 @blueprint.get("/mechanisms/<mechanism_id>/estimate.json")
 @login_required()
-def estimate_download_json(user: User, mechanism_id: str) -> Response:
+def estimate_download_json(user: User, mechanism_id: str) -> BaseResponse:
     return _download(mechanism_id, "json")

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import ServiceError
 from rldp.aggregator.services.dashboard import mechanism_rows, mechanism_view
@@ -43,7 +44,7 @@ _CSP = (
 
 
 @blueprint.after_request
-def _headers(resp: Response) -> Response:
+def _headers(resp: Response) -> BaseResponse:
     resp.headers["Content-Security-Policy"] = _CSP
     resp.headers["X-Content-Type-Options"] = "nosniff"
     resp.headers["Referrer-Policy"] = "same-origin"
@@ -67,7 +68,11 @@ def _num(value: Any, digits: int = 4) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(_num(v, digits) for v in value) or "—"
     if isinstance(value, float):
-        return f"{value:.{digits}g}" if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6) else f"{value:.{digits}f}".rstrip("0").rstrip(".")
+        return (
+            f"{value:.{digits}g}"
+            if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6)
+            else f"{value:.{digits}f}".rstrip("0").rstrip(".")
+        )
     return str(value)
 
 
@@ -77,18 +82,18 @@ def _p4(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
-def page(template: str, status: int = 200, user: User | None = None, **context: Any) -> Response:
+def page(template: str, status: int = 200, user: User | None = None, **context: Any) -> BaseResponse:
     """Render a dashboard page (the template sees ``user``, ``secure``)."""
     html = render_template(template, user=user or current_user(), secure=secure_request(), **context)
     return Response(html, status=status, mimetype="text/html")
 
 
-def _error_page(status: int, title: str, detail: str) -> Response:
+def _error_page(status: int, title: str, detail: str) -> BaseResponse:
     return page("error.html", status, title=title, detail=detail)
 
 
 @blueprint.errorhandler(ServiceError)
-def _refused(exc: ServiceError) -> Response:
+def _refused(exc: ServiceError) -> BaseResponse:
     problem = problem_for(exc, request.method, request.path)
     return _error_page(problem.type.status, problem.type.title, problem.detail)
 
@@ -113,7 +118,7 @@ def login_required(admin: bool = False) -> Callable[[F], F]:
     return wrap
 
 
-def checked_form(user: User) -> Response | None:
+def checked_form(user: User) -> BaseResponse | None:
     """None if the posted form carries the session's CSRF token, else the 403 page to answer."""
     if csrf_valid(user, request.form.get("csrf_token")):
         return None
@@ -133,7 +138,7 @@ def _safe_next(target: str | None) -> str:
 
 
 @blueprint.route("/login", methods=["GET", "POST"])
-def login() -> Response:
+def login() -> BaseResponse:
     error, status = None, 200
     if request.method == "POST":
         if not login_csrf_valid(request.form.get("csrf_token")):
@@ -155,7 +160,7 @@ def login() -> Response:
 
 @blueprint.post("/logout")
 @login_required()
-def logout(user: User) -> Response:
+def logout(user: User) -> BaseResponse:
     refused = checked_form(user)
     if refused is not None:
         return refused
@@ -166,13 +171,13 @@ def logout(user: User) -> Response:
 
 @blueprint.get("/")
 @login_required()
-def mechanisms(user: User) -> Response:
+def mechanisms(user: User) -> BaseResponse:
     return page("mechanisms.html", user=user, rows=mechanism_rows(current_service()))
 
 
 @blueprint.get("/mechanisms/<mechanism_id>")
 @login_required()
-def mechanism(user: User, mechanism_id: str) -> Response:
+def mechanism(user: User, mechanism_id: str) -> BaseResponse:
     view = mechanism_view(current_service(), mechanism_id)
     return page(
         "mechanism.html",
@@ -186,7 +191,7 @@ def mechanism(user: User, mechanism_id: str) -> Response:
 
 @blueprint.route("/mechanisms/<mechanism_id>/retire", methods=["GET", "POST"])
 @login_required(admin=True)
-def retire(user: User, mechanism_id: str) -> Response:
+def retire(user: User, mechanism_id: str) -> BaseResponse:
     service = current_service()
     record = service.catalog.get(mechanism_id)
     if request.method == "GET":

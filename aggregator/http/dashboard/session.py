@@ -30,8 +30,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, current_app, request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from werkzeug.wrappers import Response
 
 from ..responses import current_service
 
@@ -91,9 +92,7 @@ def secure_request() -> bool:
 
 
 def _set_cookie(resp: Response, name: str, value: str, max_age: int | None) -> None:
-    resp.set_cookie(
-        name, value, max_age=max_age, path="/", secure=secure_request(), httponly=True, samesite="Strict"
-    )
+    resp.set_cookie(name, value, max_age=max_age, path="/", secure=secure_request(), httponly=True, samesite="Strict")
 
 
 def _role(token_hash: bytes) -> str | None:
@@ -160,4 +159,6 @@ def set_login_cookie(resp: Response, nonce: str) -> None:
 def login_csrf_valid(form_value: str | None) -> bool:
     """Whether the login form's nonce matches its cookie (the form came from this dashboard)."""
     cookie = request.cookies.get(LOGIN_COOKIE)
-    return bool(cookie) and bool(form_value) and hmac.compare_digest(cookie.encode(), str(form_value).encode())
+    if not cookie or not form_value:
+        return False
+    return hmac.compare_digest(cookie.encode(), str(form_value).encode())
