@@ -181,7 +181,7 @@ def test_pages_show_what_the_issue_lists(http, mechanism) -> None:
     listing = http.get("/ui/")
     assert listing.headers["Content-Security-Policy"].startswith("default-src 'none'")
     text = listing.get_data(as_text=True)
-    for expected in ("grr", "rldp", f"{N_REPORTS:,}", "active", "sex; colour", "(6 symbols)"):
+    for expected in ("grr", "rldp", f"{N_REPORTS:,}", "active", "sex × colour", "(6 inputs)"):
         assert expected in text, expected
     page = http.get(f"/ui/mechanisms/{mechanism}").get_data(as_text=True)
     assert '<svg xmlns="http://www.w3.org/2000/svg" class="chart heatmap"' in page

@@ -7,6 +7,7 @@ document, :mod:`rldp.aggregator.services.jobs`); the job page then links to it.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 from flask import redirect, request, url_for
@@ -92,4 +93,5 @@ def designs(user: User) -> BaseResponse:
 def design(user: User, job_id: str) -> BaseResponse:
     job = current_service().design_status(job_id)
     refresh = REFRESH_SECONDS if job.status in ("queued", "running") else None
-    return page("design.html", user=user, job=job, refresh=refresh)
+    elapsed = (job.finished if job.finished is not None else time.time()) - job.created
+    return page("design.html", user=user, job=job, refresh=refresh, elapsed=elapsed)

@@ -58,6 +58,12 @@ def _when(ts: float | None) -> str:
     return "—" if text is None else text[:19].replace("T", " ") + " UTC"
 
 
+@blueprint.app_template_filter("when_short")
+def _when_short(ts: float | None) -> str:
+    text = iso(ts)
+    return "—" if text is None else text[:16].replace("T", " ")
+
+
 @blueprint.app_template_filter("num")
 def _num(value: Any, digits: int = 4) -> str:
     """A value as the pages show it: "—" for none, yes/no, lists joined, floats to ``digits`` significant figures."""
