@@ -395,3 +395,74 @@ def test_windowed_mechanism_shows_its_latest_window(http) -> None:
     assert f'<option value="{yesterday}" selected>' in page and "30" in page
     resp = http.get(f"/ui/mechanisms/{doc['id']}/estimate.csv?window={yesterday}")
     assert resp.headers["Content-Disposition"].endswith(f'-{yesterday}.csv"')
+
+
+def _variants() -> dict[str, dict]:
+    """Documents of every notion and layout the pages must lay out: ldp, a latent S, a per-report
+    layer, distribution privacy (the coupling mechanism)."""
+    from rldp.aggregator.design import design, grr_matrix
+    from rldp.shared.document import build_document
+    from rldp.shared.records import Alphabet
+
+    k = SMALL_ALPHABET.size
+    p_hat = np.random.default_rng(5).dirichlet(np.ones(k) * 4).reshape(SMALL_ALPHABET.shape)
+    latent = Alphabet(SMALL_ALPHABET.sensitive, SMALL_ALPHABET.released, latent=True)
+    r = np.random.default_rng(11).dirichlet(np.ones(8), size=k).T
+    rldp_unbounded = {"notion": "rldp", "epsilon": 2.0, "uncertainty": {"order": 2, "radius": None}}
+    return {
+        "ldp": build_document(
+            method="grr",
+            matrix=grr_matrix(k, 1.0),
+            alphabet=SMALL_ALPHABET,
+            public_distribution=p_hat,
+            privacy={"notion": "ldp", "epsilon": 1.0},
+        ),
+        "latent": build_document(
+            method="grr",
+            matrix=grr_matrix(latent.shape[1], 1.0),
+            alphabet=latent,
+            public_distribution=p_hat,
+            privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": None}},
+        ),
+        "per-report": build_document(
+            method="grr",
+            matrix=grr_matrix(k, 2.0),
+            alphabet=SMALL_ALPHABET,
+            public_distribution=p_hat,
+            privacy=rldp_unbounded,
+            extra={"collection": {"per_report": {"matrix": r.tolist(), "epsilon": 1.9}}},
+        ),
+        "distp": design(
+            "coupling",
+            alphabet=SMALL_ALPHABET,
+            public_distribution=p_hat,
+            epsilon=1.0,
+            beta=0.05,
+            n=2000,
+            notion="distp",
+            delta=0.01,
+        ),
+    }
+
+
+@pytest.mark.parametrize("kind", ["ldp", "latent", "per-report", "distp"])
+def test_every_notion_and_layout_renders(http, kind) -> None:
+    doc = _variants()[kind]
+    resp = http.post("/v1/mechanisms", json=doc, headers=ADMIN)
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    outputs = resp.get_json() and http.get("/v1/mechanisms").get_json()["mechanisms"][0]["outputs"]
+    reports = np.random.default_rng(1).integers(0, outputs, 300).tolist()
+    assert http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "b", "reports": reports}).status_code == 201
+    login(http, READ_TOKEN)
+    page = http.get(f"/ui/mechanisms/{doc['id']}")
+    assert page.status_code == 200, page.get_data(as_text=True)[:800]
+    assert "Passed: audited ε" in page.get_data(as_text=True)
+    assert f">{doc['privacy']['notion']}<" in http.get("/ui/").get_data(as_text=True)
+    estimate = http.get(f"/ui/mechanisms/{doc['id']}/estimate")
+    api = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ)
+    if kind == "latent":  # the service does not estimate P(S, U) of a latent-S mechanism: the page says why
+        assert api.status_code == estimate.status_code == 422
+        assert api.get_json()["detail"] in estimate.get_data(as_text=True)
+        return
+    assert estimate.status_code == 200, estimate.get_data(as_text=True)[:800]
+    assert http.get(f"/ui/mechanisms/{doc['id']}/estimate.csv").status_code == 200

@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 __all__ = ["MAX_CELLS", "heatmap", "interval_chart", "colour", "shade_class"]
 
 #: Most rows or columns a heatmap draws; a larger Q is shown as block means.
-MAX_CELLS = 96
+MAX_CELLS = 64
 #: Sequential colour scale (light to dark blue), interpolated linearly.
 _SCALE = np.array([[247, 251, 255], [198, 219, 239], [107, 174, 214], [33, 113, 181], [8, 48, 107]], dtype=float)
 
