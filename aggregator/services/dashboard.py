@@ -9,6 +9,7 @@ document never changes under its id.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from rldp.aggregator.design import METHODS
 from rldp.aggregator.storage import MechanismRecord
+from rldp.aggregator.storage.activity import received_since
 from rldp.shared.audit import audit_document
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution
@@ -27,10 +29,13 @@ from .mechanisms import LRU
 if TYPE_CHECKING:
     from .core import AggregatorService
 
-__all__ = ["DESIGN_METHODS", "MechanismRow", "mechanism_rows", "mechanism_view", "estimate_view"]
+__all__ = ["DESIGN_METHODS", "RECENT_SECONDS", "MechanismRow", "mechanism_rows", "mechanism_view", "estimate_view"]
 
 #: The design methods a design job accepts (the form's choices).
 DESIGN_METHODS = tuple(METHODS)
+
+#: The recent period whose reports the mechanisms list counts, seconds.
+RECENT_SECONDS = 24 * 3600
 
 #: The audits shown, by mechanism id (immutable content: no invalidation).
 _AUDITS = LRU(64)
@@ -46,8 +51,11 @@ def _reports(service: AggregatorService, record: MechanismRecord) -> dict[str, A
     return {"total": total, "latest_window": latest, "windows": windows}
 
 
-def mechanism_rows(service: AggregatorService) -> list[MechanismRow]:
-    """Every published mechanism, newest first, with its report counts (``reports``: see :func:`_reports`)."""
+def mechanism_rows(service: AggregatorService, now: float | None = None) -> list[MechanismRow]:
+    """Every published mechanism, newest first, with its report counts (``reports``: see
+    :func:`_reports`) and ``recent``, the reports received in the last :data:`RECENT_SECONDS`."""
+    now = time.time() if now is None else now
+    recent = received_since(service.storage, now - RECENT_SECONDS)
     rows = []
     for record in reversed(service.catalog.list()):
         window = service.catalog.window(record.id)
@@ -55,6 +63,7 @@ def mechanism_rows(service: AggregatorService) -> list[MechanismRow]:
             {
                 "record": record,
                 "reports": _reports(service, record),
+                "recent": recent.get(record.id, 0),
                 "collection": None if window is None else window.text,
             }
         )

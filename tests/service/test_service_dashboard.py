@@ -466,3 +466,14 @@ def test_every_notion_and_layout_renders(http, kind) -> None:
         return
     assert estimate.status_code == 200, estimate.get_data(as_text=True)[:800]
     assert http.get(f"/ui/mechanisms/{doc['id']}/estimate.csv").status_code == 200
+
+
+def test_reports_of_the_last_day(app, http, mechanism) -> None:
+    from rldp.aggregator.services.dashboard import RECENT_SECONDS, mechanism_rows
+
+    service = app.extensions["rldp"]
+    now = time.time()
+    (row,) = mechanism_rows(service, now=now)
+    assert row["recent"] == row["reports"]["total"] == N_REPORTS
+    (later,) = mechanism_rows(service, now=now + RECENT_SECONDS + 60)  # the batch is now older than a day
+    assert later["recent"] == 0 and later["reports"]["total"] == N_REPORTS
