@@ -355,7 +355,9 @@ def test_swagger_ui_is_served_locally(http) -> None:
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert not re.search(r"""(src|href)=["']https?://""", html), "the Swagger page loads something from elsewhere"
-    for asset in re.findall(r"""(?:src|href)=["'](/docs/static/[^"']+)["']""", html):
+    assets = re.findall(r"""(?:src|href)=["'](/docs/static/[^"']+)["']""", html)
+    assert any(a.endswith("swagger-ui-bundle.js") for a in assets) and any(a.endswith(".css") for a in assets)
+    for asset in assets:
         assert http.get(asset).status_code == 200, asset
     spec = http.get("/docs/swagger.json").get_json()
     assert spec == http.get("/openapi.json").get_json()
