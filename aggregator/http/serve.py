@@ -28,9 +28,11 @@ at a fresh directory (or empties the one you set) before the workers start, so /
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
 from typing import Any
@@ -38,7 +40,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 from werkzeug.serving import run_simple
 
-from rldp.aggregator.services import DEFAULT_URL, check_storage, hash_token, load_config, start_writer
+from rldp.aggregator.services import (
+    DEFAULT_URL,
+    AddressInUse,
+    check_storage,
+    clean_stale_dirs,
+    hash_token,
+    load_config,
+    start_writer,
+)
 from rldp.shared.arguments import port, positive_int
 
 from .app import create_app
@@ -69,9 +79,32 @@ def _prepare_multiprocess_dir() -> str:
             if name.endswith(".db"):
                 os.unlink(os.path.join(path, name))
     else:
-        path = tempfile.mkdtemp(prefix="rldp-metrics-")
+        path = tempfile.mkdtemp(prefix=f"rldp-metrics-{os.getpid()}-")  # the pid: see clean_stale_dirs
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
     return path
+
+
+def check_address_free(host: str, port: int) -> None:
+    """Raise :class:`AddressInUse` if another process listens on ``host:port``.
+
+    Why: Granian binds with SO_REUSEPORT, so a second ``rldp serve`` on a busy port would start
+    and split the traffic (and the reports) with the first. A plain bind (SO_REUSEADDR only,
+    which ignores TIME_WAIT leftovers but not listeners) fails if anyone holds the port.
+    """
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+                raise AddressInUse(
+                    f"address in use: {where} (another server listens there; stop it or choose --port)"
+                ) from None
+            raise
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -81,6 +114,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         overrides["MAX_BODY_BYTES"] = args.max_body_bytes
     config = load_config(overrides)  # validates the environment too, before any worker starts
     url = config["DATABASE_URL"] or DEFAULT_URL
+    check_address_free(args.host, args.port)
     needs_writer = check_storage(url)
     where = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}"
     if not config["ADMIN_HASHES"]:
@@ -108,6 +142,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "granian is not installed (pip install 'rldp[aggregator]'); or run the development server with --dev"
         ) from None
 
+    clean_stale_dirs()  # left by a server that was killed (kill -9 skips the clean-up below)
     metrics_dir = _prepare_multiprocess_dir()
     own_dir = metrics_dir.startswith(tempfile.gettempdir()) and os.path.basename(metrics_dir).startswith(
         "rldp-metrics-"
