@@ -6,12 +6,17 @@
     export RLDP_ADMIN_TOKEN=$(rldp token --plain)   # the new token alone
     echo -n "$TOKEN" | rldp token --hash  # the SHA-256 of an existing token
 
-Production runs under Granian (its WSGI interface): HTTP is parsed and bodies are read by
-Rust threads outside the GIL, and each of ``--workers`` processes runs the Flask app in
-``--threads`` threads. Why Granian and not gunicorn: on the same two cores a do-nothing Flask
+Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, and each of
+``--workers`` processes runs the Flask app in ``--threads`` threads behind a buffering front
+(:mod:`.front`, Granian's RSGI interface): a body is read whole on the worker's event loop,
+within ``BODY_TIMEOUT``, before a thread runs the app — so slow or stalled clients hold
+sockets, not threads — and SIGTERM drains the requests being served (at most 10 s; ``/readyz``
+answers 503 meanwhile). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
 endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's own HTTP
 handling alone capped batched ingestion below a fifth of the in-process limit
-(``bench/bench_ingest.py``). Dead workers are respawned.
+(``bench/bench_ingest.py``). Dead workers are respawned. A second ``serve`` on a port in use
+is refused ("address in use"), and folders a killed server left in the temporary directory
+are removed at the next start.
 
 With a SQLite store, ``serve`` also starts one writer process (see
 :mod:`rldp.aggregator.services.runtime`) that commits every worker's report batches in
@@ -55,8 +60,8 @@ from .app import create_app
 
 __all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "cmd_token", "redact_url"]
 
-#: What each Granian worker calls to build its app.
-APP_FACTORY = "rldp.aggregator.http:create_app"
+#: What each Granian worker calls to build its app (the Flask app behind the buffering front).
+APP_FACTORY = "rldp.aggregator.http.front:create_front"
 
 
 def redact_url(url: str) -> str:
@@ -150,6 +155,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The workers are new processes that build the app from the environment (create_app).
     os.environ["RLDP_DATABASE_URL"] = url
     os.environ["RLDP_MAX_BODY_BYTES"] = str(config["MAX_BODY_BYTES"])
+    os.environ["RLDP_THREADS"] = str(args.threads)
     os.environ.pop("RLDP_WRITER_SOCKET", None)
     writer = start_writer(url) if needs_writer else None
     if writer is not None:
@@ -157,11 +163,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = Granian(
         APP_FACTORY,
         factory=True,
-        interface=Interfaces.WSGI,
+        interface=Interfaces.RSGI,  # bodies are buffered on the event loop (front.py), then run in --threads
         address=args.host,
         port=args.port,
         workers=args.workers,
-        blocking_threads=args.threads,
         websockets=False,
         log_access=args.access_log,
         respawn_failed_workers=True,
