@@ -297,10 +297,11 @@ class Client(AdminCalls):
                     exc.receipt = receipt()
                     raise
                 for rest in batches[i:]:  # the server is down: queue the rest at once
-                    stored, lost = self.queue.put(rest.mechanism, rest.batch, rest.n, rest.body)
-                    queued += rest.n if stored else 0
+                    _, lost = self.queue.put(rest.mechanism, rest.batch, rest.n, rest.body)
                     dropped += lost
                     self._settled(rest)
+                # what is still queued: a later batch of this submit may have evicted an earlier one
+                queued = self.queue.held([rest.batch for rest in batches[i:]])
                 return receipt()
             except ProblemError as exc:
                 self._settled(item, refused=True)

@@ -113,6 +113,7 @@ class Storage(ABC):
 
     def check_writable(self) -> None:
         """Raise StorageError if the store cannot take writes now (/readyz); backends override it."""
+        return None
 
     def close(self) -> None:
         """Close connections (and the sink's)."""

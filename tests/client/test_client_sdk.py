@@ -362,3 +362,18 @@ def test_bad_client_arguments():
             client.submit_reports("a", [1], batch_size=0)
         with pytest.raises(ValueError, match="1-D array of integer"):
             client.submit_reports("a", [0.5])
+
+
+def test_receipt_counts_what_the_bounded_queue_still_holds(tmp_path):
+    """Batches of one submit that evict each other from the bounded queue count once: as dropped."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    with Client(dead, retries=0, queue_path=tmp_path / "probe.sqlite3") as client:
+        client.submit_reports("a" * 64, np.arange(10) % 6, batch_size=10)
+        body = client.queue.stats()["bytes"]
+    with Client(dead, retries=0, queue_path=tmp_path / "q.sqlite3", queue_limit_bytes=int(3.5 * body)) as client:
+        receipt = client.submit_reports("a" * 64, np.arange(100) % 6, batch_size=10)
+        stats = client.queue.stats()
+    assert stats["pending_batches"] == 3
+    assert receipt.queued == stats["pending_reports"] == 30
+    assert receipt.dropped == stats["dropped_reports"] == 70
+    assert receipt.queued + receipt.dropped + receipt.accepted == 100
