@@ -78,7 +78,7 @@ def clean_stale_dirs(tmp: str | None = None) -> list[str]:
     (a ``kill -9`` skips the clean-up at exit); folders of running servers are left alone.
     Returns the removed paths."""
     tmp = tmp or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(tmp)
     except OSError:
