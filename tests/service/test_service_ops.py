@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import requests
-from cli_helpers import run_cli
+from cli_helpers import RLDP
 from service.rldp_live import LiveServer, in_process_app, make_document
 
 from rldp.aggregator.http.front import DRAINING_KEY, BufferedFront
@@ -28,11 +28,20 @@ def _owned_dirs(tmp: Path) -> list[str]:
 def test_a_second_serve_on_a_busy_port_refuses(tmp_path):
     server = LiveServer(f"sqlite:///{tmp_path}/a.sqlite3", tmp_path / "logs", workers=1, threads=1).start()
     try:
-        proc = run_cli(
-            "serve", "--port", server.port, "--db", f"sqlite:///{tmp_path}/b.sqlite3", "--workers", "1", timeout=60
+        second = subprocess.Popen(
+            [*RLDP, "serve", "--port", str(server.port), "--db", f"sqlite:///{tmp_path}/b.sqlite3", "--workers", "1"],
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # if it does start, its whole group is stopped below
         )
-        assert proc.returncode == 2, proc.stderr
-        last = proc.stderr.strip().splitlines()[-1]
+        try:
+            _, stderr = second.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(second.pid, signal.SIGKILL)
+            second.communicate()
+            raise AssertionError("a second rldp serve started on a port in use") from None
+        assert second.returncode == 2, stderr
+        last = stderr.strip().splitlines()[-1]
         assert last.startswith(f"rldp serve: error: address in use: 127.0.0.1:{server.port}"), last
         assert not (tmp_path / "b.sqlite3").exists()  # refused before opening its store
     finally:
