@@ -31,6 +31,7 @@ from typing import Any
 
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import Problem
+from .responses import METRICS_EXTENSION
 
 __all__ = ["BODY_TIMEOUT", "DRAIN_SECONDS", "BufferedFront", "create_front"]
 
@@ -59,8 +60,10 @@ class BufferedFront:
         max_body: int,
         body_timeout: float = BODY_TIMEOUT,
         drain_seconds: float = DRAIN_SECONDS,
+        count: Callable[[str], None] | None = None,
     ) -> None:
         self.wsgi_app = wsgi_app
+        self.count = count  # the rejection counter (/metrics), told each refusal's reason
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.drain_seconds = drain_seconds
@@ -199,6 +202,8 @@ class BufferedFront:
         return int(started[0].split(" ", 1)[0]), list(started[1]), body
 
     def _problem(self, proto: Any, problem: Problem, path: str) -> None:
+        if self.count is not None:
+            self.count(problem.reason)
         headers = [("content-type", PROBLEM_MEDIA_TYPE), ("connection", "close"), *problem.headers.items()]
         proto.response_bytes(problem.status, headers, problem.encode(path))
 
@@ -211,4 +216,10 @@ def create_front() -> BufferedFront:
     app = create_app()
     threads = int(os.environ.get("RLDP_THREADS", "4"))  # set by rldp serve from --threads
     cfg = app.config["RLDP"]
-    return BufferedFront(app, threads=threads, max_body=cfg["MAX_BODY_BYTES"], body_timeout=cfg["BODY_TIMEOUT"])
+    return BufferedFront(
+        app,
+        threads=threads,
+        max_body=cfg["MAX_BODY_BYTES"],
+        body_timeout=cfg["BODY_TIMEOUT"],
+        count=app.extensions[METRICS_EXTENSION].rejected,
+    )

@@ -207,6 +207,8 @@ def test_incomplete_bodies_are_refused_and_not_stored(tmp_path):
         # the same upload complete is stored
         done = _raw(server.port, head + b"Transfer-Encoding: chunked\r\n\r\n" + chunk + b"0\r\n\r\n", half_close=False)
         assert done.startswith(b"HTTP/1.1 201 "), done
+        metrics = requests.get(server.url + "/metrics", timeout=10).text
+        assert 'rldp_rejections_total{reason="bad-request"} 2.0' in metrics  # the front counts its refusals
     finally:
         server.stop()
     store = open_storage(url)
