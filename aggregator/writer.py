@@ -316,7 +316,8 @@ class WriterProcess:
     def __init__(self, url: str, start_timeout: float = 30.0) -> None:
         self.url = url
         self.start_timeout = start_timeout
-        self.directory = tempfile.mkdtemp(prefix="rldp-writer-")  # mode 0700: only this user connects
+        # mode 0700: only this user connects; the pid lets the next start remove it after a kill -9
+        self.directory = tempfile.mkdtemp(prefix=f"rldp-writer-{os.getpid()}-")
         self.path = os.path.join(self.directory, "writer.sock")
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()

@@ -29,7 +29,12 @@ about a third of the time). An aggregator serves many clients; 32 connections ma
 split even enough to measure the service rather than the draw. The run also waits until
 every worker listens before it starts.
 
-Lines (``name value unit``); run: python bench/bench_ingest.py [--quick]
+Slow bodies (``--trickle`` runs only this section; it also ends the full run): batched uploads
+on the same server with no other client, then while ``TRICKLERS`` connections each send one
+byte of a body every 0.5 s (``_trickle.py``); the ratio of the two rates (target ≥ 0.8), and
+how long ``/healthz`` takes meanwhile.
+
+Lines (``name value unit``); run: python bench/bench_ingest.py [--quick] [--trickle]
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ TOKEN = "bench-admin-token-" + uuid.uuid4().hex
 BATCH = 10_000
 CONNECTIONS = 32
 WORKERS, THREADS = 2, 4
+TRICKLERS = 64
 
 
 def free_port() -> int:
@@ -355,6 +361,34 @@ def publish(port: int, doc: dict) -> None:
     assert status == 201, status
 
 
+def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = 5) -> None:
+    """Batched upload rate with and without TRICKLERS slow-body connections (same server, same run).
+
+    The two conditions alternate in ``rounds`` (other load on the machine then affects both
+    alike); the ratio compares their total rates.
+    """
+    from _trickle import healthz_seconds, trickling
+
+    port = free_port()
+    proc = start_service(db, port)
+    seconds = {"alone": 0.0, "slowed": 0.0}
+    health = 0.0
+    try:
+        publish(port, doc)
+        upload(port, bodies[:10])  # warm-up
+        per = (len(bodies) - 10) // (2 * rounds)
+        parts = iter(bodies[10 + k * per : 10 + (k + 1) * per] for k in range(2 * rounds))
+        for _ in range(rounds):
+            seconds["alone"] += upload(port, next(parts))[0]
+            with trickling(port, TRICKLERS):
+                health = max(health, healthz_seconds(port))
+                seconds["slowed"] += upload(port, next(parts))[0]
+    finally:
+        stop(proc)
+    print(f"ingest_trickle_batch_rate_ratio {seconds['alone'] / seconds['slowed']:.3f} ratio")
+    print(f"ingest_trickle_healthz_ms {health * 1000:.1f} ms")
+
+
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     n_batches = 300 if quick else 1000
@@ -383,6 +417,10 @@ def main(argv: list[str]) -> int:
             for _ in range(count)
         ]
 
+    if "--trickle" in argv:
+        with tempfile.TemporaryDirectory(prefix="rldp-bench-") as tmp:
+            trickle_section(f"sqlite:///{tmp}/trickle.sqlite3", doc, batches(2 * (n_batches // 3)))
+        return 0
     batch_bodies, single_bodies = batches(n_batches), batches(n_single, 1)
     limits_before = in_process_limits(batch_bodies, outputs)
     with tempfile.TemporaryDirectory(prefix="rldp-bench-") as tmp:
@@ -491,6 +529,8 @@ def main(argv: list[str]) -> int:
     print(f"ingest_wsgi_ceiling_vs_inprocess {ceiling_rate / limit:.3f} ratio")
     print(f"ingest_batch_latency_p50 {np.percentile(lat, 50):.2f} ms")
     print(f"ingest_batch_latency_p99 {np.percentile(lat, 99):.2f} ms")
+    with tempfile.TemporaryDirectory(prefix="rldp-bench-") as tmp:
+        trickle_section(f"sqlite:///{tmp}/trickle.sqlite3", doc, batches(2 * (n_batches // 3)))
     return 0
 
 

@@ -26,6 +26,7 @@ from rldp.shared.errors import ValidationError
 
 from .admin import MSGPACK, AdminCalls
 from .budget import PrivacyBudget
+from .doc_cache import DocumentCache, cache_folder
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
 from .ledger import PreparedBatch, outbox_pending, outbox_remove, release_batch
 from .mechanism import Mechanism
@@ -109,6 +110,8 @@ class Client(AdminCalls):
         self.state = StateFile(state_path) if state_path is not None else None
         self.reporter = Reporter(self.state, privacy_budget, clock) if self.state is not None else None
         self.queue = OfflineQueue(queue_path, queue_limit_bytes) if queue_path is not None else None
+        # verified documents next to the queue: an app that starts offline can still queue reports
+        self.documents = DocumentCache(cache_folder(queue_path)) if queue_path is not None else None
 
     @property
     def max_epsilon(self) -> float | None:
@@ -150,21 +153,40 @@ class Client(AdminCalls):
         with self._lock:
             cached = self._mechanisms.get(mechanism_id)
         if cached is None:
-            resp = self._http.request(
-                "GET", f"/v1/mechanisms/{requests.utils.quote(mechanism_id, safe='')}", headers={"Accept": MSGPACK}
-            )
-            try:
-                if resp.headers.get("Content-Type", "").split(";")[0].strip() == MSGPACK:
-                    doc = from_msgpack(resp.content)
-                else:
-                    doc = from_json(resp.content)
-            except DocumentError as exc:
-                raise MechanismRejected(mechanism_id, f"invalid or tampered document: {exc}") from None
-            cached = Mechanism.from_document(doc, expected_id=mechanism_id, policy=policy)
+            cached = self._from_disk(mechanism_id, policy) or self._download(mechanism_id, policy)
             with self._lock:
                 self._mechanisms[mechanism_id] = cached
         policy.check(cached.document, mechanism_id)  # the policy may have changed since it was cached
         return cached
+
+    def _download(self, mechanism_id: str, policy: VerificationPolicy) -> Mechanism:
+        resp = self._http.request(
+            "GET", f"/v1/mechanisms/{requests.utils.quote(mechanism_id, safe='')}", headers={"Accept": MSGPACK}
+        )
+        try:
+            if resp.headers.get("Content-Type", "").split(";")[0].strip() == MSGPACK:
+                doc = from_msgpack(resp.content)
+            else:
+                doc = from_json(resp.content)
+        except DocumentError as exc:
+            raise MechanismRejected(mechanism_id, f"invalid or tampered document: {exc}") from None
+        mech = Mechanism.from_document(doc, expected_id=mechanism_id, policy=policy)
+        if self.documents is not None:
+            self.documents.store(mech.document)
+        return mech
+
+    def _from_disk(self, mechanism_id: str, policy: VerificationPolicy) -> Mechanism | None:
+        """The cached document, verified in full again; a file that fails is refused and removed."""
+        if self.documents is None:
+            return None
+        try:
+            doc = self.documents.load(mechanism_id)
+            return None if doc is None else Mechanism.from_document(doc, expected_id=mechanism_id, policy=policy)
+        except (DocumentError, MechanismRejected) as exc:
+            self.documents.discard(mechanism_id)
+            raise MechanismRejected(
+                mechanism_id, f"the cached document in {self.documents.folder} was refused ({exc}); it was removed"
+            ) from None
 
     def mechanisms(self) -> list[dict[str, Any]]:
         """The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …."""
@@ -297,10 +319,11 @@ class Client(AdminCalls):
                     exc.receipt = receipt()
                     raise
                 for rest in batches[i:]:  # the server is down: queue the rest at once
-                    stored, lost = self.queue.put(rest.mechanism, rest.batch, rest.n, rest.body)
-                    queued += rest.n if stored else 0
+                    _, lost = self.queue.put(rest.mechanism, rest.batch, rest.n, rest.body)
                     dropped += lost
                     self._settled(rest)
+                # what is still queued: a later batch of this submit may have evicted an earlier one
+                queued = self.queue.held([rest.batch for rest in batches[i:]])
                 return receipt()
             except ProblemError as exc:
                 self._settled(item, refused=True)

@@ -99,6 +99,15 @@ class OfflineQueue:
         for row in rows:
             yield QueuedBatch(int(row[0]), row[1], row[2], int(row[3]), bytes(row[4]))
 
+    def held(self, batches: list[str]) -> int:
+        """Reports of these batch ids still in the queue (not evicted since they were put)."""
+        if not batches:
+            return 0
+        with self._lock:
+            marks = ",".join("?" * len(batches))
+            row = self._conn.execute(f"SELECT COALESCE(SUM(n), 0) FROM queue WHERE batch IN ({marks})", batches)
+            return int(row.fetchone()[0])
+
     def remove(self, seq: int) -> None:
         """Forget a batch (sent, or refused for good)."""
         with self._lock:

@@ -285,6 +285,20 @@ def design_document(
     )
 
 
+def _pop_timings(obj: Any, path: str) -> dict[str, float]:
+    """Remove every ``seconds`` entry from ``obj`` (nested dicts and lists); {dotted path: value}."""
+    out: dict[str, float] = {}
+    if isinstance(obj, dict):
+        if "seconds" in obj:
+            out[f"{path}.seconds"] = float(obj.pop("seconds"))
+        for key, value in obj.items():
+            out.update(_pop_timings(value, f"{path}.{key}"))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            out.update(_pop_timings(value, f"{path}[{i}]"))
+    return out
+
+
 def _document_extra(
     q: np.ndarray,
     params: dict,
@@ -305,7 +319,9 @@ def _document_extra(
             "nmi": normalized_mutual_information(q, p_input),
             "distribution": "public",
         },
-        "design": {"seconds": seconds, "software": f"rldp {__version__}"},
+        "design": {"software": f"rldp {__version__}"},
+        # timings differ between runs of the same design: kept out of the id (equal designs, equal ids)
+        "run": {"seconds": seconds, **_pop_timings(params, "parameters")},
     }
     if audit is not None:
         doc_extra["audit"] = audit

@@ -98,6 +98,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     @app.before_request
     def _start_timer() -> None:
         g.rldp_start = time.perf_counter()
+        try:  # Werkzeug decodes the query string lazily and strictly: refuse bad bytes here, not as a 500
+            request.query_string.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Problem("bad-request", f"the query string is not valid UTF-8 (byte {exc.start})") from None
 
     @app.after_request
     def _observe(resp: Response) -> Response:

@@ -7,7 +7,9 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from rldp import __version__
 
+from .front import DRAINING_KEY
 from .openapi import build_openapi
+from .problems import Problem
 from .responses import METRICS_EXTENSION, current_service, respond
 
 __all__ = ["blueprint"]
@@ -30,6 +32,9 @@ def healthz() -> Response:
 
 @blueprint.get("/readyz")
 def readyz() -> Response:
+    draining = request.environ.get(DRAINING_KEY)
+    if draining is not None and draining.is_set():  # stopping: take no new traffic
+        raise Problem("service-unavailable", "the server is stopping; it answers what it holds, then exits")
     return respond({"status": "ready", "database": current_service().ready()})
 
 

@@ -57,14 +57,15 @@ _MECH_ID = {
 }
 _LOCATION = {"Location": {"schema": {"type": "string"}}}
 _BODY_ERRORS = {
-    "400": _problem("invalid-json / invalid-msgpack / bad-request"),
+    "400": _problem("invalid-json / invalid-msgpack / bad-request (also: an incomplete body)"),
+    "408": _problem("request-timeout (the body did not arrive within BODY_TIMEOUT)"),
     "413": _problem("body-too-large"),
     "415": _problem("unsupported-media-type"),
 }
 _COMMON = {
     "405": _problem("method-not-allowed"),
     "500": _problem("internal-error (never for client input)"),
-    "503": _problem("database-unavailable (retry later; nothing stored)"),
+    "503": _problem("database-unavailable or service-unavailable (retry later; nothing stored)"),
 }
 
 
@@ -98,7 +99,7 @@ def _paths() -> dict[str, Any]:
         },
         "/readyz": {
             "get": {
-                "summary": "Readiness (the database answers)",
+                "summary": "Readiness (the database answers and can take writes; 503 while the server stops)",
                 "operationId": "readyz",
                 "responses": _responses(_200=_json("Status", "ready")),
             }

@@ -112,6 +112,12 @@ _TYPES = [
         "Request body too large",
         "The body (or the number of reports in one batch) exceeds the server's limit; split the batch.",
     ),
+    ProblemType(
+        "request-timeout",
+        408,
+        "Request body too slow",
+        "The body did not arrive within the server's deadline; nothing was stored. Send it again.",
+    ),
     # -- reports
     ProblemType("missing-field", 422, "Missing field", "A required field of the request body is absent."),
     ProblemType(
@@ -224,6 +230,12 @@ _TYPES = [
         "The storage backend did not answer; nothing was stored. Retry later (same batch id).",
     ),
     ProblemType(
+        "service-unavailable",
+        503,
+        "Service unavailable",
+        "The server is stopping, or its store cannot take writes; nothing was stored. Retry later.",
+    ),
+    ProblemType(
         "internal-error", 500, "Internal server error", "An unexpected error; nothing was stored. Please report it."
     ),
 ]
@@ -265,6 +277,7 @@ _HEADERS = {
     "unauthorized": {"WWW-Authenticate": 'Bearer realm="rldp"'},
     "unsupported-media-type": {"Accept-Post": "application/json, application/msgpack"},
     "database-unavailable": {"Retry-After": "1"},
+    "service-unavailable": {"Retry-After": "1"},
 }
 
 

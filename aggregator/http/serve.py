@@ -6,12 +6,17 @@
     export RLDP_ADMIN_TOKEN=$(rldp token --plain)   # the new token alone
     echo -n "$TOKEN" | rldp token --hash  # the SHA-256 of an existing token
 
-Production runs under Granian (its WSGI interface): HTTP is parsed and bodies are read by
-Rust threads outside the GIL, and each of ``--workers`` processes runs the Flask app in
-``--threads`` threads. Why Granian and not gunicorn: on the same two cores a do-nothing Flask
+Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, and each of
+``--workers`` processes runs the Flask app in ``--threads`` threads behind a buffering front
+(:mod:`.front`, Granian's RSGI interface): a body is read whole on the worker's event loop,
+within ``BODY_TIMEOUT``, before a thread runs the app — so slow or stalled clients hold
+sockets, not threads — and SIGTERM drains the requests being served (at most 10 s; ``/readyz``
+answers 503 meanwhile). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
 endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's own HTTP
 handling alone capped batched ingestion below a fifth of the in-process limit
-(``bench/bench_ingest.py``). Dead workers are respawned.
+(``bench/bench_ingest.py``). Dead workers are respawned. A second ``serve`` on a port in use
+is refused ("address in use"), and folders a killed server left in the temporary directory
+are removed at the next start.
 
 With a SQLite store, ``serve`` also starts one writer process (see
 :mod:`rldp.aggregator.services.runtime`) that commits every worker's report batches in
@@ -28,9 +33,11 @@ at a fresh directory (or empties the one you set) before the workers start, so /
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
 from typing import Any
@@ -38,15 +45,23 @@ from urllib.parse import urlsplit, urlunsplit
 
 from werkzeug.serving import run_simple
 
-from rldp.aggregator.services import DEFAULT_URL, check_storage, hash_token, load_config, start_writer
+from rldp.aggregator.services import (
+    DEFAULT_URL,
+    AddressInUse,
+    check_storage,
+    clean_stale_dirs,
+    hash_token,
+    load_config,
+    start_writer,
+)
 from rldp.shared.arguments import port, positive_int
 
 from .app import create_app
 
 __all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "cmd_token", "redact_url"]
 
-#: What each Granian worker calls to build its app.
-APP_FACTORY = "rldp.aggregator.http:create_app"
+#: What each Granian worker calls to build its app (the Flask app behind the buffering front).
+APP_FACTORY = "rldp.aggregator.http.front:create_front"
 
 
 def redact_url(url: str) -> str:
@@ -69,9 +84,32 @@ def _prepare_multiprocess_dir() -> str:
             if name.endswith(".db"):
                 os.unlink(os.path.join(path, name))
     else:
-        path = tempfile.mkdtemp(prefix="rldp-metrics-")
+        path = tempfile.mkdtemp(prefix=f"rldp-metrics-{os.getpid()}-")  # the pid: see clean_stale_dirs
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
     return path
+
+
+def check_address_free(host: str, port: int) -> None:
+    """Raise :class:`AddressInUse` if another process listens on ``host:port``.
+
+    Why: Granian binds with SO_REUSEPORT, so a second ``rldp serve`` on a busy port would start
+    and split the traffic (and the reports) with the first. A plain bind (SO_REUSEADDR only,
+    which ignores TIME_WAIT leftovers but not listeners) fails if anyone holds the port.
+    """
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                where = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+                raise AddressInUse(
+                    f"address in use: {where} (another server listens there; stop it or choose --port)"
+                ) from None
+            raise
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -81,6 +119,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         overrides["MAX_BODY_BYTES"] = args.max_body_bytes
     config = load_config(overrides)  # validates the environment too, before any worker starts
     url = config["DATABASE_URL"] or DEFAULT_URL
+    check_address_free(args.host, args.port)
     needs_writer = check_storage(url)
     where = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}"
     if not config["ADMIN_HASHES"]:
@@ -108,6 +147,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "granian is not installed (pip install 'rldp[aggregator]'); or run the development server with --dev"
         ) from None
 
+    clean_stale_dirs()  # left by a server that was killed (kill -9 skips the clean-up below)
     metrics_dir = _prepare_multiprocess_dir()
     own_dir = metrics_dir.startswith(tempfile.gettempdir()) and os.path.basename(metrics_dir).startswith(
         "rldp-metrics-"
@@ -115,6 +155,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The workers are new processes that build the app from the environment (create_app).
     os.environ["RLDP_DATABASE_URL"] = url
     os.environ["RLDP_MAX_BODY_BYTES"] = str(config["MAX_BODY_BYTES"])
+    os.environ["RLDP_THREADS"] = str(args.threads)
     os.environ.pop("RLDP_WRITER_SOCKET", None)
     # Every worker must sign and check the dashboard's session cookies with the same secret.
     os.environ.setdefault("RLDP_DASHBOARD_SECRET", secrets.token_hex(32))
@@ -124,11 +165,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = Granian(
         APP_FACTORY,
         factory=True,
-        interface=Interfaces.WSGI,
+        interface=Interfaces.RSGI,  # bodies are buffered on the event loop (front.py), then run in --threads
         address=args.host,
         port=args.port,
         workers=args.workers,
-        blocking_threads=args.threads,
         websockets=False,
         log_access=args.access_log,
         respawn_failed_workers=True,

@@ -23,6 +23,7 @@ from rldp.shared.reports import (
 from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
 from .errors import (
+    AddressInUse,
     AuditFailed,
     BatchConflict,
     BodySyntaxError,
@@ -49,9 +50,10 @@ from .events import ServiceEvents
 from .ingest import Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .mechanisms import MECHANISM_ID, MechanismCatalog
-from .runtime import WriterProcess, check_storage, open_service_storage, start_writer
+from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_service_storage, start_writer
 
 __all__ = [
+    "AddressInUse",
     "AggregatorService",
     "AuditFailed",
     "BatchConflict",
@@ -98,6 +100,7 @@ __all__ = [
     "WriterProcess",
     "WrongType",
     "check_storage",
+    "clean_stale_dirs",
     "hash_token",
     "job_list_limit",
     "load_config",

@@ -12,6 +12,8 @@ READ_TOKEN             RLDP_READ_TOKEN              bearer token that may only r
 READ_TOKEN_SHA256      RLDP_READ_TOKEN_SHA256       or its SHA-256 hex digest(s)
 MAX_BODY_BYTES         RLDP_MAX_BODY_BYTES          request body limit, bytes (default 32 MiB) → 413
 MAX_BATCH_REPORTS      RLDP_MAX_BATCH_REPORTS       most reports in one batch (default 1,000,000) → 413
+BODY_TIMEOUT           RLDP_BODY_TIMEOUT            seconds a client gets to send a whole body under
+                                                    ``rldp serve`` (default 60) → 408
 DESIGN_TIMEOUT         RLDP_DESIGN_TIMEOUT          seconds before a design job is stopped (default 3600)
 DESIGN_CONCURRENCY     RLDP_DESIGN_CONCURRENCY      design jobs running at once per process (default 1)
 JOB_STALE_SECONDS      RLDP_JOB_STALE_SECONDS       a job without heartbeat for this long has failed (120)
@@ -53,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "DATABASE_URL": DEFAULT_URL,
     "MAX_BODY_BYTES": 32 * 1024 * 1024,
     "MAX_BATCH_REPORTS": 1_000_000,
+    "BODY_TIMEOUT": 60.0,
     "DESIGN_TIMEOUT": 3600.0,
     "DESIGN_CONCURRENCY": 1,
     "JOB_STALE_SECONDS": 120.0,
@@ -65,6 +68,7 @@ _ENV = {
     "READ_TOKEN_SHA256": "RLDP_READ_TOKEN_SHA256",
     "MAX_BODY_BYTES": "RLDP_MAX_BODY_BYTES",
     "MAX_BATCH_REPORTS": "RLDP_MAX_BATCH_REPORTS",
+    "BODY_TIMEOUT": "RLDP_BODY_TIMEOUT",
     "DESIGN_TIMEOUT": "RLDP_DESIGN_TIMEOUT",
     "DESIGN_CONCURRENCY": "RLDP_DESIGN_CONCURRENCY",
     "JOB_STALE_SECONDS": "RLDP_JOB_STALE_SECONDS",
@@ -72,7 +76,7 @@ _ENV = {
     "PUBLIC_DATA": "RLDP_PUBLIC_DATA",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
-_FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS"}
+_FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS", "BODY_TIMEOUT"}
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 #: Plain tokens shorter than this are refused: a bearer token must not be guessable.
 MIN_TOKEN_LENGTH = 16

@@ -8,6 +8,7 @@ results or refusals.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,10 @@ from .jobs import DesignRunner
 from .mechanisms import MechanismCatalog
 from .publish import publish_document
 
-__all__ = ["AggregatorService"]
+__all__ = ["AggregatorService", "WRITE_FAILURE_SECONDS"]
+
+#: For how long a failed upload makes /readyz report the store unwritable (unless one succeeds).
+WRITE_FAILURE_SECONDS = 10.0
 
 
 class AggregatorService:
@@ -41,6 +45,7 @@ class AggregatorService:
             stale_seconds=config["JOB_STALE_SECONDS"],
             events=self.events,
         )
+        self._write_failure: tuple[float, str] | None = None  # (monotonic time, why) of the last failed upload
 
     def publish_bytes(self, body: bytes, kind: str) -> tuple[MechanismRecord, bool]:
         """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created)."""
@@ -48,7 +53,13 @@ class AggregatorService:
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded report batch (see :meth:`Ingest.submit`)."""
-        return self.ingest.submit(data, maybe_bool=maybe_bool)
+        try:
+            receipt = self.ingest.submit(data, maybe_bool=maybe_bool)
+        except StorageError as exc:  # e.g. the disk is full: /readyz says so for a while
+            self._write_failure = (time.monotonic(), str(exc))
+            raise
+        self._write_failure = None
+        return receipt
 
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
@@ -74,11 +85,23 @@ class AggregatorService:
         return self.designs.status(job_id)
 
     def ready(self) -> str:
-        """The storage dialect if the database answers; DatabaseUnavailable otherwise."""
+        """The storage dialect if the database answers and can take writes; DatabaseUnavailable otherwise.
+
+        Writable means: the store's own check passes (SQLite: free space on its disk) and no
+        upload failed on this process in the last WRITE_FAILURE_SECONDS without one succeeding
+        since — uploads learn that the disk is full from their failed commit, and so does /readyz.
+        """
         try:
             self.storage.ping()
         except StorageError as exc:
             raise DatabaseUnavailable(f"the database does not answer: {exc}") from None
+        try:
+            self.storage.check_writable()
+        except StorageError as exc:
+            raise DatabaseUnavailable(f"the store is not writable: {exc}") from None
+        failure = self._write_failure
+        if failure is not None and time.monotonic() - failure[0] < WRITE_FAILURE_SECONDS:
+            raise DatabaseUnavailable(f"the store is not writable: the last upload failed ({failure[1]})")
         return self.storage.dialect
 
     def close(self) -> None:

@@ -19,6 +19,7 @@ from rldp.aggregator.storage import StorageError
 from rldp.shared.errors import RldpError
 
 __all__ = [
+    "AddressInUse",
     "ConfigError",
     "ServiceError",
     "Unauthorized",
@@ -44,6 +45,10 @@ __all__ = [
 
 class ConfigError(RldpError, ValueError):
     """The service's configuration (arguments or RLDP_* environment) is invalid."""
+
+
+class AddressInUse(ConfigError):
+    """``rldp serve``'s host:port is taken by another listening process."""
 
 
 class ServiceError(RldpError):

@@ -8,10 +8,17 @@ PostgreSQL handles concurrent writers itself and needs none.
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import socket
+import stat
+import tempfile
+
 from rldp.aggregator.storage import SQLiteStorage, Storage, open_storage
 from rldp.aggregator.writer import WriterClient, WriterProcess
 
-__all__ = ["open_service_storage", "check_storage", "start_writer", "WriterProcess"]
+__all__ = ["open_service_storage", "check_storage", "clean_stale_dirs", "start_writer", "WriterProcess"]
 
 
 def open_service_storage(url: str, writer_socket: str | None = None) -> Storage:
@@ -34,3 +41,62 @@ def check_storage(url: str) -> bool:
 def start_writer(url: str) -> WriterProcess:
     """Start the writer process for a SQLite URL (ValueError if it cannot start); stop it with ``.stop()``."""
     return WriterProcess(url).start()
+
+
+#: Private temporary folders of ``rldp serve``: ``rldp-<kind>-<pid of the serve process>-<random>``.
+_OWNED_DIR = re.compile(r"^rldp-(writer|metrics)-(\d+)-[A-Za-z0-9_]+$")
+_LEGACY_WRITER_DIR = re.compile(r"^rldp-writer-[A-Za-z0-9_]+$")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _legacy_writer_dead(path: str) -> bool:
+    """A folder of an older version (no pid in its name): stale if its socket accepts no connection."""
+    sock_path = os.path.join(path, "writer.sock")
+    if not os.path.exists(sock_path):
+        return not os.listdir(path)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(sock_path)
+        except ConnectionRefusedError:
+            return True
+        except OSError:
+            return False
+    return False
+
+
+def clean_stale_dirs(tmp: str | None = None) -> list[str]:
+    """Remove this user's ``rldp-writer-*`` / ``rldp-metrics-*`` folders whose ``rldp serve`` died
+    (a ``kill -9`` skips the clean-up at exit); folders of running servers are left alone.
+    Returns the removed paths."""
+    tmp = tmp or tempfile.gettempdir()
+    removed: list[str] = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    uid = os.getuid()
+    for name in names:
+        path = os.path.join(tmp, name)
+        owned = _OWNED_DIR.match(name)
+        if owned is None and _LEGACY_WRITER_DIR.match(name) is None:
+            continue
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+                continue
+            stale = not _process_alive(int(owned.group(2))) if owned else _legacy_writer_dead(path)
+        except OSError:
+            continue
+        if stale and int(owned.group(2) if owned else -1) != os.getpid():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed

@@ -111,6 +111,10 @@ class Storage(ABC):
         if self._sink is not None:
             self._sink.ping()
 
+    def check_writable(self) -> None:
+        """Raise StorageError if the store cannot take writes now (/readyz); backends override it."""
+        return None
+
     def close(self) -> None:
         """Close connections (and the sink's)."""
         if self._sink is not None:

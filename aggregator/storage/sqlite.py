@@ -22,7 +22,10 @@ try:  # POSIX: a blocking cross-process lock for SQLite writers (see SQLiteStora
 except ImportError:  # pragma: no cover - Windows: SQLite's busy handler alone
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["SQLiteStorage"]
+__all__ = ["MIN_FREE_BYTES", "SQLiteStorage"]
+
+#: Below this much free space on the database's disk, /readyz reports the store unwritable.
+MIN_FREE_BYTES = 1 << 20
 
 
 class SQLiteStorage(Storage):
@@ -52,6 +55,17 @@ class SQLiteStorage(Storage):
             os.makedirs(parent, exist_ok=True)
         except OSError as exc:
             raise StorageError(f"cannot create the data directory {parent}: {exc.strerror or exc}") from None
+
+    def check_writable(self) -> None:
+        """StorageError if the disk holding the database has less than MIN_FREE_BYTES free: a
+        commit (WAL frames, then a checkpoint) would fail with "database or disk is full"."""
+        try:
+            st = os.statvfs(os.path.dirname(os.path.abspath(self.path)))
+        except OSError as exc:
+            raise StorageError(f"cannot inspect the disk of {self.path}: {exc.strerror or exc}") from None
+        free = st.f_bavail * st.f_frsize
+        if free < MIN_FREE_BYTES:
+            raise StorageError(f"the disk holding {self.path} is full ({free} bytes free)")
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)

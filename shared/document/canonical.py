@@ -1,9 +1,14 @@
 """The canonical form of a mechanism document and its content id.
 
-The ``id`` is the sha256 of the canonical serialisation of every other field: sorted keys,
-no whitespace, UTF-8, no NaN/Infinity, the numeric leaves of ``matrix`` and
+The ``id`` is the sha256 of the canonical serialisation of every other field except ``run``:
+sorted keys, no whitespace, UTF-8, no NaN/Infinity, the numeric leaves of ``matrix`` and
 ``public_distribution`` always floats — so JSON and msgpack round trips hash alike and a
 published mechanism can never change under the same id.
+
+``run`` (optional) holds the facts of one design run that another run of the same design
+would not repeat (how long it took): left out of the id, so equal designs have equal ids.
+Documents written before it existed kept such facts in hashed fields; they read and hash
+as before.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ import numpy as np
 
 from ..errors import DocumentError
 
-__all__ = ["FORMAT", "FORMAT_2", "FORMATS", "REQUIRED_FIELDS", "canonical_bytes", "content_id", "plain"]
+__all__ = ["FORMAT", "FORMAT_2", "FORMATS", "REQUIRED_FIELDS", "UNHASHED", "canonical_bytes", "content_id", "plain"]
 
 FORMAT = "rldp.mechanism/1"
 FORMAT_2 = "rldp.mechanism/2"
 FORMATS = (FORMAT, FORMAT_2)
 REQUIRED_FIELDS = ("format", "id", "method", "privacy", "sensitive", "released", "public_distribution", "matrix")
+#: Top-level fields the id does not cover: ``id`` itself, and ``run`` (run-dependent facts).
+UNHASHED = ("id", "run")
 # Fields whose numeric leaves are always floats in the canonical form.
 FLOAT_FIELDS = ("matrix", "public_distribution")
 
@@ -70,7 +77,7 @@ def floats(obj: Any) -> Any:
 def _canonical_obj(doc: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(doc, Mapping):
         raise DocumentError(f"a mechanism document must be an object (mapping), got {type(doc).__name__}")
-    body = plain({k: v for k, v in doc.items() if k != "id"}, "")
+    body = plain({k: v for k, v in doc.items() if k not in UNHASHED}, "")
     for field in FLOAT_FIELDS:
         if field in body:
             body[field] = floats(body[field])
@@ -88,7 +95,7 @@ def encode_canonical(body: Mapping[str, Any]) -> bytes:
 
 
 def canonical_bytes(doc: Mapping[str, Any]) -> bytes:
-    """The canonical serialisation of every field except ``id`` (what the id hashes).
+    """The canonical serialisation of every field except ``id`` and ``run`` (what the id hashes).
 
     Sorted keys, no whitespace, UTF-8, no NaN/Infinity; entries of ``matrix`` and
     ``public_distribution`` are always floats, tuples become lists, other values

@@ -21,7 +21,17 @@ from ..probability import check_columns_sum_to_one
 from ..provenance import validate_provenance
 from ..records import Alphabet
 from ..tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
-from .canonical import FLOAT_FIELDS, FORMAT, FORMAT_2, FORMATS, REQUIRED_FIELDS, encode_canonical, floats, plain
+from .canonical import (
+    FLOAT_FIELDS,
+    FORMAT,
+    FORMAT_2,
+    FORMATS,
+    REQUIRED_FIELDS,
+    UNHASHED,
+    encode_canonical,
+    floats,
+    plain,
+)
 
 __all__ = ["build_document", "validate_document", "number"]
 
@@ -268,6 +278,10 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         validate_collection(out["collection"])
     if "provenance" in out:
         validate_provenance(out["provenance"])
+    if "run" in out and not isinstance(out["run"], dict):
+        raise DocumentError(
+            f"run must be an object (facts of one design run, not covered by the id), got {out['run']!r}"
+        )
 
     try:
         alpha = Alphabet.from_dict({"sensitive": out["sensitive"], "released": out["released"]})
@@ -310,5 +324,5 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
 
     for field in FLOAT_FIELDS:
         out[field] = floats(out[field])
-    body = {k: v for k, v in out.items() if k != "id"}
+    body = {k: v for k, v in out.items() if k not in UNHASHED}
     return out, hashlib.sha256(encode_canonical(body)).hexdigest()

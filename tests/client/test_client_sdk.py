@@ -295,8 +295,14 @@ def test_outage_queues_batches_and_flush_sends_them(server, published, stubs, tm
         posts = sum(1 for m, _, _ in stub.calls if m == "POST")
         assert posts == 2  # the first batch tried twice; the rest queued without hammering the server
         assert client.flush().queued == 2100  # still down: nothing lost
-    # the raw records never touch the disk
+    # the raw records never touch the disk (the folder of cached mechanism documents holds the
+    # published alphabet, not records)
     for path in queue_path.parent.iterdir():
+        if path.is_dir():
+            assert path.name == queue_path.name + ".mechanisms" and [p.name for p in path.iterdir()] == [
+                f"{mid}.msgpack"
+            ]
+            continue
         data = path.read_bytes()
         assert b"Female" not in data and b"green" not in data, path
     state["down"] = False
@@ -362,3 +368,38 @@ def test_bad_client_arguments():
             client.submit_reports("a", [1], batch_size=0)
         with pytest.raises(ValueError, match="1-D array of integer"):
             client.submit_reports("a", [0.5])
+
+
+def test_receipt_counts_what_the_bounded_queue_still_holds(tmp_path):
+    """Batches of one submit that evict each other from the bounded queue count once: as dropped."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    with Client(dead, retries=0, queue_path=tmp_path / "probe.sqlite3") as client:
+        client.submit_reports("a" * 64, np.arange(10) % 6, batch_size=10)
+        body = client.queue.stats()["bytes"]
+    with Client(dead, retries=0, queue_path=tmp_path / "q.sqlite3", queue_limit_bytes=int(3.5 * body)) as client:
+        receipt = client.submit_reports("a" * 64, np.arange(100) % 6, batch_size=10)
+        stats = client.queue.stats()
+    assert stats["pending_batches"] == 3
+    assert receipt.queued == stats["pending_reports"] == 30
+    assert receipt.dropped == stats["dropped_reports"] == 70
+    assert receipt.queued + receipt.dropped + receipt.accepted == 100
+
+
+def test_an_app_that_starts_offline_queues_with_the_cached_mechanism(server, published, tmp_path):
+    mid, queue_path = published["id"], tmp_path / "q.sqlite3"
+    records = [("Female", "red"), ("Male", "blue")] * 5
+    with Client(server.url, queue_path=queue_path) as online:  # first run: verified, then kept on disk
+        online.mechanism(mid)
+    dead = f"http://127.0.0.1:{free_port()}"
+    with Client(dead, retries=0, queue_path=queue_path) as offline:  # next start, no network
+        receipt = offline.submit(mid, records)
+        assert (receipt.queued, receipt.accepted) == (10, 0)
+    cached = tmp_path / "q.sqlite3.mechanisms" / f"{mid}.msgpack"
+    doc = msgpack.unpackb(cached.read_bytes())
+    cached.write_bytes(msgpack.packb(tampered(doc)))  # changed on disk: no longer hashes to its id
+    with Client(dead, retries=0, queue_path=queue_path) as offline:
+        with pytest.raises(MechanismRejected, match="cached document"):
+            offline.submit(mid, records)
+    assert not cached.exists()  # refused and removed: the next online start downloads it again
+    with Client(server.url, queue_path=queue_path) as online:
+        assert online.mechanism(mid).id == mid and cached.exists()

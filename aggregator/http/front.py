@@ -1,0 +1,225 @@
+"""The buffering front of ``rldp serve``: bodies are read whole before a thread runs the app.
+
+Under Granian's WSGI interface a request occupies one of the worker's ``--threads`` from its
+first byte: the app's ``wsgi.input.read()`` blocks that thread until the body has arrived.
+Seven clients trickling a byte every 0.5 s therefore stalled normal uploads on 2 workers × 4
+threads, and sixteen stalled ``/healthz``. This front runs under Granian's RSGI (asyncio)
+interface instead: each body is read on the worker's event loop — a slow client costs a
+socket and a buffer, not a thread — with a size limit (``MAX_BODY_BYTES``, 413) and a
+deadline (``BODY_TIMEOUT``, 408); only a complete body is handed, as ``wsgi.input``, to
+the unchanged WSGI app (:func:`.app.create_app`) in a pool of ``--threads`` threads.
+
+It also makes shutdown graceful: on SIGTERM Granian stops accepting connections and calls
+``__rsgi_del__``, which marks the service draining (``/readyz`` answers 503 from then on) and
+waits — at most ``DRAIN_SECONDS`` — until every request already being served has been
+answered, so no acknowledged upload is lost and none in flight is reset.
+An incomplete body (a chunked upload cut before its ``0`` chunk, or fewer bytes than its
+Content-Length) is refused with 400 and never reaches the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
+from .problems import Problem
+from .responses import METRICS_EXTENSION
+
+__all__ = ["BODY_TIMEOUT", "DRAIN_SECONDS", "BufferedFront", "create_front"]
+
+#: Seconds a client gets to send a whole request body (408 after; BODY_TIMEOUT in the configuration).
+BODY_TIMEOUT = 60.0
+#: Seconds a stopping worker waits for the requests it is serving.
+DRAIN_SECONDS = 10.0
+#: The environ key through which the app learns that the worker is draining (``/readyz``).
+DRAINING_KEY = "rldp.draining"
+
+
+class _Refused(Exception):
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.detail)
+        self.problem = problem
+
+
+class BufferedFront:
+    """An RSGI application: buffer the body on the event loop, then call ``wsgi_app`` in a thread."""
+
+    def __init__(
+        self,
+        wsgi_app: Callable[..., Iterable[bytes]],
+        *,
+        threads: int,
+        max_body: int,
+        body_timeout: float = BODY_TIMEOUT,
+        drain_seconds: float = DRAIN_SECONDS,
+        count: Callable[[str], None] | None = None,
+    ) -> None:
+        self.wsgi_app = wsgi_app
+        self.count = count  # the rejection counter (/metrics), told each refusal's reason
+        self.max_body = max_body
+        self.body_timeout = body_timeout
+        self.drain_seconds = drain_seconds
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="rldp-app")
+        self.draining = threading.Event()
+        self.in_flight = 0
+
+    # -- Granian's hooks
+    def __rsgi_init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        pass
+
+    def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Called once the worker was told to stop: drain, bounded, then release the threads."""
+        self.draining.set()
+        deadline = time.monotonic() + self.drain_seconds
+
+        async def drained() -> None:
+            while self.in_flight and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.1)  # the last answers leave the Rust side's buffers
+
+        loop.run_until_complete(drained())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    async def __rsgi__(self, scope: Any, proto: Any) -> None:
+        if scope.proto != "http":
+            return
+        self.in_flight += 1
+        try:
+            await self._serve(scope, proto)
+        finally:
+            self.in_flight -= 1
+
+    # -- one request
+    async def _serve(self, scope: Any, proto: Any) -> None:
+        try:
+            body = await asyncio.wait_for(self._body(scope, proto), self.body_timeout)
+        except _Refused as exc:
+            self._problem(proto, exc.problem, scope.path)
+            return
+        except TimeoutError:
+            self._problem(
+                proto,
+                Problem("request-timeout", f"the body did not arrive within {self.body_timeout:g} s; send it faster"),
+                scope.path,
+            )
+            return
+        except Exception:  # the client went away, or sent a malformed stream: nothing to answer
+            return
+        environ = self._environ(scope, body)
+        loop = asyncio.get_running_loop()
+        status, headers, chunks = await loop.run_in_executor(self.pool, self._call, environ)
+        proto.response_bytes(status, headers, chunks)
+
+    async def _body(self, scope: Any, proto: Any) -> bytes:
+        length = scope.headers.get("content-length")
+        chunked = "chunked" in (scope.headers.get("transfer-encoding") or "").lower()
+        expected = None
+        if length is not None and not chunked:
+            try:
+                expected = int(length)
+            except ValueError:
+                raise _Refused(Problem("bad-request", f"Content-Length {length!r:.40} is not a number")) from None
+            if expected > self.max_body:
+                raise _Refused(self._too_large())
+            if expected == 0:
+                return b""
+        elif not chunked:
+            return b""
+        parts, size, gaps = [], 0, 0
+        async for chunk in proto:
+            # Granian yields b"" for a stream error (hyper's "incomplete body" at the client's end
+            # of file) and once more at the end: an empty chunk before the last one means the
+            # body was cut short (trailers, which no uploader sends, also read as one)
+            if not chunk:
+                gaps += 1
+                continue
+            size += len(chunk)
+            if size > self.max_body:
+                raise _Refused(self._too_large())
+            parts.append(chunk)
+        if gaps > 1 or (expected is not None and size != expected):
+            what = "without its terminating 0 chunk" if chunked else f"after {size} of {expected} bytes"
+            raise _Refused(Problem("bad-request", f"the body is incomplete: it ended {what}"))
+        return b"".join(parts)
+
+    def _too_large(self) -> Problem:
+        return Problem("body-too-large", f"the body exceeds the limit of {self.max_body} bytes (MAX_BODY_BYTES)")
+
+    def _environ(self, scope: Any, body: bytes) -> dict[str, Any]:
+        host, _, port = scope.server.rpartition(":")
+        remote, _, remote_port = scope.client.rpartition(":")
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": scope.method,
+            "SCRIPT_NAME": "",
+            "PATH_INFO": scope.path.encode("utf-8", "surrogateescape").decode("latin-1"),
+            "QUERY_STRING": scope.query_string,
+            "SERVER_NAME": host,
+            "SERVER_PORT": port,
+            "SERVER_PROTOCOL": f"HTTP/{scope.http_version}",
+            "REMOTE_ADDR": remote,
+            "REMOTE_PORT": remote_port,
+            "CONTENT_LENGTH": str(len(body)) if body else "",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.url_scheme": scope.scheme,
+            "wsgi.version": (1, 0),
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            DRAINING_KEY: self.draining,
+        }
+        for key, value in scope.headers.items():
+            name = key.upper().replace("-", "_")
+            if name in ("CONTENT_LENGTH", "TRANSFER_ENCODING"):
+                continue
+            if name != "CONTENT_TYPE":
+                name = "HTTP_" + name
+            environ[name] = f"{environ[name]},{value}" if name in environ else value
+        return environ
+
+    def _call(self, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+        started: list[Any] = []
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            started[:] = [status, headers]
+            return lambda data: None
+
+        result = self.wsgi_app(environ, start_response)
+        try:
+            body = b"".join(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        return int(started[0].split(" ", 1)[0]), list(started[1]), body
+
+    def _problem(self, proto: Any, problem: Problem, path: str) -> None:
+        if self.count is not None:
+            self.count(problem.reason)
+        headers = [("content-type", PROBLEM_MEDIA_TYPE), ("connection", "close"), *problem.headers.items()]
+        proto.response_bytes(problem.status, headers, problem.encode(path))
+
+
+def create_front() -> BufferedFront:
+    """What each Granian worker calls (``rldp serve``): the app of :func:`.app.create_app`,
+    configured from the environment, behind a :class:`BufferedFront`."""
+    from .app import create_app
+
+    app = create_app()
+    threads = int(os.environ.get("RLDP_THREADS", "4"))  # set by rldp serve from --threads
+    cfg = app.config["RLDP"]
+    return BufferedFront(
+        app,
+        threads=threads,
+        max_body=cfg["MAX_BODY_BYTES"],
+        body_timeout=cfg["BODY_TIMEOUT"],
+        count=app.extensions[METRICS_EXTENSION].rejected,
+    )
