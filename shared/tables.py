@@ -120,7 +120,7 @@ def read_csv(
     Every problem raises :class:`TableError` with a one-line message naming the file.
     """
     where = os.fspath(path)
-    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\"":
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '\r\n"':
         raise TableError(f"delimiter must be one character other than a quote or a newline; got {delimiter!r}")
     try:
         codecs.lookup(encoding)

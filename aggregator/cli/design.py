@@ -30,7 +30,7 @@ from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 
 from ..design import ALL_METHODS, NOTIONS, SOLVER_METHODS, SOLVERS, TRANSPORT_METHODS, add_per_report_layer, design
-from .common import CommandError, emit, fmt, radius_nats, significance_level
+from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
 from .public_table import add_table_flags, check_alphabet, check_out, read_public
 
@@ -120,6 +120,9 @@ def cmd_design(args: argparse.Namespace) -> int:
     if doc["privacy"]["notion"] == "distp":
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
+    interrupted = params.get("status") == "interrupted"
+    if interrupted:  # Ctrl-C during the search: the best certified design so far was kept and written
+        record["interrupted"] = True
     emit(
         args,
         record,
@@ -135,6 +138,13 @@ def cmd_design(args: argparse.Namespace) -> int:
             f"  wrote    {args.out} in {seconds:.2f} s",
         ],
     )
+    if interrupted:
+        print(
+            f"rldp design: interrupted after {seconds:.1f} s; wrote the best certified design found so far "
+            f"to {args.out} (audited, NMI {record['nmi']:.4f}; not the optimum)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 0
 
 

@@ -39,9 +39,7 @@ def _delimiter(text: str) -> str:
 def add_table_flags(p: argparse.ArgumentParser) -> None:
     """``--delimiter``, ``--encoding`` and ``--missing`` on a command that reads a public CSV."""
     p.add_argument("--delimiter", type=_delimiter, default=",", metavar="CHAR", help="field separator (default ',')")
-    p.add_argument(
-        "--encoding", default="utf-8-sig", metavar="CODEC", help="text encoding of the CSV (default utf-8)"
-    )
+    p.add_argument("--encoding", default="utf-8-sig", metavar="CODEC", help="text encoding of the CSV (default utf-8)")
     p.add_argument(
         "--missing",
         choices=MISSING_POLICIES,
