@@ -67,7 +67,7 @@ def read_public(args: argparse.Namespace, columns: Sequence[str]) -> Table:
         elif len(table.columns) == 1:
             hint = "; the file has a single column: is the delimiter right? (--delimiter)"
         raise CommandError(
-            f"{args.public}: no column {', '.join(map(repr, absent))}; columns: {', '.join(table.columns)}{hint}"
+            f"{args.public}: no column {', '.join(map(repr, absent))}; available: {', '.join(table.columns)}{hint}"
         )
     blanks = blank_counts(table, columns)
     if not blanks:
