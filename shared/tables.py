@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import TableError
 
-__all__ = ["Table", "read_csv", "header_looks_like_data", "blank_counts"]
+__all__ = ["Table", "read_csv", "header_looks_like_data", "blank_counts", "is_data_frame", "frame_columns"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -69,6 +69,19 @@ class Table:
     def from_columns(cls, columns: Mapping[str, Sequence[Any] | np.ndarray]) -> Table:
         """Build a table from ``{name: values}`` (all columns the same length)."""
         return cls(tuple(columns), tuple(np.asarray(v) for v in columns.values()))
+
+    @classmethod
+    def from_frame(cls, frame: Any) -> Table:
+        """Build a table from a pandas DataFrame (duck-typed: pandas is never imported here). Values
+        become their string form; missing values (NaN, None, NA) become empty cells, as in a CSV."""
+        if not is_data_frame(frame):
+            raise TableError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+        columns = {}
+        for name in frame.columns:
+            col = frame[name]
+            values = col.astype(str).to_numpy(dtype=str)
+            columns[str(name)] = np.where(col.isna().to_numpy(dtype=bool), "", values)
+        return cls.from_columns(columns)
 
     @property
     def n_rows(self) -> int:
@@ -211,3 +224,15 @@ def blank_counts(table: Table, columns: Sequence[str]) -> dict[str, int]:
     """``{column: number of empty cells}`` for the ``columns`` that have any."""
     counts = {name: int(np.count_nonzero(table.column(name) == "")) for name in columns}
     return {name: n for name, n in counts.items() if n}
+
+
+def is_data_frame(obj: Any) -> bool:
+    """Whether ``obj`` looks like a pandas DataFrame (checked by its methods, without importing pandas)."""
+    return not isinstance(obj, (np.ndarray, Table, Mapping)) and all(
+        hasattr(obj, attr) for attr in ("columns", "to_numpy", "iloc", "isna")
+    )
+
+
+def frame_columns(frame: Any) -> dict[str, np.ndarray]:
+    """``{name: values}`` of a DataFrame's columns (numpy arrays; values matched by string form later)."""
+    return {str(name): frame[name].to_numpy() for name in frame.columns}

@@ -14,17 +14,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rldp.shared.errors import ValidationError
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table, blank_counts, header_looks_like_data, read_csv
 
+from ..frames import MAX_DESIGN_SYMBOLS, check_design_size
 from .common import CommandError
 
 __all__ = ["MAX_DESIGN_SYMBOLS", "MISSING_POLICIES", "add_table_flags", "read_public", "check_alphabet", "check_out"]
 
-# The largest alphabet |X| = |S|·|U| rldp designs for: every designer holds |Y| × |X| float
-# matrices (GRR: |X| × |X|; column generation: up to 20·|X| + 2000 columns of |X|), so at 2,048
-# symbols one matrix is 32 MiB; Adult's fnlwgt (21,648 values) × sex would need 14 GiB.
-MAX_DESIGN_SYMBOLS = 2048
 MISSING_POLICIES = ("keep", "drop", "error")
 _OUT_EXTENSIONS = (".json", ".msgpack", ".mpk")
 
@@ -94,17 +92,11 @@ def read_public(args: argparse.Namespace, columns: Sequence[str]) -> Table:
 
 
 def check_alphabet(alphabet: Alphabet, where: str) -> None:
-    """Refuse an alphabet too large to design for (before any matrix is allocated), naming the column
-    with the most values and suggesting to bin it."""
-    if alphabet.size <= MAX_DESIGN_SYMBOLS:
-        return
-    attrs = [*alphabet.sensitive_attributes, *alphabet.released]
-    widest = max(attrs, key=lambda a: len(a.values))
-    raise CommandError(
-        f"{where}: the alphabet has |X| = {alphabet.size:,} symbols (> {MAX_DESIGN_SYMBOLS:,} rldp designs for); "
-        f"column {widest.name!r} has {len(widest.values):,} distinct values: is it continuous? "
-        "Bin it into a few ranges (a new column) first"
-    )
+    """:func:`rldp.aggregator.frames.check_design_size` as a command-line error."""
+    try:
+        check_design_size(alphabet, where)
+    except ValidationError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def check_out(path: str) -> None:
