@@ -80,7 +80,7 @@ def _seed_rows(uset: UncertaintySet, eps: float, deadline: float, calibrated: bo
     exact audits) run only when CALIBRATED_SEED_COST × the slowest theorem seed still fits
     before ``deadline``: they took 1.7 s and 9 s at 60 symbols, 192 s at 480 (where the time
     budget was overrun by that much)."""
-    rows = []
+    rows: list[np.ndarray] = []
     slowest = 0.0
     for seed in _SEEDS:
         if time.perf_counter() > deadline:
