@@ -290,7 +290,8 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         type=positive_float("time budget"),
         default=60.0,
         metavar="SECONDS",
-        help="seconds for column generation; the best certified mechanism found is returned (default 60)",
+        help="seconds for the design (held within about 10 %%); the best certified mechanism found is "
+        "returned (default 60). Ctrl-C writes the best one found so far and exits 130",
     )
     p.add_argument(
         "--warm-start",
