@@ -160,8 +160,9 @@ def read_csv(
             raise TableError(f"{where}: corrupt or truncated gzip data ({exc})") from None
         raise TableError(f"{where}: cannot read: {exc}") from None
     except UnicodeDecodeError as exc:
+        shown = "UTF-8" if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") else encoding
         raise TableError(
-            f"{where}: not {encoding} text ({exc.reason} at byte {exc.start}); give the file's encoding "
+            f"{where}: not {shown} text ({exc.reason} at byte {exc.start}); give the file's encoding "
             "(e.g. --encoding latin-1)"
         ) from None
     except csv.Error as exc:

@@ -68,7 +68,7 @@ def test_delimiter_and_encoding(tmp_path):
     tsv = tmp_path / "public.tsv"
     tsv.write_bytes(SMALL.replace(",", "\t").replace("White", "Wh\u00efte").encode("latin-1"))
     proc = run(*design_args(tsv, tmp_path / "a.json", method="grr"))
-    assert_one_line_error(proc, "not utf-8-sig text", "--encoding")
+    assert_one_line_error(proc, "not UTF-8 text", "--encoding")
     proc = run(*design_args(tsv, tmp_path / "a.json", method="grr"), "--encoding", "latin-1")
     assert_one_line_error(proc, "single column", "--delimiter")
     out = tmp_path / "b.json"
