@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import signal
+import sys
 from pathlib import Path
 
 from rldp.aggregator.design import EXACT_MAX_SYMBOLS, METHODS
@@ -21,6 +22,7 @@ from rldp.shared.arguments import add_progress_flags, names, nonnegative_int, po
 from rldp.shared.errors import ValidationError
 
 from .experiments import (
+    DEFAULT_OUT,
     EXPERIMENTS,
     POLYOPT_SOLVERS,
     Config,
@@ -65,7 +67,12 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     p.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
     p.add_argument("--seed", type=nonnegative_int("--seed"), help="seed for choosing the users (default: random)")
     p.add_argument("--quick", action="store_true", help="a smaller, faster run (CI)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_progress_flags(p, "always show progress on stderr (default: only on a terminal)", "never show progress")
+    p.add_argument(
+        "--no-curves",
+        action="store_true",
+        help="skip the privacy-utility curves (designing every method over a grid of ε): design at --epsilon only",
+    )
     p.add_argument(
         "--no-attack",
         action="store_true",
@@ -93,7 +100,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         out=Path(args.out),
         seed=args.seed,
         quick=args.quick,
-        progress=not args.no_progress,
+        # Progress bars only on a terminal: redirected to a file they are a wall of carriage returns.
+        progress=args.progress if args.progress is not None else sys.stderr.isatty(),
+        curves=not args.no_curves,
         attack=not args.no_attack,
     )
     run_demo(cfg)
@@ -147,9 +156,9 @@ def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     p.add_argument(
         "--out",
         type=Path,
-        default=Path("docs/experiments"),
+        default=DEFAULT_OUT,
         metavar="DIR",
-        help="output folder (default: docs/experiments)",
+        help=f"output folder (default: ./{DEFAULT_OUT}; --out docs/experiments refreshes the tracked figures)",
     )
     p.add_argument("--seed", type=nonnegative_int("seed"), default=0, help="seed of the synthetic draws (default 0)")
     p.add_argument(

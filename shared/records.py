@@ -27,7 +27,7 @@ import numpy as np
 from .attributes import Attribute, product_strides, value_product
 from .columns import as_str, columns_from_mapping, columns_from_rows, fields_text, record_field, record_tuple
 from .errors import AlphabetError, RecordError, TableError
-from .tables import Table
+from .tables import Table, frame_columns, is_data_frame
 
 __all__ = ["Alphabet", "Attribute", "product_strides"]
 
@@ -239,7 +239,7 @@ class Alphabet:
     def encode(self, records: Any) -> np.ndarray:
         """Map records to their input indices x (int64 array).
 
-        ``records`` may be a :class:`Table`, a dict of columns ``{name: values}``,
+        ``records`` may be a :class:`Table`, a pandas DataFrame, a dict of columns ``{name: values}``,
         an iterable of dicts ``{name: value}`` (extra keys ignored), an iterable of
         tuples in :attr:`names` order or a 2-D array of such rows. Tables, column
         dicts and 2-D arrays are encoded column-wise in numpy. Values are matched
@@ -262,6 +262,8 @@ class Alphabet:
                         f"available: {', '.join(records.columns)}"
                     )
             return self._combine(attrs, strides, [records.column(n) for n in names])
+        if is_data_frame(records):  # a pandas DataFrame: its columns, as a dict of columns
+            records = frame_columns(records)
         if isinstance(records, Mapping):
             return self._combine(attrs, strides, columns_from_mapping(names, records))
         if isinstance(records, np.ndarray):

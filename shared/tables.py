@@ -5,6 +5,7 @@ numpy and the standard library only (this module ships with the client).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -18,7 +19,7 @@ import numpy as np
 
 from .errors import TableError
 
-__all__ = ["Table", "read_csv"]
+__all__ = ["Table", "read_csv", "header_looks_like_data", "blank_counts", "is_data_frame", "frame_columns"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -69,6 +70,19 @@ class Table:
         """Build a table from ``{name: values}`` (all columns the same length)."""
         return cls(tuple(columns), tuple(np.asarray(v) for v in columns.values()))
 
+    @classmethod
+    def from_frame(cls, frame: Any) -> Table:
+        """Build a table from a pandas DataFrame (duck-typed: pandas is never imported here). Values
+        become their string form; missing values (NaN, None, NA) become empty cells, as in a CSV."""
+        if not is_data_frame(frame):
+            raise TableError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+        columns = {}
+        for name in frame.columns:
+            col = frame[name]
+            values = col.astype(str).to_numpy(dtype=str)
+            columns[str(name)] = np.where(col.isna().to_numpy(dtype=bool), "", values)
+        return cls.from_columns(columns)
+
     @property
     def n_rows(self) -> int:
         """Number of rows."""
@@ -102,15 +116,29 @@ def _check_names(names: Sequence[str], where: str) -> None:
         seen.add(name)
 
 
-def read_csv(path: str | os.PathLike[str], *, names: Sequence[str] | None = None) -> Table:
+def read_csv(
+    path: str | os.PathLike[str],
+    *,
+    names: Sequence[str] | None = None,
+    delimiter: str = ",",
+    encoding: str = "utf-8-sig",
+) -> Table:
     """Read a CSV file (plain or gzip, detected by its magic bytes) into a :class:`Table`.
 
     The first non-blank row is the header unless ``names`` is given.  Values are
     stripped of surrounding whitespace (the UCI files separate with ", "); ``?``
-    stays an ordinary category; blank lines are skipped.  Every problem raises
-    :class:`TableError` with a one-line message naming the file.
+    stays an ordinary category, and so does an empty cell (see :func:`blank_counts`);
+    blank lines are skipped.  ``delimiter`` is one character (``"\\t"`` for TSV);
+    ``encoding`` any Python codec (default UTF-8, with or without a byte-order mark).
+    Every problem raises :class:`TableError` with a one-line message naming the file.
     """
     where = os.fspath(path)
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '\r\n"':
+        raise TableError(f"delimiter must be one character other than a quote or a newline; got {delimiter!r}")
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise TableError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)") from None
     try:
         with open(where, "rb") as fh:
             magic = fh.read(2)
@@ -124,15 +152,19 @@ def read_csv(path: str | os.PathLike[str], *, names: Sequence[str] | None = None
 
     try:
         raw: gzip.GzipFile | io.BufferedReader = gzip.open(where, "rb") if magic == _GZIP_MAGIC else open(where, "rb")
-        # utf-8-sig: spreadsheet exports often start with a byte-order mark.
-        with io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
-            header, rows = _parse(csv.reader(text, skipinitialspace=True), names, where)
+        # utf-8-sig (the default): spreadsheet exports often start with a byte-order mark.
+        with io.TextIOWrapper(raw, encoding=encoding, newline="") as text:
+            header, rows = _parse(csv.reader(text, delimiter=delimiter, skipinitialspace=True), names, where)
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
         if magic == _GZIP_MAGIC:
             raise TableError(f"{where}: corrupt or truncated gzip data ({exc})") from None
         raise TableError(f"{where}: cannot read: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise TableError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        shown = "UTF-8" if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig") else encoding
+        raise TableError(
+            f"{where}: not {shown} text ({exc.reason} at byte {exc.start}); give the file's encoding "
+            "(e.g. --encoding latin-1)"
+        ) from None
     except csv.Error as exc:
         raise TableError(f"{where}: malformed CSV ({exc})") from None
 
@@ -161,7 +193,8 @@ def _parse(reader: Any, names: tuple[str, ...] | None, where: str) -> tuple[tupl
             width = len(header)
             continue
         if len(row) != width:
-            raise TableError(f"{where} line {reader.line_num}: expected {width} fields, found {len(row)}")
+            hint = " (is the delimiter right? see --delimiter)" if width == 1 or len(row) == 1 else ""
+            raise TableError(f"{where} line {reader.line_num}: expected {width} fields, found {len(row)}{hint}")
         rows.append(row)
     if not saw_any:
         raise TableError(f"{where}: file is empty")
@@ -169,3 +202,38 @@ def _parse(reader: Any, names: tuple[str, ...] | None, where: str) -> tuple[tupl
         raise TableError(f"{where}: no data rows")
     assert header is not None
     return header, rows
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def header_looks_like_data(table: Table) -> bool:
+    """True when the header row looks like a data row: a column name that is a number, or that
+    is also one of that column's values (a file without a header row read as if it had one)."""
+    for name, col in zip(table.columns, table.data, strict=True):
+        if _is_number(name) or (col.size and bool(np.any(col == name))):
+            return True
+    return False
+
+
+def blank_counts(table: Table, columns: Sequence[str]) -> dict[str, int]:
+    """``{column: number of empty cells}`` for the ``columns`` that have any."""
+    counts = {name: int(np.count_nonzero(table.column(name) == "")) for name in columns}
+    return {name: n for name, n in counts.items() if n}
+
+
+def is_data_frame(obj: Any) -> bool:
+    """Whether ``obj`` looks like a pandas DataFrame (checked by its methods, without importing pandas)."""
+    return not isinstance(obj, (np.ndarray, Table, Mapping)) and all(
+        hasattr(obj, attr) for attr in ("columns", "to_numpy", "iloc", "isna")
+    )
+
+
+def frame_columns(frame: Any) -> dict[str, np.ndarray]:
+    """``{name: values}`` of a DataFrame's columns (numpy arrays; values matched by string form later)."""
+    return {str(name): frame[name].to_numpy() for name in frame.columns}

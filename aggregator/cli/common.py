@@ -13,9 +13,20 @@ import numpy as np
 from rldp.shared.arguments import checked
 from rldp.shared.errors import ValidationError
 
-__all__ = ["CommandError", "EXIT_AUDIT_FAILED", "emit", "fmt", "finite", "significance_level", "radius_nats"]
+__all__ = [
+    "CommandError",
+    "EXIT_AUDIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "emit",
+    "fmt",
+    "finite",
+    "significance_level",
+    "radius_nats",
+]
 
 EXIT_AUDIT_FAILED = 1
+# A command stopped by Ctrl-C (128 + SIGINT, as a shell reports it), also when it kept a partial result.
+EXIT_INTERRUPTED = 130
 
 
 significance_level = checked(

@@ -28,11 +28,11 @@ from rldp.shared.errors import ValidationError
 from rldp.shared.information import entropy
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
-from rldp.shared.tables import read_csv
 
 from ..design import ALL_METHODS, NOTIONS, SOLVER_METHODS, SOLVERS, TRANSPORT_METHODS, add_per_report_layer, design
-from .common import CommandError, emit, fmt, radius_nats, significance_level
+from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
+from .public_table import add_table_flags, check_alphabet, check_out, read_public
 
 __all__ = ["add_design_parser", "cmd_design"]
 
@@ -47,10 +47,12 @@ def _window(text: str) -> Window:
 
 
 def cmd_design(args: argparse.Namespace) -> int:
-    table = read_csv(args.public, names=args.names)
+    check_out(args.out)
+    table = read_public(args, [*args.sensitive, *args.released])
     if table.n_rows == 0:
         raise CommandError(f"{args.public}: no data rows")
     alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent)
+    check_alphabet(alphabet, args.public)
     public = PublicCounts.from_table(table, alphabet, name=args.public_name or os.path.basename(args.public))
     p_hat = public.distribution
     if args.warm_start and args.method not in SOLVER_METHODS:
@@ -118,6 +120,9 @@ def cmd_design(args: argparse.Namespace) -> int:
     if doc["privacy"]["notion"] == "distp":
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
+    interrupted = params.get("status") == "interrupted"
+    if interrupted:  # Ctrl-C during the search: the best certified design so far was kept and written
+        record["interrupted"] = True
     emit(
         args,
         record,
@@ -133,6 +138,13 @@ def cmd_design(args: argparse.Namespace) -> int:
             f"  wrote    {args.out} in {seconds:.2f} s",
         ],
     )
+    if interrupted:
+        print(
+            f"rldp design: interrupted after {seconds:.1f} s; wrote the best certified design found so far "
+            f"to {args.out} (audited, NMI {record['nmi']:.4f}; not the optimum)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 0
 
 
@@ -248,6 +260,7 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--radius", type=radius_nats, help="radius B of the Rényi ball, in nats (instead of --beta)")
     p.add_argument("--order", type=positive_float("order"), default=2.0, help="Rényi order α (default 2)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
+    add_table_flags(p)
     p.add_argument(
         "--public-name", metavar="TEXT", help="the public data's name in the document (default: the file's base name)"
     )
@@ -277,7 +290,8 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         type=positive_float("time budget"),
         default=60.0,
         metavar="SECONDS",
-        help="seconds for column generation; the best certified mechanism found is returned (default 60)",
+        help="seconds for the design (held within about 10 %%); the best certified mechanism found is "
+        "returned (default 60). Ctrl-C writes the best one found so far and exits 130",
     )
     p.add_argument(
         "--warm-start",

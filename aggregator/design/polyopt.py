@@ -30,12 +30,20 @@ from rldp.shared.uncertainty import UncertaintySet
 
 from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .cg import CGResult, solve_nr_cg, solve_polyopt_cg
+from .cg.solve import INTERRUPTED
 from .errors import PolyOptError, PolyOptTooLarge
 from .exact import EXACT_MAX_SYMBOLS, solve_polyopt
 from .families import grr_matrix, srr_matrix
 from .options import DesignOptions, warm_rows
 
-__all__ = ["polyopt", "nr", "AUTO_EXACT_MAX_SYMBOLS", "AUTO_EXACT_NR_MAX_VERTICES", "POLISH_MAX_SECONDS"]
+__all__ = [
+    "polyopt",
+    "nr",
+    "CALIBRATED_SEED_COST",
+    "AUTO_EXACT_MAX_SYMBOLS",
+    "AUTO_EXACT_NR_MAX_VERTICES",
+    "POLISH_MAX_SECONDS",
+]
 
 # ``auto`` enumerates vertices exactly (then polishes, see _polish) up to this many symbols:
 # 3×3 ~0.2 s, 2×5 ~0.7 s, 5×2 ~2 s — the Adult pairs sex/race and race/sex get the proven
@@ -46,6 +54,10 @@ AUTO_EXACT_NR_MAX_VERTICES = 5000
 # Exact enumeration is followed by column-generation pricing seeded with its vertices (see
 # _polish); this caps that step (it converges in well under a second up to 12 symbols).
 POLISH_MAX_SECONDS = 10.0
+
+# A calibrated seed costs up to this many times the slowest theorem seed (measured on Adult:
+# 200-1000x at 60 symbols, 100x at 480); it is skipped unless that much time is left.
+CALIBRATED_SEED_COST = 1000.0
 
 Seed = Callable[[UncertaintySet, float], np.ndarray]
 # rldp's other certified designs, offered to column generation as seed columns.
@@ -64,14 +76,27 @@ _CALIBRATED_SEEDS: tuple[Seed, ...] = (
 def _seed_rows(uset: UncertaintySet, eps: float, deadline: float, calibrated: bool) -> list[np.ndarray]:
     """Rows of rldp's other certified designs, offered to column generation as seed
     columns (kept where they fit Γ, mixed into it otherwise), so the result does not fall
-    below them. The calibrated ones take a few seconds at 240 symbols: only with time."""
-    rows = []
-    for seed in _SEEDS + (_CALIBRATED_SEEDS if calibrated else ()):
+    below them. A seed cannot be stopped once started, so the calibrated ones (hundreds of
+    exact audits) run only when CALIBRATED_SEED_COST × the slowest theorem seed still fits
+    before ``deadline``: they took 1.7 s and 9 s at 60 symbols, 192 s at 480 (where the time
+    budget was overrun by that much)."""
+    rows: list[np.ndarray] = []
+    slowest = 0.0
+    for seed in _SEEDS:
         if time.perf_counter() > deadline:
-            break
+            return rows
+        began = time.perf_counter()
         try:
             rows.append(seed(uset, eps))
         except (ValueError, RuntimeError):  # a seed is optional: a designer that cannot run here is skipped
+            pass
+        slowest = max(slowest, time.perf_counter() - began)
+    for seed in _CALIBRATED_SEEDS if calibrated else ():
+        if time.perf_counter() + CALIBRATED_SEED_COST * slowest > deadline:
+            break
+        try:
+            rows.append(seed(uset, eps))
+        except (ValueError, RuntimeError):
             continue
     return rows
 
@@ -141,7 +166,9 @@ def _exact(
         params["fallback"] = f"column generation: {exc}"
     if not nr:
         rows += _seed_rows(uset, eps, start + 0.15 * budget, calibrated=False)
-    polished = _polish(rows, p, low, design_eps, eps, same_sensitive, min(budget, POLISH_MAX_SECONDS), nr)
+    # The polish gets what is left of the budget (enumeration came first), at most POLISH_MAX_SECONDS.
+    left = max(start + budget - time.perf_counter(), 0.05)
+    polished = _polish(rows, p, low, design_eps, eps, same_sensitive, min(left, POLISH_MAX_SECONDS), nr)
     params.update(
         iterations=polished.iterations,
         columns=polished.columns,
@@ -177,6 +204,8 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
         nr_res = solve_nr_cg(
             p, design_eps, time_budget=max(min(0.05 * budget, 5.0), 0.05), bound_epsilon=eps, coarsen=False
         )
+        if nr_res.status == INTERRUPTED:  # Ctrl-C before any PolyOpt design exists: nothing to keep
+            raise KeyboardInterrupt
         if nr_res.upper_bound is not None:
             bounds["nr-lagrangian"] = float(nr_res.upper_bound)
     res = solve_polyopt_cg(

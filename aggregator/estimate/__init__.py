@@ -15,7 +15,7 @@ likelihood by EM with the Qᵀ update, SQUAREM and an interior-point finish; ide
 
 from __future__ import annotations
 
-from .estimator import DEFAULT_BOOTSTRAP, INTERVALS, METHODS, estimate_distribution
+from .estimator import DEFAULT_BOOTSTRAP, INTERVALS, METHODS, estimate_distribution, estimate_many
 from .inputs import report_counts
 from .intervals import LEVEL
 from .inverse import project_simplex
@@ -23,6 +23,7 @@ from .likelihood import Likelihood
 from .result import Estimate
 
 __all__ = [
+    "estimate_many",
     "DEFAULT_BOOTSTRAP",
     "Estimate",
     "INTERVALS",

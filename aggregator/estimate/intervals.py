@@ -14,10 +14,20 @@ For a linear functional wᵀθ (a cell, a marginal, any row of ``weights`` in
     widen, and avoids a zero-width Wald interval when an output has π̂ = 0). For the
     inverse estimator, the exact covariance of θ̃: V = Q⁺ (diag π − ππᵀ) Q⁺ᵀ / n with
     π = Qθ̂; the interval spans both the projected estimate and θ̃ (so it contains the
-    reported estimate and is at least as wide as the unbiased Wald interval).
-  - ``"bootstrap"``: parametric bootstrap, B count vectors ~ Multinomial(n, Qθ̂)
-    re-estimated with the same estimator (vectorised over B), 2.5 / 97.5 % percentiles,
-    widened if needed to contain the estimate.
+    reported estimate and is at least as wide as the unbiased Wald interval). For EM with
+    Q of full column rank the interval is the union of the MLE's Wald interval and that
+    unbiased one: near the simplex boundary the MLE moves mass off the clipped cells and its
+    information understates the spread of the large ones (Adult sex × race, GRR ε = 1,
+    n = 1,000: the largest cell was covered 0.905, the race marginal 0.935; with the union
+    ≥ 0.96 everywhere, ≥ 0.948 at n = 10⁴; tests/aggregator/test_interval_coverage.py).
+  - ``"bootstrap"``: for Q of full column rank, the basic bootstrap of the unbiased
+    θ̃ = Q⁺c/n: B count vectors c* ~ Multinomial(n, c/n), linear replicates θ̃* = Q⁺c*/n (no
+    re-fit), and the interval [min(θ̂, θ̃) − (q₉₇.₅ − θ̃), max(θ̂, θ̃) + (θ̃ − q₂.₅)] of the
+    quantiles q of wᵀθ̃*. The percentile interval of EM re-fits it replaces repeated the
+    boundary bias and was 10–15 % too narrow (coverage 0.83 / 0.72 at n = 1,000; now ≥ 0.95,
+    ≥ 0.94 at n = 10⁴). Rank-deficient Q: B count vectors ~ Multinomial(n, Qθ̂) re-fitted
+    by EM, 2.5 / 97.5 % percentiles of the identifiable functionals, widened if needed to
+    contain the estimate (not checked at small n).
 
   Both are asymptotic (large n). With ``prior_weight`` κ > 0 they are centred on the MAP
   and use the likelihood's information only (the prior's is ignored, which widens); the
@@ -72,12 +82,18 @@ class Uncertainty:
         row_basis: np.ndarray | None,
         q: np.ndarray,
         box: tuple[np.ndarray, np.ndarray] | None,
+        unconstrained_covariance: np.ndarray | None = None,
+        linear_replicates: bool = False,
     ) -> None:
         self.kind = kind
         self.theta = theta
-        self.unconstrained = unconstrained
+        self.unconstrained = unconstrained  # θ̃ = Q⁺c/n (full column rank), not projected
         self.covariance = covariance
+        # Covariance of θ̃ when ``covariance`` is another estimator's (EM): the delta interval is
+        # then the union of both Wald intervals (see the module docstring).
+        self.unconstrained_covariance = unconstrained_covariance
         self.replicates = replicates
+        self.linear_replicates = linear_replicates  # replicates are θ̃* = Q⁺c*/n: basic bootstrap
         self.row_basis = row_basis  # None: every functional is identifiable
         self.q = q
         self.box = box
@@ -101,17 +117,27 @@ class Uncertainty:
             wi = w[ok]
             val = value[ok]
             if self.kind == "delta":
-                var = np.einsum("ka,ka->k", wi @ self.covariance, wi)
-                sd = np.sqrt(np.maximum(var, 0.0))
-                centre_lo, centre_hi = val, val
-                if self.unconstrained is not None:
+                sd = _sd(wi, self.covariance)
+                if self.unconstrained is not None and self.unconstrained_covariance is None:
+                    # inverse: θ̃'s exact covariance, the interval spans θ̂ and θ̃
                     raw = wi @ self.unconstrained
-                    centre_lo, centre_hi = np.minimum(val, raw), np.maximum(val, raw)
-                low[ok] = centre_lo - Z95 * sd
-                high[ok] = centre_hi + Z95 * sd
+                    low[ok] = np.minimum(val, raw) - Z95 * sd
+                    high[ok] = np.maximum(val, raw) + Z95 * sd
+                else:
+                    low[ok], high[ok] = val - Z95 * sd, val + Z95 * sd
+                    if self.unconstrained is not None:  # EM: ∪ the unbiased Wald interval of θ̃
+                        raw, sd_u = wi @ self.unconstrained, _sd(wi, self.unconstrained_covariance)
+                        low[ok] = np.minimum(low[ok], np.minimum(val, raw) - Z95 * sd_u)
+                        high[ok] = np.maximum(high[ok], np.maximum(val, raw) + Z95 * sd_u)
             else:
                 reps = self.replicates @ wi.T  # (B, k)
                 qlo, qhi = np.quantile(reps, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0)
+                if self.linear_replicates and self.unconstrained is not None:
+                    # Basic bootstrap of the unbiased θ̃ (replicates drawn at the counts' proportions,
+                    # so E θ̃* = θ̃): θ̃* − θ̃ mimics θ̃ − θ; like the delta interval, the interval
+                    # spans both θ̂ and θ̃ before it is widened by those quantiles.
+                    raw = wi @ self.unconstrained
+                    qlo, qhi = np.minimum(raw, val) - (qhi - raw), np.maximum(raw, val) + (raw - qlo)
                 low[ok] = np.minimum(qlo, val)
                 high[ok] = np.maximum(qhi, val)
         if (~ok).any():
@@ -148,6 +174,12 @@ class Uncertainty:
                 if res.status == 0:  # otherwise keep the trivial bound (never a tighter claim)
                     out[k] = sign * res.fun
         return out_lo, out_hi
+
+
+def _sd(w: np.ndarray, covariance: np.ndarray | None) -> np.ndarray:
+    """√(wᵀVw) for each row w."""
+    assert covariance is not None
+    return np.sqrt(np.maximum(np.einsum("ka,ka->k", w @ covariance, w), 0.0))
 
 
 def as_weights(weights: Any, a: int, shape: tuple[int, int]) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from rldp.shared.attributes import value_product
 from rldp.shared.errors import ValidationError
 from rldp.shared.records import Alphabet
 
@@ -150,6 +151,31 @@ class Estimate:
             raise ValidationError(f"alphabet must be an rldp Alphabet; got {type(alphabet).__name__}")
         if alphabet.shape != self.shape:
             raise ValidationError(f"alphabet has shape {alphabet.shape} (|S|, |U|) but the estimate has {self.shape}")
+
+    def to_frame(self, alphabet: Alphabet | None = None) -> Any:
+        """A pandas DataFrame, one row per cell x = (s, u): the attribute values (with an alphabet;
+        ``s`` and ``u`` indices without), ``estimate``, ``ci95_low``, ``ci95_high`` and ``identified``.
+        Needs pandas (``pip install 'rldp[pandas]'``), imported only here."""
+        try:
+            import pandas as pd
+        except ModuleNotFoundError:
+            raise ValidationError("to_frame() needs pandas: pip install 'rldp[pandas]'") from None
+        a = self.joint.size
+        if alphabet is not None:
+            self._check_alphabet(alphabet)
+            names = [attr.name for attr in alphabet.joint_attributes]
+            cells = value_product([attr.values for attr in alphabet.joint_attributes])
+            columns: dict[str, Any] = {name: [cell[i] for cell in cells] for i, name in enumerate(names)}
+        else:
+            s, u = np.divmod(np.arange(a), self.shape[1])
+            columns = {"s": s, "u": u}
+        columns.update(
+            estimate=self.joint.ravel(),
+            ci95_low=self.ci95_low.ravel(),
+            ci95_high=self.ci95_high.ravel(),
+            identified=self.identified(np.eye(a)),
+        )
+        return pd.DataFrame(columns)
 
     def to_dict(self, alphabet: Alphabet | None = None) -> dict[str, Any]:
         """JSON-ready form (plain lists and floats; non-finite numbers become None).

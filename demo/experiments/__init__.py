@@ -28,11 +28,12 @@ from __future__ import annotations
 from .config import BETA, COLUMNS, N_ADULT, ORDER, POLYOPT_SOLVERS, Config, Experiment, Result, UnknownExperiment
 from .evaluation import synthetic_draw
 from .lzg24 import PAPER_TABLE2
-from .runner import EXPERIMENTS, experiment, load_result, report, run_experiment, write_outputs
+from .runner import DEFAULT_OUT, EXPERIMENTS, experiment, load_result, report, run_experiment, write_outputs
 from .tables import format_table
 from .tasks import default_workers
 
 __all__ = [
+    "DEFAULT_OUT",
     "BETA",
     "COLUMNS",
     "N_ADULT",

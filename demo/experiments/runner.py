@@ -21,7 +21,11 @@ from rldp.shared.errors import ValidationError, one_line
 from . import km19_plots, lzg21, lzg24, lzg24_truth
 from .config import COLUMNS, Config, Experiment, Result, UnknownExperiment
 
-__all__ = ["EXPERIMENTS", "experiment", "run_experiment", "write_outputs", "load_result", "report"]
+__all__ = ["DEFAULT_OUT", "EXPERIMENTS", "experiment", "run_experiment", "write_outputs", "load_result", "report"]
+
+# Where ``rldp experiment`` writes by default: a folder of the caller's own, never the tracked
+# docs/experiments/ (``--out docs/experiments`` refreshes those on purpose).
+DEFAULT_OUT = Path("experiments-output")
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e for e in (*lzg24.EXPERIMENTS, *lzg24_truth.EXPERIMENTS, *lzg21.EXPERIMENTS, *km19_plots.EXPERIMENTS)

@@ -70,7 +70,7 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
         f"({summary['reports_per_second']:,.0f} reports/s over HTTP)"
     )
     attack = summary.get("attack")
-    figures = ["estimate.png", "privacy_utility.png"]
+    figures = ["estimate.png"] + (["privacy_utility.png"] if summary.get("curves") else [])
     if attack:
         print(
             f"averaging attack  after {attack['windows']} windows: {cfg.sensitive} guessed for "

@@ -179,7 +179,7 @@ def run_demo(cfg: DemoConfig) -> dict:
         "l1_public_vs_truth": float(np.abs(p_hat - truth).sum()),
         "identifiable": bool(estimate.get("identifiable", True)),
         "grr": grr,
-        "curves": curve_rows,
+        "curves": curve_rows if cfg.curves else [],
         "attack": attack,
         "seconds": time.perf_counter() - started,
     }

@@ -138,6 +138,9 @@ def write_document(doc: Mapping[str, Any], path: str | os.PathLike[str]) -> None
     kind = _kind(where)
     if kind is None:
         raise DocumentError(f"{where}: unknown extension; use .json, .msgpack or .mpk")
+    folder = os.path.dirname(where) or "."
+    if not os.path.isdir(folder):  # say so, rather than let open() name the temporary file
+        raise DocumentError(f"{where}: no such folder {folder!r}; create it first")
     valid = validate_document(doc)
     data = to_json(valid).encode("utf-8") if kind == "json" else to_msgpack(valid)
     tmp = f"{where}.tmp-{os.getpid()}"

@@ -76,3 +76,28 @@ def test_demo_bad_options_one_line(tmp_path):
         timeout=120,
     )
     assert proc.returncode == 2 and "no column 'nope'" in proc.stderr
+
+
+def test_demo_without_curves_draws_no_bars_into_a_file(tmp_path):
+    """stderr is a pipe here, not a terminal: no progress bars by default; --no-curves designs at
+    --epsilon only and draws no privacy-utility figure."""
+    out = tmp_path / "demo-output"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rldp.cli", "demo", "--quick", "--users", "3000", "--seed", "3"]
+        + ["--workers", "1", "--no-attack", "--no-curves", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "\r" not in proc.stderr and "it/s" not in proc.stderr, proc.stderr[-2000:]
+    assert (out / "estimate.png").exists() and not (out / "privacy_utility.png").exists()
+    assert json.loads((out / "summary.json").read_text())["curves"] == []
+    assert "privacy_utility.png" not in proc.stdout
+
+
+def test_experiment_writes_outside_the_tracked_docs_by_default():
+    from rldp.cli import build_parser
+
+    args = build_parser("experiment").parse_args(["experiment", "fig4"])
+    assert str(args.out) == "experiments-output"

@@ -25,7 +25,7 @@ from ..cone import GammaCone
 from ..errors import CGError
 from .master import Master, seed_columns, solve_seeds
 from .pricing import PRICING_TOLERANCE, objective
-from .solve import CGResult, Progress, certified_result, check_inputs, coarse_stage, report_progress
+from .solve import INTERRUPTED, CGResult, Progress, certified_result, check_inputs, coarse_stage, report_progress
 
 __all__ = ["NR_EXACT_MAX_SENSITIVE", "nr_pricing", "nr_upper_bound", "solve_nr_cg"]
 
@@ -196,38 +196,44 @@ def solve_nr_cg(
     history = [(time.perf_counter() - start, master.value)]
     iterations, status = 0, "time_budget"
     per_round = max(8, pf.size // 4)
-    while True:
-        lam = _zero_cell_duals(p, master.duals)
-        # Wentges smoothing: price at a point between the master's duals and the best-bound
-        # duals so far (the stability centre); both points give valid Lagrangian bounds.
-        points = [lam] if center is None else [lam, 0.5 * (lam + center)]
-        new: list[np.ndarray] = []
-        found_positive = False
-        for mu_point in points:
-            cols, rcs, _ = nr_pricing(p, mu_point, epsilon, columns=per_round)
-            bound = mu_point.sum() + nr_pricing(p, mu_point, bound_eps, columns=1)[2]
-            if bound < best_bound:
-                best_bound, center = bound, mu_point
-            real = objective(cols, pf, lam)  # reduced cost at the master's duals
-            keep = real > PRICING_TOLERANCE * max(1.0, master.value)
-            found_positive |= bool(keep.any())
-            new.extend(cols[keep])
-        report_progress(progress, master, iteration=iterations, start=start, upper_bound=best_bound)
-        if best_bound - master.value <= tolerance * max(1.0, master.value) or not found_positive:
-            status = "converged"
-            break
-        if time.perf_counter() > deadline:
-            break
-        if iterations >= max_iterations:
-            status = "iteration_limit"
-            break
-        iterations += 1
-        if master.add(cone.repair(np.array(new))) == 0:
-            status = "stalled"
-            break
-        if not master.solve(max(deadline - time.perf_counter(), 1e-3)):
-            break
-        history.append((time.perf_counter() - start, master.value))
+    if stages and stages[-1]["status"] == INTERRUPTED:  # Ctrl-C in the coarse stage: stop at the seeds
+        status = INTERRUPTED
+    try:
+        while status != INTERRUPTED:
+            lam = _zero_cell_duals(p, master.duals)
+            # Wentges smoothing: price at a point between the master's duals and the best-bound
+            # duals so far (the stability centre); both points give valid Lagrangian bounds.
+            points = [lam] if center is None else [lam, 0.5 * (lam + center)]
+            new: list[np.ndarray] = []
+            found_positive = False
+            for mu_point in points:
+                cols, rcs, _ = nr_pricing(p, mu_point, epsilon, columns=per_round)
+                bound = mu_point.sum() + nr_pricing(p, mu_point, bound_eps, columns=1)[2]
+                if bound < best_bound:
+                    best_bound, center = bound, mu_point
+                real = objective(cols, pf, lam)  # reduced cost at the master's duals
+                keep = real > PRICING_TOLERANCE * max(1.0, master.value)
+                found_positive |= bool(keep.any())
+                new.extend(cols[keep])
+            report_progress(progress, master, iteration=iterations, start=start, upper_bound=best_bound)
+            if best_bound - master.value <= tolerance * max(1.0, master.value) or not found_positive:
+                status = "converged"
+                break
+            if time.perf_counter() > deadline:
+                break
+            if iterations >= max_iterations:
+                status = "iteration_limit"
+                break
+            iterations += 1
+            if master.add(cone.repair(np.array(new))) == 0:
+                status = "stalled"
+                break
+            if not master.solve(max(deadline - time.perf_counter(), 1e-3)):
+                break
+            history.append((time.perf_counter() - start, master.value))
+    except KeyboardInterrupt:  # Ctrl-C: keep the last solved master (certified as always)
+        status = INTERRUPTED
+
     return certified_result(
         p,
         cone,

@@ -35,12 +35,15 @@ __all__ = [
     "certified_result",
     "report_progress",
     "SMOOTHING",
+    "INTERRUPTED",
 ]
 
 Progress = Callable[[dict], None]
 
 # Weight of the previous search prices in the smoothed pricing point.
 SMOOTHING = 0.6
+# The status of a solve stopped by KeyboardInterrupt (Ctrl-C): its result is the last solved master.
+INTERRUPTED = "interrupted"
 
 
 @dataclass
@@ -54,7 +57,7 @@ class CGResult:
     columns: int  # columns in the master at the end
     seconds: float
     converged: bool  # the pricer found no improving column (exact pricer: proven optimal)
-    status: str  # "converged", "time_budget", "iteration_limit" or "stalled"
+    status: str  # "converged", "time_budget", "iteration_limit", "stalled" or "interrupted" (Ctrl-C)
     upper_bound: float | None = None  # proven upper bound on the optimum, if any
     bound_kind: str | None = None  # what ``upper_bound`` bounds and how it was proved
     history: list[tuple[float, float]] = field(default_factory=list)  # (seconds, lp value)
@@ -286,37 +289,47 @@ def solve_polyopt_cg(
     loop_deadline = deadline - (0.15 * float(time_budget) if blocks is not None and prove_bound else 0.0)
     center = None
     max_columns = 20 * cone.size + 2000  # bounds memory; old non-basic columns only slow the master
-    report()
-    while True:
-        if time.perf_counter() > loop_deadline:
-            status = "time_budget"
-            break
-        if iterations >= max_iterations:
-            status = "iteration_limit"
-            break
-        iterations += 1
-        # Wentges-style smoothing: search at prices between the previous search point and
-        # the master's duals (damps the oscillation of the duals; ~15 % more utility at 240
-        # symbols in 60 s); a column enters only if it improves at the master's own duals.
-        center = master.duals if center is None else center
-        smooth = SMOOTHING * center + (1 - SMOOTHING) * master.duals
-        new = price_round(pricer, master, master.duals, rng, loop_deadline, starts_per_round, blocks, price_at=smooth)
-        center = smooth
-        added = master.add(cone.repair(new)) if len(new) else 0
-        if added == 0:  # search harder, at the master's duals, before calling it converged
+    if stages and stages[-1]["status"] == INTERRUPTED:  # Ctrl-C in the coarse stage: stop at the seeds
+        status, prove_bound = INTERRUPTED, False
+    try:
+        if status != INTERRUPTED:
+            report()
+        while status != INTERRUPTED:
+            if time.perf_counter() > loop_deadline:
+                status = "time_budget"
+                break
+            if iterations >= max_iterations:
+                status = "iteration_limit"
+                break
+            iterations += 1
+            # Wentges-style smoothing: search at prices between the previous search point and
+            # the master's duals (damps the oscillation of the duals; ~15 % more utility at 240
+            # symbols in 60 s); a column enters only if it improves at the master's own duals.
+            center = master.duals if center is None else center
+            smooth = SMOOTHING * center + (1 - SMOOTHING) * master.duals
             new = price_round(
-                pricer, master, master.duals, rng, loop_deadline, starts_per_round, blocks, intensive=True
+                pricer, master, master.duals, rng, loop_deadline, starts_per_round, blocks, price_at=smooth
             )
+            center = smooth
             added = master.add(cone.repair(new)) if len(new) else 0
-        if added == 0:
-            status = "time_budget" if time.perf_counter() > loop_deadline else "converged"
-            break
-        if not master.solve(max(loop_deadline - time.perf_counter(), 1e-3)):
-            status = "time_budget"
-            break
-        history.append((time.perf_counter() - start, master.value))
-        master.purge(max_columns)
-        report()
+            if added == 0:  # search harder, at the master's duals, before calling it converged
+                new = price_round(
+                    pricer, master, master.duals, rng, loop_deadline, starts_per_round, blocks, intensive=True
+                )
+                added = master.add(cone.repair(new)) if len(new) else 0
+            if added == 0:
+                status = "time_budget" if time.perf_counter() > loop_deadline else "converged"
+                break
+            if not master.solve(max(loop_deadline - time.perf_counter(), 1e-3)):
+                status = "time_budget"
+                break
+            history.append((time.perf_counter() - start, master.value))
+            master.purge(max_columns)
+            report()
+    except KeyboardInterrupt:
+        # Ctrl-C: keep the last solved master (every column is in Γ, so it certifies as always);
+        # the caller sees status "interrupted". No bound is proved: the user asked to stop.
+        status, prove_bound = INTERRUPTED, False
     if prove_bound and lifted is not None:
         # Any λ gives a valid Lagrangian bound: the coarse problem's (near-converged) duals,
         # lifted, give a far better one than the (degenerate, unconverged) fine master's:
@@ -337,5 +350,9 @@ def solve_polyopt_cg(
         history=history,
         stages=stages,
     )
-    report()
+    if status != INTERRUPTED:
+        try:
+            report()
+        except KeyboardInterrupt:
+            result.status, result.converged = INTERRUPTED, False
     return result
