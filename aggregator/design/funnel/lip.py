@@ -26,12 +26,12 @@ import numpy as np
 
 from rldp.shared.information import entropy
 
-from ..errors import PolyOptError, PolyOptTooLarge
+from ..errors import DesignError, PolyOptError
 
 __all__ = ["LIP_EXACT_MAX_SYMBOLS", "LipResult", "lip_vertices", "optimal_lip", "optimal_lip_rows"]
 
 #: Vertex enumeration of Δ is limited to this many input symbols with positive probability.
-LIP_EXACT_MAX_SYMBOLS = 40
+LIP_EXACT_MAX_SYMBOLS = 24
 _TOL = 1e-10
 
 
@@ -168,7 +168,7 @@ def optimal_lip(joint: np.ndarray, eps_lower: float, eps_upper: float) -> LipRes
     p_x, p_s = joint.sum(axis=0), joint.sum(axis=1)
     live = p_x > 0
     if int(live.sum()) > LIP_EXACT_MAX_SYMBOLS:
-        raise PolyOptTooLarge(
+        raise DesignError(
             f"exact optimal LIP/ALIP enumerates the vertices of its polytope and is limited to "
             f"{LIP_EXACT_MAX_SYMBOLS} input symbols with positive probability; this input has {int(live.sum())}"
         )
