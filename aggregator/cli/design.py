@@ -154,12 +154,14 @@ def _check_epsilons(args: argparse.Namespace) -> None:
     if args.notion == "alip":
         if args.epsilon is not None:
             raise CommandError("--notion alip takes --epsilon-lower and --epsilon-upper, not --epsilon")
-        for flag, value in zip(("--epsilon-lower", "--epsilon-upper"), bounds):
+        for flag, value in zip(("--epsilon-lower", "--epsilon-upper"), bounds, strict=True):
             if value is None:
                 raise CommandError(f"--notion alip needs {flag} (a number > 0, nats)")
         return
     if any(b is not None for b in bounds):
-        raise CommandError(f"--epsilon-lower/--epsilon-upper apply to --notion alip only; --notion {args.notion} takes --epsilon")
+        raise CommandError(
+            f"--epsilon-lower/--epsilon-upper apply to --notion alip only; --notion {args.notion} takes --epsilon"
+        )
     if args.epsilon is None:
         raise CommandError(f"--epsilon is required for --notion {args.notion} (a number > 0, nats)")
 

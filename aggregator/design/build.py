@@ -110,7 +110,9 @@ def _check_bounds(notion: str, epsilon: Any, lower: Any, upper: Any) -> None:
         if not _positive(value):
             raise DesignError(f"{name} must be a finite number > 0 (nats); got {value!r}")
     if epsilon is not None and _positive(epsilon) and abs(float(epsilon) - max(lower, upper)) > 1e-12:
-        raise DesignError(f"epsilon for notion alip is max(epsilon_lower, epsilon_upper) = {max(lower, upper)}; got {epsilon!r}")
+        raise DesignError(
+            f"epsilon for notion alip is max(epsilon_lower, epsilon_upper) = {max(lower, upper)}; got {epsilon!r}"
+        )
 
 
 def run_designer(method: str, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict]:

@@ -17,7 +17,9 @@ def _design(public, out, *extra: object):
 
 def test_alip_watchdog_on_adult_passes_the_audit(adult_csv, tmp_path):
     out = tmp_path / "wd.json"
-    proc = _design(adult_csv, out, "--notion", "alip", "--epsilon-lower", "1", "--epsilon-upper", "1", "--method", "watchdog")
+    proc = _design(
+        adult_csv, out, "--notion", "alip", "--epsilon-lower", "1", "--epsilon-upper", "1", "--method", "watchdog"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "alip claimed (eps_l, eps_u) = (1, 1)" in proc.stdout and "at P̂ only (pass)" in proc.stdout
     doc = json.loads(out.read_text())
@@ -44,8 +46,10 @@ def test_lip_grr_json_record(adult_csv, tmp_path):
 @pytest.mark.parametrize(
     ("extra", "needles"),
     [
-        (("--notion", "alip", "--epsilon-lower", "1", "--epsilon-upper", "1", "--method", "watchdog-paper"),
-         ("watchdog-paper mechanism failed its audit", "1.568")),
+        (
+            ("--notion", "alip", "--epsilon-lower", "1", "--epsilon-upper", "1", "--method", "watchdog-paper"),
+            ("watchdog-paper mechanism failed its audit", "1.568"),
+        ),
         (("--notion", "lip", "--epsilon", "1", "--method", "cr"), ("method 'cr' needs the sensitive attribute",)),
         (("--notion", "alip", "--epsilon-lower", "1", "--method", "watchdog"), ("--epsilon-upper",)),
         (("--notion", "alip", "--epsilon", "1", "--method", "watchdog"), ("--epsilon-lower and --epsilon-upper",)),

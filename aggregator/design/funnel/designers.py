@@ -124,9 +124,7 @@ FUNNEL_DESIGNERS: tuple[Any, ...] = (
     FamilyDesigner("oue", "OUE^α (2^|X| outputs) calibrated to the exact audit [LTS20, eqs 30-32]", latent=True),
     FamilyDesigner("cr", "conditional reporting CR^α calibrated to the exact audit [LTS20, Alg 1, Prop 1]", False),
     WatchdogDesigner("watchdog", "complete merging of the high-risk symbols, enlarged until the audit passes"),
-    WatchdogDesigner(
-        "watchdog-paper", "complete merging as printed [ZDS23, eqs 6-8] (refused when it leaks)"
-    ),
+    WatchdogDesigner("watchdog-paper", "complete merging as printed [ZDS23, eqs 6-8] (refused when it leaks)"),
     WatchdogDesigner("subset-merging", "subset merging [ZDS23, Alg 1], enforced by the audit"),
     WatchdogDesigner("subset-rr", "subset random response [ZDS23, Alg 2] (AORR per part)"),
 )
