@@ -237,3 +237,17 @@ def test_sizes_beyond_the_exact_methods_are_refused():
     p /= p.sum()
     with pytest.raises(DesignError, match="latent S over a radius > 0 is limited"):
         design("optimal", alphabet=_alphabet(7, 7, True), public_distribution=p, radius=0.01, notion="ldp", epsilon=1.0)
+
+
+def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):
+    from rldp.aggregator.design.funnel.ldp import latent_polyopt
+
+    uset = UncertaintySet(p_small, 0.02, 2.0)
+    doc = design(
+        "optimal", alphabet=_alphabet(3, 4, True), public_distribution=p_small, radius=0.02, notion="lip", epsilon=0.6
+    )
+    assert doc["audit"]["passed"] and doc["parameters"]["via"] in ("ldp", "shrunk-lip")
+    ldp_route, _ = latent_polyopt(uset, 0.6)
+    p_u = p_small.sum(axis=0)
+    assert doc["utility"]["mutual_information"] >= mutual_information(ldp_route, p_u) - 1e-9
+    assert doc["utility"]["mutual_information"] <= optimal_lip(p_small, 0.6, 0.6).information + 1e-9  # F ∋ P̂
