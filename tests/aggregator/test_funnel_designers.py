@@ -235,8 +235,30 @@ def test_sizes_beyond_the_exact_methods_are_refused():
         design("oue", alphabet=_alphabet(3, 11, True), public_distribution=p, radius=0.0, notion="lip", epsilon=1.0)
     p = rng.random((7, 7))
     p /= p.sum()
-    with pytest.raises(DesignError, match="latent S over a radius > 0 is limited"):
-        design("optimal", alphabet=_alphabet(7, 7, True), public_distribution=p, radius=0.01, notion="ldp", epsilon=1.0)
+    with pytest.raises(DesignError, match="use solver 'cg' or 'auto'"):
+        design(
+            "optimal",
+            alphabet=_alphabet(7, 7, True),
+            public_distribution=p,
+            radius=0.01,
+            notion="ldp",
+            epsilon=1.0,
+            solver="exact",
+        )
+
+
+@pytest.mark.parametrize("radius", [0.0, 0.02])
+def test_latent_ldp_column_generation_reaches_the_exact_optimum(p_small, radius):
+    from rldp.aggregator.design.funnel.ldp import latent_polyopt
+
+    uset = UncertaintySet(p_small, radius, 2.0)
+    p_u = p_small.sum(axis=0)
+    exact, _ = latent_polyopt(uset, 0.7, "exact")
+    cg, params = latent_polyopt(uset, 0.7, "cg", time_budget=30.0)
+    assert params["solver"] == "cg" and params["converged"]
+    assert Claim("ldp", 0.7, 0.7, uset, True).passes(cg)
+    assert mutual_information(cg, p_u) == pytest.approx(mutual_information(exact, p_u), rel=0.01)
+    assert mutual_information(cg, p_u) <= mutual_information(exact, p_u) + 1e-7
 
 
 def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):

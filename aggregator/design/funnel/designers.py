@@ -93,9 +93,7 @@ class OptimalDesigner(_Base):
     @staticmethod
     def _ldp(uncertainty: UncertaintySet, options: DesignOptions, eps: float) -> tuple[np.ndarray, dict[str, Any]]:
         if options.latent:
-            if options.solver == "cg":
-                raise DesignError("solver 'cg' is not available for a latent S; use solver 'exact' or 'auto'")
-            return latent_polyopt(uncertainty, eps)
+            return latent_polyopt(uncertainty, eps, options.solver, options.time_budget)
         return polyopt.polyopt(uncertainty, False, replace(options, epsilon=eps))
 
 
