@@ -273,3 +273,14 @@ def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):
     p_u = p_small.sum(axis=0)
     assert doc["utility"]["mutual_information"] >= mutual_information(ldp_route, p_u) - 1e-9
     assert doc["utility"]["mutual_information"] <= optimal_lip(p_small, 0.6, 0.6).information + 1e-9  # F ∋ P̂
+
+
+def test_latent_cone_at_radius_zero_is_lts20_eq7(p_small):
+    """At radius 0 the latent cone's rows are exactly [LTS20, eq 7]: P(·|s) − e^ε P(·|s′) for s ≠ s′."""
+    from rldp.aggregator.design.funnel.ldp import LatentGammaCone
+
+    cond = p_small / p_small.sum(axis=1, keepdims=True)
+    rows = LatentGammaCone(cond, 0.7).inequalities()
+    expected = np.array([cond[s] - math.exp(0.7) * cond[t] for s in range(3) for t in range(3) if s != t])
+    key = lambda m: m[np.lexsort(np.round(m, 12).T[::-1])]  # noqa: E731
+    np.testing.assert_allclose(key(rows), key(expected), atol=1e-12)
