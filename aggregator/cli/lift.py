@@ -47,9 +47,9 @@ def audit_sides(result: AuditResult) -> tuple[dict[str, Any], list[str]]:
             f"  claimed epsilon_lower {extra['epsilon_lower_claimed']:.6g}, epsilon_upper {extra['epsilon_upper_claimed']:.6g}"
         )
     for side in ("lower", "upper"):
-        worst = extra.get(f"worst_{side}")
-        if worst:
-            lines.append(f"  worst {side} lift at output {worst['output']}, s={worst['s']}")
+        place = extra.get(f"worst_{side}")
+        if place:
+            lines.append(f"  worst {side} lift at output {place['output']}, s={place['s']}")
     if "epsilon_upper_at_p_hat" in extra:
         lines.append(
             f"  at P̂: epsilon_lower {fmt(extra['epsilon_lower_at_p_hat'])}, epsilon_upper {fmt(extra['epsilon_upper_at_p_hat'])}"
