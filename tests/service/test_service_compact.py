@@ -1,0 +1,58 @@
+"""A K = 4,000 GRR mechanism through the service: published, downloaded (JSON and msgpack), verified, used.
+
+Its document is format 3 (GRR by its two values, :mod:`rldp.shared.document.forms`): ~100 kB where
+the rows would be ~384 MB, far under the service's default body limit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from service.rldp_live import ADMIN, in_process_app
+
+from rldp.aggregator.design import design
+from rldp.aggregator.services import load_config
+from rldp.client.mechanism import Mechanism
+from rldp.shared.document import FORMAT_3, from_json, from_msgpack, mechanism_matrix, to_json, to_msgpack
+from rldp.shared.records import Alphabet, Attribute
+
+A1, A2 = 4, 1_000  # K = |S|·|U| = 4,000
+
+
+@pytest.fixture(scope="module")
+def large_grr() -> dict:
+    alpha = Alphabet(Attribute("s", [f"s{i}" for i in range(A1)]), [Attribute("u", [f"u{i}" for i in range(A2)])])
+    p_hat = np.random.default_rng(17).dirichlet(np.ones(A1 * A2)).reshape(A1, A2)
+    return design("grr", alphabet=alpha, public_distribution=p_hat, epsilon=1.0, n=32_561)
+
+
+def test_large_grr_publishes_downloads_verifies_and_privatises(tmp_path, large_grr):
+    doc = large_grr
+    assert doc["format"] == FORMAT_3 and doc["matrix"]["form"] == "grr" and doc["matrix"]["size"] == A1 * A2
+    body = to_json(doc).encode()
+    default_limit = load_config({})["MAX_BODY_BYTES"]
+    assert len(body) < default_limit and len(to_msgpack(doc)) < default_limit
+    with in_process_app(tmp_path) as app:  # the default body limit
+        http = app.test_client()
+        resp = http.post("/v1/mechanisms", data=body, headers={**ADMIN, "Content-Type": "application/json"})
+        assert resp.status_code == 201, resp.get_json()
+        url = f"/v1/mechanisms/{doc['id']}"
+        as_json = http.get(url, headers={"Accept": "application/json"})
+        as_msgpack = http.get(url, headers={"Accept": "application/msgpack"})
+        assert as_json.status_code == as_msgpack.status_code == 200
+        assert as_msgpack.headers["Content-Type"] == "application/msgpack"
+    mechanisms = [
+        Mechanism.from_document(from_json(as_json.data), expected_id=doc["id"]),
+        Mechanism.from_document(from_msgpack(as_msgpack.data), expected_id=doc["id"]),
+    ]
+    q = mechanism_matrix(doc)
+    n = 20_000
+    x = np.random.default_rng(3).integers(0, A1 * A2, size=n)
+    for mech in mechanisms:
+        assert mech.id == doc["id"] and mech.audit.passed and mech.epsilon_audited <= 1.0 + 1e-9
+        assert np.array_equal(mech.matrix, q)
+        y = mech.privatize_indices(x, rng=np.random.default_rng(5))
+        assert y.shape == (n,) and y.min() >= 0 and y.max() < A1 * A2
+        # Y = X with probability d: the count is Binomial(n, d); 5 standard deviations.
+        d = doc["matrix"]["diagonal"]
+        assert abs(np.count_nonzero(y == x) - n * d) <= 5 * np.sqrt(n * d * (1 - d)) + 1
