@@ -286,10 +286,10 @@ class PaletteForm:
         flat = q.ravel()
         ordered = np.sort(flat)  # sort + searchsorted: several times faster than np.unique(return_inverse=True)
         values = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-        if values.size > _PALETTE_MAX_VALUES:
-            return None
-        index = np.searchsorted(values, flat)
         kind = self._index_type(values.size)
+        if values.size > _PALETTE_MAX_VALUES or values.size * 8 + flat.size * np.dtype(kind).itemsize >= flat.size * 8:
+            return None  # no smaller than the dense form
+        index = np.searchsorted(values, flat)
         return {
             "form": self.name,
             "shape": list(q.shape),
