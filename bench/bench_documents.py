@@ -38,9 +38,7 @@ FLOOR_SECONDS = 2.0
 
 
 def setting(k: int) -> tuple[Alphabet, np.ndarray]:
-    alpha = Alphabet(
-        Attribute("s", [f"s{i}" for i in range(A1)]), [Attribute("u", [f"u{i}" for i in range(k // A1)])]
-    )
+    alpha = Alphabet(Attribute("s", [f"s{i}" for i in range(A1)]), [Attribute("u", [f"u{i}" for i in range(k // A1)])])
     return alpha, np.random.default_rng(k).dirichlet(np.ones(k)).reshape(A1, k // A1)
 
 

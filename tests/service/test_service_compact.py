@@ -10,26 +10,50 @@ import numpy as np
 import pytest
 from service.rldp_live import ADMIN, in_process_app
 
-from rldp.aggregator.design import design
+from rldp.cli import main
 from rldp.aggregator.services import load_config
 from rldp.client.mechanism import Mechanism
-from rldp.shared.document import FORMAT_3, from_json, from_msgpack, mechanism_matrix, to_json, to_msgpack
-from rldp.shared.records import Alphabet, Attribute
+from rldp.shared.document import FORMAT_3, from_json, from_msgpack, mechanism_matrix, read_document, to_msgpack
 
 A1, A2 = 4, 1_000  # K = |S|·|U| = 4,000
 
 
 @pytest.fixture(scope="module")
-def large_grr() -> dict:
-    alpha = Alphabet(Attribute("s", [f"s{i}" for i in range(A1)]), [Attribute("u", [f"u{i}" for i in range(A2)])])
-    p_hat = np.random.default_rng(17).dirichlet(np.ones(A1 * A2)).reshape(A1, A2)
-    return design("grr", alphabet=alpha, public_distribution=p_hat, epsilon=1.0, n=32_561)
+def large_grr(tmp_path_factory) -> tuple[dict, bytes]:
+    """(document, the bytes ``rldp design --method grr`` wrote) on a K = 4,000 alphabet."""
+    tmp = tmp_path_factory.mktemp("k4000")
+    rng = np.random.default_rng(17)
+    n = 8_000  # every u at least once, so the alphabet is 4 × 1,000
+    u = np.concatenate([np.arange(A2), rng.integers(0, A2, n - A2)])
+    s = rng.integers(0, A1, n)
+    csv = tmp / "public.csv"
+    csv.write_text("s,u\n" + "".join(f"s{a},u{b}\n" for a, b in zip(s, u)))
+    out = tmp / "grr.json"
+    code = main(
+        [
+            "design",
+            str(csv),
+            "--sensitive",
+            "s",
+            "--released",
+            "u",
+            "--method",
+            "grr",
+            "--epsilon",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    data = out.read_bytes()
+    return read_document(out), data
 
 
 def test_large_grr_publishes_downloads_verifies_and_privatises(tmp_path, large_grr):
-    doc = large_grr
+    doc, body = large_grr
     assert doc["format"] == FORMAT_3 and doc["matrix"]["form"] == "grr" and doc["matrix"]["size"] == A1 * A2
-    body = to_json(doc).encode()
     default_limit = load_config({})["MAX_BODY_BYTES"]
     assert len(body) < default_limit and len(to_msgpack(doc)) < default_limit
     with in_process_app(tmp_path) as app:  # the default body limit

@@ -178,9 +178,17 @@ def test_grr_structured_audit_matches_the_dense_search(latent, radius):
         assert (not latent and radius == math.inf) or worst["s1"] != worst["s2"]
         alpha = LATENT if latent else ALPHA
         doc = doc_of(q, alphabet=alpha)
-        privacy = {**PRIVACY, "epsilon": eps, "uncertainty": {"order": 2.0, "radius": None if math.isinf(radius) else radius}}
-        doc = build_document(method="grr", matrix=q, alphabet=alpha, public_distribution=P_HAT, privacy=privacy, compact=True)
-        rows = build_document(method="grr", matrix=q, alphabet=alpha, public_distribution=P_HAT, privacy=privacy, compact=False)
+        privacy = {
+            **PRIVACY,
+            "epsilon": eps,
+            "uncertainty": {"order": 2.0, "radius": None if math.isinf(radius) else radius},
+        }
+        doc = build_document(
+            method="grr", matrix=q, alphabet=alpha, public_distribution=P_HAT, privacy=privacy, compact=True
+        )
+        rows = build_document(
+            method="grr", matrix=q, alphabet=alpha, public_distribution=P_HAT, privacy=privacy, compact=False
+        )
         assert audit_document(doc).epsilon == pytest.approx(audit_document(rows).epsilon, abs=1e-12)
         assert audit_document(doc).passed
 
