@@ -43,7 +43,9 @@ def mutual_information(matrix: np.ndarray, distribution: np.ndarray) -> float:
         joint = rows * p[None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = np.where(
-                joint > 0, joint * (np.log(np.where(rows > 0, rows, 1.0)) - log_out[start : start + len(rows), None]), 0.0
+                joint > 0,
+                joint * (np.log(np.where(rows > 0, rows, 1.0)) - log_out[start : start + len(rows), None]),
+                0.0,
             )
         total += float(terms.sum())
     return float(max(total, 0.0))

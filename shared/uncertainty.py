@@ -319,7 +319,9 @@ class UncertaintySet:
         q = np.asarray(vectors, dtype=float).reshape(-1, self.n_released)
         s = np.asarray(sensitive, dtype=np.intp).reshape(-1)
         if s.shape[0] != q.shape[0]:
-            raise ValidationError(f"sensitive must have one entry per row of vectors; got {s.shape[0]} for {q.shape[0]}")
+            raise ValidationError(
+                f"sensitive must have one entry per row of vectors; got {s.shape[0]} for {q.shape[0]}"
+            )
         p = self.conditionals[s]
         radius = self.projected_radii[s]
         return _ball_maximum(q, p, radius, self.order), -_ball_maximum(-q, p, radius, self.order)

@@ -70,7 +70,9 @@ def rldp_epsilon(matrix: Any, uncertainty: UncertaintySet) -> tuple[float, dict[
     return _pairwise(hi, np.maximum(lo, 0.0))
 
 
-def structured_rldp_epsilon(spec: Mapping[str, Any], uncertainty: UncertaintySet) -> tuple[float, dict[str, int]] | None:
+def structured_rldp_epsilon(
+    spec: Mapping[str, Any], uncertainty: UncertaintySet
+) -> tuple[float, dict[str, int]] | None:
     """:func:`rldp_epsilon` from a compact matrix's structure without expanding it, or None when its form has
     no structured audit (GRR: its two values, :mod:`.structured`)."""
     if spec.get("form") != "grr":

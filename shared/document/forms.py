@@ -132,10 +132,14 @@ def _check_floats(arr: np.ndarray, field: str) -> None:
 def _fields(spec: Mapping[str, Any], allowed: tuple[str, ...], form: str) -> None:
     missing = [k for k in allowed if k not in spec]
     if missing:
-        raise DocumentError(f"matrix (form {form!r}) is missing field {missing[0]!r}; its fields are {', '.join(allowed)}")
+        raise DocumentError(
+            f"matrix (form {form!r}) is missing field {missing[0]!r}; its fields are {', '.join(allowed)}"
+        )
     unknown = [k for k in spec if k not in allowed]
     if unknown:
-        raise DocumentError(f"matrix (form {form!r}) has unknown field {unknown[0]!r}; its fields are {', '.join(allowed)}")
+        raise DocumentError(
+            f"matrix (form {form!r}) has unknown field {unknown[0]!r}; its fields are {', '.join(allowed)}"
+        )
 
 
 def _count(value: Any, field: str) -> int:
@@ -215,7 +219,7 @@ class DenseForm:
     """Every entry, row-major, as little-endian float64."""
 
     name = "dense"
-    binary_fields = ("data",)
+    binary_fields: tuple[str, ...] = ("data",)
     _FIELDS = ("form", "shape", "data")
 
     def normalise(self, spec: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[int, int]]:
@@ -239,7 +243,7 @@ class PaletteForm:
     """Few distinct entries: ``values`` (increasing) and each entry's index into them, row-major."""
 
     name = "palette"
-    binary_fields = ("values", "index")
+    binary_fields: tuple[str, ...] = ("values", "index")
     _FIELDS = ("form", "shape", "index_type", "values", "index")
     _INDEX_TYPES = ("uint8", "uint16")
 
@@ -277,7 +281,8 @@ class PaletteForm:
         raw, _ = _raw(spec["values"], "matrix.values")
         values, _ = decode_array(spec["values"], "float64", len(raw) // 8, "matrix.values")
         index, _ = decode_array(spec["index"], str(spec["index_type"]), b * a, "matrix.index")
-        return values.astype(np.float64)[index].reshape(b, a)
+        out: np.ndarray = values.astype(np.float64)[index].reshape(b, a)
+        return out
 
     def detect(self, q: np.ndarray) -> dict[str, Any] | None:
         # A cheap look at two columns first: most designed matrices have many distinct entries.
@@ -324,16 +329,16 @@ register_form(_DENSE)
 def _form(spec: Mapping[str, Any]) -> MatrixForm:
     name = spec.get("form")
     try:
-        return _FORMS[name]
-    except (KeyError, TypeError):
+        return _FORMS[str(name)] if isinstance(name, str) else _FORMS[""]
+    except KeyError:
         raise DocumentError(f"matrix.form must be one of {', '.join(map(repr, _FORMS))}, got {name!r}") from None
 
 
 def compact_matrix(q: np.ndarray) -> dict[str, Any]:
     """The first registered form that represents ``q`` exactly (``dense`` when none does)."""
     q = np.asarray(q, dtype=np.float64) + 0.0  # + 0.0: no negative zeros
-    for form in _FORMS.values():
-        if form is not _DENSE:
+    for name, form in _FORMS.items():
+        if name != _DENSE.name:
             spec = form.detect(q)
             if spec is not None:
                 return spec

@@ -319,9 +319,7 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
             )
         out["matrix"], (outputs, inputs_count) = normalise_matrix(matrix)
         if inputs_count != alpha.size:
-            raise DocumentError(
-                f"matrix has {inputs_count} columns; expected {inputs} = {alpha.size} ({a1} × {a2})"
-            )
+            raise DocumentError(f"matrix has {inputs_count} columns; expected {inputs} = {alpha.size} ({a1} × {a2})")
     else:
         outputs = _dense_matrix(matrix, alpha.size, inputs, a1, a2)
     if "collection" in out and "per_report" in out["collection"]:

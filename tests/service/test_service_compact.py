@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from service.rldp_live import ADMIN, in_process_app
 
-from rldp.cli import main
 from rldp.aggregator.services import load_config
+from rldp.cli import main
 from rldp.client.mechanism import Mechanism
 from rldp.shared.document import FORMAT_3, from_json, from_msgpack, mechanism_matrix, read_document, to_msgpack
 
