@@ -34,7 +34,6 @@ from rldp.shared.document import (
     alphabet,
     mechanism_matrix,
     per_report_layer,
-    report_matrix,
     validate_document,
 )
 from rldp.shared.records import Alphabet
@@ -63,7 +62,10 @@ class Mechanism:
         #: The per-report layer (R, ε₁), None when the document has none.
         self.per_report: PerReport | None = per_report_layer(document)
         #: The distribution of one report given x: R·Q with a per-report layer, else Q.
-        self.report_matrix: np.ndarray = report_matrix(document)
+        # R·Q with a layer, else Q itself (one expansion of a compact matrix, not two).
+        self.report_matrix: np.ndarray = (
+            self.matrix if self.per_report is None else self.per_report.matrix @ self.matrix
+        )
         # The samplers are built on first use: verification must not pay for them (K = 4,000: seconds).
         self._samplers: dict[str, ColumnSampler] = {}
         #: The collection window (``"collection": {"window": "P1D"}``), None when it has none.

@@ -204,3 +204,18 @@ def test_dense_audit_searches_only_varying_blocks():
     assert np.array_equal(hi[varies], want_hi[varies]) and np.array_equal(lo[varies], want_lo[varies])
     assert np.allclose(hi, want_hi, rtol=1e-12) and np.allclose(lo, want_lo, rtol=1e-12)
     assert audit_rldp(q, uset, 5.0).passed
+
+
+@pytest.mark.parametrize("eps", [0.2, 1.0, 4.0])
+def test_grr_ldp_audit_from_two_values(eps):
+    q = grr(A1 * A2, eps)
+    privacy = {"notion": "ldp", "epsilon": eps}
+    doc = build_document(
+        method="grr", matrix=q, alphabet=ALPHA, public_distribution=P_HAT, privacy=privacy, compact=True
+    )
+    rows = build_document(method="grr", matrix=q, alphabet=ALPHA, public_distribution=P_HAT, privacy=privacy)
+    assert audit_document(doc).epsilon == pytest.approx(audit_document(rows).epsilon, abs=1e-12)
+    assert audit_document(doc).epsilon == pytest.approx(eps, abs=1e-12) and audit_document(doc).passed
+    leaky = {**privacy, "epsilon": eps / 2}
+    doc = build_document(method="grr", matrix=q, alphabet=ALPHA, public_distribution=P_HAT, privacy=leaky, compact=True)
+    assert not audit_document(doc).passed
