@@ -6,10 +6,9 @@ data, so it needs nothing but Q; for a latent S (X = U) it implies ε-LDP w.r.t.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
-
-import math
 
 from ..document import epsilon, matrix_spec, mechanism_matrix
 from ..tolerances import AUDIT_TOLERANCE

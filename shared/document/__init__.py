@@ -41,7 +41,7 @@ from .access import (
 )
 from .canonical import FORMAT, FORMAT_2, FORMAT_3, FORMATS, REQUIRED_FIELDS, canonical_bytes, content_id
 from .forms import COMPACT_MIN_ENTRIES, MatrixForm, compact_matrix, matrix_forms, register_form
-from .io import from_json, from_msgpack, read_document, to_json, to_msgpack, write_document
+from .io import from_json, from_msgpack, json_compatible, read_document, to_json, to_msgpack, write_document
 from .schema import build_document, validate_document
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "canonical_bytes",
     "content_id",
     "validate_document",
+    "json_compatible",
     "to_json",
     "from_json",
     "to_msgpack",

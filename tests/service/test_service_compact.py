@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, in_process_app
+from service.rldp_live import ADMIN, SMALL_ALPHABET, in_process_app
 
+from rldp.aggregator.design import grr_matrix
 from rldp.aggregator.services import load_config
 from rldp.cli import main
 from rldp.client.mechanism import Mechanism
-from rldp.shared.document import FORMAT_3, from_json, from_msgpack, mechanism_matrix, read_document, to_msgpack
+from rldp.shared.document import (
+    FORMAT_3,
+    build_document,
+    from_json,
+    from_msgpack,
+    mechanism_matrix,
+    read_document,
+    to_msgpack,
+)
 
 A1, A2 = 4, 1_000  # K = |S|·|U| = 4,000
 
@@ -80,3 +89,33 @@ def test_large_grr_publishes_downloads_verifies_and_privatises(tmp_path, large_g
         # Y = X with probability d: the count is Binomial(n, d); 5 standard deviations.
         d = doc["matrix"]["diagonal"]
         assert abs(np.count_nonzero(y == x) - n * d) <= 5 * np.sqrt(n * d * (1 - d)) + 1
+
+
+@pytest.mark.parametrize("form", ["palette", "dense"])
+def test_binary_forms_travel_as_msgpack_and_come_back_as_json_under_one_id(tmp_path, form):
+    alpha = SMALL_ALPHABET  # 2 × 3: small, forced compact
+    k = alpha.size
+    rng = np.random.default_rng(4)  # every entry distinct: no palette is smaller than dense
+    q = np.kron(grr_matrix(2, 0.5), grr_matrix(3, 0.7)) if form == "palette" else rng.dirichlet(np.ones(k), k).T
+    doc = build_document(
+        method="ir",
+        matrix=q,
+        alphabet=alpha,
+        public_distribution=np.full(alpha.shape, 1.0 / k),
+        privacy={"notion": "rldp", "epsilon": 5.0, "uncertainty": {"order": 2, "radius": None}},
+        compact=True,
+    )
+    assert doc["matrix"]["form"] == form
+    with in_process_app(tmp_path) as app:
+        http = app.test_client()
+        resp = http.post(
+            "/v1/mechanisms", data=to_msgpack(doc), headers={**ADMIN, "Content-Type": "application/msgpack"}
+        )
+        assert resp.status_code == 201, resp.get_json()
+        as_json = http.get(f"/v1/mechanisms/{doc['id']}", headers={"Accept": "application/json"})
+    back = from_json(as_json.data)
+    assert back["id"] == doc["id"] and isinstance(back["matrix"][FORM_ARRAY[form]], str)  # base64 in JSON
+    assert np.array_equal(Mechanism.from_document(back).matrix, q)
+
+
+FORM_ARRAY = {"palette": "index", "dense": "data"}
