@@ -186,6 +186,8 @@ class GrrForm:
     def normalise(self, spec: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[int, int]]:
         _fields(spec, self._FIELDS, self.name)
         k = _count(spec["size"], "matrix.size")
+        if k < 2:  # one symbol: off_diagonal would be free, so one matrix would have many spellings
+            raise DocumentError(f"matrix.size must be at least 2 for form 'grr', got {k}")
         d = _number(spec["diagonal"], "matrix.diagonal")
         o = _number(spec["off_diagonal"], "matrix.off_diagonal")
         total = d + (k - 1) * o

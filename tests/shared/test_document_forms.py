@@ -131,6 +131,8 @@ def test_validation_errors_are_clear():
         (_with_matrix(g, diagonal=0.5), r"matrix columns sum to .*diagonal \+ \(size − 1\) · off_diagonal"),
         (_with_matrix(g, off_diagonal=-0.01), r"matrix.off_diagonal is -0.01; it must be a finite number ≥ 0"),
         (_with_matrix(g, diagonal=True), "matrix.diagonal must be a number"),
+        (_with_matrix(g, size=1, diagonal=1.0), "matrix.size must be at least 2 for form 'grr'"),
+        (_with_matrix(g, size="12"), "matrix.size must be a positive integer"),
         ({k: v for k, v in _with_matrix(g).items()} | {"format": FORMAT}, "needs format 'rldp.mechanism/3'"),
     ]
     pal = doc_of(palette_matrix())
