@@ -16,7 +16,7 @@ the sampler and the estimators see the same numbers as from the dense rows:
 standard padded base64 of the same bytes in JSON. The canonical form (what the id hashes)
 always holds the base64 text, so one document gets one id whichever encoding it travelled in.
 Entries must be finite and ≥ 0 with no negative zero (−0.0 has other bytes than 0.0, so it
-would give one matrix two ids); every column must sum to 1.
+would give one matrix two ids); columns sum to 1 (±1e-9).
 
 New forms (e.g. watchdog merges) are added with :func:`register_form`; :func:`compact_matrix`
 asks the registered forms in order for the first one that represents a dense matrix exactly.
@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import DocumentError
+from ..probability import check_columns_sum_to_one
 from ..tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
 
 __all__ = [
@@ -164,13 +165,7 @@ def _number(value: Any, field: str) -> float:
 
 
 def _columns_sum_to_one(q: np.ndarray) -> None:
-    sums = q.sum(axis=0)
-    off = np.abs(sums - 1.0) > STOCHASTIC_TOLERANCE
-    if off.any():
-        x = int(np.argmax(off))
-        raise DocumentError(
-            f"matrix column {x} sums to {sums[x]:.12g}; every column must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT})"
-        )
+    check_columns_sum_to_one(q, DocumentError)
 
 
 # --------------------------------------------------------------------------- the forms
@@ -193,8 +188,8 @@ class GrrForm:
         total = d + (k - 1) * o
         if abs(total - 1.0) > STOCHASTIC_TOLERANCE:
             raise DocumentError(
-                f"matrix columns sum to {total:.12g} (diagonal + (size − 1) · off_diagonal); every column must sum "
-                f"to 1 ({STOCHASTIC_TOLERANCE_TEXT})"
+                f"matrix columns sum to {total:.12g} (diagonal + (size − 1) · off_diagonal), not 1 "
+                f"({STOCHASTIC_TOLERANCE_TEXT}): Q(·|x) is a distribution"
             )
         return {"form": self.name, "size": k, "diagonal": d, "off_diagonal": o}, (k, k)
 
