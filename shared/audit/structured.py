@@ -6,8 +6,10 @@
   extremes of Q_y|s · R over the ball F_U|s [LZG24, Thm 1] are o + (d − o)·(max or min of R_u),
   and by data processing those are Prop. 1's two-point range of P̂_u|s ([LZG24, eqs 27-28];
   :meth:`~rldp.shared.uncertainty.UncertaintySet.upper_bounds`): O(|X|) work, not O(|X|²) searches.
-* :func:`split_constant_blocks` — the dense audit's shortcut: a block Q_y|s that is constant in u
-  gives Q_y|s · R = that constant for every R, so only the other blocks need the Lagrange search.
+* :func:`split_constant_blocks` — the dense audit's shortcuts: a block Q_y|s that is constant in u
+  gives Q_y|s · R = that constant for every R, and a block constant but for one entry (a·1 + c·e_u*:
+  every block of GRR, SRR, IR and CR) gives a + c·R_u*, the same closed form as GRR's; only the
+  other blocks need the Lagrange search.
 
 Both produce the (max, min) arrays of shape (|Y|, |S|) that :func:`~.rldp.rldp_epsilon` compares
 pairwise, so the structured and the dense audit are one formula.
@@ -66,12 +68,38 @@ def grr_extremes(
 
 
 def split_constant_blocks(blocks: np.ndarray, uncertainty: UncertaintySet) -> tuple[np.ndarray, np.ndarray]:
-    """(max, min) of blocks[y, s] · R over F_U|s, shape (|Y|, |S|), searching only the non-constant blocks."""
+    """(max, min) of blocks[y, s] · R over F_U|s, shape (|Y|, |S|), searching only blocks without a closed form.
+
+    A block constant in u gives q · R = that constant for every R. A block a·1 + c·e_u* (one entry
+    differs: GRR, SRR, IR and CR are made of such blocks) gives a + c·R_u*, whose extremes over the ball
+    are a + c·(Prop. 1's range of R_u*), rounded outward by ``GRR_ROUNDING``. The rest go to the
+    Lagrange search (:meth:`~rldp.shared.uncertainty.UncertaintySet.extremes_for`).
+    """
     top = blocks.max(axis=2)
     bottom = blocks.min(axis=2)
     hi, lo = top.copy(), bottom.copy()  # a constant block: q · R = q_u for every R in the simplex
     varies = top != bottom
-    if np.any(varies):
-        ys, ss = np.nonzero(varies)
+    if not np.any(varies):
+        return hi, lo
+    a2 = blocks.shape[2]
+    at_bottom = np.count_nonzero(blocks == bottom[:, :, None], axis=2)
+    at_top = np.count_nonzero(blocks == top[:, :, None], axis=2)
+    spike_up = varies & (at_bottom == a2 - 1)  # base = bottom, one entry above it
+    spike_down = varies & ~spike_up & (at_top == a2 - 1)  # base = top, one entry below it
+    upper, lower = uncertainty.upper_bounds(), uncertainty.lower_bounds()  # (|S|, |U|): range of R_u
+    for mask, base, spike, position in (
+        (spike_up, bottom, top, np.argmax(blocks, axis=2)),
+        (spike_down, top, bottom, np.argmin(blocks, axis=2)),
+    ):
+        if np.any(mask):
+            ys, ss = np.nonzero(mask)
+            us = position[ys, ss]
+            a, c = base[ys, ss], spike[ys, ss] - base[ys, ss]
+            big, small = np.where(c >= 0, upper[ss, us], lower[ss, us]), np.where(c >= 0, lower[ss, us], upper[ss, us])
+            hi[ys, ss] = (a + c * big) * (1.0 + GRR_ROUNDING)
+            lo[ys, ss] = np.maximum((a + c * small) * (1.0 - GRR_ROUNDING), 0.0)
+    search = varies & ~spike_up & ~spike_down
+    if np.any(search):
+        ys, ss = np.nonzero(search)
         hi[ys, ss], lo[ys, ss] = uncertainty.extremes_for(blocks[ys, ss, :], ss)
     return hi, lo

@@ -25,7 +25,6 @@ asks the registered forms in order for the first one that represents a dense mat
 from __future__ import annotations
 
 import base64
-import binascii
 import math
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -35,6 +34,7 @@ import numpy as np
 from ..errors import DocumentError
 from ..probability import check_columns_sum_to_one
 from ..tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
+from .arrays import check_floats, decode_array, encode_array, raw_bytes, spec_digest
 
 __all__ = [
     "COMPACT_MIN_ENTRIES",
@@ -75,56 +75,6 @@ class MatrixForm(Protocol):
     def detect(self, q: np.ndarray) -> dict[str, Any] | None:
         """A spec that expands to exactly ``q``, or None."""
         ...
-
-
-# --------------------------------------------------------------------------- binary arrays
-
-
-def encode_array(arr: np.ndarray, dtype: str) -> str:
-    """Standard padded base64 of ``arr`` as little-endian ``dtype`` (the canonical text)."""
-    return base64.b64encode(np.ascontiguousarray(arr, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode(
-        "ascii"
-    )
-
-
-def _raw(value: Any, field: str) -> tuple[bytes, str]:
-    # (bytes, canonical base64 text) of a binary field given as bytes (msgpack) or base64 (JSON).
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        raw = bytes(value)
-        return raw, base64.b64encode(raw).decode("ascii")
-    if not isinstance(value, str):
-        raise DocumentError(f"{field} must be binary (msgpack bin) or base64 text (JSON), got {type(value).__name__}")
-    try:
-        raw = base64.b64decode(value.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise DocumentError(f"{field} is not valid base64 (standard alphabet A-Z a-z 0-9 + /, padded with =)") from None
-    text = base64.b64encode(raw).decode("ascii")
-    if text != value:  # non-zero padding bits: two texts for one array would give two ids
-        raise DocumentError(f"{field} is not canonical base64 (its padding bits must be zero)")
-    return raw, text
-
-
-def decode_array(value: Any, dtype: str, count: int, field: str) -> tuple[np.ndarray, str]:
-    """(array of ``count`` little-endian ``dtype`` values, canonical base64) of a binary field."""
-    raw, text = _raw(value, field)
-    dt = np.dtype(dtype).newbyteorder("<")
-    if len(raw) != count * dt.itemsize:
-        raise DocumentError(
-            f"{field} holds {len(raw)} bytes; expected {count} × {dt.itemsize} = {count * dt.itemsize} "
-            f"({dtype}, little-endian)"
-        )
-    return np.frombuffer(raw, dtype=dt, count=count), text
-
-
-def _check_floats(arr: np.ndarray, field: str) -> None:
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise DocumentError(f"{field}[{i}] is {float(arr[i])}; entries must be finite")
-    neg = np.signbit(arr)
-    if neg.any():
-        i = int(np.argmax(neg))
-        raise DocumentError(f"{field}[{i}] is {float(arr[i])!r}; entries must be ≥ 0 (and not −0.0)")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -223,7 +173,7 @@ class DenseForm:
         _fields(spec, self._FIELDS, self.name)
         b, a = _shape(spec["shape"], "matrix.shape")
         data, text = decode_array(spec["data"], "float64", b * a, "matrix.data")
-        _check_floats(data, "matrix.data")
+        check_floats(data, "matrix.data")
         _columns_sum_to_one(data.reshape(b, a))
         return {"form": self.name, "shape": [b, a], "data": text}, (b, a)
 
@@ -250,12 +200,12 @@ class PaletteForm:
         kind = spec["index_type"]
         if kind not in self._INDEX_TYPES:
             raise DocumentError(f"matrix.index_type must be one of {', '.join(self._INDEX_TYPES)}, got {kind!r}")
-        raw_values, _ = _raw(spec["values"], "matrix.values")
+        raw_values, _ = raw_bytes(spec["values"], "matrix.values")
         if len(raw_values) % 8 or not raw_values:
             raise DocumentError(f"matrix.values holds {len(raw_values)} bytes; expected a positive multiple of 8")
         n = len(raw_values) // 8
         values, values_text = decode_array(spec["values"], "float64", n, "matrix.values")
-        _check_floats(values, "matrix.values")
+        check_floats(values, "matrix.values")
         if n > 1 and not np.all(np.diff(values) > 0):
             raise DocumentError("matrix.values must be strictly increasing (each distinct entry once, in order)")
         index, index_text = decode_array(spec["index"], kind, b * a, "matrix.index")
@@ -275,7 +225,7 @@ class PaletteForm:
 
     def expand(self, spec: Mapping[str, Any]) -> np.ndarray:
         b, a = (int(v) for v in spec["shape"])
-        raw, _ = _raw(spec["values"], "matrix.values")
+        raw, _ = raw_bytes(spec["values"], "matrix.values")
         values, _ = decode_array(spec["values"], "float64", len(raw) // 8, "matrix.values")
         index, _ = decode_array(spec["index"], str(spec["index_type"]), b * a, "matrix.index")
         out: np.ndarray = values.astype(np.float64)[index].reshape(b, a)
@@ -344,11 +294,27 @@ def compact_matrix(q: np.ndarray) -> dict[str, Any]:
     return spec
 
 
+_CHECKED: dict[str, tuple[dict[str, Any], tuple[int, int]]] = {}  # digest of a canonical spec → its result
+_CHECKED_MAX = 4
+
+
 def normalise_matrix(spec: Any) -> tuple[dict[str, Any], tuple[int, int]]:
     """Strictly check a compact ``matrix`` object; (canonical copy, shape (b, a))."""
     if not isinstance(spec, Mapping):
         raise DocumentError(f"matrix must be a list of rows or a compact form object, got {type(spec).__name__}")
-    return _form(spec).normalise(spec)
+    form = _form(spec)
+    if not form.binary_fields:
+        return form.normalise(spec)
+    key = spec_digest(spec)
+    if key is not None and key in _CHECKED:
+        out, shape = _CHECKED[key]
+        return dict(out), shape
+    out, shape = form.normalise(spec)
+    if key is not None:
+        while len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED[key] = (dict(out), shape)
+    return out, shape
 
 
 def expand_matrix(spec: Mapping[str, Any]) -> np.ndarray:
@@ -370,7 +336,7 @@ def for_msgpack(spec: Mapping[str, Any]) -> dict[str, Any]:
     for field in _form(spec).binary_fields:
         value = out.get(field)
         if isinstance(value, str):
-            out[field], _ = _raw(value, f"matrix.{field}")
+            out[field], _ = raw_bytes(value, f"matrix.{field}")
     return out
 
 

@@ -221,3 +221,33 @@ def test_grr_ldp_audit_from_two_values(eps):
     leaky = {**privacy, "epsilon": eps / 2}
     doc = build_document(method="grr", matrix=q, alphabet=ALPHA, public_distribution=P_HAT, privacy=leaky, compact=True)
     assert not audit_document(doc).passed
+
+
+def _searched_epsilon(q: np.ndarray, uset: UncertaintySet) -> float:
+    """The audit with the Lagrange search on every block (no closed forms)."""
+    hi, lo = uset.extremes(q.reshape(-1, A1, A2))
+    ratios = np.log(hi[:, :, None]) - np.log(np.maximum(lo, 0.0)[:, None, :])
+    ratios[:, np.arange(A1), np.arange(A1)] = -np.inf
+    return max(float(ratios.max()), 0.0)
+
+
+@pytest.mark.parametrize("radius", [0.0, 0.05, 2.0])
+def test_one_entry_blocks_have_the_closed_form_of_the_search(radius):
+    from rldp.aggregator.design.families import cr_matrix, ir_matrix, srr_matrix
+
+    uset = UncertaintySet(P_HAT, radius, 2.0)
+    conditionals = P_HAT / P_HAT.sum(axis=1, keepdims=True)
+    perturbed = dense_matrix()
+    for q in (
+        srr_matrix(A1, A2, 1.0),
+        ir_matrix(A1, A2, 0.8, 1.5),
+        cr_matrix(conditionals, 0.9, np.array([0.5, 1.0, 2.0])),
+        1.0 - grr(A1 * A2, 1.0) * 0.5,  # spikes below the base, unnormalised: the extremes only
+        perturbed,  # no closed form: searched
+    ):
+        blocks = q.reshape(-1, A1, A2)
+        hi, lo = split_constant_blocks(blocks, uset)
+        want_hi, want_lo = uset.extremes(blocks)
+        assert np.allclose(hi, want_hi, rtol=1e-11, atol=0) and np.allclose(lo, want_lo, rtol=1e-11, atol=0)
+        if np.allclose(q.sum(axis=0), 1.0):
+            assert rldp_epsilon(q, uset)[0] == pytest.approx(_searched_epsilon(q, uset), abs=1e-10)
