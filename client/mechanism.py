@@ -34,7 +34,6 @@ from rldp.shared.document import (
     alphabet,
     mechanism_matrix,
     per_report_layer,
-    report_matrix,
     validate_document,
 )
 from rldp.shared.records import Alphabet
@@ -63,11 +62,12 @@ class Mechanism:
         #: The per-report layer (R, ε₁), None when the document has none.
         self.per_report: PerReport | None = per_report_layer(document)
         #: The distribution of one report given x: R·Q with a per-report layer, else Q.
-        self.report_matrix: np.ndarray = report_matrix(document)
-        self._sampler = ColumnSampler(self.report_matrix)
-        layer = self.per_report
-        self._memo_sampler = self._sampler if layer is None else ColumnSampler(self.matrix)
-        self._layer_sampler = None if layer is None else ColumnSampler(layer.matrix)
+        # R·Q with a layer, else Q itself (one expansion of a compact matrix, not two).
+        self.report_matrix: np.ndarray = (
+            self.matrix if self.per_report is None else self.per_report.matrix @ self.matrix
+        )
+        # The samplers are built on first use: verification must not pay for them (K = 4,000: seconds).
+        self._samplers: dict[str, ColumnSampler] = {}
         #: The collection window (``"collection": {"window": "P1D"}``), None when it has none.
         self.window: Window | None = collection_window(document)
 
@@ -104,6 +104,24 @@ class Mechanism:
         if not result.passed:
             raise MechanismRejected(label, "privacy audit failed: " + "; ".join(result.reasons), result.reasons)
         return cls(doc, result)
+
+    def _sampler_for(self, which: str) -> ColumnSampler:
+        # "report": R·Q (Q without a layer); "memo": Q; "layer": R.
+        sampler = self._samplers.get(which)
+        if sampler is None:
+            if which == "layer" and self.per_report is not None:
+                sampler = ColumnSampler(self.per_report.matrix)
+            elif which == "memo" and self.per_report is not None:
+                sampler = ColumnSampler(self.matrix)
+            else:
+                sampler = self._samplers.get("report") or ColumnSampler(self.report_matrix)
+                self._samplers["report"] = sampler
+            self._samplers[which] = sampler
+        return sampler
+
+    @property
+    def _sampler(self) -> ColumnSampler:
+        return self._sampler_for("report")
 
     # -- properties
     @property
@@ -187,9 +205,9 @@ class Mechanism:
     # -- reporting over time (rldp.client.reporting)
     def draw_memo(self, x: Any, rng: RandomSource | None = None) -> np.ndarray:
         """The values the memo stores for records x: y ~ Q(·|x), the document's matrix."""
-        return self._memo_sampler.sample(x, rng)
+        return self._sampler_for("memo").sample(x, rng)
 
     def report_from(self, ys: np.ndarray, rng: RandomSource | None = None) -> np.ndarray:
         """One report per memoised y: y' ~ R(·|y) drawn afresh on every call with a per-report
         layer (so one report reveals at most ε₁); ``ys`` unchanged without one."""
-        return ys if self._layer_sampler is None else self._layer_sampler.sample(ys, rng)
+        return ys if self.per_report is None else self._sampler_for("layer").sample(ys, rng)

@@ -310,6 +310,22 @@ class UncertaintySet:
         lo = -_ball_maximum(-q, p, radius, self.order)
         return hi.reshape(*lead, self.n_sensitive), lo.reshape(*lead, self.n_sensitive)
 
+    def extremes_for(self, vectors: np.ndarray, sensitive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(max, min) of q · R over R ∈ F_U|s for each row q of ``vectors`` (N, |U|) and its s in ``sensitive`` (N,).
+
+        The same search as :meth:`extremes`, for chosen (row, s) pairs only: an audit skips the pairs
+        whose answer needs no search (a constant row q has q · R = q_u for every R).
+        """
+        q = np.asarray(vectors, dtype=float).reshape(-1, self.n_released)
+        s = np.asarray(sensitive, dtype=np.intp).reshape(-1)
+        if s.shape[0] != q.shape[0]:
+            raise ValidationError(
+                f"sensitive must have one entry per row of vectors; got {s.shape[0]} for {q.shape[0]}"
+            )
+        p = self.conditionals[s]
+        radius = self.projected_radii[s]
+        return _ball_maximum(q, p, radius, self.order), -_ball_maximum(-q, p, radius, self.order)
+
     # -- Proposition 1 statistics ---------------------------------------------------
     @cached_property
     def _cell_range(self) -> tuple[np.ndarray, np.ndarray]:

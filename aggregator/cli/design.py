@@ -107,7 +107,7 @@ def cmd_design(args: argparse.Namespace) -> int:
         "epsilon_audited": audit["epsilon"],
         "mutual_information": doc["utility"]["mutual_information"],
         "nmi": doc["utility"]["nmi"],
-        "outputs": len(doc["matrix"]),
+        "outputs": int(mechanism_matrix(doc).shape[0]),
         "seconds": seconds,
     }
     params = doc.get("parameters", {})

@@ -67,9 +67,12 @@ SCHEMAS: dict[str, Any] = {
             "released": {"type": "array", "items": {"type": "object"}},
             "public_distribution": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
             "matrix": {
-                "type": "array",
-                "description": "matrix[y][x] = Q(y|x); every column sums to 1.",
-                "items": {"type": "array", "items": {"type": "number"}},
+                "description": "matrix[y][x] = Q(y|x); every column sums to 1. Format 3: a compact exact form "
+                "object instead (form grr, palette or dense; binary arrays as base64 in JSON, bin in msgpack).",
+                "oneOf": [
+                    {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+                    {"type": "object", "required": ["form"], "properties": {"form": {"type": "string"}}},
+                ],
             },
             "provenance": {
                 "type": "object",

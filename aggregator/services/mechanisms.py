@@ -20,7 +20,7 @@ import numpy as np
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.collection import Window, collection_window
 from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import public_distribution, report_matrix
+from rldp.shared.document import json_compatible, public_distribution, report_matrix
 from rldp.shared.records import Alphabet
 from rldp.shared.reports import describe_value
 
@@ -57,8 +57,8 @@ class LRU:
 
 
 def document_json(doc: Any) -> bytes:
-    """The compact JSON form a document is served in (UTF-8; NaN/Infinity refused)."""
-    return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    """The compact JSON form a document is served in (UTF-8; NaN/Infinity refused; binary arrays as base64)."""
+    return json.dumps(json_compatible(doc), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
 class MechanismCatalog:

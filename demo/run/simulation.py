@@ -158,7 +158,7 @@ def run_demo(cfg: DemoConfig) -> dict:
             "method": method,
             "epsilon": doc["privacy"]["epsilon"],
             "epsilon_audited": doc["audit"]["epsilon"],
-            "outputs": len(doc["matrix"]),
+            "outputs": int(mechanism_matrix(doc).shape[0]),
             "nmi": doc["utility"]["nmi"],
             "radius": doc["privacy"]["uncertainty"]["radius"],
         },

@@ -15,16 +15,17 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..document import epsilon, mechanism_matrix
+from ..document import epsilon, matrix_spec, mechanism_matrix
 from ..tolerances import AUDIT_TOLERANCE
 from .base import AuditResult, as_matrix, log_ratios, worst_case
 from .rldp import audit_rldp, confidence_shortfall, document_uncertainty
 from .secret import scope
 
-__all__ = ["ldp_epsilon", "LdpAudit"]
+__all__ = ["ldp_epsilon", "grr_ldp_epsilon", "LdpAudit"]
 
 
 def ldp_epsilon(matrix: Any) -> float:
@@ -32,6 +33,15 @@ def ldp_epsilon(matrix: Any) -> float:
     q = as_matrix(matrix)
     eps, _ = worst_case(log_ratios(q.max(axis=1), q.min(axis=1)), ("output",))
     return eps
+
+
+def grr_ldp_epsilon(diagonal: float, off_diagonal: float, size: int) -> float:
+    """LDP ε of GRR from its two values: |log(d/o)| (0 on one symbol; inf when exactly one of them is 0)."""
+    if size < 2 or diagonal == off_diagonal:
+        return 0.0
+    if min(diagonal, off_diagonal) == 0:
+        return math.inf
+    return abs(math.log(diagonal) - math.log(off_diagonal))
 
 
 class LdpAudit:
@@ -45,7 +55,11 @@ class LdpAudit:
         claimed = epsilon(doc)
         if isinstance(doc["privacy"], Mapping) and "uncertainty" in doc["privacy"]:
             return self._over_uncertainty(doc, claimed)
-        eps = ldp_epsilon(mechanism_matrix(doc))
+        spec = matrix_spec(doc)
+        if spec is not None and spec.get("form") == "grr":  # two values, not K² entries
+            eps = grr_ldp_epsilon(float(spec["diagonal"]), float(spec["off_diagonal"]), int(spec["size"]))
+        else:
+            eps = ldp_epsilon(mechanism_matrix(doc))
         ok = eps <= claimed + AUDIT_TOLERANCE
         reasons = () if ok else (f"audited LDP epsilon {eps:.12g} exceeds the claimed {claimed:.12g}",)
         return AuditResult(self.name, eps, claimed, ok, {}, reasons)

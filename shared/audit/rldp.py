@@ -25,14 +25,16 @@ from typing import Any
 import numpy as np
 
 from ..divergence import confidence_radius
-from ..document import epsilon, mechanism_matrix, public_distribution, uncertainty_parameters
+from ..document import epsilon, matrix_spec, mechanism_matrix, public_distribution, uncertainty_parameters
 from ..errors import ValidationError
 from ..tolerances import AUDIT_TOLERANCE, RADIUS_RTOL
 from ..uncertainty import UncertaintySet
-from .base import AuditResult, joint_matrix, log_ratios, worst_case
+from .base import AuditResult, as_matrix, joint_matrix, log_ratios, worst_case
+from .structured import grr_extremes, grr_values, split_constant_blocks
 
 __all__ = [
     "rldp_epsilon",
+    "structured_rldp_epsilon",
     "audit_rldp",
     "all_distributions_epsilon",
     "realised_epsilon",
@@ -58,9 +60,29 @@ def rldp_epsilon(matrix: Any, uncertainty: UncertaintySet) -> tuple[float, dict[
     Returns (ε, {"output": y, "s1": s₁, "s2": s₂}) for the worst triple.
     """
     a1, a2 = uncertainty.n_sensitive, uncertainty.n_released
-    q = joint_matrix(matrix, a1, a2)
-    hi, lo = uncertainty.extremes(q.reshape(-1, a1, a2))
+    q = as_matrix(matrix)
+    grr = grr_values(q)
+    if grr is not None and q.shape[1] in (a1 * a2, a2):  # GRR: closed form from its two values
+        hi, lo = grr_extremes(*grr, q.shape[1], uncertainty)
+        return _pairwise(hi, lo)
+    q = joint_matrix(q, a1, a2)
+    hi, lo = split_constant_blocks(q.reshape(-1, a1, a2), uncertainty)
     return _pairwise(hi, np.maximum(lo, 0.0))
+
+
+def structured_rldp_epsilon(
+    spec: Mapping[str, Any], uncertainty: UncertaintySet
+) -> tuple[float, dict[str, int]] | None:
+    """:func:`rldp_epsilon` from a compact matrix's structure without expanding it, or None when its form has
+    no structured audit (GRR: its two values, :mod:`.structured`)."""
+    if spec.get("form") != "grr":
+        return None
+    a1, a2 = uncertainty.n_sensitive, uncertainty.n_released
+    size = int(spec["size"])
+    if size not in (a1 * a2, a2):
+        return None
+    hi, lo = grr_extremes(float(spec["diagonal"]), float(spec["off_diagonal"]), size, uncertainty)
+    return _pairwise(hi, lo)
 
 
 def all_distributions_epsilon(matrix: Any, n_sensitive: int, n_released: int | None = None) -> float:
@@ -100,6 +122,10 @@ def realised_epsilon(matrix: Any, distribution: Any) -> float:
 def audit_rldp(matrix: Any, uncertainty: UncertaintySet, claimed: float | None = None) -> AuditResult:
     """Run the exact RLDP audit; ``passed`` compares with ``claimed`` when given."""
     eps, worst = rldp_epsilon(matrix, uncertainty)
+    return _result(eps, worst, claimed)
+
+
+def _result(eps: float, worst: dict[str, int], claimed: float | None) -> AuditResult:
     passed = None if claimed is None else bool(eps <= claimed + AUDIT_TOLERANCE)
     reasons = (
         ()
@@ -129,7 +155,12 @@ class RldpAudit:
     def audit_document(self, doc: Mapping[str, Any]) -> AuditResult:
         claimed = epsilon(doc)
         uset, params = document_uncertainty(doc)
-        result = audit_rldp(mechanism_matrix(doc), uset, claimed)
+        spec = matrix_spec(doc)
+        structured = None if spec is None else structured_rldp_epsilon(spec, uset)
+        if structured is not None:
+            result = _result(*structured, claimed)
+        else:
+            result = audit_rldp(mechanism_matrix(doc), uset, claimed)
         reason = confidence_shortfall(uset, params)
         if reason is not None:
             return AuditResult(self.name, result.epsilon, claimed, False, result.worst, (*result.reasons, reason))

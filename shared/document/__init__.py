@@ -10,6 +10,8 @@ mechanism. ``rldp.mechanism/2``: the same fields, and ``sensitive`` may also be 
 attributes or latent (``"released": false``), and a document with a per-report layer
 (``collection.per_report``) is format 2 — a format-1 reader would misread such a document,
 so it carries the new number; every other document keeps format 1 and its id.
+``rldp.mechanism/3``: format 2 whose ``matrix`` is a compact exact form (:mod:`.forms`: GRR by its
+two values, a palette of distinct entries, binary float64) — written for large mechanisms.
 
 Everyone else reads documents through the accessors at the bottom
 (:func:`mechanism_matrix`, :func:`alphabet`, ...) rather than the raw dict; the distribution
@@ -28,6 +30,8 @@ from .access import (
     PerReport,
     alphabet,
     epsilon,
+    matrix_form,
+    matrix_spec,
     mechanism_matrix,
     notion,
     per_report_layer,
@@ -35,14 +39,23 @@ from .access import (
     report_matrix,
     uncertainty_parameters,
 )
-from .canonical import FORMAT, FORMAT_2, FORMATS, REQUIRED_FIELDS, canonical_bytes, content_id
-from .io import from_json, from_msgpack, read_document, to_json, to_msgpack, write_document
+from .canonical import FORMAT, FORMAT_2, FORMAT_3, FORMATS, REQUIRED_FIELDS, canonical_bytes, content_id
+from .forms import COMPACT_MIN_ENTRIES, MatrixForm, compact_matrix, matrix_forms, register_form
+from .io import from_json, from_msgpack, json_compatible, read_document, to_json, to_msgpack, write_document
 from .schema import build_document, validate_document
 
 __all__ = [
     "FORMAT",
     "FORMAT_2",
+    "FORMAT_3",
     "FORMATS",
+    "COMPACT_MIN_ENTRIES",
+    "MatrixForm",
+    "compact_matrix",
+    "matrix_forms",
+    "register_form",
+    "matrix_form",
+    "matrix_spec",
     "REQUIRED_FIELDS",
     "DocumentError",
     "DocumentSyntaxError",
@@ -51,6 +64,7 @@ __all__ = [
     "canonical_bytes",
     "content_id",
     "validate_document",
+    "json_compatible",
     "to_json",
     "from_json",
     "to_msgpack",

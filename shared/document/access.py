@@ -10,10 +10,13 @@ import numpy as np
 
 from ..errors import AlphabetError, DocumentError
 from ..records import Alphabet
+from .forms import expand_matrix
 from .schema import number
 
 __all__ = [
     "mechanism_matrix",
+    "matrix_form",
+    "matrix_spec",
     "report_matrix",
     "PerReport",
     "per_report_layer",
@@ -33,11 +36,29 @@ def _field(doc: Mapping[str, Any], name: str) -> Any:
 
 
 def mechanism_matrix(doc: Mapping[str, Any]) -> np.ndarray:
-    """Q as a float64 array of shape (b, a); ``Q[y, x] = Q(y|x)``."""
-    q = np.array(_field(doc, "matrix"), dtype=np.float64)
+    """Q as a float64 array of shape (b, a); ``Q[y, x] = Q(y|x)`` (a compact matrix expanded)."""
+    matrix = _field(doc, "matrix")
+    if isinstance(matrix, Mapping):
+        return expand_matrix(matrix)
+    q = np.array(matrix, dtype=np.float64)
     if q.ndim != 2:
         raise DocumentError(f"matrix must be 2-D, got shape {q.shape}")
     return q
+
+
+def matrix_form(doc: Mapping[str, Any]) -> str:
+    """How ``matrix`` is written: ``"rows"`` (a list of rows) or a compact form's name (``"grr"``, ...)."""
+    matrix = _field(doc, "matrix")
+    return str(matrix.get("form")) if isinstance(matrix, Mapping) else "rows"
+
+
+def matrix_spec(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The compact ``matrix`` object of a (validated) format-3 document, None for a list of rows.
+
+    Why: an audit that exploits a form's structure (GRR's two values) reads it from here.
+    """
+    matrix = _field(doc, "matrix")
+    return matrix if isinstance(matrix, Mapping) else None
 
 
 class PerReport(NamedTuple):

@@ -9,6 +9,9 @@ published mechanism can never change under the same id.
 would not repeat (how long it took): left out of the id, so equal designs have equal ids.
 Documents written before it existed kept such facts in hashed fields; they read and hash
 as before.
+
+A compact ``matrix`` (format 3, :mod:`.forms`) is hashed in its canonical form: its binary
+arrays as standard base64 text, so a document hashes alike whether it travelled as JSON (base64) or msgpack (bin).
 """
 
 from __future__ import annotations
@@ -21,12 +24,25 @@ from typing import Any
 import numpy as np
 
 from ..errors import DocumentError
+from .forms import normalise_matrix
 
-__all__ = ["FORMAT", "FORMAT_2", "FORMATS", "REQUIRED_FIELDS", "UNHASHED", "canonical_bytes", "content_id", "plain"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_2",
+    "FORMAT_3",
+    "FORMATS",
+    "REQUIRED_FIELDS",
+    "UNHASHED",
+    "canonical_bytes",
+    "content_id",
+    "plain",
+]
 
 FORMAT = "rldp.mechanism/1"
 FORMAT_2 = "rldp.mechanism/2"
-FORMATS = (FORMAT, FORMAT_2)
+#: Format 2 plus a compact ``matrix`` object (:mod:`.forms`) instead of a list of rows.
+FORMAT_3 = "rldp.mechanism/3"
+FORMATS = (FORMAT, FORMAT_2, FORMAT_3)
 REQUIRED_FIELDS = ("format", "id", "method", "privacy", "sensitive", "released", "public_distribution", "matrix")
 #: Top-level fields the id does not cover: ``id`` itself, and ``run`` (run-dependent facts).
 UNHASHED = ("id", "run")
@@ -59,6 +75,8 @@ def plain(obj: Any, path: str) -> Any:
         return obj.item()
     if obj is None or isinstance(obj, (str, bool, int, float)):
         return obj
+    if isinstance(obj, (bytes, bytearray, memoryview)) and path.startswith("matrix."):
+        return bytes(obj)  # a binary array of a compact matrix (msgpack bin); forms.py checks it
     raise DocumentError(f"{path or 'document'}: value of type {type(obj).__name__} cannot be stored in a document")
 
 
@@ -81,6 +99,8 @@ def _canonical_obj(doc: Mapping[str, Any]) -> dict[str, Any]:
     for field in FLOAT_FIELDS:
         if field in body:
             body[field] = floats(body[field])
+    if isinstance(body.get("matrix"), Mapping):
+        body["matrix"], _ = normalise_matrix(body["matrix"])
     return dict(body)
 
 

@@ -16,9 +16,10 @@ import msgpack
 
 from ..errors import DocumentError, DocumentSyntaxError
 from .canonical import plain
+from .forms import for_json, for_msgpack
 from .schema import validate_document
 
-__all__ = ["to_json", "from_json", "to_msgpack", "from_msgpack", "write_document", "read_document"]
+__all__ = ["json_compatible", "to_json", "from_json", "to_msgpack", "from_msgpack", "write_document", "read_document"]
 
 _JSON_EXTENSIONS = (".json",)
 _MSGPACK_EXTENSIONS = (".msgpack", ".mpk")
@@ -43,10 +44,24 @@ def _pretty(obj: Any, level: int) -> str:
     return _dump(obj)
 
 
+def _with_matrix(doc: Mapping[str, Any], convert: Any) -> dict[str, Any]:
+    out = plain(doc, "")
+    if isinstance(out, dict) and isinstance(out.get("matrix"), dict):
+        out["matrix"] = convert(out["matrix"])
+    return dict(out)
+
+
+def json_compatible(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain copy of a document that ``json.dumps`` can write: a compact matrix's binary arrays
+    (msgpack bin) as their base64 text, so the JSON hashes to the same id.  Does not validate."""
+    return _with_matrix(doc, for_json)
+
+
 def to_json(doc: Mapping[str, Any]) -> str:
-    """Pretty JSON text of a document (one matrix row per line).  Does not validate."""
+    """Pretty JSON text of a document (one matrix row per line; a compact matrix's arrays as base64).
+    Does not validate."""
     try:
-        return _pretty(plain(doc, ""), 0) + "\n"
+        return _pretty(_with_matrix(doc, for_json), 0) + "\n"
     except ValueError as exc:
         if isinstance(exc, DocumentError):
             raise
@@ -92,9 +107,10 @@ def from_json(text: str | bytes) -> dict[str, Any]:
 
 
 def to_msgpack(doc: Mapping[str, Any]) -> bytes:
-    """msgpack bytes of a document (binary type on; floats as float64).  Does not validate."""
+    """msgpack bytes of a document (binary type on; floats as float64; a compact matrix's arrays as bin).
+    Does not validate."""
     try:
-        packed: bytes = msgpack.packb(plain(doc, ""), use_bin_type=True)
+        packed: bytes = msgpack.packb(_with_matrix(doc, for_msgpack), use_bin_type=True)
         return packed
     except (OverflowError, TypeError, ValueError) as exc:
         if isinstance(exc, DocumentError):

@@ -25,6 +25,7 @@ from .canonical import (
     FLOAT_FIELDS,
     FORMAT,
     FORMAT_2,
+    FORMAT_3,
     FORMATS,
     REQUIRED_FIELDS,
     UNHASHED,
@@ -33,6 +34,7 @@ from .canonical import (
     plain,
 )
 from .privacy import check_privacy, number
+from .forms import COMPACT_MIN_ENTRIES, compact_matrix, normalise_matrix
 
 __all__ = ["build_document", "validate_document", "number"]
 
@@ -71,6 +73,7 @@ def build_document(
     public_distribution: Any,
     privacy: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
+    compact: bool | None = None,
 ) -> dict[str, Any]:
     """Assemble, hash and validate a mechanism document.
 
@@ -81,25 +84,37 @@ def build_document(
     → ``None`` = unbounded, ``divergence`` defaults to ``"renyi"``).  ``extra`` adds
     optional fields (they are covered by the id); it cannot replace required ones. A
     per-report layer (``extra["collection"]["per_report"]``) makes the document format 2.
+
+    ``compact``: write ``matrix`` in its compact exact form (:mod:`.forms`: GRR by its two
+    values, a palette of distinct entries, or binary float64) — a format-3 document. The
+    default (None) does so when Q has more than ``COMPACT_MIN_ENTRIES`` entries, so small
+    mechanisms keep the list of rows (and the format) older readers understand. ``matrix`` may
+    also be a compact form object already (then the document is format 3).
     """
     if not isinstance(alphabet, Alphabet):
         raise DocumentError(f"alphabet must be an rldp.shared.records.Alphabet, got {type(alphabet).__name__}")
-    q = np.asarray(matrix, dtype=np.float64)
-    if q.ndim != 2:
-        raise DocumentError(f"matrix must be 2-D (b × a), got shape {q.shape}")
+    spec: dict[str, Any] | None = None
+    if isinstance(matrix, Mapping):
+        spec, _ = normalise_matrix(matrix)
+    else:
+        q = np.asarray(matrix, dtype=np.float64)
+        if q.ndim != 2:
+            raise DocumentError(f"matrix must be 2-D (b × a), got shape {q.shape}")
+        if compact or (compact is None and q.size > COMPACT_MIN_ENTRIES):
+            spec = compact_matrix(q)
     p = np.asarray(public_distribution, dtype=np.float64)
     if p.ndim == 1 and p.size == math.prod(alphabet.shape):
         p = p.reshape(alphabet.shape)
     collection = (extra or {}).get("collection")
     layered = isinstance(collection, Mapping) and "per_report" in collection
     doc: dict[str, Any] = {
-        "format": FORMAT_2 if alphabet.needs_format_2 or layered else FORMAT,
+        "format": FORMAT_3 if spec is not None else FORMAT_2 if alphabet.needs_format_2 or layered else FORMAT,
         "id": "",
         "method": method,
         "privacy": _normalise_privacy(privacy),
         **alphabet.to_dict(),
         "public_distribution": (p + 0.0).tolist(),
-        "matrix": (q + 0.0).tolist(),
+        "matrix": spec if spec is not None else (q + 0.0).tolist(),
     }
     for key, value in (extra or {}).items():
         if key in doc:
@@ -191,7 +206,7 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     if missing:
         raise DocumentError(f"missing required field{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
     if out["format"] not in FORMATS:
-        raise DocumentError(f"unsupported format {out['format']!r}; this reader understands {' and '.join(FORMATS)}")
+        raise DocumentError(f"unsupported format {out['format']!r}; this reader understands {', '.join(FORMATS)}")
     if out["id"] != "" and (not isinstance(out["id"], str) or not _HEX64.fullmatch(out["id"])):
         raise DocumentError(f"id must be 64 lowercase hex characters (a sha256), got {out['id']!r}")
     if not isinstance(out["method"], str) or not out["method"]:
@@ -210,7 +225,7 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         alpha = Alphabet.from_dict({"sensitive": out["sensitive"], "released": out["released"]})
     except AlphabetError as exc:
         raise DocumentError(f"sensitive/released: {exc}") from None
-    if alpha.needs_format_2 and out["format"] != FORMAT_2:
+    if alpha.needs_format_2 and out["format"] == FORMAT:
         raise DocumentError(f"several or latent sensitive attributes need format {FORMAT_2!r}, not {out['format']!r}")
     a1, a2 = alpha.shape
     inputs = "a = a2" if alpha.latent else "a = a1·a2"
@@ -224,28 +239,42 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         raise DocumentError(f"public_distribution sums to {total:.12g}; it must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT})")
 
     matrix = out["matrix"]
-    if isinstance(matrix, (list, tuple)) and len(matrix) == 0:
-        raise DocumentError("matrix has no rows; it needs at least one output y")
-    if isinstance(matrix, (list, tuple)):
-        for i, row in enumerate(matrix):
-            if isinstance(row, (list, tuple)) and len(row) != alpha.size:
-                raise DocumentError(
-                    f"matrix row {i} has {len(row)} entries; expected {inputs} = {alpha.size} ({a1} × {a2})"
-                )
-    q = _numeric_matrix(matrix, "matrix")
-    if q.shape[0] < 1 or q.shape[1] != alpha.size:
-        raise DocumentError(f"matrix has shape {q.shape}; expected (b ≥ 1, a = {alpha.size})")
-    _check_entries(q, "matrix")
-    check_columns_sum_to_one(q, DocumentError)
+    if isinstance(matrix, Mapping):
+        if out["format"] != FORMAT_3:
+            raise DocumentError(
+                f"matrix must be a list of lists of numbers in format {out['format']!r}; a compact matrix (an object) "
+                f"needs format {FORMAT_3!r}, which older readers refuse"
+            )
+        out["matrix"], (outputs, inputs_count) = normalise_matrix(matrix)
+        if inputs_count != alpha.size:
+            raise DocumentError(f"matrix has {inputs_count} columns; expected {inputs} = {alpha.size} ({a1} × {a2})")
+    else:
+        outputs = _dense_matrix(matrix, alpha.size, inputs, a1, a2)
     if "collection" in out and "per_report" in out["collection"]:
-        if out["format"] != FORMAT_2:
+        if out["format"] == FORMAT:
             raise DocumentError(
                 f"a per-report layer (collection.per_report) needs format {FORMAT_2!r}, not {out['format']!r}: "
                 "a format-1 reader would send the memoised output itself"
             )
-        _check_per_report(out["collection"]["per_report"], q.shape[0], number(out["privacy"]["epsilon"], "epsilon"))
+        _check_per_report(out["collection"]["per_report"], outputs, number(out["privacy"]["epsilon"], "epsilon"))
 
     for field in FLOAT_FIELDS:
         out[field] = floats(out[field])
     body = {k: v for k, v in out.items() if k not in UNHASHED}
     return out, hashlib.sha256(encode_canonical(body)).hexdigest()
+
+
+def _dense_matrix(matrix: Any, size: int, inputs: str, a1: int, a2: int) -> int:
+    """Check a matrix given as a list of rows (formats 1 and 2); return its number of rows."""
+    if isinstance(matrix, (list, tuple)) and len(matrix) == 0:
+        raise DocumentError("matrix has no rows; it needs at least one output y")
+    if isinstance(matrix, (list, tuple)):
+        for i, row in enumerate(matrix):
+            if isinstance(row, (list, tuple)) and len(row) != size:
+                raise DocumentError(f"matrix row {i} has {len(row)} entries; expected {inputs} = {size} ({a1} × {a2})")
+    q = _numeric_matrix(matrix, "matrix")
+    if q.shape[0] < 1 or q.shape[1] != size:
+        raise DocumentError(f"matrix has shape {q.shape}; expected (b ≥ 1, a = {size})")
+    _check_entries(q, "matrix")
+    check_columns_sum_to_one(q, DocumentError)
+    return int(q.shape[0])

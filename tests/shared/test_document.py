@@ -227,10 +227,11 @@ def test_missing_fields(doc: dict[str, Any]) -> None:
 
 
 def test_wrong_format(doc: dict[str, Any]) -> None:
-    d = rehash({**copy.deepcopy(doc), "format": "rldp.mechanism/3"})
+    d = rehash({**copy.deepcopy(doc), "format": "rldp.mechanism/4"})
     with pytest.raises(
         DocumentError,
-        match=r"unsupported format 'rldp.mechanism/3'; this reader understands rldp.mechanism/1 and rldp.mechanism/2",
+        match=r"unsupported format 'rldp.mechanism/4'; this reader understands rldp.mechanism/1, rldp.mechanism/2, "
+        r"rldp.mechanism/3",
     ):
         validate_document(d)
 
