@@ -33,8 +33,8 @@ from .canonical import (
     floats,
     plain,
 )
-from .privacy import check_privacy, number
 from .forms import COMPACT_MIN_ENTRIES, compact_matrix, normalise_matrix
+from .privacy import check_privacy, number
 
 __all__ = ["build_document", "validate_document", "number"]
 
