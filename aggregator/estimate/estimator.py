@@ -20,7 +20,7 @@ from .inputs import validate_counts, validate_matrix, validate_prior, validate_s
 from .intervals import Uncertainty, clopper_pearson_box, em_covariance, inverse_covariance
 from .inverse import project_simplex, unbiased_inverse
 from .likelihood import Likelihood
-from .linalg import row_space, small_linear_algebra
+from .linalg import mechanism_row_space, small_linear_algebra
 from .result import Estimate
 
 __all__ = ["METHODS", "INTERVALS", "DEFAULT_BOOTSTRAP", "estimate_distribution"]
@@ -120,9 +120,12 @@ def _estimate(
     """The work of :func:`estimate_distribution` on validated inputs."""
     a = q.shape[1]
     n = float(c.sum())
-    rank, basis, pinv = row_space(q)
+    space = mechanism_row_space(q)  # cached per mechanism: Q is immutable
+    rank = space.rank(q)
     identifiable = rank == a
     used = "em" if method in ("auto", "em") else "inverse"
+    # Q⁺ (a full SVD) only where it is used: the inverse estimator and bootstrap starts.
+    pinv = space.pinv(q) if identifiable and (used == "inverse" or interval == "bootstrap") else None
     # One maximiser (so the interior-point finish cannot change the answer) when Q has full
     # column rank or the prior's log-term makes the objective strictly concave on the cells
     # it covers.
@@ -158,7 +161,7 @@ def _estimate(
             assert pinv is not None  # "inverse" is used only when Q has full column rank
             covariance = inverse_covariance(pinv, fitted, n)
         else:
-            covariance = em_covariance(q, theta, n, basis, identifiable)
+            covariance = em_covariance(q, theta, n, space, identifiable)
     else:
         rng = rng if rng is not None else np.random.default_rng()
         pi = np.maximum(fitted, 0.0)
@@ -178,11 +181,11 @@ def _estimate(
         unconstrained=raw,
         covariance=covariance,
         replicates=replicates,
-        row_basis=None if identifiable else basis,
+        row_basis=None if identifiable else space.basis(q),
         q=q,
         box=box,
     )
-    _, low, high = unc.intervals(np.eye(a))
+    low, high = unc.cell_intervals()
     return Estimate(
         n=int(round(n)),
         joint=theta.reshape(shape),

@@ -52,7 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .linalg import cho_solve
+from scipy.linalg import lapack
+
+from .linalg import SMALL_ALPHABET, cho_solve, gram
 
 __all__ = ["Fit", "Likelihood", "EM_BEFORE_NEWTON", "EM_BEFORE_NEWTON_BATCH", "NEWTON_MAX_STEPS"]
 
@@ -76,6 +78,24 @@ class Fit:
     gap: np.ndarray  # (B,) per-report optimality gap at theta
 
 
+def _scaled_cholesky(hess: np.ndarray, scale: np.ndarray) -> np.ndarray | None:
+    """Lower Cholesky factor of diag(scale)·hess·diag(scale), None if not positive definite.
+
+    Above SMALL_ALPHABET in place (scipy's LAPACK on hess's memory: no second and third
+    K × K array); below, numpy's routine, whose results the small-alphabet tests pin.
+    """
+    if hess.shape[0] <= SMALL_ALPHABET:
+        try:
+            return np.linalg.cholesky(hess * scale[:, None] * scale[None, :])
+        except np.linalg.LinAlgError:
+            return None
+    hess *= scale[:, None]
+    hess *= scale[None, :]
+    # Symmetric: a C-ordered hess is read as its transpose, the same matrix in Fortran order.
+    chol, info = lapack.dpotrf(hess if hess.flags.f_contiguous else hess.T, lower=1, overwrite_a=1, clean=0)
+    return chol if info == 0 else None
+
+
 class Likelihood:
     """The (penalised) multinomial log-likelihood of B count vectors, and its maximisers.
 
@@ -84,8 +104,10 @@ class Likelihood:
 
     def __init__(self, q: np.ndarray, counts: np.ndarray, prior: np.ndarray | None, prior_weight: float) -> None:
         used = counts.any(axis=0)  # outputs nobody reported contribute nothing
-        self.q = np.ascontiguousarray(q[used])  # (m, a)
-        self.qt = np.ascontiguousarray(self.q.T)  # (a, m)
+        self.q = q if used.all() else np.ascontiguousarray(q[used])  # (m, a): no copy when every y was seen
+        # Qᵀ laid out for the row-vector products; above SMALL_ALPHABET a view (a K × K copy
+        # would cost more memory than the layout saves time).
+        self.qt = np.ascontiguousarray(self.q.T) if q.shape[1] <= SMALL_ALPHABET else self.q.T  # (a, m)
         self.c = counts[:, used]  # (B, m)
         self.n = self.c.sum(axis=1)  # (B,)
         self.kp = float(prior_weight) * prior if (prior is not None and prior_weight > 0) else None  # (a,)
@@ -200,7 +222,7 @@ class Likelihood:
         total = self.total[row]
         c = self.c[row]
         used = c > 0
-        q = self.q[used]
+        q = self.q if used.all() else self.q[used]
         p = c[used] / total
         kk = np.zeros(q.shape[1]) if self.kp is None else self.kp / total
         a = q.shape[1]
@@ -225,7 +247,8 @@ class Likelihood:
             pi = q @ lam
             mu = float(lam @ z) / a
             qs = q * (np.sqrt(p) / pi)[:, None]
-            hess = qs.T @ qs  # Qᵀ diag(p/π²) Q
+            hess = gram(qs)  # Qᵀ diag(p/π²) Q (above SMALL_ALPHABET its lower triangle only)
+            del qs  # at most Q and two K × K arrays alive at any time
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
                 grad = 1.0 - (p / pi) @ q - kk / lam
                 hess[np.diag_indices(a)] += kk / lam**2 + z / lam
@@ -233,11 +256,11 @@ class Likelihood:
             if not (np.all(np.isfinite(hess)) and np.all(np.isfinite(rhs))):
                 break  # λ too close to the boundary for float64: leave it to EM
             scale = 1.0 / np.sqrt(np.diag(hess))
-            try:
-                chol = np.linalg.cholesky(hess * scale[:, None] * scale[None, :])
-            except np.linalg.LinAlgError:
-                break  # leave it to EM (the caller continues with the remaining budget)
+            chol = _scaled_cholesky(hess, scale)
+            if chol is None:
+                break  # not positive definite: leave it to EM (the caller continues with the remaining budget)
             dl = scale * cho_solve(chol, scale * rhs)
+            del chol, hess  # before the next step's K × K arrays exist
             dz = -z + sigma * mu / lam - (z / lam) * dl
             neg = dl < 0
             ap = min(1.0, 0.99 * float(np.min(-lam[neg] / dl[neg]))) if neg.any() else 1.0
