@@ -46,7 +46,7 @@ import numpy as np
 
 from rldp.shared.errors import ValidationError
 
-from .linalg import RowSpace, cho_inverse, gram, tangent_basis
+from .linalg import SMALL_ALPHABET, RowSpace, cho_inverse, tangent_basis, weighted_gram
 
 __all__ = ["LEVEL", "Z95", "Uncertainty", "clopper_pearson_box", "em_covariance", "inverse_covariance", "as_weights"]
 
@@ -211,22 +211,31 @@ def em_covariance(q: np.ndarray, theta: np.ndarray, n: float, space: RowSpace, i
     Memory: Q, I (inverted in place, :func:`cho_inverse`) and one temporary.
     """
     pi = np.maximum(q @ theta, 1.0 / n)
-    scaled = q / np.sqrt(pi)[:, None]  # diag(π)^−½ Q
     if identifiable:
-        info = gram(scaled)
+        if q.shape[1] <= SMALL_ALPHABET:  # numpy's expression, whose numbers the tests pin
+            scaled = q / np.sqrt(pi)[:, None]
+            info = scaled.T @ scaled
+        else:  # without the scaled copy of Q
+            info = weighted_gram(q, 1.0 / np.sqrt(pi))
         inv = cho_inverse(info)
         if inv is not None:  # else numerically singular: the basis route below is exact
-            del scaled, info
             v1 = inv.sum(axis=1)
-            inv -= np.outer(v1, v1 / v1.sum())
+            _subtract_outer(inv, v1, v1 / v1.sum())
             inv /= n
             return inv
         del info
+    scaled = q / np.sqrt(pi)[:, None]  # diag(π)^−½ Q
     basis = tangent_basis(space.basis(q))
     if basis.shape[1] == 0:
         return np.zeros((theta.size, theta.size))
     qb = scaled @ basis
     return basis @ np.linalg.solve(qb.T @ qb, basis.T) / n
+
+
+def _subtract_outer(m: np.ndarray, u: np.ndarray, v: np.ndarray) -> None:
+    """m −= u vᵀ in place, one block of rows at a time (no K × K temporary)."""
+    for start in range(0, m.shape[0], 256):
+        m[start : start + 256] -= np.outer(u[start : start + 256], v)
 
 
 def inverse_covariance(pinv: np.ndarray, fitted: np.ndarray, n: float) -> np.ndarray:

@@ -51,10 +51,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from scipy.linalg import lapack
 
-from .linalg import SMALL_ALPHABET, cho_solve, gram
+from .linalg import SMALL_ALPHABET, cho_solve, weighted_gram
 
 __all__ = ["Fit", "Likelihood", "EM_BEFORE_NEWTON", "EM_BEFORE_NEWTON_BATCH", "NEWTON_MAX_STEPS"]
 
@@ -246,9 +245,7 @@ class Likelihood:
         while g > tol and steps < max_steps:
             pi = q @ lam
             mu = float(lam @ z) / a
-            qs = q * (np.sqrt(p) / pi)[:, None]
-            hess = gram(qs)  # Qᵀ diag(p/π²) Q (above SMALL_ALPHABET its lower triangle only)
-            del qs  # at most Q and two K × K arrays alive at any time
+            hess = weighted_gram(q, np.sqrt(p) / pi)  # Qᵀ diag(p/π²) Q (lower triangle above SMALL_ALPHABET)
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
                 grad = 1.0 - (p / pi) @ q - kk / lam
                 hess[np.diag_indices(a)] += kk / lam**2 + z / lam

@@ -28,7 +28,7 @@ __all__ = [
     "tangent_basis",
     "cho_solve",
     "cho_inverse",
-    "gram",
+    "weighted_gram",
     "blas_threads",
     "small_linear_algebra",
 ]
@@ -198,15 +198,23 @@ def cho_solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return solve_triangular(chol.T, y, lower=False, check_finite=False)
 
 
-def gram(a: np.ndarray) -> np.ndarray:
-    """AᵀA. Up to SMALL_ALPHABET columns numpy's product (the full symmetric matrix, the
-    numbers the small-alphabet tests pin); above, BLAS syrk straight on A's memory, which
-    fills only the lower triangle (the readers here read no other) and allocates nothing
-    but the result."""
-    if a.shape[1] <= SMALL_ALPHABET:
-        return a.T @ a
-    src = a.T if a.flags.c_contiguous else np.asfortranarray(a).T  # (K, m), Fortran order
-    return blas.dsyrk(1.0, src, trans=0, lower=1)
+def weighted_gram(q: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """(diag(w) Q)ᵀ (diag(w) Q) = Qᵀ diag(w²) Q.
+
+    Up to SMALL_ALPHABET columns numpy's product (the full symmetric matrix, the numbers
+    the small-alphabet tests pin). Above, BLAS syrk accumulated over blocks of 256 rows of
+    diag(w) Q: only the result is K × K (lower triangle filled, Fortran order; the readers
+    here read no other), never the scaled copy of Q.
+    """
+    if q.shape[1] <= SMALL_ALPHABET:
+        qs = q * w[:, None]
+        return qs.T @ qs
+    k = q.shape[1]
+    out = np.zeros((k, k), order="F")
+    for start in range(0, q.shape[0], 256):
+        block = q[start : start + 256] * w[start : start + 256, None]  # C order: .T is Fortran (K, rows)
+        out = blas.dsyrk(1.0, block.T, beta=1.0, c=out, trans=0, lower=1, overwrite_c=1)
+    return out
 
 
 def cho_inverse(matrix: np.ndarray) -> np.ndarray | None:
