@@ -76,45 +76,44 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     each. All columns advance together: one numpy step per bucket.
     """
     a, n_buckets = mass.shape
-    # Flat (row-major) arrays and 1-D indices: far cheaper per step than 2-D fancy indexing.
-    w = mass.reshape(-1).copy()
+    # Bucket-major flat arrays (entry b·|X| + x) and 1-D indices: the columns advance in
+    # step, so each step's gathers and scatters touch neighbouring memory.
+    w = np.ascontiguousarray(mass.T).reshape(-1)
     prob = np.full(a * n_buckets, -1, dtype=np.int64)
-    alias = np.tile(np.arange(n_buckets, dtype=np.int64), a)
+    alias = np.repeat(np.arange(n_buckets, dtype=np.int64), a)
     small = mass < cap
-    base = np.arange(a, dtype=np.int64) * n_buckets
-    # Smalls (in index order), then larges, as flat indices.
-    order = (np.argsort(~small, axis=1, kind="stable") + base[:, None]).reshape(-1)
+    cols = np.arange(a, dtype=np.int64)
+    # Per column, its smalls (in index order) then its larges, as flat entries.
+    order = (np.argsort(~small, axis=1, kind="stable").T * a + cols).reshape(-1)
     n_small = small.sum(axis=1)
-    si = base.copy()  # next small (flat position in ``order``)
-    small_end = base + n_small
-    li = small_end.copy()  # current donor (flat position in ``order``)
-    row_end = base + n_buckets
-    pending = np.full(a, -1, dtype=np.int64)  # a donor that dropped below C, to fill next
-    last = a * n_buckets - 1
+    si = np.zeros(a, dtype=np.int64)  # position of the next small in the column's order
+    li = n_small.copy()  # position of the current donor
+    pending = np.full(a, -1, dtype=np.int64)  # a donor that dropped below C (flat entry), to fill next
     for _ in range(n_buckets):
         has_pending = pending >= 0
-        active = (has_pending | (si < small_end)) & (li < row_end)
-        if not active.all():
-            if not active.any():
-                break
+        active = (has_pending | (si < n_small)) & (li < n_buckets)
+        if active.all():
+            rows: slice | np.ndarray = slice(None)
+        elif active.any():
             rows = np.flatnonzero(active)
         else:
-            rows = slice(None)
+            break
         hp = has_pending[rows]
-        cur = np.where(hp, pending[rows], order.take(np.minimum(si[rows], last)))
-        don = order.take(li[rows])
+        r = cols[rows]
+        cur = np.where(hp, pending[rows], order.take(np.minimum(si[rows], n_buckets - 1) * a + r))
+        don = order.take(li[rows] * a + r)
         wc = w.take(cur)
         prob[cur] = wc
-        alias[cur] = don - base[rows]
+        alias[cur] = don // a
         wd = w.take(don) - (cap - wc)
         w[don] = wd
         si[rows] += ~hp
         dropped = wd < cap
         pending[rows] = np.where(dropped, don, -1)
         li[rows] += dropped
-    prob = prob.reshape(a, n_buckets)
-    alias = alias.reshape(a, n_buckets)
-    w = w.reshape(a, n_buckets)
+    prob = prob.reshape(n_buckets, a).T
+    alias = alias.reshape(n_buckets, a).T
+    w = w.reshape(n_buckets, a).T
     left = prob < 0
     if np.any(w[left] != cap):  # pragma: no cover - mass conservation makes this impossible
         raise AssertionError("alias construction lost mass")
