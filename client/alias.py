@@ -111,14 +111,11 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
         dropped = wd < cap
         pending[rows] = np.where(dropped, don, -1)
         li[rows] += dropped
-    prob = prob.reshape(n_buckets, a).T
-    alias = alias.reshape(n_buckets, a).T
-    w = w.reshape(n_buckets, a).T
     left = prob < 0
     if np.any(w[left] != cap):  # pragma: no cover - mass conservation makes this impossible
         raise AssertionError("alias construction lost mass")
     prob[left] = cap
-    return prob, alias
+    return prob.reshape(n_buckets, a).T, alias.reshape(n_buckets, a).T
 
 
 def search_thresholds(

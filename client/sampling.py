@@ -35,7 +35,15 @@ thresholds. With w = 8 that fraction is ≈ |Y|/2⁸: those records draw one mor
 it up in a second table, and only those still undecided draw the remaining bits. The result
 is the same function of the same 53-bit u as plain inversion, so the distribution is
 identical; it needs one or two bytes of OS randomness per record instead of eight. No Python
-loop runs over records.
+loop runs over records. Ambiguous entries (outputs > 32) carry the first output their
+interval can give, and the records are resolved by a vectorised search of the few
+thresholds the interval holds (:func:`~rldp.client.alias.search_thresholds`).
+
+Thousands of outputs (more than 1/16 of a column's table entries would be ambiguous): an
+exact alias table (:mod:`rldp.client.alias`) instead, built in integers from the same
+thresholds, so every output keeps exactly the probability (T[x, y] − T[x, y−1])·2⁻⁵³; each
+record draws 53 bits and makes one table lookup (a different function of u than
+inversion, the same distribution).
 """
 
 from __future__ import annotations
@@ -256,7 +264,7 @@ class ColumnSampler:
         if dtype is None:
             return np.dtype(np.int64)
         try:
-            dt = np.dtype(dtype)
+            dt: np.dtype = np.dtype(dtype)
         except TypeError:
             raise ValueError(f"dtype must be a numpy integer type such as uint8 or uint16; got {dtype!r}") from None
         if dt.kind not in "iu" or np.iinfo(dt).max < self.n_outputs - 1:

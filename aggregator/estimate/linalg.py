@@ -160,7 +160,7 @@ def mechanism_row_space(q: np.ndarray) -> RowSpace:
     ``CACHE_ENTRIES`` mechanisms and ``CACHE_BYTES`` of arrays, least recently used first out.
     """
     arr = np.ascontiguousarray(q, dtype=np.float64)
-    key = (arr.shape, hashlib.blake2b(memoryview(arr).cast("B"), digest_size=20).digest())
+    key = (arr.shape, hashlib.blake2b(arr.data.cast("B"), digest_size=20).digest())
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
