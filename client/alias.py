@@ -52,17 +52,30 @@ class AliasTable:
 
     def sample(self, xs: np.ndarray, u53: np.ndarray) -> np.ndarray:
         """y for records x given their 53-bit integers u (vectorised, in cache-sized chunks)."""
-        out = np.empty(xs.size, dtype=np.int64)
+        n = xs.size
+        out = np.empty(n, dtype=np.int64)
         low_bits = np.uint64(53 - self.bits)
         low_mask = np.uint64((1 << (53 - self.bits)) - 1)
-        step = 1 << 16
-        for start in range(0, xs.size, step):
-            sl = slice(start, start + step)
-            u = u53[sl]
-            bucket = (u >> low_bits).astype(np.int64)
-            entry = self.table.take(xs[sl] * self.n_buckets + bucket)
-            keep = (u & low_mask) < (entry >> np.uint64(_ALIAS_BITS))
-            out[sl] = np.where(keep, bucket, (entry & np.uint64(self.MAX_OUTPUTS - 1)).astype(np.int64))
+        alias_bits, alias_mask = np.uint64(_ALIAS_BITS), np.uint64(self.MAX_OUTPUTS - 1)
+        step = min(n, 1 << 15)
+        # Reused buffers: each chunk is a handful of in-place passes over cache-resident arrays.
+        bucket = np.empty(step, dtype=np.uint64)
+        index = np.empty(step, dtype=np.int64)
+        entry = np.empty(step, dtype=np.uint64)
+        keep = np.empty(step, dtype=bool)
+        low = np.empty(step, dtype=np.uint64)
+        for start in range(0, n, step):
+            m = min(step, n - start)
+            u, bk, ix, en, kp, lw = u53[start : start + m], bucket[:m], index[:m], entry[:m], keep[:m], low[:m]
+            np.right_shift(u, low_bits, out=bk)  # the bucket: u's top L bits (< 2ᴸ)
+            np.left_shift(xs[start : start + m], self.bits, out=ix)  # entry x·2ᴸ + bucket
+            ix |= bk.view(np.int64)
+            self.table.take(ix, out=en, mode="clip")  # in range by construction
+            np.bitwise_and(u, low_mask, out=lw)
+            np.less(lw, en >> alias_bits, out=kp)  # u's low bits below prob: the bucket's own output
+            en &= alias_mask
+            np.copyto(en, bk, where=kp)
+            out[start : start + m] = en.view(np.int64)
         return out
 
 
