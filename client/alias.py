@@ -1,5 +1,5 @@
-"""Exact lookups for columns with many outputs: alias tables (Walker 1977, Vose 1991) and
-a vectorised search among the inversion thresholds.
+"""Exact lookups for columns with many outputs: alias tables (Walker, ACM TOMS 1977; Vose,
+IEEE TSE 1991) and a vectorised search among the inversion thresholds.
 
 With |Y| in the thousands a guide table indexed by the top bits of u cannot separate the
 outputs (4,000 thresholds per column against ≤ 2¹⁰ table entries per column), so nearly
