@@ -63,14 +63,14 @@ def full_rank_certified(q: np.ndarray) -> bool:
     finds full column rank; False means "not certified" (ask the SVD).
 
     Householder QR (LAPACK geqrf, ~2 solves' worth of time against ~15 for the singular
-    values alone) is backward stable: the computed R is exact for some Q + ΔQ with ‖ΔQ‖_F ≤ γ·‖Q‖_F,
-    γ = 10·m·K·u (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed. 2002,
-    Thm 19.4, with room to spare), and
-    σ_min(R) ≥ 1/‖R⁻¹‖_F. So σ_min(Q) ≥ 1/(2‖R⁻¹‖_F) − γ‖Q‖_F (the factor 2 absorbs the
-    error of the computed R⁻¹), and σ_max(Q) ≤ ‖Q‖_F: the test below is conservative.
-    GRR on 4,000 symbols at ε = 1 passes with a margin of ~75 (σ_min ≈ 4.3·10⁻⁴: the
-    bound ≈ 3.4·10⁻⁶ against γ‖Q‖_F + 10·RANK_RTOL·‖Q‖_F ≈ 4.5·10⁻⁸); GRR at ε ≲ 0.1 on
-    thousands of symbols is not certified and pays for the singular values.
+    values alone) is backward stable: the computed R is exact for some Q + ΔQ with
+    ‖ΔQ‖_F ≤ γ·‖Q‖_F, γ = 10·m·K·u (Higham, Accuracy and Stability of Numerical Algorithms,
+    2nd ed. 2002, Thm 19.4, with room to spare), and σ_min(R) ≥ 1/‖R⁻¹‖_F. So
+    σ_min(Q) ≥ 1/(2‖R⁻¹‖_F) − γ‖Q‖_F (the factor 2 absorbs the error of the computed R⁻¹),
+    and σ_max(Q) ≤ ‖Q‖_F: the test below is conservative. GRR on 4,000 symbols at ε = 1
+    passes with a margin of ~75 (σ_min ≈ 4.3·10⁻⁴: the bound ≈ 3.4·10⁻⁶ against
+    γ‖Q‖_F + 10·RANK_RTOL·‖Q‖_F ≈ 4.5·10⁻⁸); at ε ≲ 0.02 it is not certified and the
+    singular values decide.
     """
     m, k = q.shape
     if m < k:
