@@ -136,7 +136,11 @@ class RowSpace:
     def _svd(self, q: np.ndarray) -> tuple[int, np.ndarray, np.ndarray | None]:
         with self._lock:
             if self._full is None:
-                self._full = row_space(q)
+                full = row_space(q)
+                for arr in full[1:]:  # shared by every estimate over this Q: read-only
+                    if arr is not None:
+                        arr.setflags(write=False)
+                self._full = full
             return self._full
 
     def basis(self, q: np.ndarray) -> np.ndarray:
