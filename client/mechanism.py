@@ -182,8 +182,9 @@ class Mechanism:
         )
 
     # -- privatisation
-    def privatize(self, records: Any, rng: RandomSource | None = None) -> np.ndarray:
-        """Privatise many records: output indices y (int64), one per record, in order, each a fresh
+    def privatize(self, records: Any, rng: RandomSource | None = None, *, dtype: Any = None) -> np.ndarray:
+        """Privatise many records: output indices y (int64, or the compact ``dtype``: ``np.uint8``
+        for up to 256 outputs, ``np.uint16`` for up to 65,536), one per record, in order, each a fresh
         report y ~ (R·Q)(·|x) (Q(·|x) without a per-report layer).
 
         ``records``: dicts ``{"sex": "Male", "race": "White"}`` (extra keys ignored), tuples
@@ -192,11 +193,11 @@ class Mechanism:
         :class:`~rldp.shared.records.RecordError` naming the value and the allowed ones.
         ``rng``: random source (default: the OS CSPRNG).
         """
-        return self._sampler.sample(self.alphabet.encode(records), rng)
+        return self._sampler.sample(self.alphabet.encode(records), rng, dtype)
 
-    def privatize_indices(self, x: Any, rng: RandomSource | None = None) -> np.ndarray:
-        """Privatise records already encoded as indices x = s·|U| + u."""
-        return self._sampler.sample(x, rng)
+    def privatize_indices(self, x: Any, rng: RandomSource | None = None, *, dtype: Any = None) -> np.ndarray:
+        """Privatise records already encoded as indices x = s·|U| + u (``dtype`` as in :meth:`privatize`)."""
+        return self._sampler.sample(x, rng, dtype)
 
     def privatize_one(self, record: Any, rng: RandomSource | None = None) -> int:
         """Privatise one record (a dict or a tuple); returns y."""

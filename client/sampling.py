@@ -6,7 +6,7 @@ draw being unpredictable, so the default source is the operating system's CSPRNG
 a ``random(n) -> n floats in [0, 1)`` method can be injected (e.g.
 ``numpy.random.default_rng(seed)``); its numbers are used at 53-bit resolution.
 
-Large requests (≥ 64 KiB) are served, when the ``cryptography`` package is installed, by
+Requests of 4 KiB or more are served, when the ``cryptography`` package is installed, by
 AES-256 in counter mode keyed from ``os.urandom`` — the CTR_DRBG construction of NIST
 SP 800-90A — because the kernel's generator costs ~3 ns per byte and AES-NI ~0.15. Every
 MiB gets a fresh 256-bit key and 128-bit initial counter from ``os.urandom``: no state is
@@ -35,7 +35,15 @@ thresholds. With w = 8 that fraction is ≈ |Y|/2⁸: those records draw one mor
 it up in a second table, and only those still undecided draw the remaining bits. The result
 is the same function of the same 53-bit u as plain inversion, so the distribution is
 identical; it needs one or two bytes of OS randomness per record instead of eight. No Python
-loop runs over records.
+loop runs over records. Ambiguous entries (outputs > 32) carry the first output their
+interval can give, and the records are resolved by a vectorised search of the few
+thresholds the interval holds (:func:`~rldp.client.alias.search_thresholds`).
+
+Thousands of outputs (more than 1/16 of a column's table entries would be ambiguous): an
+exact alias table (:mod:`rldp.client.alias`) instead, built in integers from the same
+thresholds, so every output keeps exactly the probability (T[x, y] − T[x, y−1])·2⁻⁵³; each
+record draws 53 bits and makes one table lookup (a different function of u than
+inversion, the same distribution).
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ try:  # optional: a fast CSPRNG for large requests (see the module docstring)
 except ImportError:  # pragma: no cover - exercised only where cryptography is absent
     HAVE_AES = False
 
+from .alias import AliasTable, search_thresholds
+
 __all__ = ["RandomSource", "OSRandom", "random_array", "random_bytes", "uniform_from_bytes", "ColumnSampler"]
 
 _TWO_POW_M53 = 1.0 / (1 << 53)
@@ -62,6 +72,10 @@ _MAX_TABLE = 1 << 22
 # A 16-bit first level is used for few outputs when its table has at most this many entries
 # (1 MiB of int8: it stays in a core's L2 cache, which random gathers need).
 _FAST_TABLE = 1 << 20
+# Alias tables (client/alias.py) for at least this many outputs, when the guide table would
+# leave more than 1/16 of its entries ambiguous, and up to this many entries (8 bytes each).
+_ALIAS_MIN_OUTPUTS = 64
+_MAX_ALIAS = 1 << 27
 # Second-level blocks (256 int64 entries each, 2 KiB): at most 4 MiB.
 _MAX_BLOCKS = 2048
 
@@ -78,7 +92,7 @@ def uniform_from_bytes(data: Any) -> np.ndarray:
     return (words >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
 
 
-_KEYSTREAM_MIN_BYTES = 1 << 16  # below this the syscall is cheaper than setting up AES
+_KEYSTREAM_MIN_BYTES = 1 << 12  # below this the syscall is cheaper than setting up AES (~10 µs)
 _KEYSTREAM_BYTES_PER_KEY = 1 << 20
 _ZEROS: bytes | None = None  # the cipher's input (1 MiB of zeros), allocated once
 
@@ -180,9 +194,23 @@ class ColumnSampler:
         self.table_bits = min(self.width, k_max)
         self.table: np.ndarray | None = None
         self.table2: np.ndarray | None = None
-        if self.table_bits >= 6:
-            guide = self._guide_table(self.table_bits)  # (|X|, 2ᵏ), int64
-            if self.table_bits == self.width == 8:
+        # Ambiguous first-level entries: −1 − lo, lo the first output their interval can give
+        # (the answer lies in [lo, lo + span]); with a second level −1 / −2 − block instead.
+        self.span = b
+        # Thousands of outputs: the guide table cannot separate them (nearly every entry
+        # ambiguous); an exact alias table answers each record with one lookup instead.
+        self.alias: AliasTable | None = None
+        buckets = 1 << max(6, (b - 1).bit_length())
+        if (
+            _ALIAS_MIN_OUTPUTS <= b <= AliasTable.MAX_OUTPUTS
+            and b > (1 << self.table_bits) >> 4
+            and a * buckets <= _MAX_ALIAS
+        ):
+            self.alias = AliasTable(self.thresholds)
+        elif self.table_bits >= 6:
+            second = self.table_bits == self.width == 8
+            guide = self._guide_table(self.table_bits, ranges=not second)  # (|X|, 2ᵏ), int64
+            if second:
                 self._second_level(guide)
             lowest = int(guide.min())
             dtype = next(
@@ -212,23 +240,52 @@ class ColumnSampler:
         guide[xs, js] = -2 - np.arange(xs.size)
         self.table2 = table2.reshape(-1)
 
-    def _guide_table(self, k: int) -> np.ndarray:
-        """G[x, j] = y if every u with top k bits j maps to y, else −1 (shape |X| × 2ᵏ)."""
+    def _guide_table(self, k: int, ranges: bool) -> np.ndarray:
+        """G[x, j] = y if every u with top k bits j maps to y, else −1, or −1 − lo with
+        ``ranges`` (lo = the output of the interval's first u; shape |X| × 2ᵏ). Sets
+        ``span``, the most thresholds one ambiguous interval holds."""
         shift = np.uint64(53 - k)
         starts = np.arange(1 << k, dtype=np.uint64) << shift
         ends = starts + ((_ONE << shift) - _ONE)
         table = np.empty((self.n_inputs, 1 << k), dtype=np.int64)
+        span = 0
         for x in range(self.n_inputs):  # once per mechanism, per column (not per record)
             lo = np.searchsorted(self.thresholds[x], starts, side="right")
             hi = np.searchsorted(self.thresholds[x], ends, side="right")
-            table[x] = np.where(lo == hi, lo, -1)
+            table[x] = np.where(lo == hi, lo, -1 - lo if ranges else -1)
+            span = max(span, int((hi - lo).max()))
+        if ranges:
+            self.span = span
         return table
 
-    def sample(self, x: Any, rng: RandomSource | None = None) -> np.ndarray:
-        """Outputs y (int64) for record indices ``x`` (integers in [0, |X|)).
+    def output_dtype(self, dtype: Any = None) -> np.dtype:
+        """The dtype of the outputs: int64 by default, or a compact unsigned type that holds
+        every output 0 … |Y| − 1 (``np.uint8`` for |Y| ≤ 256, ``np.uint16`` for |Y| ≤ 65,536)."""
+        if dtype is None:
+            return np.dtype(np.int64)
+        try:
+            dt: np.dtype = np.dtype(dtype)
+        except TypeError:
+            raise ValueError(f"dtype must be a numpy integer type such as uint8 or uint16; got {dtype!r}") from None
+        if dt.kind not in "iu" or np.iinfo(dt).max < self.n_outputs - 1:
+            fits = ", ".join(t for t in ("uint8", "uint16", "uint32", "int64") if np.iinfo(t).max >= self.n_outputs - 1)
+            raise ValueError(
+                f"dtype must be an integer type that holds outputs 0..{self.n_outputs - 1}: one of {fits}; got {dt}"
+            )
+        return dt
 
-        ``rng``: None for the OS CSPRNG, or any source with ``random(n)``.
+    def sample(self, x: Any, rng: RandomSource | None = None, dtype: Any = None) -> np.ndarray:
+        """Outputs y for record indices ``x`` (integers in [0, |X|)).
+
+        ``rng``: None for the OS CSPRNG, or any source with ``random(n)``. ``dtype``: the
+        outputs' type, int64 by default or a compact one (:meth:`output_dtype`).
         """
+        out_dtype = self.output_dtype(dtype)
+        y = self._sample(x, rng)
+        return y if out_dtype == y.dtype else y.astype(out_dtype)
+
+    def _sample(self, x: Any, rng: RandomSource | None) -> np.ndarray:
+        """:meth:`sample` with int64 outputs."""
         xs = np.asarray(x)
         if xs.ndim != 1:
             xs = xs.reshape(-1)
@@ -243,6 +300,8 @@ class ColumnSampler:
             raise ValueError(f"record indices must be in [0, {self.n_inputs}); got {int(xs.min())}..{int(xs.max())}")
         os_source = rng is None or isinstance(rng, OSRandom)
         source = rng if isinstance(rng, OSRandom) else OSRandom()
+        if self.alias is not None:
+            return self.alias.sample(xs, source.bits(n, 53) if os_source else _u53_from(rng, n))  # type: ignore[arg-type]
         rest = np.uint64(53 - self.width)
         spare = None  # second-level bytes drawn with the first ones (one CSPRNG call, not two)
         if os_source:
@@ -288,7 +347,7 @@ class ColumnSampler:
                 full = (first[amb].astype(np.uint64) << rest) | source.bits(amb.size, int(rest))
             else:
                 full = u53[amb]
-            out[amb] = self._exact(xs[amb], full)
+            out[amb] = self._exact(xs[amb], full, -1 - out[amb], self.span)
             return out
         # Second level: 8 more bits of u (bits 45..38), drawn only for these records.
         if u53 is None:
@@ -312,9 +371,17 @@ class ColumnSampler:
             out[where] = self._exact(xs[where], full)
         return out
 
-    def _exact(self, xs: np.ndarray, u53: np.ndarray) -> np.ndarray:
-        """y = #{y' : T[x, y'] ≤ u} for each record (vectorised; no loop over records)."""
+    def _exact(
+        self, xs: np.ndarray, u53: np.ndarray, lo: np.ndarray | None = None, span: int | None = None
+    ) -> np.ndarray:
+        """y = #{y' : T[x, y'] ≤ u} for each record (vectorised; no loop over records or columns).
+
+        With ``lo`` (each record's first possible output) and ``span`` (the answer is at
+        most lo + span), a binary search of ⌈log₂(span + 1)⌉ vectorised steps.
+        """
         b = self.n_outputs
+        if b > 32:
+            return search_thresholds(self.thresholds, xs, u53, lo, span, self.CHUNK)
         out = np.empty(xs.size, dtype=np.int64)
         if b <= 32:
             step = max(1, (1 << 22) // b)  # bounds the (records × |Y|) temporary
@@ -322,11 +389,4 @@ class ColumnSampler:
                 sl = slice(start, start + step)
                 out[sl] = np.count_nonzero(self.thresholds[xs[sl]] <= u53[sl, None], axis=1)
             return out
-        # Many outputs: group the records by x and search each column once.
-        order = np.argsort(xs, kind="stable")
-        counts = np.bincount(xs, minlength=self.n_inputs)
-        ends = np.cumsum(counts)
-        for col in np.flatnonzero(counts):
-            idx = order[ends[col] - counts[col] : ends[col]]
-            out[idx] = np.searchsorted(self.thresholds[col], u53[idx], side="right")
-        return out
+        return out  # pragma: no cover - b ≤ 32 returned above

@@ -25,7 +25,15 @@ from typing import Any
 import numpy as np
 
 from .attributes import Attribute, product_strides, value_product
-from .columns import as_str, columns_from_mapping, columns_from_rows, fields_text, record_field, record_tuple
+from .columns import (
+    as_str,
+    columns_from_mapping,
+    columns_from_rows,
+    fields_text,
+    python_values,
+    record_field,
+    record_tuple,
+)
 from .errors import AlphabetError, RecordError, TableError
 from .tables import Table, frame_columns, is_data_frame
 
@@ -226,6 +234,7 @@ class Alphabet:
     # -- encoding
     def _combine(self, attrs: Sequence[Attribute], strides: Sequence[int], cols: Sequence[Any]) -> np.ndarray:
         # cols: one value sequence per attribute of ``attrs``; mixed radix, last fastest.
+        cols = [python_values(c) for c in cols]
         x = attrs[0].encode(cols[0])
         if strides[0] != 1:
             x = x * strides[0]

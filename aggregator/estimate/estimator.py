@@ -20,7 +20,7 @@ from .inputs import validate_counts, validate_matrix, validate_prior, validate_s
 from .intervals import Uncertainty, clopper_pearson_box, em_covariance, inverse_covariance
 from .inverse import project_simplex, unbiased_inverse
 from .likelihood import Fit, Likelihood
-from .linalg import row_space, small_linear_algebra
+from .linalg import SMALL_ALPHABET, mechanism_row_space, small_linear_algebra
 from .result import Estimate
 
 __all__ = ["METHODS", "INTERVALS", "DEFAULT_BOOTSTRAP", "estimate_distribution", "estimate_many"]
@@ -157,9 +157,15 @@ def _estimate(
     batched EM fit of these counts, see :func:`estimate_many`)."""
     a = q.shape[1]
     n = float(c.sum())
-    rank, basis, pinv = row_space(q)
+    space = mechanism_row_space(q)  # cached per mechanism: Q is immutable
+    rank = space.rank(q)
     identifiable = rank == a
     used = "em" if method in ("auto", "em") else "inverse"
+    # Q⁺ (a full SVD, cached with the row space) only where it is used: the inverse estimator, the
+    # bootstrap, and the delta intervals' union with the unbiased estimate's (intervals.py) — that one
+    # up to SMALL_ALPHABET cells, where small-n coverage needs it; above, the EM delta intervals alone.
+    wants_pinv = used == "inverse" or interval == "bootstrap" or (interval == "delta" and a <= SMALL_ALPHABET)
+    pinv = space.pinv(q) if identifiable and wants_pinv else None
     # One maximiser (so the interior-point finish cannot change the answer) when Q has full
     # column rank or the prior's log-term makes the objective strictly concave on the cells
     # it covers.
@@ -202,7 +208,7 @@ def _estimate(
             assert pinv is not None  # "inverse" is used only when Q has full column rank
             covariance = inverse_covariance(pinv, fitted, n)
         else:
-            covariance = em_covariance(q, theta, n, basis, identifiable)
+            covariance = em_covariance(q, theta, n, space, identifiable)
             if pinv is not None:
                 unbiased_cov = inverse_covariance(pinv, fitted, n)
     else:
@@ -230,13 +236,13 @@ def _estimate(
         unconstrained=raw,
         covariance=covariance,
         replicates=replicates,
-        row_basis=None if identifiable else basis,
+        row_basis=None if identifiable else space.basis(q),
         q=q,
         box=box,
         unconstrained_covariance=unbiased_cov,
         linear_replicates=linear,
     )
-    _, low, high = unc.intervals(np.eye(a))
+    low, high = unc.cell_intervals()
     return Estimate(
         n=int(round(n)),
         joint=theta.reshape(shape),

@@ -59,9 +59,11 @@ def validate_matrix(matrix: Any) -> np.ndarray:
         y, x = np.unravel_index(int(np.argmin(q)), q.shape)
         raise ValidationError(f"matrix has a negative entry Q[{y}, {x}] = {float(q[y, x]):.6g}; Q(y|x) must be ≥ 0")
     check_columns_sum_to_one(q)
-    # Round-off within the tolerance (e.g. −1e-17 from a solver) is cleaned, not refused.
-    q = np.maximum(q, 0.0)
-    return q / q.sum(axis=0, keepdims=True)
+    # Round-off within the tolerance (e.g. −1e-17 from a solver) is cleaned, not refused;
+    # in place, so that a 4,000 × 4,000 Q costs one copy, not three.
+    np.maximum(q, 0.0, out=q)
+    q /= q.sum(axis=0, keepdims=True)
+    return q
 
 
 def validate_counts(counts: Any, n_outputs: int) -> np.ndarray:

@@ -56,7 +56,7 @@ import numpy as np
 
 from rldp.shared.errors import ValidationError
 
-from .linalg import cho_solve, tangent_basis
+from .linalg import SMALL_ALPHABET, RowSpace, cho_inverse, tangent_basis, weighted_gram
 
 __all__ = ["LEVEL", "Z95", "Uncertainty", "clopper_pearson_box", "em_covariance", "inverse_covariance", "as_weights"]
 
@@ -147,6 +147,25 @@ class Uncertainty:
         lo_lim, hi_lim = w.min(axis=1), w.max(axis=1)
         return value, np.clip(low, lo_lim, hi_lim), np.clip(high, lo_lim, hi_lim)
 
+    def cell_intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) of every cell θ_x: :meth:`intervals` of the identity weights, without
+        the |X| × |X| identity (for the delta method only the diagonal of V is read)."""
+        if self.kind != "delta" or self.row_basis is not None:
+            return self.intervals(np.eye(self.theta.size))[1:]
+        assert self.covariance is not None
+        sd = np.sqrt(np.maximum(np.diagonal(self.covariance), 0.0))
+        theta, raw = self.theta, self.unconstrained
+        if raw is not None and self.unconstrained_covariance is None:  # inverse: span θ̂ and θ̃
+            low, high = np.minimum(theta, raw) - Z95 * sd, np.maximum(theta, raw) + Z95 * sd
+        else:
+            low, high = theta - Z95 * sd, theta + Z95 * sd
+            if raw is not None:  # EM: ∪ the unbiased Wald interval of θ̃, as in intervals()
+                sd_u = np.sqrt(np.maximum(np.diagonal(self.unconstrained_covariance), 0.0))
+                low = np.minimum(low, np.minimum(theta, raw) - Z95 * sd_u)
+                high = np.maximum(high, np.maximum(theta, raw) + Z95 * sd_u)
+        low, high = np.minimum(low, theta), np.maximum(high, theta)
+        return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
     def _lp_bounds(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """min / max of wᵀθ over {θ ∈ simplex : lo ≤ Qθ ≤ hi} (partial identification)."""
         # Imported here: only rank-deficient mechanisms need it, and scipy.optimize adds
@@ -215,31 +234,44 @@ def clopper_pearson_box(counts: np.ndarray, fitted: np.ndarray) -> tuple[np.ndar
     return np.minimum(np.nan_to_num(lo, nan=0.0), fitted), np.maximum(np.nan_to_num(hi, nan=1.0), fitted)
 
 
-def em_covariance(q: np.ndarray, theta: np.ndarray, n: float, row_basis: np.ndarray, identifiable: bool) -> np.ndarray:
+def em_covariance(q: np.ndarray, theta: np.ndarray, n: float, space: RowSpace, identifiable: bool) -> np.ndarray:
     """Inverse Fisher information of the multinomial likelihood on the simplex, / n.
 
     I = Qᵀ diag(1/π) Q with π = max(Qθ, 1/n). Full column rank: I is positive definite and
     the constraint 1ᵀθ = 1 gives V = (I⁻¹ − I⁻¹11ᵀI⁻¹ / 1ᵀI⁻¹1) / n (one Cholesky; for Q = 1
     this is the multinomial (diag θ − θθᵀ)/n). Otherwise V = B (Bᵀ I B)⁻¹ Bᵀ / n with B an
     orthonormal basis of the identifiable tangent directions (:func:`tangent_basis`), so
-    wᵀVw is the asymptotic variance of wᵀθ̂ for every identifiable w.
+    wᵀVw is the asymptotic variance of wᵀθ̂ for every identifiable w. ``space``: Q's
+    (cached) row space, read only in the second case.
+
+    Memory: Q, I (inverted in place, :func:`cho_inverse`) and one temporary.
     """
     pi = np.maximum(q @ theta, 1.0 / n)
-    scaled = q / np.sqrt(pi)[:, None]  # diag(π)^−½ Q
     if identifiable:
-        try:
-            chol = np.linalg.cholesky(scaled.T @ scaled)
-        except np.linalg.LinAlgError:  # numerically singular: the basis route below is exact
-            pass
-        else:
-            inv = cho_solve(chol, np.eye(theta.size))
+        if q.shape[1] <= SMALL_ALPHABET:  # numpy's expression, whose numbers the tests pin
+            scaled = q / np.sqrt(pi)[:, None]
+            info = scaled.T @ scaled
+        else:  # without the scaled copy of Q
+            info = weighted_gram(q, 1.0 / np.sqrt(pi))
+        inv = cho_inverse(info)
+        if inv is not None:  # else numerically singular: the basis route below is exact
             v1 = inv.sum(axis=1)
-            return (inv - np.outer(v1, v1) / v1.sum()) / n
-    basis = tangent_basis(row_basis)
+            _subtract_outer(inv, v1, v1 / v1.sum())
+            inv /= n
+            return inv
+        del info
+    scaled = q / np.sqrt(pi)[:, None]  # diag(π)^−½ Q
+    basis = tangent_basis(space.basis(q))
     if basis.shape[1] == 0:
         return np.zeros((theta.size, theta.size))
     qb = scaled @ basis
     return basis @ np.linalg.solve(qb.T @ qb, basis.T) / n
+
+
+def _subtract_outer(m: np.ndarray, u: np.ndarray, v: np.ndarray) -> None:
+    """m −= u vᵀ in place, one block of rows at a time (no K × K temporary)."""
+    for start in range(0, m.shape[0], 256):
+        m[start : start + 256] -= np.outer(u[start : start + 256], v)
 
 
 def inverse_covariance(pinv: np.ndarray, fitted: np.ndarray, n: float) -> np.ndarray:

@@ -1,0 +1,40 @@
+"""Columns of Python objects (numpy dtype object, as pandas gives) encode through the dict lookup."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rldp.shared.columns import python_values
+from rldp.shared.errors import RecordError
+from rldp.shared.records import Alphabet, Attribute
+
+ALPHA = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("age", ("1", "2", "30"))])
+
+
+def test_object_columns_encode_like_lists_and_string_arrays():
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, ALPHA.size, 5_000)
+    sex = np.array(["Female", "Male"])[x // 3]
+    age = np.array(["1", "2", "30"])[x % 3]
+    expected = ALPHA.encode({"sex": sex, "age": age})
+    np.testing.assert_array_equal(expected, x)
+    objects = {"sex": sex.astype(object), "age": age.astype(object)}
+    np.testing.assert_array_equal(ALPHA.encode(objects), x)
+    np.testing.assert_array_equal(ALPHA.encode({"sex": sex.tolist(), "age": age.tolist()}), x)
+    # Values are matched by their string form, also inside object columns (ints from a parser).
+    ints = np.array([1, 2, 30], dtype=object)
+    np.testing.assert_array_equal(ALPHA.encode({"sex": np.array(["Male"] * 3, dtype=object), "age": ints}), [3, 4, 5])
+
+
+def test_object_columns_name_the_unknown_value():
+    with pytest.raises(RecordError, match="record 1: unknown value 'Other' for attribute 'sex'"):
+        ALPHA.encode({"sex": np.array(["Male", "Other"], dtype=object), "age": np.array(["1", "2"], dtype=object)})
+
+
+def test_python_values_converts_only_object_columns():
+    col = np.array(["a", "b"], dtype=object)
+    assert python_values(col) == ["a", "b"]
+    fixed = np.array(["a", "b"])
+    assert python_values(fixed) is fixed
+    assert python_values(["a"]) == ["a"]
