@@ -130,7 +130,7 @@ def estimate_many(
         raise ValidationError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}")
     rng = rng if rng is not None else np.random.default_rng()
     start = np.full((rows.shape[0], a), 1.0 / a)
-    unique = row_space(q)[0] == a
+    unique = mechanism_row_space(q).rank(q) == a
     with small_linear_algebra(a):
         fit = Likelihood(q, rows, None, 0.0).maximise(start, tol, max_iter, unique)
         return [
