@@ -24,9 +24,9 @@ __all__ = ["MAX_DESIGN_SYMBOLS", "design_from_frame", "check_design_size"]
 
 # The largest alphabet |X| = |S|·|U| rldp designs for from data (here and ``rldp design``): every
 # designer holds |Y| × |X| float matrices (GRR: |X| × |X|; column generation: up to 20·|X| + 2000
-# columns of |X|), so at 2,048 symbols one matrix is 32 MiB; Adult's fnlwgt (21,648 values) × sex
-# would need 14 GiB for GRR alone.
-MAX_DESIGN_SYMBOLS = 2048
+# columns of |X|), so at 8,192 symbols one dense matrix is 512 MiB — the K = 4,000 alphabets that
+# compact documents serve fit, while Adult's fnlwgt (21,648 values) × sex would need 14 GiB for GRR alone.
+MAX_DESIGN_SYMBOLS = 8192
 
 
 def check_design_size(alphabet: Alphabet, where: str) -> None:
