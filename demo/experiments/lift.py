@@ -162,7 +162,7 @@ SWEEPS: tuple[Sweep, ...] = (
           _WD, _ALL, 1000),
     Sweep("lift-fig3", "[ZDS23, Fig 3]", "watchdog (complete merging) under LDP and ALIP, Adult", "adult", _WD, _ALL, 1),
     Sweep("lift-fig4", "[ZDS23, Fig 4]", "AORR (optimal ALIP) and optimal LDP w.r.t. S, synthetic", "synthetic",
-          ("aorr",), _ALL, 20),
+          ("aorr",), _ALL, 10),
     Sweep("lift-fig5", "[ZDS23, Fig 5]", "AORR (optimal ALIP) and optimal LDP w.r.t. S, Adult", "adult",
           ("aorr",), _ALL, 1),
     Sweep("lift-fig6", "[ZDS23, Fig 6]", "subset merging under LDP and ALIP, synthetic", "synthetic", _SM, _ALL, 1000),
