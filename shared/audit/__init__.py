@@ -6,7 +6,9 @@ call these functions. :func:`audit_document` validates a document and dispatches
 refused with :class:`~rldp.shared.errors.UnknownNotion`.
 
 Notions registered here: ``rldp`` (:mod:`.rldp`, [LZG24, Def 1, Thm 1]), ``ldp``
-(:mod:`.ldp`, [LZG24, Def 2]) and ``distp`` (:mod:`.distp`, (ε, δ)-distribution privacy
+(:mod:`.ldp`: w.r.t. X [LZG24, Def 2], or with an uncertainty set w.r.t. S over F [LTS20, Def 1]),
+``lip`` and ``alip`` (:mod:`.lip`, :mod:`.secret`: [LTS20, Def 2], [ZDS23, Def 3]), ``srlip``
+(:mod:`.srlip`, [LTS20, Def 3]) and ``distp`` (:mod:`.distp`, (ε, δ)-distribution privacy
 between the distributions P_U|s [KM19, Def 3, Def 15]). A document with a per-report layer makes a second claim, one
 report's ε₁, which the same notion audit checks on R·Q (:mod:`.per_report`).
 """
@@ -30,9 +32,19 @@ from .distp import (
     smallest_epsilon,
 )
 from .ldp import LdpAudit, ldp_epsilon
+from .lip import AlipAudit, LipAudit, audit_alip, audit_lip
 from .per_report import LayeredAuditResult, audit_with_layer, composed_document
 from .registry import NotionAudit, notion_audit, notions, register
 from .rldp import RldpAudit, all_distributions_epsilon, audit_rldp, realised_epsilon, rldp_epsilon
+from .secret import (
+    LipLeakage,
+    lip_epsilons,
+    lip_leakage,
+    robust_lip_epsilons,
+    robust_lip_leakage,
+    robust_secret_ldp_epsilon,
+    secret_ldp_epsilon,
+)
 
 __all__ = [
     "AUDIT_TOLERANCE",
@@ -54,6 +66,15 @@ __all__ = [
     "robust_distp_delta",
     "robust_distp_epsilon",
     "joint_matrix",
+    "secret_ldp_epsilon",
+    "robust_secret_ldp_epsilon",
+    "LipLeakage",
+    "lip_leakage",
+    "lip_epsilons",
+    "robust_lip_leakage",
+    "robust_lip_epsilons",
+    "audit_lip",
+    "audit_alip",
     "register",
     "notion_audit",
     "notions",
@@ -62,6 +83,8 @@ __all__ = [
 register(RldpAudit())
 register(LdpAudit())
 register(DistpAudit())
+register(LipAudit())
+register(AlipAudit())
 
 
 def audit_document(doc: Mapping[str, Any]) -> AuditResult:

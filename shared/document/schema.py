@@ -22,6 +22,7 @@ from ..provenance import validate_provenance
 from ..records import Alphabet
 from ..tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
 from .canonical import FLOAT_FIELDS, FORMAT, FORMAT_2, FORMATS, REQUIRED_FIELDS, encode_canonical, floats, plain
+from .privacy import check_privacy, number
 
 __all__ = ["build_document", "validate_document", "number"]
 
@@ -31,18 +32,12 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 # --------------------------------------------------------------------------- building
 
 
-def number(value: Any, field: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise DocumentError(f"{field} must be a number, got {value!r}")
-    return float(value)
-
-
 def _normalise_privacy(privacy: Mapping[str, Any]) -> dict[str, Any]:
     # One spelling per value (2 vs 2.0, inf vs null) so equal designs get equal ids.
     if not isinstance(privacy, Mapping):
         raise DocumentError(f"privacy must be an object, got {type(privacy).__name__}")
     out = plain(privacy, "privacy")
-    for key in ("epsilon", "delta"):  # 1 and 1.0 (0 and 0.0) must give one id
+    for key in ("epsilon", "delta", "epsilon_lower", "epsilon_upper"):  # 1 and 1.0 (0 and 0.0): one id
         if key in out and isinstance(out[key], (int, float)) and not isinstance(out[key], bool):
             out[key] = float(out[key])
     unc = out.get("uncertainty")
@@ -138,78 +133,6 @@ def _check_entries(arr: np.ndarray, field: str) -> None:
         raise DocumentError(f"{field}{''.join(f'[{i}]' for i in idx)} is {float(arr[idx])!r}; entries must be ≥ 0")
 
 
-#: The fields of a ``distp`` privacy block ([KM19, Def 3]: ε, δ; the uncertainty set as for rldp).
-_DISTP_FIELDS = ("notion", "epsilon", "delta", "uncertainty")
-
-
-def _check_privacy(privacy: Any) -> None:
-    """The privacy block: notion and ε always; the uncertainty set for ``rldp`` and ``distp``; δ for ``distp``.
-
-    ε > 0, except under ``distp`` where ε ≥ 0: (0, δ)-DistP bounds the total variation between the
-    output distributions by δ [KM19, Def 3], and a coupling mechanism is (0, 0)-DistP at P̂.
-    """
-    if not isinstance(privacy, Mapping):
-        raise DocumentError(f"privacy must be an object, got {type(privacy).__name__}")
-    for key in ("notion", "epsilon"):
-        if key not in privacy:
-            raise DocumentError(f"privacy is missing required field {key!r}")
-    kind = privacy["notion"]
-    if not isinstance(kind, str) or not kind:
-        raise DocumentError(f"privacy.notion must be a non-empty string such as 'rldp', got {kind!r}")
-    eps = number(privacy["epsilon"], "privacy.epsilon")
-    if kind == "distp":
-        if not (math.isfinite(eps) and eps >= 0):
-            raise DocumentError(
-                f"privacy.epsilon must be a finite number ≥ 0 for notion 'distp', got {privacy['epsilon']!r}"
-            )
-        unknown = [key for key in privacy if key not in _DISTP_FIELDS]
-        if unknown:
-            raise DocumentError(
-                f"privacy has unknown field {unknown[0]!r} for notion 'distp'; its fields are "
-                f"{', '.join(_DISTP_FIELDS)}"
-            )
-        if "delta" in privacy:
-            delta = number(privacy["delta"], "privacy.delta")
-            if not 0 <= delta < 1:
-                raise DocumentError(f"privacy.delta must be a number in [0, 1), got {privacy['delta']!r}")
-    elif not (math.isfinite(eps) and eps > 0):
-        raise DocumentError(f"privacy.epsilon must be a finite number > 0, got {privacy['epsilon']!r}")
-    elif "delta" in privacy and kind in ("rldp", "ldp"):
-        raise DocumentError(f"privacy.delta is a parameter of notion 'distp'; notion {kind!r} has no delta")
-    if kind not in ("rldp", "distp"):
-        return  # other notions define their own parameters; the audit checks them
-    _check_uncertainty(privacy.get("uncertainty"), kind)
-
-
-def _check_uncertainty(unc: Any, kind: str) -> None:
-    """``privacy.uncertainty``: the Rényi ball F around P̂ [LZG24, eq 10] (radius null = unbounded)."""
-    if not isinstance(unc, Mapping):
-        raise DocumentError(f"privacy.uncertainty (an object) is required for notion {kind!r}")
-    if unc.get("divergence") != "renyi":
-        raise DocumentError(f"privacy.uncertainty.divergence must be 'renyi', got {unc.get('divergence')!r}")
-    if "order" not in unc:
-        raise DocumentError("privacy.uncertainty is missing required field 'order'")
-    order = number(unc["order"], "privacy.uncertainty.order")
-    if not (math.isfinite(order) and order > 0):
-        raise DocumentError(f"privacy.uncertainty.order must be a finite number > 0, got {unc['order']!r}")
-    if "radius" not in unc:
-        raise DocumentError("privacy.uncertainty is missing required field 'radius' (null means unbounded)")
-    if unc["radius"] is not None:
-        radius = number(unc["radius"], "privacy.uncertainty.radius")
-        if not (math.isfinite(radius) and radius >= 0):
-            raise DocumentError(
-                f"privacy.uncertainty.radius must be a finite number ≥ 0 or null, got {unc['radius']!r}"
-            )
-    n = unc.get("n")
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise DocumentError(f"privacy.uncertainty.n must be a positive integer or absent, got {n!r}")
-    beta = unc.get("beta")
-    if beta is not None:
-        b = number(beta, "privacy.uncertainty.beta")
-        if not 0 < b < 1:
-            raise DocumentError(f"privacy.uncertainty.beta must be in (0, 1), got {beta!r}")
-
-
 def _check_per_report(layer: Mapping[str, Any], outputs: int, epsilon: float) -> None:
     """R of ``collection.per_report`` (structure checked by validate_collection): |Y'| × |Y| with |Y| = the
     matrix's rows, entries finite and ≥ 0, every column R(·|y) summing to 1; its ε₁ at most the document's ε
@@ -263,7 +186,7 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         raise DocumentError(f"id must be 64 lowercase hex characters (a sha256), got {out['id']!r}")
     if not isinstance(out["method"], str) or not out["method"]:
         raise DocumentError(f"method must be a non-empty string, got {out['method']!r}")
-    _check_privacy(out["privacy"])
+    check_privacy(out["privacy"])
     if "collection" in out:
         validate_collection(out["collection"])
     if "provenance" in out:

@@ -128,8 +128,8 @@ def test_the_registry_refuses_an_unknown_notion() -> None:
     doc = from_json((DATA / "format1_srr.json").read_text(encoding="utf-8"))
     doc["privacy"] = {"notion": "telepathy", "epsilon": 1.0}
     doc["id"] = content_id(doc)
-    with pytest.raises(
-        UnknownNotion, match="unknown privacy notion 'telepathy'; this version audits 'distp', 'ldp', 'rldp'"
-    ):
+    with pytest.raises(UnknownNotion, match="unknown privacy notion 'telepathy'; this version audits 'alip', ") as info:
         audit_document(doc)
+    assert str(info.value).endswith(", ".join(repr(name) for name in notions()))
+    assert {"alip", "distp", "ldp", "lip", "rldp"} <= set(notions())
     assert {"rldp", "ldp"} <= set(notions()) and notion_audit("rldp").name == "rldp"

@@ -1,0 +1,72 @@
+"""Optimal ε-LDP w.r.t. a latent S [LTS20, Thm 2], robust over F: PolyOpt with rows over U only.
+
+[LTS20, eq 7] asks (Q P_{X|s})_y ≤ e^ε (Q P_{X|s′})_y for every y and s, s′; the optimum uses vertices
+of that polytope as rows (Thm 2). With S part of X this is (ε, F)-RLDP [LZG24, Def 1], which
+PolyOpt designs (:mod:`..polyopt`). With a latent S the mechanism reads U only: a row of Q is
+w ∈ R^U, which is exactly PolyOpt's row v with v_{s,u} = w_u for every s. So the cone here is the
+cone Γ of [LZG24, Def 3] restricted to rows that do not depend on s (:class:`LatentGammaCone`):
+for every pair s₁ ≠ s₂,
+
+    Σ_u L_{u|s₁} w_u + ℓ_{s₁} max_u w_u ≤ e^ε (Σ_u L_{u|s₂} w_u + ℓ_{s₂} min_u w_u)        ([LZG24, eq 41])
+
+with L the lower bounds of the projected balls F_U|s ([LZG24, Prop 1]); at radius 0, L = P̂_U|s and
+ℓ = 0, which is [LTS20, eq 7] exactly. Vertex enumeration of {w ≥ 0, Σ w = 1, rows of Def 3 summed
+over s} and the LP of [LZG24, Thm 3] with P̂_U give the optimum; its dimension is |U| instead of
+|S|·|U|, so it is much faster than PolyOpt on the same P̂.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from rldp.shared.tolerances import DESIGN_MARGIN
+from rldp.shared.uncertainty import UncertaintySet
+
+from ..cone import GammaCone
+from ..errors import PolyOptTooLarge
+from ..exact import enumerate_vertices, optimal_weights
+
+__all__ = ["LATENT_EXACT_MAX_SYMBOLS", "LatentGammaCone", "latent_polyopt"]
+
+#: Exact enumeration for a latent S is limited to this many released symbols |U|.
+LATENT_EXACT_MAX_SYMBOLS = 9
+
+
+class LatentGammaCone(GammaCone):
+    """Γ_ε of [LZG24, Def 3] on rows w ∈ R^U that are the same for every s (a latent S)."""
+
+    def __init__(self, lower_bounds: np.ndarray, epsilon: float) -> None:
+        super().__init__(lower_bounds, epsilon)
+        self.size = self.a2
+
+    def sides(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w = np.atleast_2d(rows).reshape(-1, self.a2)
+        return super().sides(np.tile(w, (1, self.a1)))
+
+    def inequalities(self) -> np.ndarray:
+        """Def 3's rows with v_{s,u} = w_u: the coefficients of every s summed; shape (m, |U|)."""
+        full = GammaCone(self.lower, self.epsilon).inequalities().reshape(-1, self.a1, self.a2).sum(axis=1)
+        _, keep = np.unique(np.round(full, 14), axis=0, return_index=True)
+        return full[np.sort(keep)]
+
+
+def latent_polyopt(uncertainty: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict[str, Any]]:
+    """(Q over U, parameters): the optimal mechanism that is ε-LDP w.r.t. a latent S over F."""
+    a2 = uncertainty.n_released
+    if a2 > LATENT_EXACT_MAX_SYMBOLS:
+        raise PolyOptTooLarge(
+            f"exact optimal LDP w.r.t. a latent S enumerates every vertex and is limited to "
+            f"|U| ≤ {LATENT_EXACT_MAX_SYMBOLS} released symbols; this alphabet has |U| = {a2}"
+        )
+    start = time.perf_counter()
+    cone = LatentGammaCone(uncertainty.lower_bounds(), epsilon * (1 - DESIGN_MARGIN))
+    verts = enumerate_vertices(cone)
+    p_u = uncertainty.public_distribution.sum(axis=0)
+    theta, info = optimal_weights(verts, p_u)
+    used = theta > 1e-12
+    q = cone.certify(theta[used, None] * verts[used])
+    params = {"solver": "exact", "vertices": int(len(verts)), "lp_value": info, "seconds": time.perf_counter() - start}
+    return q, params

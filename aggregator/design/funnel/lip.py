@@ -1,0 +1,185 @@
+"""Optimal ε-LIP [LTS20, Thm 3] and its asymmetric form AORR [ZDS23, eq 12], by vertex enumeration + one LP.
+
+A mechanism is written as (R, q) with R_{x|y} = P(X = x | Y = y) and q_y = P(Y = y) [LTS20, eq 8].
+Each row v = R_{·|y} lies in the polytope [LTS20, eq 15] / [ZDS23, eq 25]
+
+    Δ = {v ∈ R^X : v ≥ 0, Σ_x v_x = 1, e^{−ε_l} p_s ≤ Σ_x P(s|x) v_x ≤ e^{ε_u} p_s  for all s}
+
+(the lift P(s|y)/p_s = Σ_x P(s|x) v_x / p_s, [LTS20, eqs 13-14]; LIP is ε_l = ε_u = ε). The optimum
+uses vertices of Δ as rows, weighted by the LP of [LTS20, eq 17]: minimise Σ_i α_i H(v_i) subject to
+Σ_i α_i v_i = p_X, α ≥ 0 (I(X;Y) = H(X) − Σ α_i H(v_i)); then Q(y|x) = α_y v_{y,x} / p_x [eqs 18-20].
+
+A vertex has at most |S| + 1 non-zero entries (|X| − 1 active constraints, at most one side of each
+slab), so Δ is small for the sizes of the papers (|X| = 17, |S| = 5: well under a second). Symbols
+with p_x = 0 are left out of Δ (no row can carry them) and sent to the outputs in proportion to q.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+
+import cdd
+import numpy as np
+
+from rldp.shared.information import entropy
+
+from ..errors import PolyOptError, PolyOptTooLarge
+
+__all__ = ["LIP_EXACT_MAX_SYMBOLS", "LipResult", "lip_vertices", "optimal_lip", "optimal_lip_rows"]
+
+#: Vertex enumeration of Δ is limited to this many input symbols with positive probability.
+LIP_EXACT_MAX_SYMBOLS = 40
+_TOL = 1e-10
+
+
+@dataclass(frozen=True)
+class LipResult:
+    matrix: np.ndarray  # Q (|Y|, |X|)
+    vertices: int  # how many vertices Δ has
+    information: float  # I(X;Y) at P, nats
+    seconds: float
+
+
+def _support_count(a: int, c: int) -> int:
+    """Linear systems :func:`_support_vertices` solves: supports of size k ≤ min(a, c) with k − 1
+    active slab sides from distinct secrets (c = |S| with p_s > 0)."""
+    return sum(math.comb(a, k) * math.comb(c, k - 1) * 2 ** (k - 1) for k in range(1, min(a, c) + 1))
+
+
+#: Above this many small linear systems, cddlib's double description enumerates Δ instead.
+_SUPPORT_MAX_SYSTEMS = 2_000_000
+#: From this ε_l + ε_u on, Δ has few vertices (|X| = 17, |S| = 5: ~200 at 2) and cddlib is faster.
+_CDD_FROM_BUDGET = 2.0
+
+
+def _support_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Every vertex of Δ by its support (vectorised): a vertex with support T solves
+    [1; c_{s,T} for k − 1 active sides] v_T = [1; bounds] (the slab rows sum to the all-ones row, so
+    k ≤ |S|); each candidate is kept if it is ≥ 0 and inside every slab."""
+    n_s, a = c.shape
+    bound = np.stack([low, high])  # (2, |S|)
+    found = []
+    for k in range(1, min(a, n_s) + 1):
+        supports = np.array(list(itertools.combinations(range(a), k)), dtype=int)  # (m, k)
+        c_t = c[:, supports]  # (|S|, m, k)
+        for sec in itertools.combinations(range(n_s), k - 1):
+            for side in itertools.product((0, 1), repeat=k - 1):
+                mat = np.ones((len(supports), k, k))
+                rhs = np.ones((len(supports), k))
+                if k > 1:
+                    mat[:, 1:, :] = c_t[list(sec)].transpose(1, 0, 2)
+                    rhs[:, 1:] = bound[list(side), list(sec)]
+                ok = np.ones(len(supports), dtype=bool)
+                try:  # exactly singular systems are rare (equal columns); filter them only then
+                    sol = np.linalg.solve(mat, rhs[..., None])[..., 0]
+                except np.linalg.LinAlgError:
+                    ok = np.abs(np.linalg.det(mat)) > 1e-12
+                    sol = np.linalg.solve(mat[ok], rhs[ok][..., None])[..., 0]
+                sel = np.all(sol >= -_TOL, axis=1)
+                sol, sup = sol[sel], supports[ok][sel]
+                lift = np.einsum("smk,mk->ms", c_t[:, ok][:, sel], sol)
+                inside = np.all(lift >= low - _TOL, axis=1) & np.all(lift <= high + _TOL, axis=1)
+                v = np.zeros((int(inside.sum()), a))
+                np.put_along_axis(v, sup[inside], sol[inside], axis=1)
+                found.append(v)
+    if not found:
+        return np.zeros((0, a))
+    verts = np.concatenate(found)
+    _, keep = np.unique(np.round(verts, 11), axis=0, return_index=True)
+    return verts[np.sort(keep)]
+
+
+def _cdd_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Every vertex of Δ by cddlib's double description (floating point)."""
+    n_s, a = c.shape
+    # cdd H-representation rows [b, A]: b + A·v ≥ 0.
+    rows = np.zeros((a + 2 * n_s + 1, a + 1))
+    rows[:a, 1:] = np.eye(a)
+    rows[a : a + n_s, 0], rows[a : a + n_s, 1:] = -low, c
+    rows[a + n_s : -1, 0], rows[a + n_s : -1, 1:] = high, -c
+    rows[-1, 0], rows[-1, 1:] = -1.0, 1.0
+    mat = cdd.matrix_from_array(rows.tolist(), lin_set={len(rows) - 1}, rep_type=cdd.RepType.INEQUALITY)
+    try:
+        gen = np.array(cdd.copy_generators(cdd.polyhedron_from_matrix(mat)).array, dtype=float).reshape(-1, a + 1)
+    except RuntimeError as exc:  # cddlib's floating point can fail on degenerate inputs
+        raise PolyOptError(f"vertex enumeration of the LIP polytope failed: {exc}") from exc
+    gen = gen[np.abs(gen[:, 0]) > 1e-12]
+    return gen[:, 1:] / gen[:, :1]
+
+
+def lip_vertices(cond: np.ndarray, p_s: np.ndarray, eps_lower: float, eps_upper: float) -> np.ndarray:
+    """Vertices of Δ for P(s|x) = ``cond`` (|S|, |X|) and prior ``p_s``; shape (|V|, |X|), rows sum to 1.
+
+    Empty (0 rows) when Δ is empty (a subset of symbols that cannot meet the budgets on its own).
+    Small supports are enumerated directly (:func:`_support_vertices`, ~10× faster than cddlib at
+    |X| = 17, |S| = 5), larger problems by cddlib."""
+    keep = p_s > 0
+    c, ps = np.asarray(cond, dtype=float)[keep], np.asarray(p_s, dtype=float)[keep]
+    low, high = math.exp(-eps_lower) * ps, math.exp(eps_upper) * ps
+    a = c.shape[1]
+    # cddlib is fastest when Δ has few vertices (large budgets), the supports otherwise.
+    if eps_lower + eps_upper < _CDD_FROM_BUDGET and _support_count(a, len(ps)) <= _SUPPORT_MAX_SYSTEMS:
+        verts = _support_vertices(c, low, high)
+    else:
+        verts = _cdd_vertices(c, low, high)
+    if len(verts) == 0:
+        return np.zeros((0, a))
+    verts = np.maximum(verts, 0.0)
+    verts = verts / verts.sum(axis=1, keepdims=True)
+    # Only points inside Δ after clipping (round-off).
+    lift = verts @ c.T
+    ok = np.all(lift >= low - _TOL, axis=1) & np.all(lift <= high + _TOL, axis=1)
+    return verts[ok]
+
+
+def _row_entropies(rows: np.ndarray) -> np.ndarray:
+    """H(v) per row, nats (0 log 0 = 0) [LTS20, eq 16]."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), axis=1)
+
+
+def optimal_lip_rows(
+    cond: np.ndarray, p_s: np.ndarray, p_x: np.ndarray, eps_lower: float, eps_upper: float
+) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(rows v_y, weights q_y, number of vertices) of the optimum for inputs with p_x > 0, or None
+    when Δ is empty or the LP has no solution (then no mechanism on these symbols meets the budgets)."""
+    from scipy.optimize import linprog  # lazy: scipy.optimize takes ~0.3 s to import
+
+    verts = lip_vertices(cond, p_s, eps_lower, eps_upper)
+    if len(verts) == 0:
+        return None
+    cost = _row_entropies(verts)
+    res = linprog(cost, A_eq=verts.T, b_eq=p_x, bounds=(0, None), method="highs")
+    if res.status != 0:
+        return None
+    alpha = np.maximum(res.x, 0.0)
+    used = alpha > 1e-13
+    return verts[used], alpha[used], len(verts)
+
+
+def optimal_lip(joint: np.ndarray, eps_lower: float, eps_upper: float) -> LipResult:
+    """The I(X;Y)-optimal (ε_l, ε_u)-ALIP mechanism for the joint P(s, x) (|S|, |X|) [ZDS23, eq 12];
+    ε_l = ε_u = ε gives the optimal ε-LIP mechanism [LTS20, Thm 3]."""
+    start = time.perf_counter()
+    joint = np.asarray(joint, dtype=float)
+    p_x, p_s = joint.sum(axis=0), joint.sum(axis=1)
+    live = p_x > 0
+    if int(live.sum()) > LIP_EXACT_MAX_SYMBOLS:
+        raise PolyOptTooLarge(
+            f"exact optimal LIP/ALIP enumerates the vertices of its polytope and is limited to "
+            f"{LIP_EXACT_MAX_SYMBOLS} input symbols with positive probability; this input has {int(live.sum())}"
+        )
+    cond = joint[:, live] / p_x[live]
+    found = optimal_lip_rows(cond, p_s, p_x[live], eps_lower, eps_upper)
+    if found is None:  # cannot happen: v = p_X (the constant mechanism) is always in Δ
+        raise PolyOptError("the LIP linear program failed (this indicates a numerical problem)")
+    rows, alpha, count = found
+    q = np.zeros((len(rows), joint.shape[1]))
+    q[:, live] = alpha[:, None] * rows / p_x[live]
+    q[:, live] /= q[:, live].sum(axis=0, keepdims=True)  # LP round-off
+    q[:, ~live] = (alpha / alpha.sum())[:, None]
+    info = float(entropy(p_x[live]) - alpha @ _row_entropies(rows))
+    return LipResult(q, count, info, time.perf_counter() - start)

@@ -1,0 +1,129 @@
+"""The privacy block of a mechanism document: which fields each notion takes, and their ranges.
+
+Raises :class:`~rldp.shared.errors.DocumentError` naming the field and what is allowed. The blocks:
+
+* ``rldp``: ``{"notion", "epsilon", "uncertainty"}`` [LZG24, Def 1];
+* ``ldp``: ``{"notion", "epsilon"[, "uncertainty"]}`` — without an uncertainty set ε-LDP w.r.t. X,
+  with one ε-LDP w.r.t. S over F [LTS20, Def 1];
+* ``lip`` and ``srlip``: ``{"notion", "epsilon", "uncertainty"}`` [LTS20, Defs 2–3];
+* ``alip``: ``{"notion", "epsilon", "epsilon_lower", "epsilon_upper", "uncertainty"}`` with
+  ``epsilon = max(epsilon_lower, epsilon_upper)`` [ZDS23, Def 3];
+* ``distp``: ``{"notion", "epsilon", "delta", "uncertainty"}`` [KM19, Def 3].
+
+The uncertainty set is the Rényi ball F around P̂ [LZG24, eq 10]; ``radius: 0`` states a
+guarantee at P̂ only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import DocumentError
+
+__all__ = ["check_privacy", "number", "NOTION_FIELDS"]
+
+#: The fields each notion's privacy block may have (None: not restricted, for older notions).
+NOTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "distp": ("notion", "epsilon", "delta", "uncertainty"),
+    "ldp": ("notion", "epsilon", "uncertainty"),
+    "lip": ("notion", "epsilon", "uncertainty"),
+    "alip": ("notion", "epsilon", "epsilon_lower", "epsilon_upper", "uncertainty"),
+    "srlip": ("notion", "epsilon", "uncertainty"),
+}
+#: Notions whose block must have an uncertainty set (ldp may).
+_NEEDS_UNCERTAINTY = ("rldp", "distp", "lip", "alip", "srlip")
+
+
+def number(value: Any, field: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise DocumentError(f"{field} must be a number, got {value!r}")
+    return float(value)
+
+
+def _positive(privacy: Mapping[str, Any], key: str, kind: str) -> float:
+    if key not in privacy:
+        raise DocumentError(f"privacy is missing required field {key!r} for notion {kind!r}")
+    value = number(privacy[key], f"privacy.{key}")
+    if not (math.isfinite(value) and value > 0):
+        raise DocumentError(f"privacy.{key} must be a finite number > 0, got {privacy[key]!r}")
+    return value
+
+
+def check_privacy(privacy: Any) -> None:
+    """The privacy block: notion and ε always; per notion its fields (see the module docstring).
+
+    ε > 0, except under ``distp`` where ε ≥ 0: (0, δ)-DistP bounds the total variation between the
+    output distributions by δ [KM19, Def 3], and a coupling mechanism is (0, 0)-DistP at P̂.
+    """
+    if not isinstance(privacy, Mapping):
+        raise DocumentError(f"privacy must be an object, got {type(privacy).__name__}")
+    for key in ("notion", "epsilon"):
+        if key not in privacy:
+            raise DocumentError(f"privacy is missing required field {key!r}")
+    kind = privacy["notion"]
+    if not isinstance(kind, str) or not kind:
+        raise DocumentError(f"privacy.notion must be a non-empty string such as 'rldp', got {kind!r}")
+    eps = number(privacy["epsilon"], "privacy.epsilon")
+    if kind == "distp":
+        if not (math.isfinite(eps) and eps >= 0):
+            raise DocumentError(
+                f"privacy.epsilon must be a finite number ≥ 0 for notion 'distp', got {privacy['epsilon']!r}"
+            )
+        if "delta" in privacy:
+            delta = number(privacy["delta"], "privacy.delta")
+            if not 0 <= delta < 1:
+                raise DocumentError(f"privacy.delta must be a number in [0, 1), got {privacy['delta']!r}")
+    elif not (math.isfinite(eps) and eps > 0):
+        raise DocumentError(f"privacy.epsilon must be a finite number > 0, got {privacy['epsilon']!r}")
+    elif "delta" in privacy and kind in ("rldp", "ldp"):
+        raise DocumentError(f"privacy.delta is a parameter of notion 'distp'; notion {kind!r} has no delta")
+    allowed = NOTION_FIELDS.get(kind)
+    if allowed is not None:
+        unknown = [key for key in privacy if key not in allowed]
+        if unknown:
+            raise DocumentError(
+                f"privacy has unknown field {unknown[0]!r} for notion {kind!r}; its fields are {', '.join(allowed)}"
+            )
+    if kind == "alip":
+        lower = _positive(privacy, "epsilon_lower", kind)
+        upper = _positive(privacy, "epsilon_upper", kind)
+        if not math.isclose(eps, max(lower, upper), rel_tol=1e-12, abs_tol=0.0):
+            raise DocumentError(
+                f"privacy.epsilon must be max(epsilon_lower, epsilon_upper) = {max(lower, upper)!r} for notion "
+                f"'alip', got {privacy['epsilon']!r}"
+            )
+    if kind in _NEEDS_UNCERTAINTY or (kind == "ldp" and "uncertainty" in privacy):
+        _check_uncertainty(privacy.get("uncertainty"), kind)
+
+
+def _check_uncertainty(unc: Any, kind: str) -> None:
+    """``privacy.uncertainty``: the Rényi ball F around P̂ [LZG24, eq 10] (radius null = unbounded)."""
+    if not isinstance(unc, Mapping):
+        raise DocumentError(f"privacy.uncertainty (an object) is required for notion {kind!r}")
+    if unc.get("divergence") != "renyi":
+        raise DocumentError(f"privacy.uncertainty.divergence must be 'renyi', got {unc.get('divergence')!r}")
+    if "order" not in unc:
+        raise DocumentError("privacy.uncertainty is missing required field 'order'")
+    order = number(unc["order"], "privacy.uncertainty.order")
+    if not (math.isfinite(order) and order > 0):
+        raise DocumentError(f"privacy.uncertainty.order must be a finite number > 0, got {unc['order']!r}")
+    if "radius" not in unc:
+        raise DocumentError("privacy.uncertainty is missing required field 'radius' (null means unbounded)")
+    if unc["radius"] is not None:
+        radius = number(unc["radius"], "privacy.uncertainty.radius")
+        if not (math.isfinite(radius) and radius >= 0):
+            raise DocumentError(
+                f"privacy.uncertainty.radius must be a finite number ≥ 0 or null, got {unc['radius']!r}"
+            )
+    n = unc.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise DocumentError(f"privacy.uncertainty.n must be a positive integer or absent, got {n!r}")
+    beta = unc.get("beta")
+    if beta is not None:
+        b = number(beta, "privacy.uncertainty.beta")
+        if not 0 < b < 1:
+            raise DocumentError(f"privacy.uncertainty.beta must be in (0, 1), got {beta!r}")
