@@ -21,7 +21,7 @@ __all__ = ["EXPERIMENTS", "plot_sweep", "table_sweep", "plot_fig1", "table_fig1"
 
 _COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
 _MARKERS = {"watchdog-paper": "o", "watchdog": "o", "subset-merging-paper": "s", "subset-merging": "s",
-            "aorr": "^", "subset-rr-paper": "D"}  # fmt: skip
+            "aorr": "^", "subset-rr-paper": "D", "subset-rr": "D", "aorr-robust": "v", "watchdog-robust": "P"}  # fmt: skip
 _COLUMNS = (
     ("nmi", "NMI = I(X;Y)/H(X)", "utility"),
     ("log_max_lift", "log max_y Λ(y) (nats)", "max-lift leakage (audited)"),
@@ -61,7 +61,7 @@ def plot_sweep(result: Result, out: Path) -> Path:
                 (line,) = ax.plot(xs, [curve[x] for x in xs], color=colour, linestyle=style,
                                   marker=_MARKERS.get(method, "x"), markersize=3.5, linewidth=1.4,
                                   markerfacecolor="white" if ours else colour)  # fmt: skip
-                handles[f"{METHODS[method][1]} — {panel}"] = line
+                handles[f"{METHODS[method]} — {panel}"] = line
         ax.set_xlabel("ε_LDP = ε_l + ε_u (nats)")
         ax.set_ylabel(ylabel)
         ax.set_title(heading, fontsize=10)
