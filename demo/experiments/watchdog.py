@@ -190,6 +190,6 @@ def lambda_grid(quick: bool) -> tuple[float, ...]:
 def epsilon_grid(quick: bool) -> tuple[float, ...]:
     """ε_LDP ∈ {0.25, 0.5, …, 8} [ZDS23, Figs 2–12] (quick: a few of them)."""
     if quick:
-        return (0.5, 1.0, 2.0, 4.0)
+        return (1.0, 2.0, 4.0)
     return tuple(round(0.25 * k, 2) for k in range(1, 33))
 

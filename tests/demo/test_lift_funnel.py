@@ -55,7 +55,7 @@ def _run(name, out, **kw):
      "funnel-fig3", "funnel-fig5", "funnel-fig6", "funnel-fig7"],
 )  # fmt: skip
 def test_quick_run_writes_csv_png_json(name, tmp_path):
-    kw = {"draws": 2} if name == "lift-fig2" else {}
+    kw = {"lift-fig2": {"draws": 2}, "lift-fig5": {"epsilons": (2.0,)}, "lift-fig9": {"epsilons": (2.0,)}}.get(name, {})
     result, paths = _run(name, tmp_path, **kw)
     csv_path, png_path, json_path = paths
     with open(csv_path, newline="", encoding="utf-8") as fh:
