@@ -79,7 +79,11 @@ def run_fig3(cfg: Config) -> Result:
     grid = cfg.epsilons or ((0.5, 2.0) if cfg.quick else FIG3_EPS)
     rng = np.random.default_rng([cfg.seed, 2, 5])
     joints = [(lambda p: p / p.sum())(rng.random((2, 5))) for _ in range(draws)]
-    designs = {"opt-ldp": lambda j, e: _opt_ldp(j, e), "opt-lip": _opt_lip, "opt-ldp-2eps": lambda j, e: _opt_ldp(j, 2 * e)}
+    designs = {
+        "opt-ldp": lambda j, e: _opt_ldp(j, e),
+        "opt-lip": _opt_lip,
+        "opt-ldp-2eps": lambda j, e: _opt_ldp(j, 2 * e),
+    }
     rows: list[dict[str, Any]] = []
     for eps in grid:
         for method, fn in designs.items():
@@ -132,7 +136,11 @@ def run_fig5(cfg: Config) -> Result:
         h = _entropy(joint.sum(axis=0))
         titles[panel] = f"S = {s} ({joint.shape[0]}), X = {x} ({joint.shape[1]}), H(X) = {h:.2f} nats"
         base = {"panel": panel, "n_sensitive": joint.shape[0], "n_released": joint.shape[1]}
-        rows.append(row(name, dict(base, method="identity"), "information", mutual_information(np.eye(joint.shape[1]), joint), 1))
+        rows.append(
+            row(
+                name, dict(base, method="identity"), "information", mutual_information(np.eye(joint.shape[1]), joint), 1
+            )
+        )
         for eps in grid:
             for method, (q, alpha) in _fig5_designs(joint, eps).items():
                 key = dict(base, method=method, epsilon=eps)

@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import adult_distribution
 from rldp.aggregator.design import DesignError, SolverError
 from rldp.aggregator.design.funnel.ldp import LATENT_EXACT_MAX_SYMBOLS
 from rldp.shared.errors import one_line
 from rldp.shared.uncertainty import UncertaintySet
 
+from ..datasets import adult_distribution
 from . import product
 from .config import BETA, N_ADULT, ORDER, Config, Result
 from .lift_mechanisms import RowCone, mutual_information, optimal_matrix, partition_matrix
@@ -129,7 +129,9 @@ def _data(sweep: Sweep, cfg: Config) -> tuple[list[np.ndarray], str]:
     return joints, f"synthetic: |S| = {SYNTHETIC_SHAPE[0]}, |X| = {SYNTHETIC_SHAPE[1]}, {draws} random P_SX"
 
 
-def _measure(q: np.ndarray, joint: np.ndarray, budget: Budget, h: float, uset: UncertaintySet | None) -> dict[str, float]:
+def _measure(
+    q: np.ndarray, joint: np.ndarray, budget: Budget, h: float, uset: UncertaintySet | None
+) -> dict[str, float]:
     """NMI, the product's exact audit of the lift at P̂, and whether the claim's audit passes."""
     eps_l, eps_u = product.audited(q, joint)
     if budget.notion in product.PRODUCT_NOTIONS:
@@ -252,4 +254,3 @@ def run_fig1(cfg: Config) -> Result:
     ]
     title = {"histogram": f"log-lifts of {draws} random P_SX, |X| = 17, |S| = 5"}
     return Result(name, rows, [], ["histogram"], title, list(values), settings, notes)
-

@@ -82,7 +82,9 @@ def table_sweep(result: Result) -> str:
             cells = [fmt(result.value(panel, method, "nmi", epsilon=e)) for e in shown]
             if any(c != "—" for c in cells):
                 rows.append([f"{method} / {panel}", *cells])
-    return f"mean NMI ({result.settings['data']})\n" + format_table(["method / budget", *(f"ε={e:g}" for e in shown)], rows)
+    return f"mean NMI ({result.settings['data']})\n" + format_table(
+        ["method / budget", *(f"ε={e:g}" for e in shown)], rows
+    )
 
 
 def plot_fig1(result: Result, out: Path) -> Path:
@@ -117,7 +119,13 @@ def _experiment(sweep: Sweep) -> Experiment:
 
 
 EXPERIMENTS: tuple[Experiment, ...] = (
-    Experiment("lift-fig1", "[ZDS23, Fig 1]", "lift asymmetry: histograms of min- and max-log-lifts", run_fig1,
-               plot_fig1, table_fig1),  # fmt: skip
+    Experiment(
+        "lift-fig1",
+        "[ZDS23, Fig 1]",
+        "lift asymmetry: histograms of min- and max-log-lifts",
+        run_fig1,
+        plot_fig1,
+        table_fig1,
+    ),  # fmt: skip
     *(_experiment(s) for s in SWEEPS),
 )

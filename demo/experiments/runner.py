@@ -24,7 +24,15 @@ from .config import COLUMNS, Config, Experiment, Result, UnknownExperiment
 __all__ = ["EXPERIMENTS", "experiment", "run_experiment", "write_outputs", "load_result", "report"]
 
 EXPERIMENTS: dict[str, Experiment] = {
-    e.name: e for e in (*lzg24.EXPERIMENTS, *lzg24_truth.EXPERIMENTS, *lzg21.EXPERIMENTS, *km19_plots.EXPERIMENTS, *funnel_plots.EXPERIMENTS, *lift_plots.EXPERIMENTS)
+    e.name: e
+    for e in (
+        *lzg24.EXPERIMENTS,
+        *lzg24_truth.EXPERIMENTS,
+        *lzg21.EXPERIMENTS,
+        *km19_plots.EXPERIMENTS,
+        *funnel_plots.EXPERIMENTS,
+        *lift_plots.EXPERIMENTS,
+    )
 }
 # The integer columns of the tidy CSV (the other numeric ones are floats).
 _INT_COLUMNS = ("n_sensitive", "n_released", "n", "draws")

@@ -25,7 +25,17 @@ import numpy as np
 
 from .lift_mechanisms import RowCone, lifts, optimal_matrix, partition_matrix
 
-__all__ = ["NOTIONS", "Budget", "watchdog_groups", "subset_merging_groups", "subset_rr", "merged_information", "high_risk", "lambda_grid", "epsilon_grid"]
+__all__ = [
+    "NOTIONS",
+    "Budget",
+    "watchdog_groups",
+    "subset_merging_groups",
+    "subset_rr",
+    "merged_information",
+    "high_risk",
+    "lambda_grid",
+    "epsilon_grid",
+]
 
 _REL = 1e-9  # relative slack of the budget checks (floating point)
 
@@ -192,4 +202,3 @@ def epsilon_grid(quick: bool) -> tuple[float, ...]:
     if quick:
         return (1.0, 2.0, 4.0)
     return tuple(round(0.25 * k, 2) for k in range(1, 33))
-

@@ -19,8 +19,8 @@ experiments = pytest.importorskip("rldp.demo.experiments")
 pytest.importorskip("matplotlib")
 
 from rldp.demo.datasets import adult_distribution  # noqa: E402
-from rldp.demo.experiments.funnel_mechanisms import calibrate, cr, oue  # noqa: E402
 from rldp.demo.experiments import product  # noqa: E402
+from rldp.demo.experiments.funnel_mechanisms import calibrate, cr, oue  # noqa: E402
 from rldp.demo.experiments.lift import ADULT_PAIR, _design  # noqa: E402
 from rldp.demo.experiments.lift_mechanisms import (  # noqa: E402
     RowCone,
