@@ -1,7 +1,8 @@
 """Figures and tables of the [ZDS23] experiments (:mod:`.lift`).
 
 House style as :mod:`rldp.demo.plots`: one legend below the plots, ε in nats, NMI dimensionless; the
-papers' methods solid, rldp's (audit-enforced) dashed with hollow markers; one colour per budget.
+papers' methods solid, rldp's (audit-enforced) dashed with hollow markers, rldp's robust designs
+dotted; one colour per budget (per method when the figure has one budget).
 """
 
 from __future__ import annotations
@@ -55,13 +56,16 @@ def plot_sweep(result: Result, out: Path) -> Path:
                     continue
                 ours = method not in PAPER_METHODS
                 xs = sorted(curve)
-                style = "--" if ours else "-"
+                style = ":" if method.endswith("-robust") else "--" if ours else "-"
                 if len(result.panels) == 1:  # one budget: colour by method instead
                     colour = _COLOURS[result.methods.index(method) % len(_COLOURS)]
                 (line,) = ax.plot(xs, [curve[x] for x in xs], color=colour, linestyle=style,
                                   marker=_MARKERS.get(method, "x"), markersize=3.5, linewidth=1.4,
                                   markerfacecolor="white" if ours else colour)  # fmt: skip
-                handles[f"{METHODS[method]} — {panel}"] = line
+                label = METHODS[method]
+                if panel.startswith(("ℓ1", "χ²")):  # no product notion: the experiment's own check
+                    label = label.replace("(rldp)", "(experiment's own check)")
+                handles[f"{label} — {panel}"] = line
         ax.set_xlabel("ε_LDP = ε_l + ε_u (nats)")
         ax.set_ylabel(ylabel)
         ax.set_title(heading, fontsize=10)
