@@ -206,7 +206,7 @@ SWEEPS: tuple[Sweep, ...] = (
           ("aorr",), _ALL, 10),
     Sweep("lift-fig5", "[ZDS23, Fig 5]", "AORR (optimal ALIP) and optimal LDP w.r.t. S, Adult", "adult",
           ("aorr", "aorr-robust"), _ALL, 1),
-    Sweep("lift-fig6", "[ZDS23, Fig 6]", "subset merging under LDP and ALIP, synthetic", "synthetic", _SM, _ALL, 1000),
+    Sweep("lift-fig6", "[ZDS23, Fig 6]", "subset merging under LDP and ALIP, synthetic", "synthetic", _SM, _ALL, 300),
     Sweep("lift-fig7", "[ZDS23, Fig 7]", "subset merging under LDP and ALIP, Adult", "adult", _SM, _ALL, 1),
     Sweep("lift-fig8", "[ZDS23, Fig 8]", "AORR vs subset RR vs subset merging at λ = 0.65, synthetic", "synthetic",
           _CMP, (("alip", 0.65),), 20),
