@@ -3,6 +3,9 @@
 ``--notion rldp`` (default) claims (ε, F)-RLDP; ``--notion distp`` claims (ε, δ)-distribution privacy
 [KM19, Def 3] between every pair P_U|θ (θ = S) over the same uncertainty set (``--delta``, default 0),
 e.g. with the coupling mechanism (``--method coupling [--target …] [--cost …]``, [KM19, Defs 16, 18]).
+``--notion ldp|lip|alip`` claims ε-LDP w.r.t. S [LTS20, Def 1], ε-LIP [LTS20, Def 2] or (ε_l, ε_u)-ALIP
+[ZDS23, Def 3] (``--epsilon-lower``/``--epsilon-upper``), over F or, with ``--radius 0``, at P̂ only;
+methods: optimal, grr, oue, cr (S an input), watchdog, watchdog-paper, subset-merging, subset-rr.
 
 The root command (:mod:`rldp.cli`) registers these through :func:`add_parser` and turns
 every error into one clear line on stderr (exit 2), never a traceback. ``--json`` prints
@@ -56,7 +59,8 @@ def cmd_design(args: argparse.Namespace) -> int:
     if args.warm_start and args.method not in SOLVER_METHODS:
         raise CommandError(f"--warm-start applies to {', '.join(sorted(SOLVER_METHODS))}, not to {args.method!r}")
     warm = _warm_start_matrices(args.warm_start or [], alphabet)
-    if args.per_report_epsilon is not None and not args.per_report_epsilon < args.epsilon:
+    _check_epsilons(args)
+    if args.per_report_epsilon is not None and not args.per_report_epsilon < (args.epsilon or 0.0):
         raise CommandError(f"--per-report-epsilon must be below --epsilon ({args.epsilon:g})")
     if args.delta is not None and args.notion != "distp":
         raise CommandError("--delta applies to --notion distp only (rldp claims epsilon alone)")
@@ -86,6 +90,8 @@ def cmd_design(args: argparse.Namespace) -> int:
             delta=args.delta,
             target=args.target,
             cost=cost,
+            epsilon_lower=args.epsilon_lower,
+            epsilon_upper=args.epsilon_upper,
         )
     if args.per_report_epsilon is not None:  # one report reveals at most E1 (rldp.aggregator.design.per_report)
         doc = add_per_report_layer(doc, args.per_report_epsilon)
@@ -118,6 +124,9 @@ def cmd_design(args: argparse.Namespace) -> int:
     if doc["privacy"]["notion"] == "distp":
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
+    claim_line = f"  epsilon  claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} at delta = 0 (pass)"
+    if doc["privacy"]["notion"] in _FUNNEL:
+        claim_line = _funnel_line(doc, record)
     emit(
         args,
         record,
@@ -125,7 +134,7 @@ def cmd_design(args: argparse.Namespace) -> int:
             f"designed {doc['method']} for S={','.join(args.sensitive)}{' (latent)' if alphabet.latent else ''}, "
             f"U={','.join(args.released)} "
             f"(|X| = {alphabet.size}, n = {table.n_rows}, radius = {radius if radius is not None else 'inf'})",
-            f"  epsilon  claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} at delta = 0 (pass)",
+            claim_line,
             f"  utility  I = {record['mutual_information']:.4f} nats, NMI = {record['nmi']:.4f}, {record['outputs']} outputs",
             *solver_lines,
             f"  public   {public.name}: n = {public.n}, counts sha256 {public.sha256}",
@@ -134,6 +143,43 @@ def cmd_design(args: argparse.Namespace) -> int:
         ],
     )
     return 0
+
+
+_FUNNEL = ("ldp", "lip", "alip")
+
+
+def _check_epsilons(args: argparse.Namespace) -> None:
+    """--epsilon for every notion but alip; --epsilon-lower and --epsilon-upper for alip only."""
+    bounds = (args.epsilon_lower, args.epsilon_upper)
+    if args.notion == "alip":
+        if args.epsilon is not None:
+            raise CommandError("--notion alip takes --epsilon-lower and --epsilon-upper, not --epsilon")
+        for flag, value in zip(("--epsilon-lower", "--epsilon-upper"), bounds, strict=True):
+            if value is None:
+                raise CommandError(f"--notion alip needs {flag} (a number > 0, nats)")
+        return
+    if any(b is not None for b in bounds):
+        raise CommandError(
+            f"--epsilon-lower/--epsilon-upper apply to --notion alip only; --notion {args.notion} takes --epsilon"
+        )
+    if args.epsilon is None:
+        raise CommandError(f"--epsilon is required for --notion {args.notion} (a number > 0, nats)")
+
+
+def _funnel_line(doc: dict[str, Any], record: dict[str, Any]) -> str:
+    """The claim and its audit for ldp (w.r.t. S), lip and alip; where it holds (at P̂ or over F)."""
+    privacy, audit = doc["privacy"], doc["audit"]
+    where = "at P̂ only" if privacy["uncertainty"]["radius"] == 0 else "over F"
+    if privacy["notion"] == "alip":
+        extra = audit.get("extra", {})
+        record["epsilon_lower"], record["epsilon_upper"] = privacy["epsilon_lower"], privacy["epsilon_upper"]
+        audited = f"audited {fmt(extra.get('epsilon_lower', audit['epsilon']))}, {fmt(extra.get('epsilon_upper', audit['epsilon']))}"
+        return (
+            f"  epsilon  alip claimed (eps_l, eps_u) = ({privacy['epsilon_lower']:.6g}, "
+            f"{privacy['epsilon_upper']:.6g}), {audited} {where} (pass)"
+        )
+    name = "LDP w.r.t. S" if privacy["notion"] == "ldp" else "LIP"
+    return f"  epsilon  {name} claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} {where} (pass)"
 
 
 class _DesignProgress:
@@ -207,20 +253,36 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         help="S is not an input of the mechanism (the privacy funnel): it reads only U, and S is "
         "protected through its correlation with U; P̂ is still learnt over S × U",
     )
-    p.add_argument("--epsilon", required=True, type=positive_float("epsilon"), help="privacy level ε (nats)")
+    p.add_argument(
+        "--epsilon", type=positive_float("epsilon"), help="privacy level ε (nats); every notion but alip needs it"
+    )
+    p.add_argument(
+        "--epsilon-lower",
+        type=positive_float("epsilon-lower"),
+        metavar="EL",
+        help="--notion alip: the min-lift budget ε_l (nats; e^-ε_l ≤ P(y|s)/P(y))",
+    )
+    p.add_argument(
+        "--epsilon-upper",
+        type=positive_float("epsilon-upper"),
+        metavar="EU",
+        help="--notion alip: the max-lift budget ε_u (nats; P(y|s)/P(y) ≤ e^ε_u)",
+    )
     p.add_argument(
         "--method",
         required=True,
         choices=list(ALL_METHODS),
         metavar="METHOD",
-        help="one of: " + ", ".join(ALL_METHODS) + " (coupling: --notion distp only)",
+        help="one of: " + ", ".join(ALL_METHODS) + " (coupling: --notion distp only; optimal, oue, the "
+        "watchdog family: --notion ldp, lip or alip)",
     )
     p.add_argument(
         "--notion",
         choices=list(NOTIONS),
         default="rldp",
-        help="the claim: rldp ((epsilon, F)-RLDP, default) or distp ((epsilon, delta)-distribution privacy "
-        "between every pair P(U|s) over the same set F [KM19, Def 3])",
+        help="the claim: rldp ((epsilon, F)-RLDP, default), distp ((epsilon, delta)-distribution privacy "
+        "between every pair P(U|s) over the same set F [KM19, Def 3]), ldp (epsilon-LDP w.r.t. S over F), "
+        "lip (epsilon-LIP), alip ((eps_l, eps_u)-ALIP); --radius 0: at P̂ only",
     )
     p.add_argument(
         "--delta",

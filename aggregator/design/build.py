@@ -40,6 +40,7 @@ from rldp.shared.records import Alphabet
 from rldp.shared.uncertainty import UncertaintySet
 
 from .errors import DesignError, PolyOptTooLarge, SolverError
+from .funnel.claim import FUNNEL_NOTIONS
 from .options import DEFAULT_TIME_BUDGET, NOTIONS, DesignOptions, check_solver_options
 from .registry import ALL_METHODS, METHODS, NOTION_METHODS, TRANSPORT_METHODS, methods_for
 
@@ -56,6 +57,8 @@ def validate_parameters(
     order: float = 2.0,
     notion: str = "rldp",
     delta: float | None = None,
+    epsilon_lower: float | None = None,
+    epsilon_upper: float | None = None,
 ) -> None:
     """Check design parameters at the boundary; raise DesignError naming the bad one."""
     if notion not in NOTIONS:
@@ -74,6 +77,7 @@ def validate_parameters(
             raise DesignError(f"delta applies to notion distp only; notion {notion} has no delta")
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
             raise DesignError(f"delta must be a number in [0, 1); got {delta!r}")
+    _check_bounds(notion, epsilon, epsilon_lower, epsilon_upper)
     if not isinstance(epsilon, (int, float)) or not math.isfinite(epsilon) or epsilon <= 0:
         raise DesignError(f"epsilon must be a finite number > 0 (nats); got {epsilon!r}")
     if not isinstance(order, (int, float)) or not math.isfinite(order) or order <= 0:
@@ -88,6 +92,27 @@ def validate_parameters(
         raise DesignError("n (number of public records) is needed to derive the radius from beta")
     if n is not None and (int(n) != n or n < 1):
         raise DesignError(f"n (number of public records) must be a positive integer; got {n!r}")
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def _check_bounds(notion: str, epsilon: Any, lower: Any, upper: Any) -> None:
+    """alip needs ε_l and ε_u (> 0; ε, if given, is their max); the other notions take neither."""
+    if notion != "alip":
+        if lower is not None or upper is not None:
+            raise DesignError(f"epsilon_lower/epsilon_upper apply to notion alip only; notion {notion} takes epsilon")
+        return
+    for name, value in (("epsilon_lower", lower), ("epsilon_upper", upper)):
+        if value is None:
+            raise DesignError(f"notion alip needs {name} (ε_l and ε_u, finite numbers > 0, nats)")
+        if not _positive(value):
+            raise DesignError(f"{name} must be a finite number > 0 (nats); got {value!r}")
+    if epsilon is not None and _positive(epsilon) and abs(float(epsilon) - max(lower, upper)) > 1e-12:
+        raise DesignError(
+            f"epsilon for notion alip is max(epsilon_lower, epsilon_upper) = {max(lower, upper)}; got {epsilon!r}"
+        )
 
 
 def run_designer(method: str, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict]:
@@ -131,7 +156,7 @@ def design(
     *,
     alphabet: Alphabet,
     public_distribution: Any,
-    epsilon: float,
+    epsilon: float | None = None,
     radius: float | None = None,
     beta: float | None = 0.05,
     n: int | None = None,
@@ -146,8 +171,14 @@ def design(
     delta: float | None = None,
     target: Any = None,
     cost: Any = None,
+    epsilon_lower: float | None = None,
+    epsilon_upper: float | None = None,
 ) -> dict:
     """Design, audit and package a mechanism as a document (docs/design.md).
+
+    ``notion`` may also be ``"ldp"`` (ε-LDP w.r.t. S over F), ``"lip"`` (ε-LIP) or ``"alip"``
+    ((ε_l, ε_u)-ALIP with ``epsilon_lower``/``epsilon_upper``; ``epsilon`` defaults to their max); the
+    methods are those of :mod:`.funnel` (``optimal``, ``grr``, ``oue``, ``cr``, the watchdog family).
 
     ``notion`` is the claim: ``"rldp"`` (default) or ``"distp"`` with ``delta`` ∈ [0, 1) (default 0).
     ``target`` and ``cost`` apply to ``coupling`` (see :class:`DesignOptions`).
@@ -167,8 +198,11 @@ def design(
     if provenance is not None:
         provenance = validate_provenance(provenance)
         n = provenance["n"] if n is None else n
+    if epsilon is None and notion == "alip":
+        _check_bounds(notion, None, epsilon_lower, epsilon_upper)
+        epsilon = max(float(epsilon_lower or 0), float(epsilon_upper or 0))
     options = DesignOptions(
-        epsilon=epsilon,
+        epsilon=epsilon,  # type: ignore[arg-type]  # checked by validate_parameters
         radius=radius,
         beta=beta,
         n=n,
@@ -182,6 +216,8 @@ def design(
         delta=delta,
         target=target,
         cost=cost,
+        epsilon_lower=epsilon_lower,
+        epsilon_upper=epsilon_upper,
     )
     return design_document(
         method, alphabet=alphabet, public_distribution=public_distribution, options=options, provenance=provenance
@@ -238,6 +274,8 @@ def design_document(
         order=options.order,
         notion=options.notion,
         delta=options.delta,
+        epsilon_lower=options.epsilon_lower,
+        epsilon_upper=options.epsilon_upper,
     )
     options.check_solver()
     designers = methods_for(options.notion)
@@ -274,8 +312,8 @@ def design_document(
     start = time.perf_counter()
     q, params = run_designer(method, uset, options)
     seconds = time.perf_counter() - start
-    if options.notion == "distp":
-        return _distp_document(method, q, params, seconds, alphabet, uset, options, provenance)
+    if options.notion in FUNNEL_NOTIONS or options.notion == "distp":
+        return _registered_document(method, q, params, seconds, alphabet, uset, options, provenance)
     uncertainty, audit = _audit(method, q, uset, p_hat, options, designer.robust)
 
     privacy = {"notion": "rldp", "epsilon": options.epsilon, "uncertainty": uncertainty}
@@ -315,7 +353,7 @@ def _document_extra(
     return doc_extra
 
 
-def _distp_document(
+def _registered_document(
     method: str,
     q: np.ndarray,
     params: dict,
@@ -325,19 +363,23 @@ def _distp_document(
     options: DesignOptions,
     provenance: Mapping[str, Any] | None,
 ) -> dict:
-    """Package a distp design: the document is audited by the registered distp audit (as the service
-    and the client will audit it) and refused (DesignError) if it fails; the result is its ``audit``."""
+    """Package a distp/ldp/lip/alip design: the document is audited by its notion's registered audit
+    (as the service and the client will audit it) and refused (DesignError) if it fails; the result
+    is its ``audit``. Privacy blocks: distp ``{notion, epsilon, delta, uncertainty}``; ldp and lip
+    ``{notion, epsilon, uncertainty}``; alip ``{notion, epsilon = max(ε_l, ε_u), epsilon_lower,
+    epsilon_upper, uncertainty}`` (radius 0: the guarantee is stated at P̂ only)."""
     uncertainty: dict[str, Any] = uset.describe()
     if options.n is not None:
         uncertainty["n"] = int(options.n)
     if options.beta is not None:
         uncertainty["beta"] = float(options.beta)
-    privacy = {
-        "notion": "distp",
-        "epsilon": options.epsilon,
-        "delta": float(options.delta or 0.0),
-        "uncertainty": uncertainty,
-    }
+    privacy: dict[str, Any] = {"notion": options.notion, "epsilon": options.epsilon}
+    if options.notion == "distp":
+        privacy["delta"] = float(options.delta or 0.0)
+    if options.notion == "alip":
+        privacy["epsilon_lower"] = float(options.epsilon_lower or 0.0)
+        privacy["epsilon_upper"] = float(options.epsilon_upper or 0.0)
+    privacy["uncertainty"] = uncertainty
     p_hat = uset.public_distribution
     fields = _document_extra(q, params, None, seconds, p_hat, alphabet.latent, options, provenance)
     draft = build_document(

@@ -22,9 +22,10 @@ __all__ = [
 ]
 
 SOLVERS = ("auto", "exact", "cg")
-#: The notions a design can claim: (ε, F)-RLDP [LZG24, Def 1] and (ε, δ)-distribution privacy [KM19, Def 3]
-#: between the conditionals P_U|θ over the same uncertainty set F (docs/design.md, "Notions").
-NOTIONS = ("rldp", "distp")
+#: The notions a design can claim: (ε, F)-RLDP [LZG24, Def 1], (ε, δ)-distribution privacy [KM19, Def 3]
+#: between the conditionals P_U|θ over the same uncertainty set F, and the privacy-funnel/lift notions
+#: ε-LDP w.r.t. S [LTS20, Def 1], ε-LIP [LTS20, Def 2], (ε_l, ε_u)-ALIP [ZDS23, Def 3] (docs/design.md, "Notions").
+NOTIONS = ("rldp", "distp", "ldp", "lip", "alip")
 DEFAULT_TIME_BUDGET = 60.0  # seconds, for the column-generation solver
 # The keyword options of design_matrix(); they apply to the methods that take a solver.
 SOLVER_OPTIONS = ("solver", "time_budget", "progress", "warm_start")
@@ -44,6 +45,7 @@ class DesignOptions:
 
     ``notion`` is the claim the document makes and its audit checks: ``"rldp"`` (the default) or
     ``"distp"`` ((ε, δ)-DistP between every pair P_U|θ, P_U|θ′ over F, ``delta`` ∈ [0, 1), default 0).
+    ``notion="alip"`` takes ``epsilon_lower`` and ``epsilon_upper`` (ε_l, ε_u; ``epsilon`` is then their max).
     ``target`` and ``cost`` apply to method ``coupling`` only (:mod:`.coupling`): the common target
     (None = the barycenter, "marginal", "uniform" or |U| probabilities) and the transport cost
     ("absolute", "hamming" or a |U|×|U| matrix; None = "absolute").
@@ -64,6 +66,8 @@ class DesignOptions:
     delta: float | None = None
     target: Any = None
     cost: Any = None
+    epsilon_lower: float | None = None
+    epsilon_upper: float | None = None
 
     def check_solver(self) -> None:
         """Raise DesignError naming the first bad solver field."""

@@ -16,7 +16,8 @@ notion to its methods. Under ``distp`` [KM19, Def 3]: ``coupling`` ([KM19, Defs 
 it reads θ = S, so no latent S) and every robust RLDP method — an (ε, F)-RLDP mechanism is (ε, 0)-DistP
 between every pair of conditionals in F (the distp audit's δ is 0 exactly when its ε at δ = 0, the RLDP
 audit's, is ≤ ε), and the distp audit checks it all the same. ``nr`` claims radius 0 whatever was asked,
-so it stays an RLDP method only.
+so it stays an RLDP method only. Under ``ldp`` (w.r.t. S), ``lip`` and ``alip``: the designers of
+:mod:`.funnel.designers` (``optimal``, ``grr``, ``oue``, ``cr``, the watchdog family).
 
 Designers return raw matrices: :func:`rldp.aggregator.design.design` audits every one of
 them before it packages a document.
@@ -38,6 +39,7 @@ from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .coupling import design_coupling
 from .errors import DesignError
 from .families import grr_matrix, srr_matrix
+from .funnel.designers import FUNNEL_DESIGNERS
 from .options import NOTIONS, DesignOptions
 
 __all__ = [
@@ -185,6 +187,7 @@ _DESIGNERS: tuple[Designer, ...] = (
     PolyOptDesigner(True),
     NrDesigner(),
     CouplingDesigner(),
+    *FUNNEL_DESIGNERS,
 )
 #: Notion → (method name → designer), in the order methods are listed to users.
 NOTION_METHODS: Mapping[str, Mapping[str, Designer]] = MappingProxyType(

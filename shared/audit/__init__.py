@@ -45,6 +45,7 @@ from .secret import (
     robust_secret_ldp_epsilon,
     secret_ldp_epsilon,
 )
+from .srlip import SRLIP_MAX_ENTRIES, SrlipAudit, robust_srlip_leakage, srlip_leakage
 
 __all__ = [
     "AUDIT_TOLERANCE",
@@ -75,6 +76,9 @@ __all__ = [
     "robust_lip_epsilons",
     "audit_lip",
     "audit_alip",
+    "srlip_leakage",
+    "robust_srlip_leakage",
+    "SRLIP_MAX_ENTRIES",
     "register",
     "notion_audit",
     "notions",
@@ -85,6 +89,7 @@ register(LdpAudit())
 register(DistpAudit())
 register(LipAudit())
 register(AlipAudit())
+register(SrlipAudit())
 
 
 def audit_document(doc: Mapping[str, Any]) -> AuditResult:

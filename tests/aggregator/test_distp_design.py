@@ -141,8 +141,8 @@ def test_the_registry_per_notion():
     assert "coupling" in methods_for("distp") and "grr" in methods_for("distp") and "nr" not in methods_for("distp")
     assert "coupling" not in methods_for("rldp")
     assert not methods_for("distp")["coupling"].supports_latent
-    with pytest.raises(DesignError, match="notion must be one of rldp, distp; got 'lip'"):
-        methods_for("lip")
+    with pytest.raises(DesignError, match="notion must be one of rldp, alip, distp, ldp, lip; got 'srlip'"):
+        methods_for("srlip")
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,8 @@ def test_the_registry_per_notion():
         ("coupling", {"notion": "distp", "epsilon": -1.0}, "epsilon must be a finite number > 0"),
         ("grr", {"notion": "distp", "target": "uniform"}, "target applies to method coupling only"),
         ("polyopt", {"notion": "distp", "cost": "hamming"}, "cost applies to method coupling only"),
-        ("coupling", {"notion": "ldp"}, "notion must be one of rldp, distp"),
+        ("coupling", {"notion": "ldp"}, "method 'coupling' does not design for notion 'ldp' .it does for distp."),
+        ("coupling", {"notion": "srlip"}, "notion must be one of rldp, distp, ldp, lip, alip"),
     ],
 )
 def test_bad_requests_are_refused_naming_the_field(method, kwargs, needle):

@@ -12,11 +12,12 @@ With P(y, s) = Σ_x Q(y|x) P(s, x), the lift is l(s, y) = P(y|s)/P(y) [ZDS23, eq
 * ``alip`` — (ε_l, ε_u)-ALIP: log Λ(y) ≤ ε_u and −log Ψ(y) ≤ ε_l.
 
 :class:`Claim` returns, per output, the *excess* = the worst audited-over-claimed ratio (≤ 1 passes),
-which the watchdog family uses to know which output to repair. Over an uncertainty set F with a
-positive radius: ``ldp`` is exactly (ε, F)-RLDP ([LZG24, Thm 1] on the columns of Q over (S, U));
-``lip``/``alip`` use the sound bound ε-LDP w.r.t. S at every P ⇒ ε-LIP at every P (the lift
-P(y|s)/P(y) is a P_S-mixture of ratios P(y|s)/P(y|s′)), so both of their sides are bounded by the
-robust LDP ε. The document's registered audit decides in the end (:func:`rldp.aggregator.design.design`).
+which the watchdog family uses to know which output to repair; pass or fail (:meth:`Claim.passes`)
+is the notion's exact audit itself (at P̂, or over F: (ε, F)-RLDP for ``ldp`` [LZG24, Thm 1], the
+lift over F″ ⊇ F for ``lip``/``alip``). Per output over F, ``lip``/``alip`` use the sound bound
+ε-LDP w.r.t. S ⇒ ε-LIP (the lift P(y|s)/P(y) is a P_S-mixture of ratios P(y|s)/P(y|s′)): it only
+chooses which output to repair. The document's registered audit decides in the end
+(:func:`rldp.aggregator.design.design`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rldp.shared.audit.base import joint_matrix, log_ratios
-from rldp.shared.tolerances import AUDIT_TOLERANCE
+from rldp.shared.audit.rldp import rldp_epsilon
+from rldp.shared.audit.secret import robust_lip_epsilons
 from rldp.shared.uncertainty import UncertaintySet
 
 __all__ = ["FUNNEL_NOTIONS", "Claim", "input_joint", "lift_table", "symbol_lifts", "subset_lifts"]
@@ -125,7 +127,8 @@ class Claim:
         return np.maximum(-lifts.min(axis=1), 0.0), np.maximum(lifts.max(axis=1), 0.0)
 
     def excess(self, q: np.ndarray) -> np.ndarray:
-        """Per output: max(ε_l(y)/ε_l, ε_u(y)/ε_u), or the LDP ratio for ldp; ≤ 1 (+ tolerance) passes."""
+        """Per output: max(ε_l(y)/ε_l, ε_u(y)/ε_u), or the LDP ratio for ldp (over F for lip/alip: the
+        sound LDP bound); the watchdog family merges the worst output while :meth:`passes` fails."""
         low, up = self.leakage(q)
         with np.errstate(invalid="ignore"):
             if self.notion == "ldp":
@@ -134,19 +137,16 @@ class Claim:
                 return low / self.ldp_budget
             return np.maximum(low / self.epsilon_lower, up / self.epsilon_upper)
 
-    def passes(self, q: np.ndarray) -> bool:
-        """Every output within its budgets, with no tolerance: designers aim strictly inside, so
-        the registered audit (which allows ``AUDIT_TOLERANCE``) never fails on round-off."""
-        return bool(np.all(self.excess(q) <= 1.0))
-
-    def within_tolerance(self, q: np.ndarray) -> bool:
-        """The audit's own test: audited ≤ claimed + ``AUDIT_TOLERANCE`` on both sides."""
-        low, up = self.audited(q)
-        if self.notion == "ldp" or self.robust:
-            return low <= self.ldp_budget + AUDIT_TOLERANCE
-        return low <= self.epsilon_lower + AUDIT_TOLERANCE and up <= self.epsilon_upper + AUDIT_TOLERANCE
-
     def audited(self, q: np.ndarray) -> tuple[float, float]:
-        """(ε_l, ε_u) of the whole mechanism (the maxima over outputs)."""
-        low, up = self.leakage(q)
-        return float(low.max(initial=0.0)), float(up.max(initial=0.0))
+        """(ε_l, ε_u) of the whole mechanism by the notion's exact audit (:mod:`rldp.shared.audit.secret`):
+        for ldp both are the LDP ε w.r.t. S over F; for lip/alip the lift sides at P̂ or over F″ ⊇ F."""
+        if self.notion == "ldp":
+            eps = rldp_epsilon(q, self.uncertainty)[0]
+            return eps, eps
+        return robust_lip_epsilons(q, self.uncertainty)
+
+    def passes(self, q: np.ndarray) -> bool:
+        """The exact audit within the budgets, with no tolerance: designers aim strictly inside, so
+        the registered audit (which allows ``AUDIT_TOLERANCE``) never fails on round-off."""
+        low, up = self.audited(q)
+        return low <= self.epsilon_lower and up <= self.epsilon_upper

@@ -28,7 +28,7 @@ from ..search import largest_feasible
 __all__ = ["OUE_MAX_SYMBOLS", "ALPHA_CAP", "grr_alpha", "oue_alpha", "cr_alpha", "calibrate"]
 
 #: OUE has 2^|X| outputs; beyond this many input symbols the document would not fit.
-OUE_MAX_SYMBOLS = 12
+OUE_MAX_SYMBOLS = 10
 #: α beyond which the families equal their noiseless limit to double precision.
 ALPHA_CAP = 40.0
 
@@ -84,7 +84,7 @@ def calibrate(
     def feasible(t: np.ndarray) -> np.ndarray:
         return np.array([passes(family(float(x))) for x in t])
 
-    alpha = float(largest_feasible(feasible, 1, cap=ALPHA_CAP, steps=45)[0])
+    alpha = float(largest_feasible(feasible, 1, cap=ALPHA_CAP, steps=32)[0])
     if alpha < 0:
         raise DesignError(f"{name}: no α ≥ 0 meets the requested privacy (even α = 0 leaks more)")
     return family(alpha), {"alpha": alpha}

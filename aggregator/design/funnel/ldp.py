@@ -26,13 +26,16 @@ from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
 from ..cone import GammaCone
-from ..errors import PolyOptTooLarge
+from ..errors import DesignError
 from ..exact import enumerate_vertices, optimal_weights
 
-__all__ = ["LATENT_EXACT_MAX_SYMBOLS", "LatentGammaCone", "latent_polyopt"]
+__all__ = ["LATENT_EXACT_MAX_FACETS", "LATENT_EXACT_MAX_SYMBOLS", "LatentGammaCone", "latent_polyopt"]
 
-#: Exact enumeration for a latent S is limited to this many released symbols |U|.
-LATENT_EXACT_MAX_SYMBOLS = 9
+#: Exact enumeration for a latent S: at radius 0 the cone has one row per pair s₁ ≠ s₂, and
+#: |S|(|S| − 1) + |U| ≤ this (Adult relationship × occupation, 30 + 15: ~2 s; 42 + 16: ~70 s);
+LATENT_EXACT_MAX_FACETS = 45
+#: over a positive radius it has |U|² rows per pair: |U| ≤ this (|S| = 6, |U| = 6: < 1 s; |U| = 7: 15-25 s).
+LATENT_EXACT_MAX_SYMBOLS = 6
 
 
 class LatentGammaCone(GammaCone):
@@ -55,11 +58,16 @@ class LatentGammaCone(GammaCone):
 
 def latent_polyopt(uncertainty: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict[str, Any]]:
     """(Q over U, parameters): the optimal mechanism that is ε-LDP w.r.t. a latent S over F."""
-    a2 = uncertainty.n_released
-    if a2 > LATENT_EXACT_MAX_SYMBOLS:
-        raise PolyOptTooLarge(
-            f"exact optimal LDP w.r.t. a latent S enumerates every vertex and is limited to "
-            f"|U| ≤ {LATENT_EXACT_MAX_SYMBOLS} released symbols; this alphabet has |U| = {a2}"
+    a1, a2 = uncertainty.n_sensitive, uncertainty.n_released
+    if uncertainty.radius > 0 and a2 > LATENT_EXACT_MAX_SYMBOLS:
+        raise DesignError(
+            f"exact optimal LDP w.r.t. a latent S over a radius > 0 is limited to |U| ≤ {LATENT_EXACT_MAX_SYMBOLS} "
+            f"released symbols (this alphabet has {a2}); at radius 0 to |S|(|S| − 1) + |U| ≤ {LATENT_EXACT_MAX_FACETS}"
+        )
+    if a1 * (a1 - 1) + a2 > LATENT_EXACT_MAX_FACETS:
+        raise DesignError(
+            f"exact optimal LDP w.r.t. a latent S is limited to |S|(|S| − 1) + |U| ≤ {LATENT_EXACT_MAX_FACETS} "
+            f"(this alphabet: {a1}·{a1 - 1} + {a2}); use another method (grr, watchdog, subset-merging)"
         )
     start = time.perf_counter()
     cone = LatentGammaCone(uncertainty.lower_bounds(), epsilon * (1 - DESIGN_MARGIN))

@@ -26,12 +26,12 @@ import numpy as np
 
 from rldp.shared.information import entropy
 
-from ..errors import PolyOptError, PolyOptTooLarge
+from ..errors import DesignError, PolyOptError
 
 __all__ = ["LIP_EXACT_MAX_SYMBOLS", "LipResult", "lip_vertices", "optimal_lip", "optimal_lip_rows"]
 
 #: Vertex enumeration of Δ is limited to this many input symbols with positive probability.
-LIP_EXACT_MAX_SYMBOLS = 40
+LIP_EXACT_MAX_SYMBOLS = 24
 _TOL = 1e-10
 
 
@@ -65,26 +65,28 @@ def _support_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.nd
     for k in range(1, min(a, n_s) + 1):
         supports = np.array(list(itertools.combinations(range(a), k)), dtype=int)  # (m, k)
         c_t = c[:, supports]  # (|S|, m, k)
+        sides = np.array(list(itertools.product((0, 1), repeat=k - 1)), dtype=int).reshape(2 ** (k - 1), k - 1)
         for sec in itertools.combinations(range(n_s), k - 1):
-            for side in itertools.product((0, 1), repeat=k - 1):
-                mat = np.ones((len(supports), k, k))
-                rhs = np.ones((len(supports), k))
-                if k > 1:
-                    mat[:, 1:, :] = c_t[list(sec)].transpose(1, 0, 2)
-                    rhs[:, 1:] = bound[list(side), list(sec)]
-                ok = np.ones(len(supports), dtype=bool)
-                try:  # exactly singular systems are rare (equal columns); filter them only then
-                    sol = np.linalg.solve(mat, rhs[..., None])[..., 0]
-                except np.linalg.LinAlgError:
-                    ok = np.abs(np.linalg.det(mat)) > 1e-12
-                    sol = np.linalg.solve(mat[ok], rhs[ok][..., None])[..., 0]
-                sel = np.all(sol >= -_TOL, axis=1)
-                sol, sup = sol[sel], supports[ok][sel]
-                lift = np.einsum("smk,mk->ms", c_t[:, ok][:, sel], sol)
-                inside = np.all(lift >= low - _TOL, axis=1) & np.all(lift <= high + _TOL, axis=1)
-                v = np.zeros((int(inside.sum()), a))
-                np.put_along_axis(v, sup[inside], sol[inside], axis=1)
-                found.append(v)
+            mat = np.ones((len(supports), k, k))
+            mat[:, 1:, :] = c_t[list(sec)].transpose(1, 0, 2)
+            ok = np.ones(len(supports), dtype=bool)
+            try:  # exactly singular systems are rare (equal columns); filter them only then
+                inv = np.linalg.inv(mat)
+            except np.linalg.LinAlgError:
+                ok = np.abs(np.linalg.det(mat)) > 1e-12
+                inv = np.linalg.inv(mat[ok])
+            # One factorisation per (support, secrets), every choice of sides at once: v = M⁻¹ b.
+            rhs = np.ones((len(sides), k))
+            rhs[:, 1:] = bound[sides, list(sec)]
+            sol = np.einsum("mij,pj->mpi", inv, rhs).reshape(-1, k)
+            sup = np.repeat(supports[ok], len(sides), axis=0)
+            sel = np.all(sol >= -_TOL, axis=1)
+            sol, sup = sol[sel], sup[sel]
+            lift = np.einsum("smk,mk->ms", c[:, sup], sol)
+            inside = np.all(lift >= low - _TOL, axis=1) & np.all(lift <= high + _TOL, axis=1)
+            v = np.zeros((int(inside.sum()), a))
+            np.put_along_axis(v, sup[inside], sol[inside], axis=1)
+            found.append(v)
     if not found:
         return np.zeros((0, a))
     verts = np.concatenate(found)
@@ -168,7 +170,7 @@ def optimal_lip(joint: np.ndarray, eps_lower: float, eps_upper: float) -> LipRes
     p_x, p_s = joint.sum(axis=0), joint.sum(axis=1)
     live = p_x > 0
     if int(live.sum()) > LIP_EXACT_MAX_SYMBOLS:
-        raise PolyOptTooLarge(
+        raise DesignError(
             f"exact optimal LIP/ALIP enumerates the vertices of its polytope and is limited to "
             f"{LIP_EXACT_MAX_SYMBOLS} input symbols with positive probability; this input has {int(live.sum())}"
         )

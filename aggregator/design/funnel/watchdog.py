@@ -90,10 +90,10 @@ def _enforce(claim: Claim, groups: Groups, high: int | None) -> tuple[Groups, in
     merges = 0
     a = claim.joint.shape[1]
     while len(groups) > 1:
-        excess = claim.excess(partition_matrix(groups, a))
-        if np.all(excess <= 1.0):
+        q = partition_matrix(groups, a)
+        if claim.passes(q):
             break
-        worst = int(np.argmax(excess))
+        worst = int(np.argmax(claim.excess(q)))
         if high is not None and worst != high:
             partner = high
         else:

@@ -1,0 +1,130 @@
+"""The designers of the notions ``ldp`` (w.r.t. S), ``lip`` and ``alip``, one object per method.
+
+Same protocol as :mod:`..registry`: ``designer(uncertainty, options) -> (Q, parameters)``. The claim
+is (:class:`.claim.Claim`) ε-LDP w.r.t. S, ε-LIP or (ε_l, ε_u)-ALIP, at P̂ (radius 0) or over F.
+
+* ``optimal`` — ldp: PolyOpt ([LZG24, Thm 3] = [LTS20, Thm 2] over F; S an input) or its latent
+  cone (:mod:`.ldp`); lip/alip at radius 0: [LTS20, Thm 3] / AORR [ZDS23, eq 12] (:mod:`.lip`); over
+  a positive radius: the robust ldp optimum at min(ε_l, ε_u), sound because ε-LDP w.r.t. S for
+  every P ∈ F implies ε-LIP for every P ∈ F (``parameters.via = "ldp"``).
+* ``grr``, ``oue``, ``cr`` — [LTS20, eqs 28-33, Alg 1] calibrated on the exact audit (:mod:`.families`).
+* ``watchdog``, ``subset-merging`` — [ZDS23, eqs 6-8, Alg 1] enforced by the audit; ``watchdog-paper``
+  as printed (its document is refused when it leaks); ``subset-rr`` — [ZDS23, Alg 2] (lip/alip),
+  rldp's subset merging when its result fails the audit (``parameters.fallback``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from rldp.shared.tolerances import DESIGN_MARGIN
+from rldp.shared.uncertainty import UncertaintySet
+
+from .. import polyopt
+from ..errors import DesignError
+from ..options import DesignOptions
+from .claim import FUNNEL_NOTIONS, Claim
+from .families import calibrate, cr_alpha, grr_alpha, oue_alpha
+from .ldp import latent_polyopt
+from .lip import optimal_lip
+from .watchdog import subset_merging, subset_rr, watchdog
+
+__all__ = ["FUNNEL_DESIGNERS", "claim_for"]
+
+
+def claim_for(uncertainty: UncertaintySet, options: DesignOptions) -> Claim:
+    """The claim a request makes: ε for ldp and lip, (ε_l, ε_u) for alip."""
+    if options.notion == "alip":
+        low, up = float(options.epsilon_lower or 0.0), float(options.epsilon_upper or 0.0)
+    else:
+        low = up = float(options.epsilon)
+    return Claim(options.notion, low, up, uncertainty, bool(options.latent))
+
+
+def _inputs(uncertainty: UncertaintySet, options: DesignOptions) -> int:
+    return uncertainty.n_released if options.latent else uncertainty.public_distribution.size
+
+
+class _Base:
+    takes_solver = False
+    robust = True
+    supports_latent = True
+    notions = frozenset(FUNNEL_NOTIONS)
+    name = ""
+    summary = ""
+
+
+class OptimalDesigner(_Base):
+    name = "optimal"
+    summary = "the utility-optimal mechanism [LTS20, Thm 2-3; ZDS23, eq 12] (vertex enumeration + LP)"
+    takes_solver = True
+
+    def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
+        claim = claim_for(uncertainty, options)
+        if options.notion == "ldp" or claim.robust:
+            eps = claim.ldp_budget
+            if options.latent:
+                if options.solver == "cg":
+                    raise DesignError("solver 'cg' is not available for a latent S; use solver 'exact' or 'auto'")
+                q, params = latent_polyopt(uncertainty, eps)
+            else:
+                q, params = polyopt.polyopt(uncertainty, False, replace(options, epsilon=eps))
+            if options.notion != "ldp":
+                params = {**params, "via": "ldp", "ldp_epsilon": eps}
+            return q, params
+        margin = 1 - DESIGN_MARGIN
+        result = optimal_lip(claim.joint, claim.epsilon_lower * margin, claim.epsilon_upper * margin)
+        return result.matrix, {"solver": "exact", "vertices": result.vertices, "lp_value": result.information}
+
+
+class FamilyDesigner(_Base):
+    """GRR, OUE (X only) and CR (reads S) at the largest α whose exact audit passes."""
+
+    def __init__(self, name: str, summary: str, latent: bool) -> None:
+        self.name, self.summary, self.supports_latent = name, summary, latent
+
+    def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
+        claim = claim_for(uncertainty, options)
+        a = _inputs(uncertainty, options)
+        if self.name == "grr":
+            return calibrate(lambda t: grr_alpha(a, t), claim.passes, self.name)
+        if self.name == "oue":
+            oue_alpha(a, 0.0)  # the size check first: a clear error before any search
+            return calibrate(lambda t: oue_alpha(a, t), claim.passes, self.name)
+        p_hat = uncertainty.public_distribution
+        return calibrate(lambda t: cr_alpha(p_hat, t), claim.passes, self.name)
+
+
+class WatchdogDesigner(_Base):
+    def __init__(self, name: str, summary: str) -> None:
+        self.name, self.summary = name, summary
+        self.notions = frozenset(("lip", "alip") if name == "subset-rr" else FUNNEL_NOTIONS)
+
+    def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
+        claim = claim_for(uncertainty, options)
+        if self.name == "watchdog-paper":
+            return watchdog(claim, enforce=False)
+        if self.name == "watchdog":
+            return watchdog(claim)
+        if self.name == "subset-merging":
+            return subset_merging(claim)
+        found = subset_rr(claim)
+        if found is not None:
+            return found
+        q, params = subset_merging(claim)
+        return q, {**params, "fallback": "subset-merging (subset random response failed the audit)"}
+
+
+FUNNEL_DESIGNERS: tuple[Any, ...] = (
+    OptimalDesigner(),
+    FamilyDesigner("grr", "GRR^α on X calibrated to the exact audit [LTS20, eqs 28-29]", latent=True),
+    FamilyDesigner("oue", "OUE^α (2^|X| outputs) calibrated to the exact audit [LTS20, eqs 30-32]", latent=True),
+    FamilyDesigner("cr", "conditional reporting CR^α calibrated to the exact audit [LTS20, Alg 1, Prop 1]", False),
+    WatchdogDesigner("watchdog", "complete merging of the high-risk symbols, enlarged until the audit passes"),
+    WatchdogDesigner("watchdog-paper", "complete merging as printed [ZDS23, eqs 6-8] (refused when it leaks)"),
+    WatchdogDesigner("subset-merging", "subset merging [ZDS23, Alg 1], enforced by the audit"),
+    WatchdogDesigner("subset-rr", "subset random response [ZDS23, Alg 2] (AORR per part)"),
+)
