@@ -26,8 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import DesignError, SolverError
-from rldp.aggregator.design.funnel.ldp import LATENT_EXACT_MAX_SYMBOLS
+from rldp.aggregator.design import DesignError, PolyOptTooLarge, SolverError
 from rldp.shared.errors import one_line
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -83,9 +82,11 @@ METHODS: dict[str, str] = {
 
 
 def _design(method: str, joint: np.ndarray, budget: Budget, uset: UncertaintySet | None) -> np.ndarray:
-    if method == "aorr" and budget.notion == "ldp" and joint.shape[1] > LATENT_EXACT_MAX_SYMBOLS:
-        # the product's exact latent-LDP designer stops at 9 symbols; the row cone is exact too
-        return optimal_matrix(RowCone.ldp(joint, budget.eps_upper), joint.sum(axis=0))
+    if method == "aorr" and budget.notion == "ldp" and uset is None:
+        try:
+            return product.design(method, joint, budget)
+        except PolyOptTooLarge:  # beyond the product's exact limit; the row cone is exact too
+            return optimal_matrix(RowCone.ldp(joint, budget.eps_upper), joint.sum(axis=0))
     if method.endswith("-robust"):
         return product.design(method.removesuffix("-robust"), joint, budget, uset)
     if budget.notion not in product.PRODUCT_NOTIONS or method == "subset-rr-paper":

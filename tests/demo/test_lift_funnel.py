@@ -79,6 +79,10 @@ def test_product_and_rebuild_agree(adult):
         ours = optimal_matrix(RowCone.alip(adult, eps_l, eps_u), adult.sum(axis=0))
         theirs = product.design("aorr", adult, Budget("alip", eps_l, eps_u))
         assert mutual_information(theirs, adult) == pytest.approx(mutual_information(ours, adult), abs=1e-7)
+    ldp = Budget("ldp", 1.5, 1.5)
+    ours = optimal_matrix(RowCone.ldp(adult, 1.5), adult.sum(axis=0))
+    theirs = product.design("aorr", adult, ldp)
+    assert mutual_information(theirs, adult) == pytest.approx(mutual_information(ours, adult), abs=1e-6)
     for family in ("grr", "cr"):
         a_ours, _ = calibrate(family, adult, 1.0)
         a_theirs, _ = product.calibrated(family, adult, 1.0)
