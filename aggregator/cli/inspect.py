@@ -14,6 +14,7 @@ from rldp.shared.tables import read_csv
 
 from .common import EXIT_AUDIT_FAILED, CommandError, emit, finite, fmt, significance_level
 from .distp import evaluate_distp
+from .lift import audit_sides, evaluate_lift
 
 __all__ = ["add_check_parsers", "cmd_audit", "cmd_evaluate"]
 
@@ -42,6 +43,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
             f"  delta claimed {extra.get('delta_claimed', 0.0):.6g}, audited {extra.get('delta', 0.0):.6g} at epsilon "
             f"{result.claimed:.6g} {extra.get('scope', '')} ({extra.get('delta_at_p_hat', 0.0):.6g} at P̂)"
         )
+    sides, more = audit_sides(result)  # ldp w.r.t. S, lip, alip, srlip: both sides, worst (y, s), scope
+    record.update(sides)
+    lines += more
     lines += [f"  {r}" for r in result.reasons]
     per_report = getattr(result, "per_report", None)  # a LayeredAuditResult: the single-report claim too
     if per_report is not None:
@@ -102,6 +106,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         f"  as plain LDP on X: epsilon = {fmt(record['epsilon_ldp'])}; "
         f"for every distribution (Prop. 3): epsilon = {fmt(record['epsilon_all_distributions'])}",
     ]
+    lift_record, more = evaluate_lift(doc, dist, source)  # [LTS20, Defs 1–2], [ZDS23, Defs 5–6]
+    record.update(lift_record)
+    lines += more
     if doc["privacy"]["notion"] == "distp":  # δ at ε, divergence DistP, XDistP w.r.t. EMD [KM19]
         extra, more = evaluate_distp(doc, dist, source, args.cost)
         record.update(notion="distp", delta=doc["privacy"].get("delta", 0.0), **extra)

@@ -25,6 +25,8 @@ The package, one concept per module:
   mover's distance, barycenters ([KM19, Defs 7-8]);
 * :mod:`.coupling` — the coupling mechanism to one common target ([KM19, Defs 16, 18; Prop 2]);
 * :mod:`.xdistp` — XDistP with the Earth mover's distance between the protected distributions ([KM19, Def 12]);
+* :mod:`.funnel` — the designers of the notions ``ldp`` (w.r.t. S), ``lip`` and ``alip`` ([LTS20], [ZDS23]):
+  optimal LDP/LIP/AORR, GRR/OUE/CR calibrated to the audit, the watchdog family;
 * :mod:`.errors` — DesignError and the solvers' errors.
 """
 

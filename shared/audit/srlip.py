@@ -21,9 +21,10 @@ version is implemented (the conditionals given x^J do not vary independently ove
 
 [LTS20, Thm 4] is false: a product Π_j Q^j whose factors each satisfy ε^j-LIP w.r.t. every prior
 P_{S,X^j|x^J} (J ⊆ the other attributes) need not be Σ_j ε^j-SRLIP. With |S| = 2, two binary
-attributes and ε = 0.5 (ε^j = 0.25) a product leaks 0.544 (tests/shared/test_srlip.py holds the
-instance). The proof's step (41) treats P(x^j | s, x^{J[j]}) as if the other factors' outputs did not
-depend on x^j. So no designer may certify SRLIP by Theorem 4; a product design must pass this audit.
+attributes and ε = 0.5 (ε^j = 0.25) a product leaks 0.544, another 0.700 — already at J = ∅, so it
+is not even 0.5-LIP (tests/shared/test_srlip.py holds both instances). The proof factorises
+P(x^{∖J} | s, x^J) as Π_j P(x^j | s, x^{J[j]}) (eqs 39–41), which needs the attributes to be
+independent given S. So no designer may certify SRLIP by Theorem 4; a product design must pass this audit.
 """
 
 from __future__ import annotations

@@ -235,5 +235,52 @@ def test_sizes_beyond_the_exact_methods_are_refused():
         design("oue", alphabet=_alphabet(3, 11, True), public_distribution=p, radius=0.0, notion="lip", epsilon=1.0)
     p = rng.random((7, 7))
     p /= p.sum()
-    with pytest.raises(DesignError, match="latent S over a radius > 0 is limited"):
-        design("optimal", alphabet=_alphabet(7, 7, True), public_distribution=p, radius=0.01, notion="ldp", epsilon=1.0)
+    with pytest.raises(DesignError, match="use solver 'cg' or 'auto'"):
+        design(
+            "optimal",
+            alphabet=_alphabet(7, 7, True),
+            public_distribution=p,
+            radius=0.01,
+            notion="ldp",
+            epsilon=1.0,
+            solver="exact",
+        )
+
+
+@pytest.mark.parametrize("radius", [0.0, 0.02])
+def test_latent_ldp_column_generation_reaches_the_exact_optimum(p_small, radius):
+    from rldp.aggregator.design.funnel.ldp import latent_polyopt
+
+    uset = UncertaintySet(p_small, radius, 2.0)
+    p_u = p_small.sum(axis=0)
+    exact, _ = latent_polyopt(uset, 0.7, "exact")
+    cg, params = latent_polyopt(uset, 0.7, "cg", time_budget=30.0)
+    assert params["solver"] == "cg" and params["converged"]
+    assert Claim("ldp", 0.7, 0.7, uset, True).passes(cg)
+    assert mutual_information(cg, p_u) == pytest.approx(mutual_information(exact, p_u), rel=0.01)
+    assert mutual_information(cg, p_u) <= mutual_information(exact, p_u) + 1e-7
+
+
+def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):
+    from rldp.aggregator.design.funnel.ldp import latent_polyopt
+
+    uset = UncertaintySet(p_small, 0.02, 2.0)
+    doc = design(
+        "optimal", alphabet=_alphabet(3, 4, True), public_distribution=p_small, radius=0.02, notion="lip", epsilon=0.6
+    )
+    assert doc["audit"]["passed"] and doc["parameters"]["via"] in ("ldp", "shrunk-lip")
+    ldp_route, _ = latent_polyopt(uset, 0.6)
+    p_u = p_small.sum(axis=0)
+    assert doc["utility"]["mutual_information"] >= mutual_information(ldp_route, p_u) - 1e-9
+    assert doc["utility"]["mutual_information"] <= optimal_lip(p_small, 0.6, 0.6).information + 1e-9  # F ∋ P̂
+
+
+def test_latent_cone_at_radius_zero_is_lts20_eq7(p_small):
+    """At radius 0 the latent cone's rows are exactly [LTS20, eq 7]: P(·|s) − e^ε P(·|s′) for s ≠ s′."""
+    from rldp.aggregator.design.funnel.ldp import LatentGammaCone
+
+    cond = p_small / p_small.sum(axis=1, keepdims=True)
+    rows = LatentGammaCone(cond, 0.7).inequalities()
+    expected = np.array([cond[s] - math.exp(0.7) * cond[t] for s in range(3) for t in range(3) if s != t])
+    key = lambda m: m[np.lexsort(np.round(m, 12).T[::-1])]  # noqa: E731
+    np.testing.assert_allclose(key(rows), key(expected), atol=1e-12)

@@ -1,67 +1,72 @@
-"""``rldp design --notion ldp|lip|alip``: documents that pass ``rldp audit``, and one-line errors."""
+"""``rldp audit`` and ``rldp evaluate`` on the funnel and lift notions: both sides' ε, the worst (y, s), the scope."""
 
 from __future__ import annotations
 
 import json
+import math
 
+import numpy as np
 import pytest
-from cli_helpers import assert_one_line_error
 from cli_helpers import run_cli as run
 
-FUNNEL = ("--sensitive", "relationship", "--released", "occupation", "--latent", "--radius", "0")
+from rldp.shared.audit import lip_epsilons, secret_ldp_epsilon
+from rldp.shared.document import build_document, write_document
+from rldp.shared.lift import lift_measures
+from rldp.shared.records import Alphabet, Attribute
+
+SEX = Attribute("sex", ("Female", "Male"))
+COLOUR = Attribute("colour", ("blue", "green", "red"))
+P_HAT = np.array([[0.1, 0.2, 0.15], [0.25, 0.1, 0.2]])
+Q = np.array([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]])  # latent S: reads the colour only
 
 
-def _design(public, out, *extra: object):
-    return run("design", public, *FUNNEL, "--out", out, *extra)
-
-
-def test_alip_watchdog_on_adult_passes_the_audit(adult_csv, tmp_path):
-    out = tmp_path / "wd.json"
-    proc = _design(
-        adult_csv, out, "--notion", "alip", "--epsilon-lower", "1", "--epsilon-upper", "1", "--method", "watchdog"
+def _write(tmp_path, privacy: dict, name: str) -> object:
+    doc = build_document(
+        method="grr",
+        matrix=Q,
+        alphabet=Alphabet(SEX, [COLOUR], latent=True),
+        public_distribution=P_HAT,
+        privacy=privacy,
     )
-    assert proc.returncode == 0, proc.stderr
-    assert "alip claimed (eps_l, eps_u) = (1, 1)" in proc.stdout and "at P̂ only (pass)" in proc.stdout
-    doc = json.loads(out.read_text())
-    assert doc["privacy"] == {
+    path = tmp_path / f"{name}.json"
+    write_document(doc, path)
+    return path
+
+
+@pytest.mark.parametrize("radius", [0.0, 0.02])
+def test_audit_reports_both_sides_the_worst_place_and_the_scope(tmp_path, radius: float) -> None:
+    lower, upper = lip_epsilons(Q, P_HAT)
+    claim = {
         "notion": "alip",
         "epsilon": 1.0,
         "epsilon_lower": 1.0,
-        "epsilon_upper": 1.0,
-        "uncertainty": doc["privacy"]["uncertainty"],
+        "epsilon_upper": 0.5,
+        "uncertainty": {"order": 2.0, "radius": radius},
     }
-    assert doc["privacy"]["uncertainty"]["radius"] == 0
-    audit = run("audit", out, "--json")
-    assert audit.returncode == 0, audit.stderr
-    assert json.loads(audit.stdout)["notion"] == "alip"
+    proc = run("audit", _write(tmp_path, claim, "alip"), "--json")
+    record = json.loads(proc.stdout)
+    assert record["notion"] == "alip" and record["epsilon_lower"] == 1.0 and record["epsilon_upper"] == 0.5
+    assert record["scope"] == ("at P̂ only" if radius == 0 else "robust over F")
+    if radius == 0:
+        assert proc.returncode == 0, proc.stderr
+        assert record["epsilon_lower_audited"] == pytest.approx(lower)
+        assert record["epsilon_upper_audited"] == pytest.approx(upper)
+    assert set(record["worst"]) == {"output", "s"}
+    text = run("audit", _write(tmp_path, {**claim, "epsilon_upper": upper * 0.5, "epsilon": 1.0}, "tight"))
+    assert text.returncode == 1 and "max-lift side epsilon_upper" in text.stdout and "FAIL" in text.stdout
+    assert "worst upper lift at output" in text.stdout
 
 
-def test_lip_grr_json_record(adult_csv, tmp_path):
-    proc = _design(adult_csv, tmp_path / "grr.json", "--notion", "lip", "--epsilon", "0.5", "--method", "grr", "--json")
+def test_evaluate_reports_lift_measures_and_the_funnel_epsilons(tmp_path) -> None:
+    path = _write(tmp_path, {"notion": "lip", "epsilon": 1.0, "uncertainty": {"order": 2.0, "radius": 0.0}}, "lip")
+    proc = run("evaluate", path, "--json")
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    assert record["method"] == "grr" and record["epsilon"] == 0.5 and record["epsilon_audited"] <= 0.5 + 1e-9
-
-
-@pytest.mark.parametrize(
-    ("extra", "needles"),
-    [
-        (
-            ("--notion", "alip", "--epsilon-lower", "1", "--epsilon-upper", "1", "--method", "watchdog-paper"),
-            ("watchdog-paper mechanism failed its audit", "1.568"),
-        ),
-        (("--notion", "lip", "--epsilon", "1", "--method", "cr"), ("method 'cr' needs the sensitive attribute",)),
-        (("--notion", "alip", "--epsilon-lower", "1", "--method", "watchdog"), ("--epsilon-upper",)),
-        (("--notion", "alip", "--epsilon", "1", "--method", "watchdog"), ("--epsilon-lower and --epsilon-upper",)),
-        (("--notion", "lip", "--epsilon", "0", "--method", "watchdog"), ("epsilon", "> 0")),
-        (("--notion", "lip", "--method", "watchdog"), ("--epsilon is required",)),
-        (("--notion", "ldp", "--epsilon", "1", "--method", "subset-rr"), ("methods for ldp", "optimal")),
-        (("--notion", "lip", "--epsilon", "1", "--method", "oue"), ("oue has 2^|X| outputs",)),
-        (("--notion", "lip", "--epsilon", "1", "--epsilon-upper", "2", "--method", "grr"), ("alip only",)),
-    ],
-)
-def test_bad_requests_get_one_line(adult_csv, tmp_path, extra, needles):
-    out = tmp_path / "x.json"
-    proc = _design(adult_csv, out, *extra)
-    assert_one_line_error(proc, *needles)
-    assert not out.exists()
+    lower, upper = lip_epsilons(Q, P_HAT)
+    assert record["epsilon_lower"] == pytest.approx(lower) and record["epsilon_upper"] == pytest.approx(upper)
+    assert record["epsilon_ldp_wrt_s"] == pytest.approx(secret_ldp_epsilon(Q, P_HAT)[0])
+    expected = lift_measures(Q, P_HAT)
+    assert record["lift"]["chi2_lift_inverse"] == pytest.approx(expected["chi2_lift_inverse"])
+    assert record["lift"]["log_min_lift"] == pytest.approx(-lower) and math.isfinite(record["lift"]["sibson"])
+    text = run("evaluate", path).stdout
+    assert "LIP epsilon" in text and "l1-lift" in text and "Sibson" in text

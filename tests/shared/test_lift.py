@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rldp.shared.audit import lip_epsilons
+from rldp.shared.audit import lip_epsilons, secret_ldp_epsilon
 from rldp.shared.errors import ValidationError
 from rldp.shared.lift import lift_measures, lift_table
 
@@ -87,3 +87,20 @@ def test_bad_arguments_are_refused() -> None:
         lift_measures(q, joint, alpha=1.0)
     with pytest.raises(ValidationError, match="joint must be"):
         lift_measures(q, -joint)
+
+
+@pytest.mark.parametrize("seed", [6, 7, 8])
+def test_prop_1_alip_bounds_the_average_leakages_and_ldp(seed: int) -> None:
+    """[ZDS23, Prop 1]: (ε_l, ε_u)-ALIP ⇒ I(S;Y) ≤ ε_u, T ≤ ½(e^{ε_u} − 1), χ² ≤ (e^{ε_u} − 1)²,
+    Sibson I_α ≤ α/(α−1) ε_u, and (ε_l + ε_u)-LDP w.r.t. S; [LTS20, Lemma 1]: ε-LIP ⇒ I(S;Y) ≤ ε."""
+    q, joint = case(seed, False)
+    lower, upper = lip_epsilons(q, joint)
+    m = lift_measures(q, joint, alpha=4.0)
+    pys = (q.reshape(5, 3, 4) * joint[None]).sum(axis=2)  # P(y, s)
+    ps, py = joint.sum(axis=1), pys.sum(axis=1)
+    info = float((pys * np.log(pys / (py[:, None] * ps[None, :]))).sum())
+    assert info <= upper + 1e-12
+    assert m["total_variation"] <= 0.5 * (math.exp(upper) - 1) + 1e-12
+    assert m["chi2"] <= (math.exp(upper) - 1) ** 2 + 1e-12
+    assert m["sibson"] <= 4 / 3 * upper + 1e-12
+    assert secret_ldp_epsilon(q, joint)[0] <= lower + upper + 1e-12

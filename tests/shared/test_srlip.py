@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from rldp.shared.audit import audit_document, ldp_epsilon, lip_epsilons, srlip_leakage
+from rldp.shared.audit import audit_document, ldp_epsilon, lip_epsilons, lip_leakage, srlip_leakage
 from rldp.shared.audit.srlip import SRLIP_MAX_ATTRIBUTES, SRLIP_MAX_ENTRIES
 from rldp.shared.document import build_document
 from rldp.shared.errors import AuditError
@@ -93,3 +93,33 @@ def test_an_srlip_document_is_audited_at_p_hat_and_bounded_over_f() -> None:
     robust = audit_document(doc(10.0, 0.1))
     assert robust.epsilon == pytest.approx(ldp_epsilon(q)) and not robust.extra["exact"]
     assert robust.extra["epsilon_at_p_hat"] == pytest.approx(exact)
+
+
+# [LTS20, Thm 4] counterexample: |S| = 2, X = X¹ × X² binary, ε = 0.5 split as ε¹ = ε² = 0.25. P(s, x¹, x²) in
+# thousandths (s major, x² fastest), found by numerical search (SLSQP maximising one SRLIP ratio of the product under
+# the per-factor constraints) and rounded; the "0.544" factors are the search's mixed with uniform noise
+# (post-processing, so they meet the per-factor condition too) until the product leaks the 0.544 of the issue.
+THM4_JOINT = np.array([70, 20, 20, 342, 16, 15, 15, 502]).reshape(2, 2, 2) / 1000
+THM4_FACTORS = {
+    0.700: (np.array([[0.683, 0.1], [0.317, 0.9]]), np.array([[0.625, 0.091], [0.375, 0.909]])),
+    0.544: (np.array([[0.667, 0.1351], [0.333, 0.8649]]), np.array([[0.614, 0.1269], [0.386, 0.8731]])),
+}
+
+
+def per_factor_epsilon(joint: np.ndarray, q1: np.ndarray, q2: np.ndarray) -> float:
+    """The largest LIP ε of Q¹ w.r.t. P_{S,X¹} and every P_{S,X¹|x²}, and of Q² likewise [LTS20, Thm 4's premise]."""
+    priors_1 = [joint.sum(axis=2)] + [joint[:, :, x] for x in range(2)]
+    priors_2 = [joint.sum(axis=1)] + [joint[:, x, :] for x in range(2)]
+    return max([lip_leakage(q1, p).epsilon for p in priors_1] + [lip_leakage(q2, p).epsilon for p in priors_2])
+
+
+@pytest.mark.parametrize("leak", sorted(THM4_FACTORS))
+def test_theorem_4_is_false_a_product_of_quarter_lip_factors_leaks_more_than_half(leak: float) -> None:
+    q1, q2 = THM4_FACTORS[leak]
+    assert per_factor_epsilon(THM4_JOINT, q1, q2) <= 0.25  # each factor meets the premise at ε/2
+    product = np.kron(q1, q2)  # Q((y¹, y²) | (x¹, x²)) = Q¹(y¹|x¹) Q²(y²|x²), x² fastest
+    audited = srlip_leakage(product, THM4_JOINT.reshape(2, 4), (2, 2))
+    assert audited.epsilon == pytest.approx(leak, abs=5e-4) and audited.epsilon > 0.5  # Thm 4 promises ≤ 0.5
+    assert audited.epsilon == pytest.approx(max(brute_srlip(product, THM4_JOINT.reshape(2, 4), (2, 2))), rel=1e-10)
+    # The worst ratio needs no side channel: the product is not even 0.5-LIP.
+    assert max(lip_epsilons(product, THM4_JOINT.reshape(2, 4))) == pytest.approx(audited.epsilon, rel=1e-12)

@@ -5,8 +5,10 @@ is (:class:`.claim.Claim`) ε-LDP w.r.t. S, ε-LIP or (ε_l, ε_u)-ALIP, at P̂ 
 
 * ``optimal`` — ldp: PolyOpt ([LZG24, Thm 3] = [LTS20, Thm 2] over F; S an input) or its latent
   cone (:mod:`.ldp`); lip/alip at radius 0: [LTS20, Thm 3] / AORR [ZDS23, eq 12] (:mod:`.lip`); over
-  a positive radius: the robust ldp optimum at min(ε_l, ε_u), sound because ε-LDP w.r.t. S for
-  every P ∈ F implies ε-LIP for every P ∈ F (``parameters.via = "ldp"``).
+  a positive radius the better (in I(X;Y) at P̂) of two sound designs: the robust ldp optimum at
+  min(ε_l, ε_u) (ε-LDP w.r.t. S for every P ∈ F implies ε-LIP for every P ∈ F; ``parameters.via =
+  "ldp"``) and the P̂-optimum at budgets shrunk by the largest factor whose robust audit passes
+  (``via = "shrunk-lip"``). Neither is proved optimal over F.
 * ``grr``, ``oue``, ``cr`` — [LTS20, eqs 28-33, Alg 1] calibrated on the exact audit (:mod:`.families`).
 * ``watchdog``, ``subset-merging`` — [ZDS23, eqs 6-8, Alg 1] enforced by the audit; ``watchdog-paper``
   as printed (its document is refused when it leaks); ``subset-rr`` — [ZDS23, Alg 2] (lip/alip),
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rldp.shared.information import mutual_information
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -64,20 +67,55 @@ class OptimalDesigner(_Base):
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         claim = claim_for(uncertainty, options)
-        if options.notion == "ldp" or claim.robust:
-            eps = claim.ldp_budget
-            if options.latent:
-                if options.solver == "cg":
-                    raise DesignError("solver 'cg' is not available for a latent S; use solver 'exact' or 'auto'")
-                q, params = latent_polyopt(uncertainty, eps)
-            else:
-                q, params = polyopt.polyopt(uncertainty, False, replace(options, epsilon=eps))
-            if options.notion != "ldp":
-                params = {**params, "via": "ldp", "ldp_epsilon": eps}
-            return q, params
         margin = 1 - DESIGN_MARGIN
-        result = optimal_lip(claim.joint, claim.epsilon_lower * margin, claim.epsilon_upper * margin)
-        return result.matrix, {"solver": "exact", "vertices": result.vertices, "lp_value": result.information}
+        if options.notion == "ldp":
+            return self._ldp(uncertainty, options, claim.ldp_budget)
+        if not claim.robust:
+            result = optimal_lip(claim.joint, claim.epsilon_lower * margin, claim.epsilon_upper * margin)
+            return result.matrix, {"solver": "exact", "vertices": result.vertices, "lp_value": result.information}
+        # Over F: the better of two sound designs (both pass the robust audit; neither is proved optimal).
+        candidates: list[tuple[np.ndarray, dict[str, Any]]] = []
+        errors = []
+        try:
+            q, params = self._ldp(uncertainty, options, claim.ldp_budget)
+            candidates.append((q, {**params, "via": "ldp", "ldp_epsilon": claim.ldp_budget}))
+        except DesignError as exc:
+            errors.append(str(exc))
+        try:
+            candidates.append(_shrunk_lip(claim))
+        except DesignError as exc:
+            errors.append(str(exc))
+        if not candidates:
+            raise DesignError("; ".join(errors))
+        p_x = claim.joint.sum(axis=0)
+        return max(candidates, key=lambda c: mutual_information(c[0], p_x))
+
+    @staticmethod
+    def _ldp(uncertainty: UncertaintySet, options: DesignOptions, eps: float) -> tuple[np.ndarray, dict[str, Any]]:
+        if options.latent:
+            return latent_polyopt(uncertainty, eps, options.solver, options.time_budget)
+        return polyopt.polyopt(uncertainty, False, replace(options, epsilon=eps))
+
+
+#: Bisection steps on the shrink factor t of :func:`_shrunk_lip` (t to 2^-12).
+_SHRINK_STEPS = 12
+
+
+def _shrunk_lip(claim: Claim) -> tuple[np.ndarray, dict[str, Any]]:
+    """The optimal (tε_l, tε_u)-ALIP mechanism at P̂ for the largest t ∈ (0, 1] (bisection) whose robust
+    audit over F passes (the robust leakage of the P̂-optimum grows with t; t → 0 is the constant
+    mechanism, which never leaks)."""
+    lo, hi, best = 0.0, 1.0, None
+    for _ in range(_SHRINK_STEPS):
+        mid = 0.5 * (lo + hi)
+        q = optimal_lip(claim.joint, mid * claim.epsilon_lower, mid * claim.epsilon_upper).matrix
+        if claim.passes(q):
+            lo, best = mid, q
+        else:
+            hi = mid
+    if best is None:
+        raise DesignError("optimal: no shrunk LIP optimum passes the robust audit")
+    return best, {"solver": "exact", "via": "shrunk-lip", "shrink": lo}
 
 
 class FamilyDesigner(_Base):

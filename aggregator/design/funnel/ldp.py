@@ -28,6 +28,7 @@ from rldp.shared.uncertainty import UncertaintySet
 from ..cone import GammaCone
 from ..errors import DesignError
 from ..exact import enumerate_vertices, optimal_weights
+from ..families import grr_matrix
 
 __all__ = ["LATENT_EXACT_MAX_FACETS", "LATENT_EXACT_MAX_SYMBOLS", "LatentGammaCone", "latent_polyopt"]
 
@@ -56,23 +57,33 @@ class LatentGammaCone(GammaCone):
         return full[np.sort(keep)]
 
 
-def latent_polyopt(uncertainty: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict[str, Any]]:
-    """(Q over U, parameters): the optimal mechanism that is ε-LDP w.r.t. a latent S over F."""
+def latent_polyopt(
+    uncertainty: UncertaintySet, epsilon: float, solver: str = "auto", time_budget: float = 60.0
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """(Q over U, parameters): the optimal mechanism that is ε-LDP w.r.t. a latent S over F.
+
+    ``solver``: "exact" (vertex enumeration, within the limits above), "cg" (column generation,
+    :mod:`.latent_cg`, any size, within ``time_budget`` seconds) or "auto" (exact where it is fast)."""
     a1, a2 = uncertainty.n_sensitive, uncertainty.n_released
-    if uncertainty.radius > 0 and a2 > LATENT_EXACT_MAX_SYMBOLS:
-        raise DesignError(
-            f"exact optimal LDP w.r.t. a latent S over a radius > 0 is limited to |U| ≤ {LATENT_EXACT_MAX_SYMBOLS} "
-            f"released symbols (this alphabet has {a2}); at radius 0 to |S|(|S| − 1) + |U| ≤ {LATENT_EXACT_MAX_FACETS}"
-        )
-    if a1 * (a1 - 1) + a2 > LATENT_EXACT_MAX_FACETS:
+    exact_ok = a1 * (a1 - 1) + a2 <= LATENT_EXACT_MAX_FACETS and (
+        uncertainty.radius == 0 or a2 <= LATENT_EXACT_MAX_SYMBOLS
+    )
+    if solver == "exact" and not exact_ok:
         raise DesignError(
             f"exact optimal LDP w.r.t. a latent S is limited to |S|(|S| − 1) + |U| ≤ {LATENT_EXACT_MAX_FACETS} "
-            f"(this alphabet: {a1}·{a1 - 1} + {a2}); use another method (grr, watchdog, subset-merging)"
+            f"at radius 0 and also |U| ≤ {LATENT_EXACT_MAX_SYMBOLS} over a radius > 0 (this alphabet: |S| = {a1}, "
+            f"|U| = {a2}); use solver 'cg' or 'auto'"
         )
     start = time.perf_counter()
     cone = LatentGammaCone(uncertainty.lower_bounds(), epsilon * (1 - DESIGN_MARGIN))
-    verts = enumerate_vertices(cone)
     p_u = uncertainty.public_distribution.sum(axis=0)
+    if solver == "cg" or not exact_ok:
+        from .latent_cg import latent_cg  # the module imports this one (LatentGammaCone)
+
+        seeds = [grr_matrix(a2, epsilon * (1 - DESIGN_MARGIN))]  # GRR on U is in Γ (ε-LDP w.r.t. U)
+        rows, params = latent_cg(cone, p_u, time_budget, seeds)
+        return cone.certify(rows), params
+    verts = enumerate_vertices(cone)
     theta, info = optimal_weights(verts, p_u)
     used = theta > 1e-12
     q = cone.certify(theta[used, None] * verts[used])
