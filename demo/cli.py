@@ -33,6 +33,8 @@ from .experiments import (
     write_outputs,
 )
 from .run import DemoConfig, run_demo
+from .run.config import DEMO_NOTIONS
+from .run.designs import candidates
 
 __all__ = ["add_parser", "add_demo_parser", "cmd_demo", "add_experiment_parser", "cmd_experiment"]
 
@@ -54,6 +56,13 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
         "--released", type=names, default="race", help="released attribute(s) U, comma-separated (default: race)"
     )
     p.add_argument("--epsilon", type=float, default=1.0, help="privacy level ε in nats (default 1)")
+    p.add_argument(
+        "--notion",
+        choices=DEMO_NOTIONS,
+        default="rldp",
+        help="the guarantee: rldp (default), ldp (ε-LDP w.r.t. S) or lip (ε-LIP) [LTS20, Defs 1-2]",
+    )
+    p.add_argument("--latent", action="store_true", help="S is not an input of the mechanism (the privacy funnel)")
     p.add_argument("--method", default="auto", help="design method, or 'auto' for the best certified one")
     p.add_argument(
         "--users",
@@ -85,13 +94,16 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the demo (it prints its report); exit status 0."""
-    if args.method != "auto" and args.method not in METHODS:
-        raise ValidationError(f"unknown method {args.method!r}; choose 'auto' or one of: {', '.join(METHODS)}")
+    known = METHODS if args.notion == "rldp" else candidates(args.notion, args.latent)
+    if args.method != "auto" and args.method not in known:
+        raise ValidationError(f"unknown method {args.method!r}; choose 'auto' or one of: {', '.join(known)}")
     users = args.users if args.users is not None else (QUICK_USERS if args.quick else DEFAULT_USERS)
     cfg = DemoConfig(
         sensitive=args.sensitive,
         released=tuple(args.released),
         epsilon=args.epsilon,
+        notion=args.notion,
+        latent=args.latent,
         method=args.method,
         users=users,
         workers=args.workers,

@@ -12,6 +12,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from rldp.aggregator.estimate import INTERVALS, METHODS, estimate_distribution
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.collection import Window
@@ -120,11 +122,15 @@ def estimate(storage: Storage, catalog: MechanismCatalog, mechanism_id: str, arg
             f"mechanism {record.id} has no reports{where} yet; an estimate needs at least one", mechanism=record.id
         )
     matrix, alpha, p_hat = catalog.parsed(record.id)
+    # A latent S is not an input: the reports identify at most P(U), estimated as one row.
+    shape = (1, alpha.size) if alpha.latent else alpha.shape
+    if alpha.latent:
+        p_hat = np.asarray(p_hat).sum(axis=0, keepdims=True)
     try:
         est = estimate_distribution(
             matrix,
             counts,
-            alpha.shape,
+            shape,
             method=params["method"],
             interval=params["interval"],
             prior=p_hat if params["prior"] == "public" else None,
@@ -132,7 +138,11 @@ def estimate(storage: Storage, catalog: MechanismCatalog, mechanism_id: str, arg
         )
     except ValueError as exc:
         raise InvalidParameter(one_line(exc)) from None
-    out = est.to_dict(alpha)
+    # With a latent S the estimate is P(U) alone: no S marginal to name (labels: the U values).
+    out = est.to_dict(None) if alpha.latent else est.to_dict(alpha)
+    if alpha.latent:
+        out["labels"] = {"rows": [], "columns": alpha.labels()}
+        out["latent"] = True
     out["mechanism"] = record.id
     out["status"] = record.status
     if window is not None:

@@ -18,7 +18,7 @@ from typing import Any
 from rldp import __version__
 from rldp.shared.errors import ValidationError, one_line
 
-from . import km19_plots, lzg21, lzg24, lzg24_truth
+from . import funnel_plots, km19_plots, lift_plots, lzg21, lzg24, lzg24_truth
 from .config import COLUMNS, Config, Experiment, Result, UnknownExperiment
 
 __all__ = ["DEFAULT_OUT", "EXPERIMENTS", "experiment", "run_experiment", "write_outputs", "load_result", "report"]
@@ -28,7 +28,15 @@ __all__ = ["DEFAULT_OUT", "EXPERIMENTS", "experiment", "run_experiment", "write_
 DEFAULT_OUT = Path("experiments-output")
 
 EXPERIMENTS: dict[str, Experiment] = {
-    e.name: e for e in (*lzg24.EXPERIMENTS, *lzg24_truth.EXPERIMENTS, *lzg21.EXPERIMENTS, *km19_plots.EXPERIMENTS)
+    e.name: e
+    for e in (
+        *lzg24.EXPERIMENTS,
+        *lzg24_truth.EXPERIMENTS,
+        *lzg21.EXPERIMENTS,
+        *km19_plots.EXPERIMENTS,
+        *funnel_plots.EXPERIMENTS,
+        *lift_plots.EXPERIMENTS,
+    )
 }
 # The integer columns of the tidy CSV (the other numeric ones are floats).
 _INT_COLUMNS = ("n_sensitive", "n_released", "n", "draws")

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from rldp.shared.errors import ValidationError
 
-__all__ = ["ATTACK_USERS", "CERTIFIED", "CURVE_EPSILONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
+__all__ = ["ATTACK_USERS", "CERTIFIED", "CURVE_EPSILONS", "DEMO_NOTIONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
 
 # Methods whose document certifies (ε, F)-RLDP; NR only protects P̂ itself.
 CERTIFIED = ("polyopt", "polyopt-paper", "ir-calibrated", "cr-calibrated", "ir", "cr", "srr", "grr")
+# Notions the demo can run: RLDP, and ε-LDP w.r.t. S / ε-LIP [LTS20, Defs 1-2] (one ε each).
+DEMO_NOTIONS = ("rldp", "ldp", "lip")
 # The ε grid of the privacy–utility plot (nats).
 CURVE_EPSILONS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 QUICK_CURVE_EPSILONS = (0.5, 1.0, 2.0)
@@ -27,6 +29,8 @@ class DemoConfig:
     sensitive: str = "sex"
     released: tuple[str, ...] = ("race",)
     epsilon: float = 1.0
+    notion: str = "rldp"  # the claim the published document makes
+    latent: bool = False  # S is not an input of the mechanism (the privacy funnel)
     method: str = "auto"  # "auto": the best identifiable certified method
     users: int = 100_000
     workers: int = 2
@@ -51,6 +55,8 @@ class DemoConfig:
             raise ValidationError(f"--workers must be an integer in [1, {MAX_WORKERS}]; got {self.workers!r}")
         if int(self.attack_users) != self.attack_users or self.attack_users < 1:
             raise ValidationError(f"attack_users must be a positive integer; got {self.attack_users!r}")
+        if self.notion not in DEMO_NOTIONS:
+            raise ValidationError(f"--notion must be one of {', '.join(DEMO_NOTIONS)}; got {self.notion!r}")
         if not 0 < self.beta < 1:
             raise ValidationError(f"--beta must be in (0, 1); got {self.beta!r}")
         if self.server is not None and not self.server.startswith(("http://", "https://")):

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import METHODS, design
+from rldp.aggregator.design import METHODS, NOTION_METHODS, design
 from rldp.shared.document import mechanism_matrix
 from rldp.shared.errors import ValidationError
 from rldp.shared.records import Alphabet
@@ -26,27 +26,45 @@ def _identifiable(q: np.ndarray, size: int) -> bool:
     return int(np.linalg.matrix_rank(q, tol=RANK_TOL)) == size
 
 
-def candidates() -> list[str]:
-    """The certified methods the aggregator offers (beyond 12 symbols PolyOpt is solved by
-    column generation; a method infeasible for the alphabet is skipped when designed)."""
-    return [m for m in CERTIFIED if m in METHODS]
+def candidates(notion: str = "rldp", latent: bool = False) -> list[str]:
+    """The certified methods the aggregator offers for ``notion`` (beyond 12 symbols PolyOpt is
+    solved by column generation; a method infeasible for the alphabet is skipped when designed).
+    For the funnel notions, every method the product registers for the notion (and, with a
+    latent S, that can design for one)."""
+    if notion == "rldp":
+        return [m for m in CERTIFIED if m in METHODS]
+    if notion not in NOTION_METHODS:
+        raise ValidationError(
+            f"--notion {notion} has no designers in this build of rldp; available: {', '.join(NOTION_METHODS)}"
+        )
+    designers = NOTION_METHODS[notion]
+    return [m for m, d in designers.items() if not latent or d.supports_latent]
 
 
 def design_candidates(
     cfg: DemoConfig, alphabet: Alphabet, p_hat: np.ndarray, n: int, epsilons: Sequence[float]
 ) -> tuple[list[dict[str, Any]], dict[str, dict]]:
     """Design every candidate method at every ε; returns (rows for the curves, documents at cfg.epsilon)."""
-    methods = candidates() if cfg.method == "auto" else sorted({cfg.method, "grr"})
+    methods = candidates(cfg.notion, cfg.latent) if cfg.method == "auto" else sorted({cfg.method, "grr"})
+    certified = CERTIFIED if cfg.notion == "rldp" else methods
     grid = sorted(set(epsilons) | {cfg.epsilon})
     rows, docs = [], {}
     with bar(cfg, len(methods) * len(grid), "design") as progress:
         for method in methods:
             for eps in grid:
-                if eps != cfg.epsilon and method not in CERTIFIED:
+                if eps != cfg.epsilon and method not in certified:
                     progress.update()
                     continue
                 try:
-                    doc = design(method, alphabet=alphabet, public_distribution=p_hat, epsilon=eps, n=n, beta=cfg.beta)
+                    doc = design(
+                        method,
+                        alphabet=alphabet,
+                        public_distribution=p_hat,
+                        epsilon=eps,
+                        n=n,
+                        beta=cfg.beta,
+                        notion=cfg.notion,
+                    )
                 except Exception as exc:
                     progress.write(f"  {method} at ε={eps:g} skipped: {exc}")
                     progress.update()

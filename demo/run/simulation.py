@@ -82,20 +82,23 @@ def _grr_comparison(
     mech = Mechanism.from_document(doc)  # the SDK's own verification, as on a device
     ys = mech.privatize({name: np.asarray(users.column(name)) for name in names}, rng=np.random.default_rng(rng_seed))
     q = mechanism_matrix(doc)
-    est = estimate_distribution(q, report_counts(ys, q.shape[0]), alphabet.shape)
+    shape = (1, alphabet.size) if alphabet.latent else alphabet.shape  # the input's distribution
+    est = estimate_distribution(q, report_counts(ys, q.shape[0]), shape)
+    joint = est.joint.reshape(truth.shape)
     return {
         "method": "grr",
         "nmi": doc["utility"]["nmi"],
-        "l1_error": float(np.abs(est.joint - truth).sum()),
-        "joint": est.joint.tolist(),
+        "l1_error": float(np.abs(joint - truth).sum()),
+        "joint": joint.tolist(),
     }
 
 
 def _pick_users(cfg: DemoConfig, alphabet: Alphabet, names: Sequence[str], seed: int) -> Table:
     """cfg.users rows of the Adult test split (with replacement if more than it has)."""
     population = load_adult("test")
-    for i, name in enumerate(names):  # users' values must be in the public alphabet (the SDK refuses others)
-        known = set(alphabet.attributes[i].values)
+    attributes = {a.name: a for a in alphabet.joint_attributes}  # S too when it is latent
+    for name in names:  # users' values must be in the public alphabet (the SDK refuses others)
+        known = set(attributes[name].values)
         extra = sorted(set(np.unique(population.column(name))) - known)
         if extra:
             raise ValidationError(f"users have values of {name!r} absent from the public data: {', '.join(extra)}")
@@ -111,10 +114,12 @@ def run_demo(cfg: DemoConfig) -> dict:
     names = (cfg.sensitive, *cfg.released)
 
     public = load_adult("data")
-    alphabet = Alphabet.from_table(public, cfg.sensitive, list(cfg.released))
+    alphabet = Alphabet.from_table(public, cfg.sensitive, list(cfg.released), latent=cfg.latent)
     p_hat = alphabet.empirical_distribution(public)
     users = _pick_users(cfg, alphabet, names, seed)
     truth = alphabet.empirical_distribution(users)
+    # What the reports estimate: P over the mechanism's input — S × U, or U alone when S is latent.
+    truth_in, p_in = (truth.sum(axis=0), p_hat.sum(axis=0)) if cfg.latent else (truth, p_hat)
 
     say(
         cfg,
@@ -140,13 +145,13 @@ def run_demo(cfg: DemoConfig) -> dict:
             chosen = attack_users(names, cfg.attack_users)
             attack = run_averaging_attack(url, doc["id"], chosen, names, progress=cfg.progress).as_dict()
 
-    joint = np.asarray(estimate["joint"], dtype=float)
-    low = np.asarray(estimate["ci95"]["low"], dtype=float)
-    high = np.asarray(estimate["ci95"]["high"], dtype=float)
+    joint = np.asarray(estimate["joint"], dtype=float).reshape(truth_in.shape)
+    low = np.asarray(estimate["ci95"]["low"], dtype=float).reshape(truth_in.shape)
+    high = np.asarray(estimate["ci95"]["high"], dtype=float).reshape(truth_in.shape)
     sd = (high - low) / (2 * Z_95)
-    l1 = float(np.abs(joint - truth).sum())
+    l1 = float(np.abs(joint - truth_in).sum())
     expected, bound = predicted_l1_bound(sd)
-    grr = _grr_comparison(cfg, alphabet, p_hat, public.n_rows, users, names, truth, seed + 1)
+    grr = _grr_comparison(cfg, alphabet, p_hat, public.n_rows, users, names, truth_in, seed + 1)
 
     summary = {
         "config": {
@@ -158,17 +163,19 @@ def run_demo(cfg: DemoConfig) -> dict:
             "method": method,
             "epsilon": doc["privacy"]["epsilon"],
             "epsilon_audited": doc["audit"]["epsilon"],
+            "notion": doc["privacy"].get("notion", cfg.notion),
+            "latent": cfg.latent,
             "outputs": int(mechanism_matrix(doc).shape[0]),
             "nmi": doc["utility"]["nmi"],
-            "radius": doc["privacy"]["uncertainty"]["radius"],
+            "radius": doc["privacy"].get("uncertainty", {}).get("radius", 0.0),
         },
         "users": cfg.users,
         "accepted": traffic["accepted"],
         "upload_seconds": traffic["seconds"],
         "reports_per_second": traffic["reports_per_second"],
         "labels": alphabet.labels(),
-        "truth": truth.tolist(),
-        "public": p_hat.tolist(),
+        "truth": truth_in.tolist(),
+        "public": p_in.tolist(),
         "estimate": joint.tolist(),
         "ci95_low": low.tolist(),
         "ci95_high": high.tolist(),
@@ -176,7 +183,7 @@ def run_demo(cfg: DemoConfig) -> dict:
         "l1_expected": expected,
         "l1_bound": bound,
         "within_bound": l1 <= bound,
-        "l1_public_vs_truth": float(np.abs(p_hat - truth).sum()),
+        "l1_public_vs_truth": float(np.abs(p_in - truth_in).sum()),
         "identifiable": bool(estimate.get("identifiable", True)),
         "grr": grr,
         "curves": curve_rows if cfg.curves else [],
