@@ -154,13 +154,13 @@ class Uncertainty:
             return self.intervals(np.eye(self.theta.size))[1:]
         assert self.covariance is not None
         sd = np.sqrt(np.maximum(np.diagonal(self.covariance), 0.0))
-        theta, raw = self.theta, self.unconstrained
-        if raw is not None and self.unconstrained_covariance is None:  # inverse: span θ̂ and θ̃
+        theta, raw, raw_cov = self.theta, self.unconstrained, self.unconstrained_covariance
+        if raw is not None and raw_cov is None:  # inverse: span θ̂ and θ̃
             low, high = np.minimum(theta, raw) - Z95 * sd, np.maximum(theta, raw) + Z95 * sd
         else:
             low, high = theta - Z95 * sd, theta + Z95 * sd
-            if raw is not None:  # EM: ∪ the unbiased Wald interval of θ̃, as in intervals()
-                sd_u = np.sqrt(np.maximum(np.diagonal(self.unconstrained_covariance), 0.0))
+            if raw is not None and raw_cov is not None:  # EM: ∪ the unbiased Wald interval of θ̃, as in intervals()
+                sd_u = np.sqrt(np.maximum(np.diagonal(raw_cov), 0.0))
                 low = np.minimum(low, np.minimum(theta, raw) - Z95 * sd_u)
                 high = np.maximum(high, np.maximum(theta, raw) + Z95 * sd_u)
         low, high = np.minimum(low, theta), np.maximum(high, theta)
