@@ -20,7 +20,7 @@ def indexes(store) -> set[str]:
     query = (
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rldp_batches'"
         if store.blob_type == "BLOB"
-        else "SELECT indexname FROM pg_indexes WHERE tablename = 'rldp_batches'"
+        else "SELECT indexname FROM pg_indexes WHERE tablename = 'rldp_batches' AND schemaname = current_schema()"
     )
     with store.write_transaction() as conn:
         return {str(row[0]) for row in conn.execute(query).fetchall()}
