@@ -3,10 +3,11 @@
 Interrupted during the search itself, the column-generation solvers keep their last solved
 master (certified like any design, see :mod:`rldp.aggregator.design.cg.solve`). Before that —
 while seeding, proving the NR bound, enumerating vertices with cddlib, or auditing — there is
-nothing of the requested method to keep. GRR at the same claim is a cheap baseline the exact
-audit always certifies (ε-LDP on X bounds every posterior-to-prior ratio, so it is (ε, F)-RLDP
-for every F [LZG24, Thm 1]; the funnel notions calibrate it on their own audit [LTS20, eqs 28-29]),
-so it is designed and audited instead and the user is told; if even that cannot be made (a
+nothing of the requested method to keep. GRR at the same claim ([LZG24, eq. 56]) is a cheap
+baseline the exact audit always certifies: ε-LDP on X bounds Q(y|x)/Q(y|x') by e^ε, so the
+ratio of any two mixtures P(y|s₁), P(y|s₂) is within e^ε too, under every P — (ε, F)-RLDP for
+every F (the funnel notions calibrate it on their own audit, [LTS20, eqs 28-29]). So it is
+designed and audited instead, and the user is told; if even that cannot be made (a
 second Ctrl-C, or a notion or alphabet GRR does not cover), nothing is written.
 """
 
