@@ -35,6 +35,7 @@ from rldp.shared.records import Alphabet
 from ..design import ALL_METHODS, NOTIONS, SOLVER_METHODS, SOLVERS, TRANSPORT_METHODS, add_per_report_layer, design
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
+from .interrupted import BASELINE_METHOD, baseline_design
 from .public_table import add_table_flags, check_alphabet, check_out, read_public
 
 __all__ = ["add_design_parser", "cmd_design"]
@@ -72,29 +73,47 @@ def cmd_design(args: argparse.Namespace) -> int:
     cost = read_cost(args.cost)
     start = time.perf_counter()
     show = (args.progress if args.progress is not None else sys.stderr.isatty()) and args.method in SOLVER_METHODS
+    # The data and the claim; the GRR fallback after an early Ctrl-C (.interrupted) shares them.
+    common: dict[str, Any] = {
+        "alphabet": alphabet,
+        "public_distribution": p_hat,
+        "epsilon": args.epsilon,
+        "radius": args.radius,
+        "beta": None if args.radius is not None else args.beta,
+        "n": public.n,
+        "order": args.order,
+        "provenance": public.provenance(),
+        "extra": {"collection": {"window": args.window.text}} if args.window else None,
+        "delta": args.delta,
+        "epsilon_lower": args.epsilon_lower,
+        "epsilon_upper": args.epsilon_upper,
+    }
+    doc: dict | None = None
     with _DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
-        doc = design(
-            args.method,
-            alphabet=alphabet,
-            public_distribution=p_hat,
-            epsilon=args.epsilon,
-            radius=args.radius,
-            beta=None if args.radius is not None else args.beta,
-            n=public.n,
-            order=args.order,
-            solver=args.solver,
-            time_budget=args.time_budget,
-            progress=bar.update,
-            warm_start=warm or None,
-            provenance=public.provenance(),
-            extra={"collection": {"window": args.window.text}} if args.window else None,
-            notion=args.notion,
-            delta=args.delta,
-            target=args.target,
-            cost=cost,
-            epsilon_lower=args.epsilon_lower,
-            epsilon_upper=args.epsilon_upper,
-        )
+        try:
+            doc = design(
+                args.method,
+                notion=args.notion,
+                solver=args.solver,
+                time_budget=args.time_budget,
+                progress=bar.update,
+                warm_start=warm or None,
+                target=args.target,
+                cost=cost,
+                **common,
+            )
+        except KeyboardInterrupt:  # before any certified design of this method existed (else it is kept)
+            pass
+    fallback = doc is None
+    if doc is None:
+        doc = baseline_design(args.method, args.notion, common)
+        if doc is None:
+            print(
+                f"rldp design: interrupted after {time.perf_counter() - start:.1f} s, before any certified "
+                f"{args.method} design existed; nothing written",
+                file=sys.stderr,
+            )
+            return EXIT_INTERRUPTED
     if args.per_report_epsilon is not None:  # one report reveals at most E1 (rldp.aggregator.design.per_report)
         doc = add_per_report_layer(doc, args.per_report_epsilon)
     seconds = time.perf_counter() - start
@@ -126,9 +145,11 @@ def cmd_design(args: argparse.Namespace) -> int:
     if doc["privacy"]["notion"] == "distp":
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
-    interrupted = params.get("status") == "interrupted"
+    interrupted = fallback or params.get("status") == "interrupted"
     if interrupted:  # Ctrl-C during the search: the best certified design so far was kept and written
         record["interrupted"] = True
+    if fallback:  # Ctrl-C before any: the GRR baseline at the same claim was written instead
+        record["fallback"] = BASELINE_METHOD
     claim_line = f"  epsilon  claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} at delta = 0 (pass)"
     if doc["privacy"]["notion"] in _FUNNEL:
         claim_line = _funnel_line(doc, record)
@@ -147,6 +168,14 @@ def cmd_design(args: argparse.Namespace) -> int:
             f"  wrote    {args.out} in {seconds:.2f} s",
         ],
     )
+    if fallback:
+        print(
+            f"rldp design: interrupted after {seconds:.1f} s, before any certified {args.method} design "
+            f"existed; wrote the GRR baseline at the same claim to {args.out} instead (audited, "
+            f"NMI {record['nmi']:.4f}; not the {args.method} design asked for)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     if interrupted:
         print(
             f"rldp design: interrupted after {seconds:.1f} s; wrote the best certified design found so far "

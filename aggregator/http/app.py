@@ -16,13 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask, Response, g, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
 from . import designs, health, mechanisms, reports
 from .dashboard import init_dashboard
+from .dashboard.pages import too_large_page
 from .fastpath import ReportsFastPath
+from .front import BODY_REFUSED_KEY
 from .metrics import Metrics
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import PROBLEMS, Problem, answer
@@ -86,6 +88,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException) -> Response:
+        if exc.code == 413 and request.path.startswith("/ui/"):  # a person's form: a page, not JSON
+            metrics.rejected("body-too-large")
+            return too_large_page(cfg["MAX_BODY_BYTES"])  # type: ignore[return-value]
         problem = _http_problem(exc, cfg["MAX_BODY_BYTES"])
         _, body = answer(problem, request.method, request.path, metrics.rejected)
         return problem_response(problem, body, exc.code or problem.status)
@@ -98,6 +103,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     @app.before_request
     def _start_timer() -> None:
         g.rldp_start = time.perf_counter()
+        if request.environ.get(BODY_REFUSED_KEY):  # the front refused this dashboard form's body
+            raise RequestEntityTooLarge()
         try:  # Werkzeug decodes the query string lazily and strictly: refuse bad bytes here, not as a 500
             request.query_string.decode("utf-8")
         except UnicodeDecodeError as exc:

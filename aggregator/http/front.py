@@ -41,6 +41,11 @@ BODY_TIMEOUT = 60.0
 DRAIN_SECONDS = 10.0
 #: The environ key through which the app learns that the worker is draining (``/readyz``).
 DRAINING_KEY = "rldp.draining"
+#: Environ key set (to True) when the front refused a dashboard request's body as too large: the
+#: app then answers its HTML 413 page (a person sent a form) instead of the API's JSON problem.
+BODY_REFUSED_KEY = "rldp.body_refused"
+#: Where the dashboard's pages live (their errors are HTML pages).
+_DASHBOARD_PREFIX = "/ui/"
 
 
 class _Refused(Exception):
@@ -102,7 +107,10 @@ class BufferedFront:
         try:
             body = await asyncio.wait_for(self._body(scope, proto), self.body_timeout)
         except _Refused as exc:
-            self._problem(proto, exc.problem, scope.path)
+            if exc.problem.reason == "body-too-large" and scope.path.startswith(_DASHBOARD_PREFIX):
+                await self._page_too_large(scope, proto)
+            else:
+                self._problem(proto, exc.problem, scope.path)
             return
         except TimeoutError:
             self._problem(
@@ -149,6 +157,13 @@ class BufferedFront:
             what = "without its terminating 0 chunk" if chunked else f"after {size} of {expected} bytes"
             raise _Refused(Problem("bad-request", f"the body is incomplete: it ended {what}"))
         return b"".join(parts)
+
+    async def _page_too_large(self, scope: Any, proto: Any) -> None:
+        """The dashboard's HTML 413 page, rendered by the app for this request without its body."""
+        environ = {**self._environ(scope, b""), BODY_REFUSED_KEY: True}
+        loop = asyncio.get_running_loop()
+        status, headers, chunks = await loop.run_in_executor(self.pool, self._call, environ)
+        proto.response_bytes(status, [*headers, ("connection", "close")], chunks)  # the body stays unread
 
     def _too_large(self) -> Problem:
         return Problem("body-too-large", f"the body exceeds the limit of {self.max_body} bytes (MAX_BODY_BYTES)")

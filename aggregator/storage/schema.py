@@ -6,7 +6,9 @@ window), ``rldp_counts`` (per-output totals per window, split over shards), ``rl
 (design jobs). See the package docstring for the data model.
 
 Versions: "1" had no windows; "2" adds ``window_label`` to batches and counts (``''`` for a
-batch of a mechanism without collection windows, so every version-1 row keeps its meaning).
+batch of a mechanism without collection windows, so every version-1 row keeps its meaning);
+"3" adds the index ``rldp_batches_received`` on ``rldp_batches (received)``, so the
+dashboard's recent-activity count reads only the recent batches instead of every row.
 :func:`migrations` lists the statements that bring a store from one version to the next;
 :meth:`Storage.init_schema` runs them when it opens an older store. (The column is not
 called ``window``: WINDOW is a reserved word of PostgreSQL.)
@@ -31,7 +33,7 @@ __all__ = [
     "values",
 ]
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 #: The columns of an rldp_batches row, in the order of :meth:`BatchItem.row`.
 BATCH_COLUMNS = "(mechanism, batch, n, digest, encoding, payload, received, window_label)"
@@ -48,6 +50,9 @@ _COUNTS_COLUMNS = (
     " mechanism TEXT NOT NULL, window_label TEXT NOT NULL DEFAULT '', shard INTEGER NOT NULL, y INTEGER NOT NULL,"
     " n BIGINT NOT NULL, PRIMARY KEY (mechanism, window_label, shard, y))"
 )
+
+#: Version 3: the recent-activity query (``received >= ?``) reads only the recent batches.
+_RECEIVED_INDEX = "CREATE INDEX IF NOT EXISTS rldp_batches_received ON rldp_batches (received)"
 
 
 def schema_statements(blob_type: str) -> list[str]:
@@ -70,6 +75,7 @@ def schema_statements(blob_type: str) -> list[str]:
         " id TEXT PRIMARY KEY, status TEXT NOT NULL, params TEXT NOT NULL, mechanism TEXT, error TEXT,"
         " created DOUBLE PRECISION NOT NULL, started DOUBLE PRECISION, finished DOUBLE PRECISION,"
         " heartbeat DOUBLE PRECISION NOT NULL)",
+        _RECEIVED_INDEX,
     ]
 
 
@@ -78,7 +84,8 @@ def migrations() -> dict[str, tuple[str, list[str]]]:
 
     1 → 2: batches gain ``window_label`` (``''``); the counts table is rebuilt with the window
     in its primary key (SQLite cannot change a primary key in place), every old total kept
-    under ``''``. Both dialects run DDL inside the open transaction: all or nothing.
+    under ``''``. 2 → 3: the index on ``rldp_batches (received)``. Both dialects run DDL inside
+    the open transaction: all or nothing.
     """
     return {
         "1": (
@@ -91,7 +98,8 @@ def migrations() -> dict[str, tuple[str, list[str]]]:
                 "DROP TABLE rldp_counts",
                 "ALTER TABLE rldp_counts_v2 RENAME TO rldp_counts",
             ],
-        )
+        ),
+        "2": ("3", [_RECEIVED_INDEX]),
     }
 
 

@@ -107,3 +107,57 @@ def test_cli_interrupt_writes_the_design_and_says_so(tmp_path, monkeypatch, caps
     assert record["interrupted"] is True and record["status"] == "interrupted"
     doc = read_document(out)
     assert doc["id"] == record["id"] and doc["audit"]["epsilon"] <= 1.0
+
+
+def _adult_csv(tmp_path):
+    csv = tmp_path / "adult.csv"
+    with __import__("gzip").open(adult_path(), "rt") as fh:
+        csv.write_text(",".join(ADULT_COLUMNS) + "\n" + "".join(line + "\n" for line in fh.read().splitlines() if line))
+    return csv
+
+
+def test_cli_interrupt_before_any_design_writes_the_grr_baseline_and_says_so(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while PolyOpt seeds its search (no candidate yet): GRR at the same ε, audited, is kept."""
+    from rldp.aggregator.design import polyopt
+    from rldp.cli import main
+
+    def interrupted_seeding(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(polyopt, "_seed_rows", interrupted_seeding)
+    out = tmp_path / "m.json"
+    args = design_args(_adult_csv(tmp_path), out, method="polyopt", released="race,relationship")
+    status = main([*map(str, args), "--solver", "cg", "--time-budget", "60", "--json"])
+    captured = capsys.readouterr()
+    assert status == 130
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert "before any certified polyopt design existed" in lines[0] and "GRR baseline" in lines[0]
+    assert str(out) in lines[0]
+    record = json.loads(captured.out)
+    assert record["interrupted"] is True and record["fallback"] == "grr" and record["method"] == "grr"
+    doc = read_document(out)
+    assert doc["method"] == "grr" and doc["id"] == record["id"]
+    assert doc["privacy"]["epsilon"] == 1.0 and doc["audit"]["epsilon"] <= 1.0  # certified at the same claim
+
+
+@pytest.mark.parametrize("method", ["polyopt", "grr"])
+def test_cli_interrupt_with_no_design_at_all_writes_nothing_and_says_so(method, tmp_path, monkeypatch, capsys):
+    """Ctrl-C with no certified design at all (the baseline interrupted too, or GRR itself asked for):
+    one line saying so, exit 130, no file."""
+    from rldp.aggregator.cli import design as design_cli
+    from rldp.aggregator.cli import interrupted
+    from rldp.cli import main
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(design_cli, "design", interrupt)
+    monkeypatch.setattr(interrupted, "design", interrupt)
+    out = tmp_path / "m.json"
+    status = main([*map(str, design_args(_adult_csv(tmp_path), out, method=method, released="race"))])
+    captured = capsys.readouterr()
+    assert status == 130 and captured.out == ""
+    assert captured.err.count("\n") == 1, captured.err
+    assert f"before any certified {method} design existed; nothing written" in captured.err
+    assert list(tmp_path.iterdir()) == [tmp_path / "adult.csv"]  # no document, no temp file

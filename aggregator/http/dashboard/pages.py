@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import ServiceError
@@ -29,8 +29,9 @@ from .session import (
     start_session,
     token_role,
 )
+from .throttle import login_throttle
 
-__all__ = ["blueprint", "page", "login_required", "checked_form"]
+__all__ = ["blueprint", "page", "login_required", "checked_form", "too_large_page"]
 
 blueprint = Blueprint("dashboard", __name__, url_prefix="/ui", template_folder="templates", static_folder="static")
 
@@ -98,6 +99,17 @@ def _error_page(status: int, title: str, detail: str) -> BaseResponse:
     return page("error.html", status, title=title, detail=detail)
 
 
+def too_large_page(limit: int) -> BaseResponse:
+    """The 413 page for a dashboard form over ``MAX_BODY_BYTES`` (the API answers a JSON problem)."""
+    return _error_page(
+        413,
+        "Upload too large",
+        f"The form sent more than this server accepts: the limit is {limit:,} bytes ({limit / 2**20:.1f} MiB, "
+        "MAX_BODY_BYTES). Upload a smaller CSV (only the columns you design for), or ask the operator "
+        "to raise RLDP_MAX_BODY_BYTES.",
+    )
+
+
 @blueprint.errorhandler(ServiceError)
 def _refused(exc: ServiceError) -> BaseResponse:
     problem = problem_for(exc, request.method, request.path)
@@ -147,6 +159,17 @@ def _safe_next(target: str | None) -> str:
 def login() -> BaseResponse:
     error, status = None, 200
     if request.method == "POST":
+        throttle, address = login_throttle(current_app), request.remote_addr or ""
+        wait = throttle.retry_after(address)
+        if wait is not None:  # too many failed logins from this address: check no token for a while
+            resp = _error_page(
+                429,
+                "Too many failed logins",
+                f"{throttle.max_failures} logins from your address failed within {throttle.window:g} s. "
+                f"Try again in {wait} s.",
+            )
+            resp.headers["Retry-After"] = str(wait)
+            return resp
         if not login_csrf_valid(request.form.get("csrf_token")):
             error, status = "The login form expired or did not come from this page; try again.", 403
         else:
@@ -155,6 +178,7 @@ def login() -> BaseResponse:
                 resp = redirect(_safe_next(request.form.get("next")), 303)
                 start_session(resp, request.form.get("token", "").strip())
                 return resp
+            throttle.failed(address)
             error, status = "That token is not valid here: use the admin token or a read token.", 401
     elif current_user() is not None:
         return redirect(_safe_next(request.args.get("next")))
