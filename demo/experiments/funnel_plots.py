@@ -13,6 +13,7 @@ from typing import Any
 from .. import plots
 from .config import Experiment, Result
 from .funnel import run_fig3, run_fig5, run_fig6, run_fig7
+from .funnel_srlip import run_fig4
 from .tables import fmt, format_table
 
 __all__ = ["EXPERIMENTS"]
@@ -24,6 +25,9 @@ _STYLE = {  # method -> (label, colour, marker)
     "grr": ("GRR calibrated to ε-LIP [LTS20, eq 29]", "tab:orange", "v"),
     "oue": ("OUE calibrated to ε-LIP [LTS20, eq 32]", "tab:purple", "D"),
     "cr": ("CR calibrated to ε-LIP [LTS20, Alg 1, Prop 1]", "tab:brown", "P"),
+    "thm4-paper": ("product of per-attribute optima at ε/m [LTS20, Thm 4] (as printed, unenforced)", "tab:gray", "D"),
+    "thm4-calibrated": ("the same product, per-attribute budget calibrated on the exact SRLIP audit (rldp)",
+                        "tab:green", "^"),
 }
 
 
@@ -95,6 +99,58 @@ def plot_fig3(result: Result, out: Path) -> Path:
     return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=3)
 
 
+def plot_fig4(result: Result, out: Path) -> Path:
+    """Rows: the data panels; columns: I(X;Y), the audited SRLIP ε (against the claim ε), design time."""
+    plt = plots.pyplot()
+    columns = (("information", "I(X;Y) (nats)"), ("srlip_audited", "audited SRLIP ε (exact, nats)"),
+               ("seconds", "design time (s)"))  # fmt: skip
+    n = len(result.panels)
+    fig, axes = plt.subplots(n, 3, figsize=(14.5, 3.6 * n), squeeze=False)
+    data = _series(result)
+    handles: dict[str, Any] = {}
+    for i, panel in enumerate(result.panels):
+        for c, (stat, ylabel) in enumerate(columns):
+            ax = axes[i][c]
+            for method in result.methods:
+                curve = data.get((panel, method, stat), {})
+                if not curve:
+                    continue
+                label, colour, marker = _STYLE[method]
+                xs = sorted(curve)
+                err = data.get((panel, method, f"{stat}_sd"), {})
+                line = ax.errorbar(xs, [curve[x] for x in xs], yerr=[err.get(x, 0) for x in xs], color=colour,
+                                   marker=marker, markersize=4, capsize=3, linewidth=1.4,
+                                   linestyle="--" if method == "thm4-calibrated" else "-")  # fmt: skip
+                handles[label] = line
+                if stat == "srlip_audited":
+                    worst = data.get((panel, method, "srlip_audited_max"), {})
+                    ax.plot(xs, [worst[x] for x in xs], color=colour, marker=marker, markersize=3,
+                            linestyle="none", markerfacecolor="white")  # fmt: skip
+            if stat == "srlip_audited":
+                xs = sorted(data.get((panel, result.methods[0], stat), {}))
+                handles["the claim: ε (a design above this line leaks)"] = ax.plot(xs, xs, color="k", linestyle=":")[0]
+                ax.set_yscale("log")
+            if stat == "seconds":
+                ax.set_yscale("log")
+            ax.set_xlabel("ε of ε-SRLIP / ε-LIP (nats)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(result.panel_titles[panel] if c == 0 else f"{ylabel.split(' (')[0]}: mean ± sd, ○ = worst",
+                         fontsize=8.5)  # fmt: skip
+    title = "[LTS20, Fig 4]: optimal LIP vs the SRLIP products of Thm 4 (which is false), exact SRLIP audit"
+    return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=2)
+
+
+def table_fig4(result: Result) -> str:
+    rows = []
+    for panel in result.panels:
+        grid = sorted({float(r["epsilon"]) for r in result.rows if r["panel"] == panel})
+        for method in result.methods:
+            cells = [f"{fmt(result.value(panel, method, 'information', epsilon=e))} / "
+                     f"{fmt(result.value(panel, method, 'srlip_audited_max', epsilon=e))}" for e in grid]  # fmt: skip
+            rows.append([f"{panel} {method}", *(f"ε={e:g}: {c}" for e, c in zip(grid, cells))])
+    return "mean I(X;Y) / worst audited SRLIP ε\n" + "\n".join("  ".join(r) for r in rows)
+
+
 def plot_fig5(result: Result, out: Path) -> Path:
     return _curves(result, out, "information", "I(X;Y) (nats)", "[LTS20, Fig 5]: Adult, designs calibrated to ε-LIP", 3)
 
@@ -145,6 +201,8 @@ def table_fig7(result: Result) -> str:
 
 
 EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment("funnel-fig4", "[LTS20, Fig 4]", "optimal LIP vs the SRLIP product of Thm 4, as printed and "
+               "calibrated on the exact SRLIP audit", run_fig4, plot_fig4, table_fig4),
     Experiment("funnel-fig3", "[LTS20, Fig 3]", "optimal LDP(ε) vs LIP(ε) vs LDP(2ε) w.r.t. S: utility and time",
                run_fig3, plot_fig3, lambda r: _table(r, "information")),
     Experiment("funnel-fig5", "[LTS20, Fig 5]", "GRR, OUE, CR and optimal LIP on Adult: I(X;Y)", run_fig5, plot_fig5,

@@ -10,6 +10,8 @@
 * ``lift-fig8``/``9`` — AORR vs subset RR [ZDS23, Alg 2] vs subset merging at λ = 0.65, with run time.
 * ``lift-fig11``/``12`` — subset merging under ALIP vs ℓ1- and χ²-privacy (lift-based + lift-inverse
   bounds, [ZDS23, Sec 6.2]), λ ∈ {0.5, 0.65}, synthetic / Adult.
+* ``lift-fig13`` — subset merging under ALIP vs α-lift privacy, Λ_α ≤ e^{ε_u} and Ψ_α ≤ e^{ε_l}
+  (α ∈ {2, 10, 100}, λ = 0.5, [ZDS23, Sec 6.2, Fig 13]), synthetic.
 
 Adult: S = relationship, X = occupation ('?' kept as a value: |S| = 6, |X| = 15; the paper states
 |S| = 5). Statistics per line and ε: NMI = I(X;Y)/H(X), the audited log max_y Λ(y) and log min_y Ψ(y),
@@ -113,11 +115,17 @@ class Sweep:
 
 def _budget_label(notion: str, lam: float | None) -> str:
     names = {"ldp": "ε-LDP w.r.t. S", "alip": "ALIP", "l1": "ℓ1-privacy", "chi2": "χ²-privacy"}
-    return names[notion] if lam is None else f"{names[notion]} λ={lam:g}"
+    name = f"α-lift privacy α={notion[5:]}" if notion.startswith("alpha") else names[notion]
+    return name if lam is None else f"{name} λ={lam:g}"
 
 
 def _budget(notion: str, lam: float | None, eps: float) -> Budget:
-    return Budget("ldp", eps, eps) if lam is None else Budget.split(eps, lam, notion)
+    """``notion`` is ldp, alip, l1, chi2 or alphaK (α-lift privacy of order K, [ZDS23, Sec 6.2])."""
+    if lam is None:
+        return Budget("ldp", eps, eps)
+    if notion.startswith("alpha"):
+        return Budget.split(eps, lam, "alpha", float(notion[5:]))
+    return Budget.split(eps, lam, notion)
 
 
 def _data(sweep: Sweep, cfg: Config) -> tuple[list[np.ndarray], str]:
@@ -196,6 +204,7 @@ _ALL = (("ldp", None), ("alip", 0.35), ("alip", 0.5), ("alip", 0.65))
 _ALIP = (("alip", 0.35), ("alip", 0.5), ("alip", 0.65))
 _MEASURES = (("alip", 0.5), ("l1", 0.5), ("l1", 0.65), ("chi2", 0.5), ("chi2", 0.65))
 _WD, _SM = ("watchdog-paper", "watchdog"), ("subset-merging-paper", "subset-merging")
+_ALPHA = (("alip", 0.5), ("alpha2", 0.5), ("alpha10", 0.5), ("alpha100", 0.5))
 _CMP = ("aorr", "subset-rr-paper", "subset-rr", "subset-merging-paper", "subset-merging")
 
 SWEEPS: tuple[Sweep, ...] = (
@@ -217,6 +226,8 @@ SWEEPS: tuple[Sweep, ...] = (
           "synthetic", _SM, _MEASURES, 100),
     Sweep("lift-fig12", "[ZDS23, Fig 12]", "subset merging under ALIP vs ℓ1- and χ²-privacy, Adult", "adult",
           _SM, _MEASURES, 1),
+    Sweep("lift-fig13", "[ZDS23, Fig 13]", "subset merging under ALIP vs α-lift privacy (α = 2, 10, 100), synthetic",
+          "synthetic", _SM, _ALPHA, 100),
 )  # fmt: skip
 
 

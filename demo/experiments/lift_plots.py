@@ -63,7 +63,7 @@ def plot_sweep(result: Result, out: Path) -> Path:
                                   marker=_MARKERS.get(method, "x"), markersize=3.5, linewidth=1.4,
                                   markerfacecolor="white" if ours else colour)  # fmt: skip
                 label = METHODS[method]
-                if panel.startswith(("ℓ1", "χ²")):  # no product notion: the experiment's own check
+                if panel.startswith(("ℓ1", "χ²", "α-lift")):  # no product notion: the experiment's own check
                     label = label.replace("(rldp)", "(experiment's own check)")
                 handles[f"{label} — {panel}"] = line
         ax.set_xlabel("ε_LDP = ε_l + ε_u (nats)")
