@@ -116,11 +116,12 @@ def plot_fig4(result: Result, out: Path) -> Path:
                 if not curve:
                     continue
                 label, colour, marker = _STYLE[method]
+                ours = method == "thm4-calibrated"  # drawn over the paper's line, which it equals where that passes
                 xs = sorted(curve)
                 err = data.get((panel, method, f"{stat}_sd"), {})
                 line = ax.errorbar(xs, [curve[x] for x in xs], yerr=[err.get(x, 0) for x in xs], color=colour,
-                                   marker=marker, markersize=4, capsize=3, linewidth=1.4,
-                                   linestyle="--" if method == "thm4-calibrated" else "-")  # fmt: skip
+                                   marker=marker, markersize=4, capsize=3, zorder=3 if ours else 2,
+                                   linewidth=1.4 if ours else 2.8, linestyle="--" if ours else "-")  # fmt: skip
                 handles[label] = line
                 if stat == "srlip_audited":
                     worst = data.get((panel, method, "srlip_audited_max"), {})

@@ -42,7 +42,7 @@ def plot_sweep(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
     data = _series(result)
     columns = list(_COLUMNS)
-    if any(k[2] == "seconds" for k in data) and result.name in ("lift-fig8", "lift-fig9"):
+    if any(k[2] == "seconds" for k in data) and result.name in ("lift-fig8", "lift-fig9", "lift-fig10"):
         columns.append(("seconds", "seconds per design", "run time (log scale)"))
     fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns), 4.4), squeeze=False)
     handles: dict[str, Any] = {}
