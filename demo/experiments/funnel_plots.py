@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import plots
 from .config import Experiment, Result
-from .funnel import run_fig3, run_fig5, run_fig6, run_fig7
+from .funnel import run_fig3, run_fig5, run_fig6, run_fig7, run_fig8
 from .funnel_srlip import run_fig4
 from .tables import fmt, format_table
 
@@ -39,7 +39,8 @@ def _series(result: Result) -> dict[tuple[str, str, str], dict[float, float]]:
     return out
 
 
-def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols: int, sd: str | None = None) -> Path:
+def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols: int, sd: str | None = None,
+            second: tuple[str, str] | None = None) -> Path:  # fmt: skip
     plt = plots.pyplot()
     n = len(result.panels)
     ncols = min(n, ncols)
@@ -49,6 +50,7 @@ def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols
     handles: dict[str, Any] = {}
     for i, panel in enumerate(result.panels):
         ax = axes[i // ncols][i % ncols]
+        twin = ax.twinx() if second else None
         for method in result.methods:
             curve = data.get((panel, method, stat), {})
             if not curve:
@@ -62,6 +64,12 @@ def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols
                 ax.fill_between(xs, [y - err.get(x, 0) for x, y in zip(xs, ys)],
                                 [y + err.get(x, 0) for x, y in zip(xs, ys)], color=colour, alpha=0.15)  # fmt: skip
             handles[label] = line
+            other = data.get((panel, method, second[0]), {}) if second else {}
+            if other and second and twin is not None:  # a second statistic on a right-hand axis, dashed
+                xs2 = sorted(other)
+                (line2,) = twin.plot(xs2, [other[x] for x in xs2], color=colour, linestyle="--", linewidth=1.1)
+                twin.set_ylabel(second[1])
+                handles[f"{label.split(' [')[0]}: {second[1]} (dashed, right axis)"] = line2
         ident = [float(r["value"]) for r in result.rows if r["panel"] == panel and r["method"] == "identity"]
         if ident:
             line = ax.axhline(ident[0], color="0.5", linestyle=":", linewidth=1)
@@ -156,6 +164,11 @@ def plot_fig5(result: Result, out: Path) -> Path:
     return _curves(result, out, "information", "I(X;Y) (nats)", "[LTS20, Fig 5]: Adult, designs calibrated to ε-LIP", 3)
 
 
+def plot_fig8(result: Result, out: Path) -> Path:
+    title = "[LTS20, Fig 8]: α of GRR and CR calibrated to ε-LIP (exact audit) on Adult; I(X;Y) dashed"
+    return _curves(result, out, "alpha", "α (solid)", title, 3, second=("information", "I(X;Y) (nats)"))
+
+
 def plot_fig6(result: Result, out: Path) -> Path:
     title = f"[LTS20, Fig 6]: GRR vs CR, {result.settings['draws']} P_SX ~ Dirichlet(½) per shape (mean ± sd)"
     return _curves(result, out, "nmi_mean", "NMI = I(X;Y)/H(X)", title, 4, sd="nmi_sd")
@@ -208,6 +221,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                run_fig3, plot_fig3, lambda r: _table(r, "information")),
     Experiment("funnel-fig5", "[LTS20, Fig 5]", "GRR, OUE, CR and optimal LIP on Adult: I(X;Y)", run_fig5, plot_fig5,
                lambda r: _table(r, "information")),
+    Experiment("funnel-fig8", "[LTS20, Fig 8]", "α of GRR and CR calibrated to ε-LIP on Adult, with I(X;Y)",
+               run_fig8, plot_fig8, lambda r: _table(r, "alpha")),
     Experiment("funnel-fig6", "[LTS20, Fig 6]", "GRR vs CR calibrated to LIP on Dirichlet(½) data: NMI", run_fig6,
                plot_fig6, lambda r: _table(r, "nmi_mean")),
     Experiment("funnel-fig7", "[LTS20, Fig 7]", "CR − GRR: difference in α explains the difference in utility",

@@ -73,7 +73,8 @@ def plot_sweep(result: Result, out: Path) -> Path:
             ax.set_yscale("log")
         if stat == "nmi":
             ax.set_ylim(-0.02, 1.02)
-    title = f"{result.name}: {result.settings['data']}"
+    source = next((f"{s.source} " for s in SWEEPS if s.name == result.name), "")
+    title = f"{source}{result.name}: {result.settings['data']}"
     return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=2)
 
 
