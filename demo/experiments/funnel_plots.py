@@ -26,8 +26,11 @@ _STYLE = {  # method -> (label, colour, marker)
     "oue": ("OUE calibrated to ε-LIP [LTS20, eq 32]", "tab:purple", "D"),
     "cr": ("CR calibrated to ε-LIP [LTS20, Alg 1, Prop 1]", "tab:brown", "P"),
     "thm4-paper": ("product of per-attribute optima at ε/m [LTS20, Thm 4] (as printed, unenforced)", "tab:gray", "D"),
-    "thm4-calibrated": ("the same product, per-attribute budget calibrated on the exact SRLIP audit (rldp)",
-                        "tab:green", "^"),
+    "thm4-calibrated": (
+        "the same product, per-attribute budget calibrated on the exact SRLIP audit (rldp)",
+        "tab:green",
+        "^",
+    ),
 }
 
 

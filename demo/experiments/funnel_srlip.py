@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design.funnel.lip import optimal_lip_rows
 from rldp.aggregator.design import SolverError
+from rldp.aggregator.design.funnel.lip import optimal_lip_rows
 from rldp.shared.audit import AUDIT_TOLERANCE, srlip_leakage
 
 from .config import JEFFREYS, Config, Result
@@ -164,14 +164,14 @@ def _panel(name: str, panel: str, joints: list[np.ndarray], grid: tuple[float, .
             flat = joint.reshape(joint.shape[0], -1)
             for method, (q, seconds, budget) in _designs(joint, eps).items():
                 leak = _srlip(q, joint)
-                values = {"information": mutual_information(q, flat), "srlip_audited": leak, "seconds": seconds,
-                          "passes": float(leak <= eps + AUDIT_TOLERANCE), "factor_epsilon": budget}  # fmt: skip
-                for k, v in values.items():
+                measured = {"information": mutual_information(q, flat), "srlip_audited": leak, "seconds": seconds,
+                            "passes": float(leak <= eps + AUDIT_TOLERANCE), "factor_epsilon": budget}  # fmt: skip
+                for k, v in measured.items():
                     stats[method].setdefault(k, []).append(v)
         for method in methods:
             key = {"panel": panel, "method": method, "epsilon": eps, "n_sensitive": 2, "n_released": a}
-            for k, values in stats[method].items():
-                arr = np.asarray(values)
+            for k, series in stats[method].items():
+                arr = np.asarray(series)
                 if np.all(np.isnan(arr)):
                     continue
                 rows.append(row(name, key, k, float(arr.mean()), draws))
