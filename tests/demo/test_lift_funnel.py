@@ -56,7 +56,7 @@ def _run(name, out, **kw):
 @pytest.mark.parametrize(
     "name",
     ["lift-fig1", "lift-fig3", "lift-fig5", "lift-fig7", "lift-fig9", "lift-fig12", "lift-fig2", "lift-fig13",
-     "funnel-fig3", "funnel-fig4", "funnel-fig5", "funnel-fig6", "funnel-fig7"],
+     "lift-fig10", "funnel-fig3", "funnel-fig4", "funnel-fig5", "funnel-fig6", "funnel-fig7", "funnel-fig8"],
 )  # fmt: skip
 def test_quick_run_writes_csv_png_json(name, tmp_path):
     kw = {"lift-fig2": {"draws": 2}, "lift-fig5": {"epsilons": (2.0,)}, "lift-fig9": {"epsilons": (2.0,)}}.get(name, {})
@@ -271,3 +271,26 @@ def test_alpha_lift_of_high_order_does_not_overflow():
     assert np.isfinite(up).all() and np.isfinite(low).all()
     assert up[0] == pytest.approx(lift.max() * ps[2] ** 0.01, rel=1e-6)
     assert up[0] < lift.max()
+
+
+def test_funnel_fig8_alpha_orders_utility_on_adult():
+    """[LTS20, Fig 8]: where α_GRR > α_CR GRR has the larger I(X;Y), and the opposite (occupation/education
+    and occupation/relationship at ε = 1, both calibrated to 1-LIP by the product's exact audit)."""
+    for x, grr_wins in (("education", True), ("relationship", False)):
+        _, joint, _ = adult_distribution("occupation", x)
+        (a_grr, q_grr), (a_cr, q_cr) = (product.calibrated(f, joint, 1.0) for f in ("grr", "cr"))
+        assert max(lip_level(q_grr, joint), lip_level(q_cr, joint)) <= 1.0 + 1e-9
+        assert (a_grr > a_cr) == grr_wins
+        assert (mutual_information(q_grr, joint) > mutual_information(q_cr, joint)) == grr_wins
+
+
+def test_lift_fig10_large_alphabet_designs_pass():
+    """[ZDS23, Fig 10] on one 15 × 200 draw: rldp's subset RR and subset merging pass the exact ALIP audit and
+    subset RR keeps more utility than merging (it randomises inside each subset instead of merging it)."""
+    rng = np.random.default_rng([0, 15, 200])
+    joint = random_joint(rng, (15, 200))
+    budget = Budget.split(2.0, 0.5)
+    merged, srr = (_design(m, joint, budget, None) for m in ("subset-merging", "subset-rr"))
+    for q in (merged, srr):
+        assert np.allclose(q.sum(axis=0), 1.0) and product.passes(q, joint, budget)
+    assert mutual_information(srr, joint) > mutual_information(merged, joint)
