@@ -12,7 +12,8 @@ from typing import Any
 
 from .. import plots
 from .config import Experiment, Result
-from .funnel import run_fig3, run_fig5, run_fig6, run_fig7
+from .funnel import run_fig3, run_fig5, run_fig6, run_fig7, run_fig8
+from .funnel_srlip import run_fig4
 from .tables import fmt, format_table
 
 __all__ = ["EXPERIMENTS"]
@@ -24,6 +25,12 @@ _STYLE = {  # method -> (label, colour, marker)
     "grr": ("GRR calibrated to ε-LIP [LTS20, eq 29]", "tab:orange", "v"),
     "oue": ("OUE calibrated to ε-LIP [LTS20, eq 32]", "tab:purple", "D"),
     "cr": ("CR calibrated to ε-LIP [LTS20, Alg 1, Prop 1]", "tab:brown", "P"),
+    "thm4-paper": ("product of per-attribute optima at ε/m [LTS20, Thm 4] (as printed, unenforced)", "tab:gray", "D"),
+    "thm4-calibrated": (
+        "the same product, per-attribute budget calibrated on the exact SRLIP audit (rldp)",
+        "tab:green",
+        "^",
+    ),
 }
 
 
@@ -35,7 +42,8 @@ def _series(result: Result) -> dict[tuple[str, str, str], dict[float, float]]:
     return out
 
 
-def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols: int, sd: str | None = None) -> Path:
+def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols: int, sd: str | None = None,
+            second: tuple[str, str] | None = None) -> Path:  # fmt: skip
     plt = plots.pyplot()
     n = len(result.panels)
     ncols = min(n, ncols)
@@ -45,6 +53,7 @@ def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols
     handles: dict[str, Any] = {}
     for i, panel in enumerate(result.panels):
         ax = axes[i // ncols][i % ncols]
+        twin = ax.twinx() if second else None
         for method in result.methods:
             curve = data.get((panel, method, stat), {})
             if not curve:
@@ -58,6 +67,12 @@ def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols
                 ax.fill_between(xs, [y - err.get(x, 0) for x, y in zip(xs, ys)],
                                 [y + err.get(x, 0) for x, y in zip(xs, ys)], color=colour, alpha=0.15)  # fmt: skip
             handles[label] = line
+            other = data.get((panel, method, second[0]), {}) if second else {}
+            if other and second and twin is not None:  # a second statistic on a right-hand axis, dashed
+                xs2 = sorted(other)
+                (line2,) = twin.plot(xs2, [other[x] for x in xs2], color=colour, linestyle="--", linewidth=1.1)
+                twin.set_ylabel(second[1])
+                handles[f"{label.split(' [')[0]}: {second[1]} (dashed, right axis)"] = line2
         ident = [float(r["value"]) for r in result.rows if r["panel"] == panel and r["method"] == "identity"]
         if ident:
             line = ax.axhline(ident[0], color="0.5", linestyle=":", linewidth=1)
@@ -95,8 +110,67 @@ def plot_fig3(result: Result, out: Path) -> Path:
     return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=3)
 
 
+def plot_fig4(result: Result, out: Path) -> Path:
+    """Rows: the data panels; columns: I(X;Y), the audited SRLIP ε (against the claim ε), design time."""
+    plt = plots.pyplot()
+    columns = (("information", "I(X;Y) (nats)"), ("srlip_audited", "audited SRLIP ε (exact, nats)"),
+               ("seconds", "design time (s)"))  # fmt: skip
+    n = len(result.panels)
+    fig, axes = plt.subplots(n, 3, figsize=(14.5, 3.6 * n), squeeze=False)
+    data = _series(result)
+    handles: dict[str, Any] = {}
+    for i, panel in enumerate(result.panels):
+        for c, (stat, ylabel) in enumerate(columns):
+            ax = axes[i][c]
+            for method in result.methods:
+                curve = data.get((panel, method, stat), {})
+                if not curve:
+                    continue
+                label, colour, marker = _STYLE[method]
+                ours = method == "thm4-calibrated"  # drawn over the paper's line, which it equals where that passes
+                xs = sorted(curve)
+                err = data.get((panel, method, f"{stat}_sd"), {})
+                yerr = None if stat == "seconds" else [err.get(x, 0) for x in xs]  # sd of times: noise on a log axis
+                line = ax.errorbar(xs, [curve[x] for x in xs], yerr=yerr, color=colour, marker=marker, markersize=4,
+                                   capsize=3, zorder=3 if ours else 2, linestyle="--" if ours else "-",
+                                   linewidth=2.8 if method == "thm4-paper" else 1.4)  # fmt: skip
+                handles[label] = line
+                if stat == "srlip_audited":
+                    worst = data.get((panel, method, "srlip_audited_max"), {})
+                    ax.plot(xs, [worst[x] for x in xs], color=colour, marker=marker, markersize=3,
+                            linestyle="none", markerfacecolor="white")  # fmt: skip
+            if stat == "srlip_audited":
+                xs = sorted(data.get((panel, result.methods[0], stat), {}))
+                handles["the claim: ε (a design above this line leaks)"] = ax.plot(xs, xs, color="k", linestyle=":")[0]
+                ax.set_yscale("log")
+            if stat == "seconds":
+                ax.set_yscale("log")
+            ax.set_xlabel("ε of ε-SRLIP / ε-LIP (nats)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(result.panel_titles[panel] if c == 0 else f"{ylabel.split(' (')[0]}: mean" + ("" if stat == "seconds" else " ± sd, ○ = worst"),
+                         fontsize=8.5)  # fmt: skip
+    title = "[LTS20, Fig 4]: optimal LIP vs the SRLIP products of Thm 4 (which is false), exact SRLIP audit"
+    return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=2)
+
+
+def table_fig4(result: Result) -> str:
+    rows = []
+    for panel in result.panels:
+        grid = sorted({float(r["epsilon"]) for r in result.rows if r["panel"] == panel})
+        for method in result.methods:
+            cells = [f"{fmt(result.value(panel, method, 'information', epsilon=e))} / "
+                     f"{fmt(result.value(panel, method, 'srlip_audited_max', epsilon=e))}" for e in grid]  # fmt: skip
+            rows.append([f"{panel} {method}", *(f"ε={e:g}: {c}" for e, c in zip(grid, cells))])
+    return "mean I(X;Y) / worst audited SRLIP ε\n" + "\n".join("  ".join(r) for r in rows)
+
+
 def plot_fig5(result: Result, out: Path) -> Path:
     return _curves(result, out, "information", "I(X;Y) (nats)", "[LTS20, Fig 5]: Adult, designs calibrated to ε-LIP", 3)
+
+
+def plot_fig8(result: Result, out: Path) -> Path:
+    title = "[LTS20, Fig 8]: α of GRR and CR calibrated to ε-LIP (exact audit) on Adult; I(X;Y) dashed"
+    return _curves(result, out, "alpha", "α (solid)", title, 3, second=("information", "I(X;Y) (nats)"))
 
 
 def plot_fig6(result: Result, out: Path) -> Path:
@@ -147,10 +221,14 @@ def table_fig7(result: Result) -> str:
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("funnel-fig3", "[LTS20, Fig 3]", "optimal LDP(ε) vs LIP(ε) vs LDP(2ε) w.r.t. S: utility and time",
                run_fig3, plot_fig3, lambda r: _table(r, "information")),
+    Experiment("funnel-fig4", "[LTS20, Fig 4]", "optimal LIP vs the SRLIP product of Thm 4, as printed and "
+               "calibrated on the exact SRLIP audit", run_fig4, plot_fig4, table_fig4),
     Experiment("funnel-fig5", "[LTS20, Fig 5]", "GRR, OUE, CR and optimal LIP on Adult: I(X;Y)", run_fig5, plot_fig5,
                lambda r: _table(r, "information")),
     Experiment("funnel-fig6", "[LTS20, Fig 6]", "GRR vs CR calibrated to LIP on Dirichlet(½) data: NMI", run_fig6,
                plot_fig6, lambda r: _table(r, "nmi_mean")),
     Experiment("funnel-fig7", "[LTS20, Fig 7]", "CR − GRR: difference in α explains the difference in utility",
                run_fig7, plot_fig7, table_fig7),
+    Experiment("funnel-fig8", "[LTS20, Fig 8]", "α of GRR and CR calibrated to ε-LIP on Adult, with I(X;Y)",
+               run_fig8, plot_fig8, lambda r: _table(r, "alpha")),
 )  # fmt: skip

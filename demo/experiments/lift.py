@@ -8,8 +8,12 @@
 * ``lift-fig4``/``5`` — AORR [ZDS23, eq 12] (optimal ALIP: vertices + one LP), synthetic / Adult.
 * ``lift-fig6``/``7`` — subset merging [ZDS23, Alg 1], paper's and audit-enforced, synthetic / Adult.
 * ``lift-fig8``/``9`` — AORR vs subset RR [ZDS23, Alg 2] vs subset merging at λ = 0.65, with run time.
+* ``lift-fig10`` — subset RR vs subset merging on a large alphabet (|X| = 200, |S| = 15, λ = 0.5,
+  ε ∈ {1, 1.25, …, 8}), with run time [ZDS23, Fig 10].
 * ``lift-fig11``/``12`` — subset merging under ALIP vs ℓ1- and χ²-privacy (lift-based + lift-inverse
   bounds, [ZDS23, Sec 6.2]), λ ∈ {0.5, 0.65}, synthetic / Adult.
+* ``lift-fig13`` — subset merging under ALIP vs α-lift privacy, Λ_α ≤ e^{ε_u} and Ψ_α ≤ e^{ε_l}
+  (α ∈ {2, 10, 100}, λ = 0.5, [ZDS23, Sec 6.2, Fig 13]), synthetic.
 
 Adult: S = relationship, X = occupation ('?' kept as a value: |S| = 6, |X| = 15; the paper states
 |S| = 5). Statistics per line and ε: NMI = I(X;Y)/H(X), the audited log max_y Λ(y) and log min_y Ψ(y),
@@ -109,15 +113,23 @@ class Sweep:
     budgets: tuple[tuple[str, float | None], ...]  # (notion, λ or None for LDP)
     draws: int  # synthetic draws of the full run
     quick_draws: int = 3
+    shape: tuple[int, int] = SYNTHETIC_SHAPE  # (|S|, |X|) of the synthetic draws
+    epsilons: tuple[float, ...] | None = None  # the full run's ε grid (default: epsilon_grid)
 
 
 def _budget_label(notion: str, lam: float | None) -> str:
     names = {"ldp": "ε-LDP w.r.t. S", "alip": "ALIP", "l1": "ℓ1-privacy", "chi2": "χ²-privacy"}
-    return names[notion] if lam is None else f"{names[notion]} λ={lam:g}"
+    name = f"α-lift privacy α={notion[5:]}" if notion.startswith("alpha") else names[notion]
+    return name if lam is None else f"{name} λ={lam:g}"
 
 
 def _budget(notion: str, lam: float | None, eps: float) -> Budget:
-    return Budget("ldp", eps, eps) if lam is None else Budget.split(eps, lam, notion)
+    """``notion`` is ldp, alip, l1, chi2 or alphaK (α-lift privacy of order K, [ZDS23, Sec 6.2])."""
+    if lam is None:
+        return Budget("ldp", eps, eps)
+    if notion.startswith("alpha"):
+        return Budget.split(eps, lam, "alpha", float(notion[5:]))
+    return Budget.split(eps, lam, notion)
 
 
 def _data(sweep: Sweep, cfg: Config) -> tuple[list[np.ndarray], str]:
@@ -125,9 +137,9 @@ def _data(sweep: Sweep, cfg: Config) -> tuple[list[np.ndarray], str]:
         _, p, _ = adult_distribution(*ADULT_PAIR)
         return [p], f"Adult: S = {ADULT_PAIR[0]} ({p.shape[0]}), X = {ADULT_PAIR[1]} ({p.shape[1]})"
     draws = cfg.draws or (sweep.quick_draws if cfg.quick else sweep.draws)
-    rng = np.random.default_rng([cfg.seed, *SYNTHETIC_SHAPE])
-    joints = [random_joint(rng) for _ in range(draws)]
-    return joints, f"synthetic: |S| = {SYNTHETIC_SHAPE[0]}, |X| = {SYNTHETIC_SHAPE[1]}, {draws} random P_SX"
+    rng = np.random.default_rng([cfg.seed, *sweep.shape])
+    joints = [random_joint(rng, sweep.shape) for _ in range(draws)]
+    return joints, f"synthetic: |S| = {sweep.shape[0]}, |X| = {sweep.shape[1]}, {draws} random P_SX"
 
 
 def _measure(
@@ -146,7 +158,7 @@ def run_sweep(sweep: Sweep, cfg: Config) -> Result:
     """Every method × budget × ε on every P_SX; mean (and sd) of each statistic."""
     joints, title = _data(sweep, cfg)
     robust_sets = {id(j): UncertaintySet.from_confidence(j, N_ADULT, BETA, ORDER) for j in joints}
-    grid = cfg.epsilons or epsilon_grid(cfg.quick)
+    grid = cfg.epsilons or (sweep.epsilons if sweep.epsilons and not cfg.quick else epsilon_grid(cfg.quick))
     budgets = [b for b in sweep.budgets if not (cfg.quick and b[1] == 0.35)]
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -196,6 +208,8 @@ _ALL = (("ldp", None), ("alip", 0.35), ("alip", 0.5), ("alip", 0.65))
 _ALIP = (("alip", 0.35), ("alip", 0.5), ("alip", 0.65))
 _MEASURES = (("alip", 0.5), ("l1", 0.5), ("l1", 0.65), ("chi2", 0.5), ("chi2", 0.65))
 _WD, _SM = ("watchdog-paper", "watchdog"), ("subset-merging-paper", "subset-merging")
+_ALPHA = (("alip", 0.5), ("alpha2", 0.5), ("alpha10", 0.5), ("alpha100", 0.5))
+_LARGE = ("subset-rr-paper", "subset-rr", "subset-merging-paper", "subset-merging")
 _CMP = ("aorr", "subset-rr-paper", "subset-rr", "subset-merging-paper", "subset-merging")
 
 SWEEPS: tuple[Sweep, ...] = (
@@ -213,10 +227,14 @@ SWEEPS: tuple[Sweep, ...] = (
           _CMP, (("alip", 0.65),), 6),
     Sweep("lift-fig9", "[ZDS23, Fig 9]", "AORR vs subset RR vs subset merging at λ = 0.65, Adult", "adult",
           _CMP, (("alip", 0.65),), 1),
+    Sweep("lift-fig10", "[ZDS23, Fig 10]", "subset RR vs subset merging on |X| = 200, |S| = 15, λ = 0.5, synthetic",
+          "synthetic", _LARGE, (("alip", 0.5),), 10, 1, (15, 200), tuple(1.0 + 0.25 * k for k in range(29))),
     Sweep("lift-fig11", "[ZDS23, Fig 11]", "subset merging under ALIP vs ℓ1- and χ²-privacy, synthetic",
           "synthetic", _SM, _MEASURES, 100),
     Sweep("lift-fig12", "[ZDS23, Fig 12]", "subset merging under ALIP vs ℓ1- and χ²-privacy, Adult", "adult",
           _SM, _MEASURES, 1),
+    Sweep("lift-fig13", "[ZDS23, Fig 13]", "subset merging under ALIP vs α-lift privacy (α = 2, 10, 100), synthetic",
+          "synthetic", _SM, _ALPHA, 100),
 )  # fmt: skip
 
 

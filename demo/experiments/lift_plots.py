@@ -42,7 +42,7 @@ def plot_sweep(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
     data = _series(result)
     columns = list(_COLUMNS)
-    if any(k[2] == "seconds" for k in data) and result.name in ("lift-fig8", "lift-fig9"):
+    if any(k[2] == "seconds" for k in data) and result.name in ("lift-fig8", "lift-fig9", "lift-fig10"):
         columns.append(("seconds", "seconds per design", "run time (log scale)"))
     fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns), 4.4), squeeze=False)
     handles: dict[str, Any] = {}
@@ -63,7 +63,7 @@ def plot_sweep(result: Result, out: Path) -> Path:
                                   marker=_MARKERS.get(method, "x"), markersize=3.5, linewidth=1.4,
                                   markerfacecolor="white" if ours else colour)  # fmt: skip
                 label = METHODS[method]
-                if panel.startswith(("ℓ1", "χ²")):  # no product notion: the experiment's own check
+                if panel.startswith(("ℓ1", "χ²", "α-lift")):  # no product notion: the experiment's own check
                     label = label.replace("(rldp)", "(experiment's own check)")
                 handles[f"{label} — {panel}"] = line
         ax.set_xlabel("ε_LDP = ε_l + ε_u (nats)")
@@ -73,7 +73,8 @@ def plot_sweep(result: Result, out: Path) -> Path:
             ax.set_yscale("log")
         if stat == "nmi":
             ax.set_ylim(-0.02, 1.02)
-    title = f"{result.name}: {result.settings['data']}"
+    source = next((f"{s.source} " for s in SWEEPS if s.name == result.name), "")
+    title = f"{source}{result.name}: {result.settings['data']}"
     return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=2)
 
 

@@ -7,7 +7,7 @@
   the subset's risk while the subset breaks the budget, and repeat *while unassigned high-risk symbols
   remain* (erratum: the loop condition); a last subset that still breaks the budget absorbs the other
   subsets (least risky union first). Risk ω = Λ + 1/Ψ (erratum of the printed Λ + Ψ), Λ/Ψ for LDP,
-  the sum of the lift-based and lift-inverse measures for ℓ1 / χ² [ZDS23, Sec 6.2].
+  the sum of the lift-based and lift-inverse measures for ℓ1 / χ² / α-lift [ZDS23, Sec 6.2].
 * ``subset_rr`` — [ZDS23, Alg 2]: each subset of Alg 1 that meets the budget as a merged symbol is
   randomised instead by the optimal ALIP response on that subset ([ZDS23, eqs 25–30]).
 
@@ -41,7 +41,7 @@ _REL = 1e-9  # relative slack of the budget checks (floating point)
 
 
 # notion -> what it bounds per output: (upper measure, lower measure) of the lift column l(·, y)
-NOTIONS = ("ldp", "alip", "l1", "chi2")
+NOTIONS = ("ldp", "alip", "l1", "chi2", "alpha")
 
 
 @dataclass(frozen=True)
@@ -49,16 +49,17 @@ class Budget:
     """A privacy budget on every output y: ε-LDP w.r.t. S (Λ/Ψ ≤ e^ε, ``eps_upper`` = ε),
     (ε_l, ε_u)-ALIP (Ψ ≥ e^{−ε_l}, Λ ≤ e^{ε_u}), or the lift-based and lift-inverse measures
     [ZDS23, Defs 5–6, Sec 6.2]: ℓ1 (Λ₁ ≤ e^{ε_u} − 1, Ψ₁ ≤ e^{ε_l} − 1) and χ² (Λ_χ² ≤ (e^{ε_u} − 1)²,
-    Ψ_χ² ≤ (e^{ε_l} − 1)²)."""
+    Ψ_χ² ≤ (e^{ε_l} − 1)²) and α-lift privacy (Λ_α ≤ e^{ε_u}, Ψ_α ≤ e^{ε_l}, order ``alpha``)."""
 
     notion: str
     eps_lower: float
     eps_upper: float
+    alpha: float = math.inf  # the order of the α-lift (notion "alpha" only)
 
     @classmethod
-    def split(cls, epsilon: float, lam: float, notion: str = "alip") -> Budget:
+    def split(cls, epsilon: float, lam: float, notion: str = "alip", alpha: float = math.inf) -> Budget:
         """(λε, (1 − λ)ε), the papers' parametrisation [ZDS23, Sec 3]."""
-        return cls(notion, lam * epsilon, (1.0 - lam) * epsilon)
+        return cls(notion, lam * epsilon, (1.0 - lam) * epsilon, alpha)
 
     def measures(self, lift: np.ndarray, ps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(upper, lower) measure of each column of ``lift`` [s, y], each compared with its bound."""
@@ -68,6 +69,8 @@ class Budget:
                 return ratio, np.zeros_like(ratio)
             if self.notion == "alip":
                 return lift.max(axis=0), 1.0 / lift.min(axis=0)
+            if self.notion == "alpha":
+                return _power_mean(lift, ps, self.alpha), _power_mean(1.0 / lift, ps, self.alpha)
             power = 1 if self.notion == "l1" else 2
             up = ps @ np.abs(lift - 1.0) ** power
             low = ps @ np.abs(1.0 / lift - 1.0) ** power
@@ -76,7 +79,7 @@ class Budget:
     def bounds(self) -> tuple[float, float]:
         if self.notion == "ldp":
             return math.exp(self.eps_upper), math.inf
-        if self.notion == "alip":
+        if self.notion in ("alip", "alpha"):
             return math.exp(self.eps_upper), math.exp(self.eps_lower)
         power = 1 if self.notion == "l1" else 2
         return math.expm1(self.eps_upper) ** power, math.expm1(self.eps_lower) ** power
@@ -92,6 +95,18 @@ class Budget:
         """The exact audit of the whole mechanism at P: every observed output meets the budget."""
         lift, _ = lifts(q, joint)
         return bool(np.all(self.check(lift, joint.sum(axis=1))[0]))
+
+
+def _power_mean(values: np.ndarray, ps: np.ndarray, alpha: float) -> np.ndarray:
+    """(Σ_s P(s) v(s, y)^α)^{1/α} per column [ZDS23, eq 33, Def 6], scaled by the column maximum
+    so that α = 100 on lifts of e^{±12} neither overflows nor underflows."""
+    top = values.max(axis=0)
+    if math.isinf(alpha):
+        return top
+    with np.errstate(invalid="ignore"):  # a zero lift: Ψ_α = ∞ (its column's top is ∞)
+        scaled = top * (ps @ (values / top[None, :]) ** alpha) ** (1.0 / alpha)
+    out: np.ndarray = np.where(np.isinf(top), np.inf, scaled)
+    return out
 
 
 def _group_lift(joint: np.ndarray, groups: list[list[int]]) -> np.ndarray:
