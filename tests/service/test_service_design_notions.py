@@ -3,11 +3,13 @@ field, and a design that fails its audit is never published."""
 
 from __future__ import annotations
 
+import io
+import re
 import time
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, in_process_app
+from service.rldp_live import ADMIN, ADMIN_TOKEN, in_process_app
 
 from rldp.aggregator.http.openapi import build_openapi
 from rldp.shared.audit import audit_document, lip_epsilons
@@ -125,3 +127,44 @@ def test_the_openapi_description_documents_the_notion_fields():
     props = request["properties"]
     assert props["notion"]["enum"] == ["rldp", "ldp", "lip", "alip"] and props["latent"]["type"] == "boolean"
     assert {"epsilon_lower", "epsilon_upper"} <= set(props) and "epsilon" not in request["required"]
+
+
+# -- the dashboard's design form
+
+
+def _form_login(http) -> str:
+    """Log in with the admin token; the session's CSRF token."""
+    nonce = re.compile(r'name="csrf_token" value="([^"]+)"')
+    page = http.get("/ui/login").get_data(as_text=True)
+    http.post("/ui/login", data={"token": ADMIN_TOKEN, "csrf_token": nonce.search(page).group(1), "next": ""})
+    return nonce.search(http.get("/ui/designs").get_data(as_text=True)).group(1)
+
+
+def _form(token: str, **fields: str) -> dict:
+    return {"csrf_token": token, "csv": (io.BytesIO(CSV.encode()), "public.csv"), "sensitive": "sex", **fields}
+
+
+def test_the_dashboard_form_designs_a_latent_lip_mechanism(http):
+    token = _form_login(http)
+    page = http.get("/ui/designs").get_data(as_text=True)
+    assert '<select name="notion">' in page and 'value="alip"' in page and 'name="latent"' in page
+    fields = {"released": "colour", "method": "optimal", "notion": "lip", "latent": "on", "epsilon": "0.5"}
+    resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
+    assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
+    job_id = resp.headers["Location"].rsplit("/", 1)[1]
+    deadline = time.monotonic() + 120
+    while (status := http.get(f"/v1/designs/{job_id}", headers=ADMIN).json)["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert status["status"] == "done", status
+    doc = http.get(status["mechanism_url"]).json
+    assert doc["privacy"]["notion"] == "lip" and alphabet(doc).latent and audit_document(doc).passed
+    assert "lip (latent S)" in http.get("/ui/designs").get_data(as_text=True)
+
+
+def test_the_dashboard_form_refuses_alip_without_its_upper_budget(http):
+    token = _form_login(http)
+    fields = {"released": "colour", "method": "grr", "notion": "alip", "epsilon_lower": "0.5", "epsilon_upper": ""}
+    resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
+    text = resp.get_data(as_text=True)
+    assert resp.status_code == 422 and 'class="alert"' in text and "epsilon_upper must be a number" in text
