@@ -79,9 +79,14 @@ def _notion(data: dict[str, Any]) -> dict[str, Any]:
         for name in bounds:
             if data.get(name) is None:
                 raise MissingField(f"notion alip needs {name!r} (a finite number > 0, nats)", field=name)
-            bounds[name] = _positive(name, data[name])
-        epsilon = max(bounds.values())  # type: ignore[type-var]
-        if data.get("epsilon") is not None and _number("epsilon", data["epsilon"]) != epsilon:
+        lower, upper = (
+            _positive("epsilon_lower", data["epsilon_lower"]),
+            _positive("epsilon_upper", data["epsilon_upper"]),
+        )
+        bounds = {"epsilon_lower": lower, "epsilon_upper": upper}
+        epsilon = max(lower, upper)
+        # The same tolerance as the designers' check of ε = max(ε_l, ε_u).
+        if data.get("epsilon") is not None and abs(_number("epsilon", data["epsilon"]) - epsilon) > 1e-12:
             raise _bad(
                 f"'epsilon' for notion alip is max(epsilon_lower, epsilon_upper) = {epsilon:g} (or leave it out); "
                 f"got {describe_value(data['epsilon'])}",
