@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rldp.aggregator.services import MECHANISM_ID
+from rldp.aggregator.services import DESIGN_NOTIONS, MECHANISM_ID
 from rldp.shared.document import FORMATS, REQUIRED_FIELDS
 from rldp.shared.reports import BATCH_ID
 
@@ -213,13 +213,35 @@ SCHEMAS: dict[str, Any] = {
     },
     "DesignRequest": {
         "type": "object",
-        "required": ["csv", "sensitive", "released", "epsilon", "method"],
+        "required": ["csv", "sensitive", "released", "method"],
         "properties": {
             "csv": {"type": "string", "description": "text of the public CSV (header row unless `names`)"},
             "sensitive": {"type": "string"},
             "released": {"type": "array", "items": {"type": "string"}},
-            "epsilon": {"type": "number", "exclusiveMinimum": 0},
-            "method": {"type": "string"},
+            "epsilon": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "the budget in nats; required unless `notion` is alip (then it is optional and "
+                "must equal max(epsilon_lower, epsilon_upper))",
+            },
+            "method": {
+                "type": "string",
+                "description": "a method of the notion (README: notions × methods); a 422 lists the allowed ones",
+            },
+            "notion": {
+                "type": "string",
+                "enum": list(DESIGN_NOTIONS),
+                "default": "rldp",
+                "description": "the guarantee: rldp, ε-LDP w.r.t. S (ldp), ε-LIP (lip) or (ε_l, ε_u)-ALIP (alip)",
+            },
+            "epsilon_lower": {"type": "number", "exclusiveMinimum": 0, "description": "ε_l of alip (alip only)"},
+            "epsilon_upper": {"type": "number", "exclusiveMinimum": 0, "description": "ε_u of alip (alip only)"},
+            "latent": {
+                "type": "boolean",
+                "default": False,
+                "description": "S is not an input of the mechanism (it reads the released attributes only); the "
+                "CSV still holds S, which the claim protects",
+            },
             "beta": {
                 "type": "number",
                 "exclusiveMinimum": 0,

@@ -22,6 +22,7 @@ from rldp.shared.reports import (
 
 from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
+from .designs import DESIGN_NOTIONS
 from .errors import (
     AddressInUse,
     AuditFailed,
@@ -74,6 +75,7 @@ __all__ = [
     "InvalidWindow",
     "InvalidDocument",
     "InvalidParameter",
+    "DESIGN_NOTIONS",
     "JOB_LIST_DEFAULT",
     "JOB_LIST_MAX",
     "JobRecord",

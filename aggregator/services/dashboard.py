@@ -16,23 +16,33 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 import numpy as np
 
-from rldp.aggregator.design import METHODS
+from rldp.aggregator.design import methods_for
 from rldp.aggregator.storage import MechanismRecord
 from rldp.aggregator.storage.activity import received_since
 from rldp.shared.audit import audit_document
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution
 
+from .designs import DESIGN_NOTIONS
 from .estimates import window_counts
 from .mechanisms import LRU
 
 if TYPE_CHECKING:
     from .core import AggregatorService
 
-__all__ = ["DESIGN_METHODS", "RECENT_SECONDS", "MechanismRow", "mechanism_rows", "mechanism_view", "estimate_view"]
+__all__ = [
+    "DESIGN_METHODS",
+    "DESIGN_NOTIONS",
+    "RECENT_SECONDS",
+    "MechanismRow",
+    "mechanism_rows",
+    "mechanism_view",
+    "estimate_view",
+]
 
-#: The design methods a design job accepts (the form's choices).
-DESIGN_METHODS = tuple(METHODS)
+#: The design methods a design job accepts (the form's choices): the rldp ones first, then those of the
+#: other notions (a method the chosen notion lacks is refused with the notion's list).
+DESIGN_METHODS = tuple(dict.fromkeys(name for notion in DESIGN_NOTIONS for name in methods_for(notion)))
 
 #: The recent period whose reports the mechanisms list counts, seconds.
 RECENT_SECONDS = 24 * 3600

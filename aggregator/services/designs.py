@@ -13,7 +13,7 @@ import os
 import tempfile
 from typing import Any
 
-from rldp.aggregator.design import METHODS, DesignError, validate_parameters
+from rldp.aggregator.design import DesignError, methods_for, validate_parameters
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.provenance import PublicCounts
@@ -23,12 +23,14 @@ from rldp.shared.tables import read_csv
 
 from .errors import InvalidParameter, MissingField, WrongType
 
-__all__ = ["DEFAULT_BETA", "DEFAULT_ORDER", "DEFAULT_PUBLIC_NAME", "design_request"]
+__all__ = ["DEFAULT_BETA", "DEFAULT_ORDER", "DEFAULT_PUBLIC_NAME", "DESIGN_NOTIONS", "design_request"]
 
 DEFAULT_BETA = 0.05  # significance level of the confidence set when neither beta nor radius is given
 DEFAULT_ORDER = 2.0  # Rényi order α of the uncertainty set
 DEFAULT_PUBLIC_NAME = "uploaded CSV"  # the provenance name of the public data when the request gives none
 _FIELDS = ("csv", "sensitive", "released", "epsilon", "method")
+#: The privacy notions a design job can claim: RLDP (default), ε-LDP w.r.t. S, ε-LIP, (ε_l, ε_u)-ALIP.
+DESIGN_NOTIONS = ("rldp", "ldp", "lip", "alip")
 
 
 def _bad(detail: str, parameter: str) -> InvalidParameter:
@@ -41,15 +43,68 @@ def _number(name: str, value: Any) -> float:
     return float(value)
 
 
+def _positive(name: str, value: Any) -> float:
+    number = _number(name, value)
+    if not math.isfinite(number) or number <= 0:
+        raise _bad(f"{name!r} must be a finite number > 0 (nats); got {describe_value(value)}", name)
+    return number
+
+
+def _notion(data: dict[str, Any]) -> dict[str, Any]:
+    """notion, method, epsilon (ε_l, ε_u for alip) and latent of a request, each checked by name."""
+    notion = data.get("notion", "rldp")
+    if not isinstance(notion, str) or notion not in DESIGN_NOTIONS:
+        raise _bad(f"'notion' must be one of {', '.join(DESIGN_NOTIONS)}; got {describe_value(notion)}", "notion")
+    methods = methods_for(notion)
+    method = data.get("method")
+    if not isinstance(method, str) or method not in methods:
+        raise _bad(
+            f"'method' must be one of {', '.join(methods)} (notion {notion}); got {describe_value(method)}", "method"
+        )
+    latent = data.get("latent", False)
+    if not isinstance(latent, bool):
+        raise _bad(f"'latent' must be true or false; got {describe_value(latent)}", "latent")
+    if latent and not methods[method].supports_latent:
+        allowed = ", ".join(name for name, d in methods.items() if d.supports_latent)
+        raise _bad(f"method {method!r} reads S, so S cannot be latent; with 'latent' use one of {allowed}", "latent")
+    bounds: dict[str, float | None] = {"epsilon_lower": None, "epsilon_upper": None}
+    if notion != "alip":
+        for name in bounds:
+            if data.get(name) is not None:
+                raise _bad(f"{name!r} applies to notion alip only; notion {notion} takes 'epsilon'", name)
+        if "epsilon" not in data:
+            raise MissingField(f"the design request has no 'epsilon' field (notion {notion})", field="epsilon")
+        epsilon = _number("epsilon", data["epsilon"])
+    else:
+        for name in bounds:
+            if data.get(name) is None:
+                raise MissingField(f"notion alip needs {name!r} (a finite number > 0, nats)", field=name)
+        lower, upper = (
+            _positive("epsilon_lower", data["epsilon_lower"]),
+            _positive("epsilon_upper", data["epsilon_upper"]),
+        )
+        bounds = {"epsilon_lower": lower, "epsilon_upper": upper}
+        epsilon = max(lower, upper)
+        # The same tolerance as the designers' check of ε = max(ε_l, ε_u).
+        if data.get("epsilon") is not None and abs(_number("epsilon", data["epsilon"]) - epsilon) > 1e-12:
+            raise _bad(
+                f"'epsilon' for notion alip is max(epsilon_lower, epsilon_upper) = {epsilon:g} (or leave it out); "
+                f"got {describe_value(data['epsilon'])}",
+                "epsilon",
+            )
+    return {"notion": notion, "method": method, "epsilon": epsilon, "latent": latent, **bounds}
+
+
 def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate a decoded design request; (payload for the design process, summary to store with the job)."""
     if not isinstance(data, dict):
         raise WrongType(f"the body must be an object; got {json_type(data)}")
     for name in _FIELDS:
-        if name not in data:
+        if name not in data and not (name == "epsilon" and data.get("notion") == "alip"):
             raise MissingField(
                 f"the design request has no {name!r} field; expected "
-                '{"csv", "sensitive", "released", "epsilon", "method"} and optionally '
+                '{"csv", "sensitive", "released", "epsilon", "method"} and optionally "notion" (with '
+                '"epsilon_lower" and "epsilon_upper" instead of "epsilon" for alip), "latent", '
                 '"beta" or "radius", "order", "names", "window", "per_report_epsilon", "public_name"',
                 field=name,
             )
@@ -62,10 +117,8 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         released = [released]
     if not isinstance(released, list) or not all(isinstance(r, str) and r for r in released):
         raise _bad(f"'released' must be a list of column names; got {describe_value(data['released'])}", "released")
-    method = data["method"]
-    if not isinstance(method, str) or method not in METHODS:
-        raise _bad(f"'method' must be one of {', '.join(METHODS)}; got {describe_value(method)}", "method")
-    epsilon = _number("epsilon", data["epsilon"])
+    claim = _notion(data)
+    method, epsilon = claim["method"], claim["epsilon"]
     order = _number("order", data.get("order", DEFAULT_ORDER))
     radius = data.get("radius")
     if radius is not None:
@@ -114,12 +167,22 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             ) from None
         try:
             table = read_csv(path, names=names)
-            alpha = Alphabet.from_table(table, sensitive, released)
+            alpha = Alphabet.from_table(table, sensitive, released, latent=claim["latent"])
             public = PublicCounts.from_table(table, alpha, name=public_name)
         except ValueError as exc:
             raise _bad(one_line(exc).replace(path, "csv"), "csv") from None
     try:
-        validate_parameters(method, epsilon, radius=radius, beta=beta, n=table.n_rows, order=order)
+        validate_parameters(
+            method,
+            epsilon,
+            radius=radius,
+            beta=beta,
+            n=table.n_rows,
+            order=order,
+            notion=claim["notion"],
+            epsilon_lower=claim["epsilon_lower"],
+            epsilon_upper=claim["epsilon_upper"],
+        )
     except DesignError as exc:
         raise _bad(one_line(exc), "parameters") from None
     payload = {
@@ -134,9 +197,14 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         "order": order,
         "collection": None if window is None else {"window": window},
         "per_report_epsilon": per_report,
+        "notion": claim["notion"],
+        "epsilon_lower": claim["epsilon_lower"],
+        "epsilon_upper": claim["epsilon_upper"],
     }
     summary = {
         "method": method,
+        "notion": claim["notion"],
+        "latent": claim["latent"],
         "sensitive": sensitive,
         "released": released,
         "epsilon": epsilon,
@@ -151,4 +219,6 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         "public_name": public.name,
         "counts_sha256": public.sha256,
     }
+    if claim["notion"] == "alip":
+        summary.update(epsilon_lower=claim["epsilon_lower"], epsilon_upper=claim["epsilon_upper"])
     return payload, summary

@@ -66,6 +66,10 @@ def _design_child(conn: Any, payload: dict[str, Any]) -> None:
             order=payload["order"],
             extra={"collection": payload["collection"]} if payload.get("collection") else None,
             provenance=payload["provenance"],
+            # Requests queued before notions existed carry none: they are RLDP designs.
+            notion=payload.get("notion", "rldp"),
+            epsilon_lower=payload.get("epsilon_lower"),
+            epsilon_upper=payload.get("epsilon_upper"),
         )
         if payload.get("per_report_epsilon"):
             doc = add_per_report_layer(doc, payload["per_report_epsilon"])

@@ -20,6 +20,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import cdd
 import numpy as np
@@ -95,13 +96,21 @@ def _support_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.nd
 
 
 def _cdd_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Every vertex of Δ by cddlib's double description (floating point)."""
-    n_s, a = c.shape
+    """Every vertex of Δ by cddlib's double description (floating point).
+
+    Slab sides no point of the simplex can violate (low_s ≤ min_x P(s|x), high_s ≥ max_x P(s|x)) are
+    left out: they do not change Δ, but each makes its vertices more degenerate, and cddlib's floating
+    point double description then returned no vertex at all (Adult, S = occupation, X = relationship,
+    ε = 3, where 13 lower and all 15 upper sides are redundant)."""
+    keep_low, keep_high = low > c.min(axis=1), high < c.max(axis=1)
+    c_low, low = c[keep_low], low[keep_low]
+    c_high, high = c[keep_high], high[keep_high]
+    n_low, n_high, a = len(low), len(high), c.shape[1]
     # cdd H-representation rows [b, A]: b + A·v ≥ 0.
-    rows = np.zeros((a + 2 * n_s + 1, a + 1))
+    rows = np.zeros((a + n_low + n_high + 1, a + 1))
     rows[:a, 1:] = np.eye(a)
-    rows[a : a + n_s, 0], rows[a : a + n_s, 1:] = -low, c
-    rows[a + n_s : -1, 0], rows[a + n_s : -1, 1:] = high, -c
+    rows[a : a + n_low, 0], rows[a : a + n_low, 1:] = -low, c_low
+    rows[a + n_low : -1, 0], rows[a + n_low : -1, 1:] = high, -c_high
     rows[-1, 0], rows[-1, 1:] = -1.0, 1.0
     mat = cdd.matrix_from_array(rows.tolist(), lin_set={len(rows) - 1}, rep_type=cdd.RepType.INEQUALITY)
     try:
@@ -112,18 +121,21 @@ def _cdd_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarra
     return gen[:, 1:] / gen[:, :1]
 
 
-def lip_vertices(cond: np.ndarray, p_s: np.ndarray, eps_lower: float, eps_upper: float) -> np.ndarray:
+def lip_vertices(
+    cond: np.ndarray, p_s: np.ndarray, eps_lower: float, eps_upper: float, method: str = "auto"
+) -> np.ndarray:
     """Vertices of Δ for P(s|x) = ``cond`` (|S|, |X|) and prior ``p_s``; shape (|V|, |X|), rows sum to 1.
 
     Empty (0 rows) when Δ is empty (a subset of symbols that cannot meet the budgets on its own).
     Small supports are enumerated directly (:func:`_support_vertices`, ~10× faster than cddlib at
-    |X| = 17, |S| = 5), larger problems by cddlib."""
+    |X| = 17, |S| = 5), larger problems by cddlib; ``method`` "support" or "cdd" forces one."""
     keep = p_s > 0
     c, ps = np.asarray(cond, dtype=float)[keep], np.asarray(p_s, dtype=float)[keep]
     low, high = math.exp(-eps_lower) * ps, math.exp(eps_upper) * ps
     a = c.shape[1]
     # cddlib is fastest when Δ has few vertices (large budgets), the supports otherwise.
-    if eps_lower + eps_upper < _CDD_FROM_BUDGET and _support_count(a, len(ps)) <= _SUPPORT_MAX_SYSTEMS:
+    small = eps_lower + eps_upper < _CDD_FROM_BUDGET and _support_count(a, len(ps)) <= _SUPPORT_MAX_SYSTEMS
+    if method == "support" or (method == "auto" and small):
         verts = _support_vertices(c, low, high)
     else:
         verts = _cdd_vertices(c, low, high)
@@ -143,19 +155,29 @@ def _row_entropies(rows: np.ndarray) -> np.ndarray:
         return -np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), axis=1)
 
 
+def _lp(verts: np.ndarray, p_x: np.ndarray) -> Any:
+    """HiGHS's solution of [LTS20, eq 17] over ``verts``, or None when it reports no optimum."""
+    from scipy.optimize import linprog  # lazy: scipy.optimize takes ~0.3 s to import
+
+    if len(verts) == 0:
+        return None
+    res = linprog(_row_entropies(verts), A_eq=verts.T, b_eq=p_x, bounds=(0, None), method="highs")
+    return res if res.status == 0 else None
+
+
 def optimal_lip_rows(
     cond: np.ndarray, p_s: np.ndarray, p_x: np.ndarray, eps_lower: float, eps_upper: float
 ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """(rows v_y, weights q_y, number of vertices) of the optimum for inputs with p_x > 0, or None
     when Δ is empty or the LP has no solution (then no mechanism on these symbols meets the budgets)."""
-    from scipy.optimize import linprog  # lazy: scipy.optimize takes ~0.3 s to import
-
     verts = lip_vertices(cond, p_s, eps_lower, eps_upper)
-    if len(verts) == 0:
-        return None
-    cost = _row_entropies(verts)
-    res = linprog(cost, A_eq=verts.T, b_eq=p_x, bounds=(0, None), method="highs")
-    if res.status != 0:
+    res = _lp(verts, p_x)
+    if res is None and _support_count(cond.shape[1], int(np.sum(p_s > 0))) <= _SUPPORT_MAX_SYSTEMS:
+        # p_X lies in Δ, so its vertices always carry p_X; if they do not, the enumeration lost
+        # vertices (floating point) and the direct one by supports settles it.
+        verts = lip_vertices(cond, p_s, eps_lower, eps_upper, method="support")
+        res = _lp(verts, p_x)
+    if res is None:
         return None
     alpha = np.maximum(res.x, 0.0)
     used = alpha > 1e-13
@@ -176,8 +198,12 @@ def optimal_lip(joint: np.ndarray, eps_lower: float, eps_upper: float) -> LipRes
         )
     cond = joint[:, live] / p_x[live]
     found = optimal_lip_rows(cond, p_s, p_x[live], eps_lower, eps_upper)
-    if found is None:  # cannot happen: v = p_X (the constant mechanism) is always in Δ
-        raise PolyOptError("the LIP linear program failed (this indicates a numerical problem)")
+    if found is None:  # v = p_X (the constant mechanism) is always in Δ: only round-off gets here
+        raise PolyOptError(
+            f"the LIP linear program found no optimum over the enumerated vertices of its polytope at "
+            f"epsilon_lower={eps_lower:g}, epsilon_upper={eps_upper:g} (a numerical problem in the vertex "
+            "enumeration)"
+        )
     rows, alpha, count = found
     q = np.zeros((len(rows), joint.shape[1]))
     q[:, live] = alpha[:, None] * rows / p_x[live]

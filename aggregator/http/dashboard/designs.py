@@ -14,7 +14,7 @@ from flask import redirect, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import InvalidParameter, ServiceError, job_list_limit
-from rldp.aggregator.services.dashboard import DESIGN_METHODS
+from rldp.aggregator.services.dashboard import DESIGN_METHODS, DESIGN_NOTIONS
 
 from ..responses import current_service
 from .pages import blueprint, checked_form, login_required, page
@@ -48,14 +48,19 @@ def design_request_from_form() -> dict[str, Any]:
         raise InvalidParameter(
             f"the CSV file is not UTF-8 text (byte {exc.start} cannot be decoded); save it as UTF-8", parameter="csv"
         ) from None
+    notion = form.get("notion", "rldp")
     data: dict[str, Any] = {
         "csv": text,
         "sensitive": form.get("sensitive", "").strip(),
         "released": [name.strip() for name in form.get("released", "").split(",") if name.strip()],
         "method": form.get("method", ""),
-        "epsilon": _number("epsilon", form.get("epsilon", "").strip()),
+        "notion": notion,
+        "latent": form.get("latent") == "on",
         "public_name": upload.filename,
     }
+    # alip takes ε_l and ε_u (ε is their max); the other notions take ε.
+    for name in ("epsilon_lower", "epsilon_upper") if notion == "alip" else ("epsilon",):
+        data[name] = _number(name, form.get(name, "").strip())
     radius = form.get("radius", "").strip()
     if radius:
         data["radius"] = "inf" if radius.lower() in ("inf", "infinity", "unbounded") else _number("radius", radius)
@@ -85,7 +90,16 @@ def designs(user: User) -> BaseResponse:
             return redirect(url_for("dashboard.design", job_id=job.id), 303)
     jobs = service.designs.recent(job_list_limit(None))
     status = 422 if error else 200
-    return page("designs.html", status, user=user, jobs=jobs, methods=DESIGN_METHODS, error=error, form=request.form)
+    return page(
+        "designs.html",
+        status,
+        user=user,
+        jobs=jobs,
+        methods=DESIGN_METHODS,
+        notions=DESIGN_NOTIONS,
+        error=error,
+        form=request.form,
+    )
 
 
 @blueprint.get("/designs/<job_id>")
