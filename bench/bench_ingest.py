@@ -34,7 +34,7 @@ on the same server with no other client, then while ``TRICKLERS`` connections ea
 byte of a body every 0.5 s (``_trickle.py``); the ratio of the two rates (target ≥ 0.8), and
 how long ``/healthz`` takes meanwhile.
 
-Lines (``name value unit``); run: python bench/bench_ingest.py [--quick] [--trickle]
+Lines (``name value unit``); run: python bench/bench_ingest.py [--quick] [--trickle] [--unbuffered]
 """
 
 from __future__ import annotations
@@ -320,6 +320,11 @@ def in_process_limits(bodies: list[bytes], outputs: int) -> dict[str, float]:
     return rates
 
 
+#: Extra ``rldp serve`` options: ``--unbuffered`` on the bench's command line measures the service
+#: without its buffering front (as deployed behind a buffering proxy).
+SERVE_OPTIONS: list[str] = []
+
+
 def start_service(db: str, port: int) -> subprocess.Popen:
     env = dict(os.environ, RLDP_ADMIN_TOKEN=TOKEN)
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
@@ -339,6 +344,7 @@ def start_service(db: str, port: int) -> subprocess.Popen:
             str(WORKERS),
             "--threads",
             str(THREADS),
+            *SERVE_OPTIONS,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -391,6 +397,8 @@ def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = 5) ->
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
+    if "--unbuffered" in argv:
+        SERVE_OPTIONS.append("--unbuffered")
     n_batches = 300 if quick else 1000
     n_single = 1000 if quick else 3000
     warm = 40

@@ -247,3 +247,25 @@ def test_slow_bodies_do_not_take_the_threads(tmp_path):
         for sock in socks:
             sock.close()
         server.stop()
+
+
+def test_unbuffered_serves_the_app_under_wsgi_without_the_front(tmp_path):
+    """``--unbuffered`` (behind a buffering proxy): the same API under Granian's WSGI interface, said
+    at start-up; uploads are stored as with the front."""
+    url = f"sqlite:///{tmp_path}/db.sqlite3"
+    server = LiveServer(url, tmp_path / "logs", workers=1, threads=2, extra_args=("--unbuffered",)).start()
+    try:
+        doc = make_document()
+        assert server.publish(doc).status_code == 201
+        body = {"mechanism": doc["id"], "batch": "whole", "reports": [0, 1, 1]}
+        assert requests.post(server.url + "/v1/reports", json=body, timeout=10).status_code == 201
+        assert requests.get(server.url + "/healthz", timeout=10).status_code == 200
+        log = "".join(p.read_text(errors="replace") for p in (tmp_path / "logs").glob("*"))
+        assert "unbuffered (WSGI" in log, log[-2000:]
+    finally:
+        server.stop()
+    store = open_storage(url)
+    try:
+        assert int(store.counts(doc["id"], len(doc["matrix"])).sum()) == 3
+    finally:
+        store.close()
