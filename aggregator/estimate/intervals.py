@@ -117,18 +117,9 @@ class Uncertainty:
             wi = w[ok]
             val = value[ok]
             if self.kind == "delta":
-                sd = _sd(wi, self.covariance)
-                if self.unconstrained is not None and self.unconstrained_covariance is None:
-                    # inverse: θ̃'s exact covariance, the interval spans θ̂ and θ̃
-                    raw = wi @ self.unconstrained
-                    low[ok] = np.minimum(val, raw) - Z95 * sd
-                    high[ok] = np.maximum(val, raw) + Z95 * sd
-                else:
-                    low[ok], high[ok] = val - Z95 * sd, val + Z95 * sd
-                    if self.unconstrained is not None:  # EM: ∪ the unbiased Wald interval of θ̃
-                        raw, sd_u = wi @ self.unconstrained, _sd(wi, self.unconstrained_covariance)
-                        low[ok] = np.minimum(low[ok], np.minimum(val, raw) - Z95 * sd_u)
-                        high[ok] = np.maximum(high[ok], np.maximum(val, raw) + Z95 * sd_u)
+                raw = None if self.unconstrained is None else wi @ self.unconstrained
+                sd_u = None if self.unconstrained_covariance is None else _sd(wi, self.unconstrained_covariance)
+                low[ok], high[ok] = _delta_bounds(val, _sd(wi, self.covariance), raw, sd_u)
             else:
                 reps = self.replicates @ wi.T  # (B, k)
                 qlo, qhi = np.quantile(reps, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0)
@@ -154,15 +145,9 @@ class Uncertainty:
             return self.intervals(np.eye(self.theta.size))[1:]
         assert self.covariance is not None
         sd = np.sqrt(np.maximum(np.diagonal(self.covariance), 0.0))
-        theta, raw, raw_cov = self.theta, self.unconstrained, self.unconstrained_covariance
-        if raw is not None and raw_cov is None:  # inverse: span θ̂ and θ̃
-            low, high = np.minimum(theta, raw) - Z95 * sd, np.maximum(theta, raw) + Z95 * sd
-        else:
-            low, high = theta - Z95 * sd, theta + Z95 * sd
-            if raw is not None and raw_cov is not None:  # EM: ∪ the unbiased Wald interval of θ̃, as in intervals()
-                sd_u = np.sqrt(np.maximum(np.diagonal(raw_cov), 0.0))
-                low = np.minimum(low, np.minimum(theta, raw) - Z95 * sd_u)
-                high = np.maximum(high, np.maximum(theta, raw) + Z95 * sd_u)
+        theta, raw_cov = self.theta, self.unconstrained_covariance
+        sd_u = None if raw_cov is None else np.sqrt(np.maximum(np.diagonal(raw_cov), 0.0))
+        low, high = _delta_bounds(theta, sd, self.unconstrained, sd_u)
         low, high = np.minimum(low, theta), np.maximum(high, theta)
         return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
@@ -278,3 +263,18 @@ def inverse_covariance(pinv: np.ndarray, fitted: np.ndarray, n: float) -> np.nda
     """Exact covariance of the unbiased θ̃ = Q⁺c/n at π = Qθ̂: Q⁺ (diag π − ππᵀ) Q⁺ᵀ / n."""
     pi = fitted / fitted.sum()
     return pinv @ ((np.diag(pi) - np.outer(pi, pi)) / n) @ pinv.T
+
+
+def _delta_bounds(
+    value: np.ndarray, sd: np.ndarray, raw: np.ndarray | None, sd_u: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The delta interval of an estimate ``value`` (standard deviation ``sd``), for :meth:`Uncertainty.intervals`
+    and its cell fast path alike. ``raw`` is the unbiased θ̃ = Q⁺c/n where known: with its own ``sd_u`` (EM) the
+    interval is ∪ θ̃'s Wald interval; without (the inverse estimator, whose ``sd`` is θ̃'s) it spans θ̂ and θ̃."""
+    if raw is None:
+        return value - Z95 * sd, value + Z95 * sd
+    if sd_u is None:
+        return np.minimum(value, raw) - Z95 * sd, np.maximum(value, raw) + Z95 * sd
+    low = np.minimum(value - Z95 * sd, np.minimum(value, raw) - Z95 * sd_u)
+    high = np.maximum(value + Z95 * sd, np.maximum(value, raw) + Z95 * sd_u)
+    return low, high
