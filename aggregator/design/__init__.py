@@ -41,6 +41,7 @@ from .errors import CGError, DesignError, PolyOptError, PolyOptTooLarge, SolverE
 from .exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
 from .families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
 from .options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions
+from .parameters import check_transport
 from .per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
 from .registry import (
     ALL_METHODS,
@@ -64,6 +65,7 @@ __all__ = [
     "design_matrix",
     "run_designer",
     "validate_parameters",
+    "check_transport",
     "add_per_report_layer",
     "per_report_matrix",
     "PER_REPORT_FAMILIES",

@@ -41,8 +41,8 @@ from rldp.shared.uncertainty import UncertaintySet
 from .errors import DesignError, PolyOptTooLarge, SolverError
 from .funnel.claim import FUNNEL_NOTIONS
 from .options import DEFAULT_TIME_BUDGET, DesignOptions, check_solver_options
-from .parameters import check_bounds, validate_parameters
-from .registry import METHODS, TRANSPORT_METHODS, methods_for
+from .parameters import check_bounds, check_transport, validate_parameters
+from .registry import METHODS, methods_for
 
 __all__ = ["design", "design_document", "design_matrix", "run_designer", "validate_parameters"]
 
@@ -212,9 +212,7 @@ def design_document(
     options.check_solver()
     designers = methods_for(options.notion)
     designer = designers[method]
-    if method not in TRANSPORT_METHODS and (options.target is not None or options.cost is not None):
-        field = "target" if options.target is not None else "cost"
-        raise DesignError(f"{field} applies to method {', '.join(TRANSPORT_METHODS)} only, not to {method!r}")
+    check_transport(method, options.target, options.cost, alphabet.n_released)
     latent = alphabet.latent
     if latent and not designer.supports_latent:
         raise DesignError(

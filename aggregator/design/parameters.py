@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .coupling import TARGET_RULES
 from .errors import DesignError
 from .options import NOTIONS
-from .registry import ALL_METHODS, NOTION_METHODS, methods_for
+from .registry import ALL_METHODS, NOTION_METHODS, TRANSPORT_METHODS, methods_for
+from .transport import COST_RULES, check_distribution, cost_matrix
 
-__all__ = ["check_bounds", "validate_parameters"]
+__all__ = ["check_bounds", "check_transport", "validate_parameters"]
 
 
 def validate_parameters(
@@ -78,3 +80,25 @@ def check_bounds(notion: str, epsilon: Any, lower: Any, upper: Any) -> None:
         raise DesignError(
             f"epsilon for notion alip is max(epsilon_lower, epsilon_upper) = {max(lower, upper)}; got {epsilon!r}"
         )
+
+
+def check_transport(method: str, target: Any, cost: Any, released_size: int) -> None:
+    """``target`` and ``cost`` of the coupling mechanism, checked against |U| = ``released_size`` before a
+    design starts: a rule name (:data:`.coupling.TARGET_RULES`, :data:`.transport.COST_RULES`), |U|
+    probabilities, or a |U|×|U| matrix of finite non-negative costs. DesignError naming the field."""
+    if method not in TRANSPORT_METHODS:
+        if target is not None or cost is not None:
+            field = "target" if target is not None else "cost"
+            raise DesignError(f"{field} applies to method {', '.join(TRANSPORT_METHODS)} only, not to {method!r}")
+        return
+    if isinstance(target, str):
+        if target not in TARGET_RULES:
+            raise DesignError(
+                f"target must be one of {', '.join(TARGET_RULES)} or {released_size} probabilities; got {target!r}"
+            )
+    elif target is not None:
+        check_distribution(target, released_size, "target")
+    if isinstance(cost, str) and cost not in COST_RULES:
+        raise DesignError(f"cost must be one of {', '.join(COST_RULES)} or a {released_size}×{released_size} matrix")
+    if cost is not None:
+        cost_matrix(cost, released_size)

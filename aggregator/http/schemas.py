@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rldp.aggregator.services import DESIGN_NOTIONS, MECHANISM_ID
+from rldp.aggregator.services import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, MECHANISM_ID
 from rldp.shared.document import FORMATS, REQUIRED_FIELDS
 from rldp.shared.reports import BATCH_ID
 
@@ -232,9 +232,30 @@ SCHEMAS: dict[str, Any] = {
                 "type": "string",
                 "enum": list(DESIGN_NOTIONS),
                 "default": "rldp",
-                "description": "the guarantee: rldp, ε-LDP w.r.t. S (ldp), ε-LIP (lip) or (ε_l, ε_u)-ALIP (alip)",
+                "description": "the guarantee: rldp, ε-LDP w.r.t. S (ldp), ε-LIP (lip), (ε_l, ε_u)-ALIP (alip) or "
+                "(ε, δ)-distribution privacy (distp)",
             },
             "epsilon_lower": {"type": "number", "exclusiveMinimum": 0, "description": "ε_l of alip (alip only)"},
+            "delta": {
+                "type": "number",
+                "minimum": 0,
+                "exclusiveMaximum": 1,
+                "description": "δ of an (ε, δ)-distribution-privacy claim (distp only; default 0)",
+            },
+            "target": {
+                "oneOf": [
+                    {"type": "string", "enum": list(COUPLING_TARGETS)},
+                    {"type": "array", "items": {"type": "number", "minimum": 0}},
+                ],
+                "description": "method coupling: the common target over U, a rule or |U| probabilities (default best)",
+            },
+            "cost": {
+                "oneOf": [
+                    {"type": "string", "enum": list(COUPLING_COSTS)},
+                    {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0}}},
+                ],
+                "description": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default absolute)",
+            },
             "epsilon_upper": {"type": "number", "exclusiveMinimum": 0, "description": "ε_u of alip (alip only)"},
             "latent": {
                 "type": "boolean",

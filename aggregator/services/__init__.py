@@ -22,7 +22,7 @@ from rldp.shared.reports import (
 
 from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
-from .designs import DESIGN_NOTIONS
+from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS
 from .errors import (
     AddressInUse,
     AuditFailed,
@@ -54,6 +54,8 @@ from .mechanisms import MECHANISM_ID, MechanismCatalog
 from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_service_storage, start_writer
 
 __all__ = [
+    "COUPLING_COSTS",
+    "COUPLING_TARGETS",
     "AddressInUse",
     "AggregatorService",
     "AuditFailed",

@@ -23,7 +23,7 @@ from rldp.shared.audit import audit_document
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution
 
-from .designs import DESIGN_NOTIONS
+from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS
 from .estimates import window_counts
 from .mechanisms import LRU
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from .core import AggregatorService
 
 __all__ = [
+    "COUPLING_COSTS",
+    "COUPLING_TARGETS",
     "DESIGN_METHODS",
     "DESIGN_NOTIONS",
     "RECENT_SECONDS",

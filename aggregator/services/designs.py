@@ -13,7 +13,14 @@ import os
 import tempfile
 from typing import Any
 
-from rldp.aggregator.design import DesignError, methods_for, validate_parameters
+from rldp.aggregator.design import (
+    COST_RULES,
+    TARGET_RULES,
+    DesignError,
+    check_transport,
+    methods_for,
+    validate_parameters,
+)
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.provenance import PublicCounts
@@ -23,14 +30,25 @@ from rldp.shared.tables import read_csv
 
 from .errors import InvalidParameter, MissingField, WrongType
 
-__all__ = ["DEFAULT_BETA", "DEFAULT_ORDER", "DEFAULT_PUBLIC_NAME", "DESIGN_NOTIONS", "design_request"]
+__all__ = [
+    "COUPLING_COSTS",
+    "COUPLING_TARGETS",
+    "DEFAULT_BETA",
+    "DEFAULT_ORDER",
+    "DEFAULT_PUBLIC_NAME",
+    "DESIGN_NOTIONS",
+    "design_request",
+]
 
 DEFAULT_BETA = 0.05  # significance level of the confidence set when neither beta nor radius is given
 DEFAULT_ORDER = 2.0  # Rényi order α of the uncertainty set
 DEFAULT_PUBLIC_NAME = "uploaded CSV"  # the provenance name of the public data when the request gives none
 _FIELDS = ("csv", "sensitive", "released", "epsilon", "method")
-#: The privacy notions a design job can claim: RLDP (default), ε-LDP w.r.t. S, ε-LIP, (ε_l, ε_u)-ALIP.
-DESIGN_NOTIONS = ("rldp", "ldp", "lip", "alip")
+#: The privacy notions a design job can claim: RLDP (default), ε-LDP w.r.t. S, ε-LIP, (ε_l, ε_u)-ALIP,
+#: (ε, δ)-distribution privacy.
+DESIGN_NOTIONS = ("rldp", "ldp", "lip", "alip", "distp")
+#: The named targets and transport costs of the coupling mechanism (method coupling, notion distp).
+COUPLING_TARGETS, COUPLING_COSTS = TARGET_RULES, COST_RULES
 
 
 def _bad(detail: str, parameter: str) -> InvalidParameter:
@@ -92,7 +110,35 @@ def _notion(data: dict[str, Any]) -> dict[str, Any]:
                 f"got {describe_value(data['epsilon'])}",
                 "epsilon",
             )
-    return {"notion": notion, "method": method, "epsilon": epsilon, "latent": latent, **bounds}
+    return {"notion": notion, "method": method, "epsilon": epsilon, "latent": latent, **bounds, **_distp(data, notion)}
+
+
+def _distp(data: dict[str, Any], notion: str) -> dict[str, Any]:
+    """delta (distp only, in [0, 1)), and the coupling's target and cost by their JSON types; their
+    values are checked against the released alphabet once the CSV is read (:func:`check_transport`)."""
+    delta = data.get("delta")
+    if delta is not None:
+        if notion != "distp":
+            raise _bad(f"'delta' applies to notion distp only; notion {notion} has no delta", "delta")
+        delta = _number("delta", delta)
+        if not 0 <= delta < 1:
+            raise _bad(f"'delta' must be a number in [0, 1); got {describe_value(data['delta'])}", "delta")
+    target, cost = data.get("target"), data.get("cost")
+    if target is not None and not (isinstance(target, str) or _numbers(target)):
+        raise _bad(f"'target' must be a rule name or a list of probabilities; got {describe_value(target)}", "target")
+    if cost is not None and not (
+        isinstance(cost, str) or (isinstance(cost, list) and all(_numbers(row) for row in cost))
+    ):
+        raise _bad(
+            f"'cost' must be a rule name or a square list of lists of numbers; got {describe_value(cost)}", "cost"
+        )
+    return {"delta": delta, "target": target, "cost": cost}
+
+
+def _numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value
+    )
 
 
 def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -104,7 +150,8 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             raise MissingField(
                 f"the design request has no {name!r} field; expected "
                 '{"csv", "sensitive", "released", "epsilon", "method"} and optionally "notion" (with '
-                '"epsilon_lower" and "epsilon_upper" instead of "epsilon" for alip), "latent", '
+                '"epsilon_lower" and "epsilon_upper" instead of "epsilon" for alip; "delta", "target", "cost" for '
+                'distp), "latent", '
                 '"beta" or "radius", "order", "names", "window", "per_report_epsilon", "public_name"',
                 field=name,
             )
@@ -182,9 +229,14 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             notion=claim["notion"],
             epsilon_lower=claim["epsilon_lower"],
             epsilon_upper=claim["epsilon_upper"],
+            delta=claim["delta"],
         )
     except DesignError as exc:
         raise _bad(one_line(exc), "parameters") from None
+    try:
+        check_transport(method, claim["target"], claim["cost"], alpha.n_released)
+    except DesignError as exc:
+        raise _bad(one_line(exc), "target" if claim["target"] is not None else "cost") from None
     payload = {
         "method": method,
         "alphabet": alpha.to_dict(),
@@ -200,6 +252,9 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         "notion": claim["notion"],
         "epsilon_lower": claim["epsilon_lower"],
         "epsilon_upper": claim["epsilon_upper"],
+        "delta": claim["delta"],
+        "target": claim["target"],
+        "cost": claim["cost"],
     }
     summary = {
         "method": method,
@@ -221,4 +276,7 @@ def design_request(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     }
     if claim["notion"] == "alip":
         summary.update(epsilon_lower=claim["epsilon_lower"], epsilon_upper=claim["epsilon_upper"])
+    if claim["notion"] == "distp":
+        summary.update(delta=claim["delta"] or 0.0)
+        summary.update({name: claim[name] for name in ("target", "cost") if claim[name] is not None})
     return payload, summary

@@ -70,6 +70,9 @@ def _design_child(conn: Any, payload: dict[str, Any]) -> None:
             notion=payload.get("notion", "rldp"),
             epsilon_lower=payload.get("epsilon_lower"),
             epsilon_upper=payload.get("epsilon_upper"),
+            delta=payload.get("delta"),
+            target=payload.get("target"),
+            cost=payload.get("cost"),
         )
         if payload.get("per_report_epsilon"):
             doc = add_per_report_layer(doc, payload["per_report_epsilon"])

@@ -77,12 +77,30 @@ def test_a_design_that_fails_its_audit_is_never_published(http):
 
 
 LIP = {**BASE, "method": "optimal", "notion": "lip", "epsilon": 1.0}
+DISTP = {**BASE, "method": "coupling", "notion": "distp", "epsilon": 1.0}
+
+
+def test_a_distp_coupling_job_takes_delta_target_and_cost(http):
+    request = {**DISTP, "delta": 0.05, "target": "uniform", "cost": "hamming", "radius": 0.0}
+    status = _run_job(http, request)
+    assert status["status"] == "done", status
+    assert (status["params"]["notion"], status["params"]["delta"], status["params"]["target"]) == (
+        "distp",
+        0.05,
+        "uniform",
+    )
+    doc = http.get(status["mechanism_url"]).json
+    assert (doc["privacy"]["notion"], doc["privacy"]["delta"]) == ("distp", 0.05)
+    params = doc["parameters"]
+    assert params["target_rule"] == "uniform" and params["cost"] == "hamming"
+    assert params["target"] == pytest.approx([0.25] * 4)
+    assert audit_document(doc).passed
 
 
 @pytest.mark.parametrize(
     ("request_body", "reason", "field", "needle"),
     [
-        ({**LIP, "notion": "lift"}, "invalid-parameter", "notion", "rldp, ldp, lip, alip"),
+        ({**LIP, "notion": "lift"}, "invalid-parameter", "notion", "rldp, ldp, lip, alip, distp"),
         ({**LIP, "notion": 3}, "invalid-parameter", "notion", "must be one of"),
         ({**LIP, "method": "srr"}, "invalid-parameter", "method", "(notion lip)"),
         ({**LIP, "latent": "yes"}, "invalid-parameter", "latent", "true or false"),
@@ -110,6 +128,15 @@ LIP = {**BASE, "method": "optimal", "notion": "lip", "epsilon": 1.0}
             "max(epsilon_lower, epsilon_upper) = 0.7",
         ),
         ({**LIP, "notion": "ldp", "method": "watchdog", "epsilon": "1"}, "invalid-parameter", "epsilon", "number"),
+        ({**LIP, "delta": 0.1}, "invalid-parameter", "delta", "distp only"),
+        ({**DISTP, "delta": 1.0}, "invalid-parameter", "delta", "[0, 1)"),
+        ({**DISTP, "delta": "0.1"}, "invalid-parameter", "delta", "number"),
+        ({**DISTP, "target": "centre"}, "invalid-parameter", "target", "best, barycenter, marginal, uniform"),
+        ({**DISTP, "target": [0.5, 0.5]}, "invalid-parameter", "target", "released alphabet U, which has 4 values"),
+        ({**DISTP, "target": {"a": 1}}, "invalid-parameter", "target", "list of probabilities"),
+        ({**DISTP, "cost": [[0, 1], [1, 0]]}, "invalid-parameter", "cost", "needs 4×4"),
+        ({**DISTP, "cost": "euclid"}, "invalid-parameter", "cost", "absolute, hamming"),
+        ({**DISTP, "method": "grr", "cost": "hamming"}, "invalid-parameter", "cost", "coupling only"),
     ],
 )
 def test_bad_notion_parameters_are_typed_problems_naming_the_field(http, request_body, reason, field, needle):
@@ -125,7 +152,9 @@ def test_bad_notion_parameters_are_typed_problems_naming_the_field(http, request
 def test_the_openapi_description_documents_the_notion_fields():
     request = build_openapi()["components"]["schemas"]["DesignRequest"]
     props = request["properties"]
-    assert props["notion"]["enum"] == ["rldp", "ldp", "lip", "alip"] and props["latent"]["type"] == "boolean"
+    assert props["notion"]["enum"] == ["rldp", "ldp", "lip", "alip", "distp"] and props["latent"]["type"] == "boolean"
+    assert props["target"]["oneOf"][0]["enum"] == ["best", "barycenter", "marginal", "uniform"]
+    assert props["cost"]["oneOf"][0]["enum"] == ["absolute", "hamming"] and props["delta"]["minimum"] == 0
     assert {"epsilon_lower", "epsilon_upper"} <= set(props) and "epsilon" not in request["required"]
 
 
@@ -168,3 +197,22 @@ def test_the_dashboard_form_refuses_alip_without_its_upper_budget(http):
     resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
     text = resp.get_data(as_text=True)
     assert resp.status_code == 422 and 'class="alert"' in text and "epsilon_upper must be a number" in text
+
+
+def test_the_dashboard_form_designs_a_distp_coupling(http):
+    token = _form_login(http)
+    page = http.get("/ui/designs").get_data(as_text=True)
+    assert 'name="delta"' in page and '<option value="barycenter"' in page and '<option value="hamming"' in page
+    fields = {"released": "colour", "method": "coupling", "notion": "distp", "epsilon": "1", "delta": "0.02"}
+    fields |= {"target": "marginal", "cost": "", "radius": "0"}
+    resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
+    assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
+    job_id = resp.headers["Location"].rsplit("/", 1)[1]
+    deadline = time.monotonic() + 120
+    while (status := http.get(f"/v1/designs/{job_id}", headers=ADMIN).json)["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert status["status"] == "done", status
+    doc = http.get(status["mechanism_url"]).json
+    assert doc["privacy"]["delta"] == 0.02 and doc["parameters"]["target_rule"] == "marginal"
+    assert doc["parameters"]["cost"] == "absolute" and audit_document(doc).passed

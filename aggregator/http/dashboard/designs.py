@@ -14,7 +14,7 @@ from flask import redirect, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import InvalidParameter, ServiceError, job_list_limit
-from rldp.aggregator.services.dashboard import DESIGN_METHODS, DESIGN_NOTIONS
+from rldp.aggregator.services.dashboard import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_METHODS, DESIGN_NOTIONS
 
 from ..responses import current_service
 from .pages import blueprint, checked_form, login_required, page
@@ -70,6 +70,11 @@ def design_request_from_form() -> dict[str, Any]:
     window = form.get("window", "").strip()
     if window:
         data["window"] = window
+    delta = form.get("delta", "").strip()
+    if delta and notion == "distp":  # the other notions have no δ; the field is ignored for them
+        data["delta"] = _number("delta", delta)
+    if data["method"] == "coupling":  # the coupling's target and cost (named rules; defaults when left empty)
+        data.update({name: form[name] for name in ("target", "cost") if form.get(name)})
     return data
 
 
@@ -97,6 +102,8 @@ def designs(user: User) -> BaseResponse:
         jobs=jobs,
         methods=DESIGN_METHODS,
         notions=DESIGN_NOTIONS,
+        targets=COUPLING_TARGETS,
+        costs=COUPLING_COSTS,
         error=error,
         form=request.form,
     )
