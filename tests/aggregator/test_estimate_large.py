@@ -160,3 +160,21 @@ def test_the_large_path_newton_steps_match_the_direct_solve(monkeypatch):
     np.testing.assert_allclose(fast.ci95_high, direct.ci95_high, rtol=1e-8)
     np.testing.assert_allclose(fast.covariance, direct.covariance, rtol=1e-7, atol=1e-14)
     linalg.clear_cache()
+
+
+def test_a_cache_key_names_the_mechanism_instead_of_its_digest(monkeypatch):
+    linalg.clear_cache()
+    q = grr_matrix(20, 1.0)
+    counts = _draw(q, 10**4, seed=12)
+    by_key = estimate_distribution(q, counts, (4, 5), cache_key="mech-1")
+    assert ("id", "mech-1", q.shape) in linalg._CACHE
+    digests = []
+    monkeypatch.setattr(
+        linalg.hashlib, "blake2b", lambda *a, **k: digests.append(1) or __import__("hashlib").blake2b(*a, **k)
+    )
+    again = estimate_distribution(q, counts, (4, 5), cache_key="mech-1")
+    assert not digests
+    np.testing.assert_array_equal(again.joint, by_key.joint)
+    with pytest.raises(ValueError, match="cache_key must be a string"):
+        estimate_distribution(q, counts, (4, 5), cache_key=7)
+    linalg.clear_cache()
