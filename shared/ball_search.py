@@ -17,12 +17,12 @@ __all__ = ["ball_maximum", "SEARCH_STEPS"]
 # ~750, so 64 steps leave a relative error in τ far below double precision's.
 SEARCH_STEPS = 64
 # The Illinois search stops when a bracket is this narrow in log(τ): the bisection's 64 steps leave
-# ~4e-17 of it; 1e-13 moves the value (a smooth function of log τ) by ~1e-13 relative.
-_BRACKET_WIDTH = 1e-13
+# ~4e-17 of it; 1e-14 moves the value (a smooth function of log τ) by ~1e-14 relative.
+_BRACKET_WIDTH = 1e-14
 # ... or when D at the infeasible end is within this relative distance of the radius: the value there (what the
 # search returns) is then within ~this relative distance of the maximum (near the root log D falls like −2 log τ
 # while the value moves at most like log τ).
-_LOG_D_TOLERANCE = 1e-12
+_LOG_D_TOLERANCE = 1e-15
 # Rows per call of the search are capped at this many entries (2 MB of float64 per temporary).
 _CHUNK_ENTRIES = 1 << 18
 _ILLINOIS_MAX_STEPS = 400  # a bisection every fourth step: ≤ 4 × 64 steps even if regula falsi never helps
@@ -49,11 +49,13 @@ def ball_maximum(
     The returned value is the one on the infeasible side of the final bracket, so it
     is an upper bound of the true maximum (conservative for the audit).
 
-    ``search``: "illinois" (default) narrows each row's bracket by the Illinois variant of
-    regula falsi on log D(t) − log radius, with a bisection every fourth step, until it is
-    ``_BRACKET_WIDTH`` wide (typically 8-15 evaluations instead of 64; the values agree
-    with the bisection's to ~1e-12 relative, tests/shared/test_audit_dense.py); "bisection"
-    halves it ``SEARCH_STEPS`` times (the reference).
+    ``search``: "illinois" (default) narrows each row's bracket from a secant start by the
+    Illinois variant of regula falsi on log D(t) − log radius, with a bisection every fourth
+    step, until it is ``_BRACKET_WIDTH`` wide or D at its infeasible end is within
+    ``_LOG_D_TOLERANCE`` of the radius (typically 10-16 evaluations instead of 64; the values
+    agree with the bisection's to ~1e-14 relative and stay on its side,
+    tests/shared/test_audit_dense.py); "bisection" halves it ``SEARCH_STEPS`` times (the
+    reference, the search before).
     """
     n_rows, k = q.shape
     chunk = max(1, _CHUNK_ENTRIES // max(k, 1))
@@ -153,8 +155,8 @@ def _illinois(
     d_lo: np.ndarray,
     todo: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Narrow the brackets [lo, hi] of t = log(τ/scale) (D(lo) > radius ≥ D(hi)) of the rows ``todo`` to
-    ``_BRACKET_WIDTH``: Illinois regula falsi on f(t) = log D − log radius (D spans hundreds of orders of
+    """Narrow the brackets [lo, hi] of t = log(τ/scale) (D(lo) > radius ≥ D(hi)) of the rows ``todo`` (see
+    :func:`ball_maximum` for when they stop): a secant start, then Illinois regula falsi on f(t) = log D − log radius (D spans hundreds of orders of
     magnitude over the bracket; its logarithm is nearly linear in t), a bisection every fourth step so that
     no row can stall, the same feasibility test as the bisection (D ≤ radius: the feasible end)."""
     lo, hi = lo.copy(), hi.copy()

@@ -210,7 +210,10 @@ class Likelihood:
         s = 1). Newton on ∇φ − z = 0, λ_x z_x = σμ (Nocedal & Wright, ch. 19), Cholesky of
         the Jacobi-scaled (Qᵀ diag(p/π²) Q + diag(k̃/λ² + z/λ)), fraction to the boundary
         0.99, Armijo backtracking on the barrier function. Stops when the gap certificate
-        at θ = λ/1ᵀλ is ≤ tol. Returns (θ, steps, converged, gap).
+        at θ = λ/1ᵀλ is ≤ tol. Returns (θ, steps, converged, gap). Above SMALL_ALPHABET the
+        same system is first solved by conjugate gradients preconditioned with the factor of
+        the cells not bound for 0 (:mod:`.newton_system`: the same iterates, without the
+        |X| × |X| matrix), and factored in full only when that does not pay.
         """
         total = self.total[row]
         c = self.c[row]
