@@ -17,7 +17,7 @@ import numpy as np
 from rldp.shared.errors import ValidationError
 
 from .inputs import validate_counts, validate_matrix, validate_prior, validate_shape
-from .intervals import Uncertainty, clopper_pearson_box, em_covariance, inverse_covariance
+from .intervals import FactoredCovariance, Uncertainty, clopper_pearson_box, em_covariance, inverse_covariance
 from .inverse import project_simplex, unbiased_inverse
 from .likelihood import Fit, Likelihood
 from .linalg import SMALL_ALPHABET, mechanism_row_space, small_linear_algebra
@@ -205,7 +205,8 @@ def _estimate(
     with np.errstate(divide="ignore"):
         loglik = float(np.sum(np.where(c > 0, c * np.log(np.where(c > 0, fitted, 1.0)), 0.0)))
 
-    covariance = replicates = unbiased_cov = None
+    covariance: np.ndarray | FactoredCovariance | None = None
+    replicates = unbiased_cov = None
     boot_converged = None
     linear = False
     if pinv is not None and raw is None:
