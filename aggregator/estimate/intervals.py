@@ -284,6 +284,7 @@ class FactoredCovariance:
         self.inverse, self.pi, self.n = inverse, pi, n
         self.v = inverse @ (pi * inverse.sum(axis=0))  # A1 = Q⁻¹ diag(π) Q⁻ᵀ 1
         self.s = float(self.v.sum())
+        self._dense: np.ndarray | None = None
 
     def diagonal(self) -> np.ndarray:
         out = np.empty(self.inverse.shape[0])
@@ -301,10 +302,13 @@ class FactoredCovariance:
         return ((t * t) @ self.pi - wv * wv / self.s) / self.n
 
     def dense(self) -> np.ndarray:
-        out: np.ndarray = self.inverse @ (self.pi[:, None] * self.inverse.T)
-        _subtract_outer(out, self.v, self.v / self.s)
-        out /= self.n
-        return out
+        """V itself (formed on the first request, ~2 solves' time at K = 4,000, then kept)."""
+        if self._dense is None:
+            out: np.ndarray = self.inverse @ (self.pi[:, None] * self.inverse.T)
+            _subtract_outer(out, self.v, self.v / self.s)
+            out /= self.n
+            self._dense = out
+        return self._dense
 
 
 def _subtract_outer(m: np.ndarray, u: np.ndarray, v: np.ndarray) -> None:
