@@ -39,11 +39,29 @@ def test_the_audit_equals_the_bisection_audit(monkeypatch, shape, radius, order,
     q = _dense(shape[0] * shape[1] + 5, shape[1] if latent else shape[0] * shape[1], rng)
     eps, worst = rldp_epsilon(q, uset)
     reference = ball_search.ball_maximum
-    monkeypatch.setattr(ball_search, "ball_maximum", lambda *a: reference(*a, search="bisection"))
     monkeypatch.setattr("rldp.shared.uncertainty._ball_maximum", lambda *a: reference(*a, search="bisection"))
     eps_ref, worst_ref = rldp_epsilon(q, uset)
     assert eps == pytest.approx(eps_ref, rel=1e-9, abs=1e-12)
     assert worst == worst_ref
+
+
+def test_a_mixed_matrix_audits_as_before(monkeypatch):
+    """Constant, one-spike and dense blocks in one Q: the closed forms and the search together."""
+    rng = np.random.default_rng(21)
+    a1, a2 = 3, 8
+    q = _dense(30, a1 * a2, rng).reshape(30, a1, a2)
+    q[:10, 0, :] = q[:10, 0, :1]  # constant blocks
+    q[10:20, 1, :] = q[10:20, 1, :1]
+    q[10:20, 1, 3] *= 3.0  # one spike above a constant base
+    q = q.reshape(30, a1 * a2)
+    q /= q.sum(axis=0)
+    p = rng.dirichlet(np.full(a1 * a2, 0.8)).reshape(a1, a2)
+    uset = UncertaintySet(p, 0.2, 2.0)
+    eps, worst = rldp_epsilon(q, uset)
+    reference = ball_search.ball_maximum
+    monkeypatch.setattr("rldp.shared.uncertainty._ball_maximum", lambda *a: reference(*a, search="bisection"))
+    eps_ref, worst_ref = rldp_epsilon(q, uset)
+    assert eps == pytest.approx(eps_ref, rel=1e-9) and worst == worst_ref
 
 
 @pytest.mark.parametrize("order", [0.5, 1.0, 2.0, 4.0])
