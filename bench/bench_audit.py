@@ -1,4 +1,4 @@
-"""The exact RLDP audit of a dense mechanism (issue 17): seconds at K = 1,000 and 4,000.
+"""The exact RLDP audit of a dense mechanism: seconds at K = 1,000 and 4,000.
 
 Q is a random dense column-stochastic matrix (squared Gamma entries: no constant or one-spike
 blocks, so every (output, s) block goes to the Lagrange search, as for a PolyOpt design),
