@@ -17,6 +17,7 @@ per-record cost of 10⁶; estimation at K = 4,000 ≤ 10× one solve, peak ≤ 3
 
     python bench/bench_scale.py            # K up to 4,000 (several minutes on 2 busy cores)
     python bench/bench_scale.py --quick    # K up to 1,000
+    python bench/bench_scale.py --estimate # the estimate section alone (--client: the client's alone)
 """
 
 from __future__ import annotations
@@ -179,8 +180,10 @@ def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"# load average at start: {load:.2f} on {os.cpu_count()} cores", flush=True)
-    client_section(quick)
-    estimate_section(quick)
+    if "--estimate" not in argv:
+        client_section(quick)
+    if "--client" not in argv:
+        estimate_section(quick)
     return 0
 
 

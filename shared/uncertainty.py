@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from .ball_search import SEARCH_STEPS as _SEARCH_STEPS
+from .ball_search import ball_maximum as _ball_maximum
 from .divergence import confidence_radius, renyi_divergence, validate_order
 from .errors import ValidationError
 from .tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
@@ -46,9 +48,6 @@ __all__ = [
 
 # Subset enumeration for rad_s is exact up to this many released symbols.
 EXACT_RADIUS_MAX_SYMBOLS = 16
-# Bisection steps of the Lagrange search; each halves an interval in log(τ) of width
-# ~750, so 64 steps leave a relative error in τ far below double precision's.
-_SEARCH_STEPS = 64
 
 
 def projected_radii(p_s: np.ndarray, radius: float, order: float) -> np.ndarray:
@@ -75,102 +74,6 @@ def projected_radii(p_s: np.ndarray, radius: float, order: float) -> np.ndarray:
         out[ok] = alpha / (alpha - 1.0) * np.log(excess[ok] / p_s[ok])
     radii: np.ndarray = np.maximum(out, 0.0)
     return radii
-
-
-# ---------------------------------------------------------------------------
-# The support function of a Rényi ball (one-dimensional Lagrange search)
-# ---------------------------------------------------------------------------
-
-
-def _ball_maximum(q: np.ndarray, p: np.ndarray, radius: np.ndarray, alpha: float) -> np.ndarray:
-    """max_R q·R over {R in the simplex : D_α(p ‖ R) ≤ radius}, row by row.
-
-    q, p: shape (N, k); every row of p is a probability vector; radius: shape (N,).
-
-    KKT (for every order α): on the support of p the maximiser is
-    R_u ∝ p_u (ν − q_u)^(−1/α) for a multiplier ν > max_{supp} q, so with
-    τ = ν − max_{supp} q and δ_u = max_{supp} q − q_u the search is over τ > 0 only:
-    D(τ) = D_α(p ‖ R(τ)) decreases from D(0+) to 0, and we bisect log τ until
-    D(τ) = radius. Cells with p_u = 0 cost nothing in D_α; they take the remaining
-    mass 1 − m (m = e^{D(τ_z) − radius}) exactly when their best q exceeds ν.
-    The returned value is the one on the infeasible side of the final bracket, so it
-    is an upper bound of the true maximum (conservative for the audit).
-    """
-    n_rows, _ = q.shape
-    out = np.empty(n_rows)
-    supp = p > 0
-    q_supp = np.where(supp, q, -np.inf)
-    q_top = q_supp.max(axis=1)  # max over the support
-    q_zero = np.where(supp, -np.inf, q).max(axis=1)  # max over cells with p = 0
-    q_all = np.maximum(q_top, q_zero)
-
-    unbounded = np.isinf(radius)
-    out[unbounded] = q_all[unbounded]
-    point = (radius == 0) & ~unbounded
-    out[point] = np.sum(np.where(supp[point], q[point] * p[point], 0.0), axis=1)
-    todo = ~(unbounded | point)
-    if not np.any(todo):
-        return out
-
-    q, p, supp, radius = q[todo], p[todo], supp[todo], radius[todo]
-    q_top, q_zero = q_top[todo], q_zero[todo]
-    delta = np.where(supp, q_top[:, None] - q, 0.0)  # ≥ 0 on the support
-    spread = delta.max(axis=1)
-    flat = spread <= 0  # q constant on the support: R ∝ p for every τ
-    scale = np.where(flat, 1.0, spread)
-    inv_alpha = 1.0 / alpha
-
-    def shape_at(tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(log of R/p, D_α(p‖R)) for R(τ) ∝ p (τ/(τ+δ))^{1/α}, rows with τ given."""
-        tau = np.maximum(tau, 1e-300)  # τ > 0 keeps δ/τ = 0 (not 0/0) on the argmax cells
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            log_w = -inv_alpha * np.log1p(delta / tau[:, None])  # ≤ 0, −inf allowed
-            w_minus_1 = np.expm1(log_w)
-            log_mass = np.log1p(np.sum(np.where(supp, p * w_minus_1, 0.0), axis=1))
-            log_ratio = log_w - log_mass[:, None]  # log(R_u / p_u) on the support
-            if alpha == 1.0:
-                div = -np.sum(np.where(supp, p * log_ratio, 0.0), axis=1)
-            else:
-                powered = np.expm1((1.0 - alpha) * log_ratio)
-                inner = np.sum(np.where(supp, p * powered, 0.0), axis=1)
-                div = np.log1p(inner) / (alpha - 1.0)
-        div = np.where(np.isnan(div), np.inf, div)
-        return log_ratio, np.maximum(div, 0.0)
-
-    def value_at(log_ratio: np.ndarray) -> np.ndarray:
-        r = np.where(supp, p * np.exp(log_ratio), 0.0)
-        value: np.ndarray = q_top - np.sum(r * delta, axis=1)
-        return value
-
-    # Bisection on t = log(τ / scale) over [-690, 40]: D(τ) decreases in τ.
-    lo = np.full(len(q), -690.0)  # infeasible side (D ≥ radius), or the limit τ → 0
-    hi = np.full(len(q), 40.0)  # feasible side (D ≤ radius)
-    _, d_lo = shape_at(scale * np.exp(lo))
-    reach = d_lo > radius  # otherwise even τ → 0 stays inside the ball (possible for α < 1)
-    for _ in range(_SEARCH_STEPS):
-        mid = 0.5 * (lo + hi)
-        _, d_mid = shape_at(scale * np.exp(mid))
-        inside = d_mid <= radius
-        hi = np.where(inside, mid, hi)
-        lo = np.where(inside, lo, mid)
-    log_ratio, _ = shape_at(scale * np.exp(lo))
-    value = np.where(reach, value_at(log_ratio), q_top)
-    value = np.where(flat, q_top, value)
-    nu = q_top + np.where(reach & ~flat, scale * np.exp(lo), 0.0)
-
-    # Cells outside the support absorb mass when their q beats the multiplier ν.
-    absorb = q_zero > nu
-    if np.any(absorb):
-        tau_z = np.where(absorb, q_zero - q_top, 1.0)
-        tau_z = np.where(flat, np.inf, tau_z)
-        log_ratio_z, d_z = shape_at(np.where(np.isinf(tau_z), 1e300, tau_z))
-        d_z = np.where(flat, 0.0, d_z)
-        mass = np.exp(np.minimum(d_z - radius, 0.0))  # m = e^{D(τ_z) − radius} ≤ 1
-        inside_value = np.where(flat, q_top, value_at(log_ratio_z))
-        mixed = mass * inside_value + (1.0 - mass) * np.where(absorb, q_zero, 0.0)
-        value = np.where(absorb, np.maximum(mixed, value), value)
-    out[todo] = value
-    return out
 
 
 def _two_point_range(rho: np.ndarray, radius: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:

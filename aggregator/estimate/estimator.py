@@ -17,7 +17,7 @@ import numpy as np
 from rldp.shared.errors import ValidationError
 
 from .inputs import validate_counts, validate_matrix, validate_prior, validate_shape
-from .intervals import Uncertainty, clopper_pearson_box, em_covariance, inverse_covariance
+from .intervals import FactoredCovariance, Uncertainty, clopper_pearson_box, em_covariance, inverse_covariance
 from .inverse import project_simplex, unbiased_inverse
 from .likelihood import Fit, Likelihood
 from .linalg import SMALL_ALPHABET, mechanism_row_space, small_linear_algebra
@@ -43,6 +43,7 @@ def estimate_distribution(
     rng: np.random.Generator | None = None,
     prior_weight: float = 0.0,
     n_bootstrap: int = DEFAULT_BOOTSTRAP,
+    cache_key: str | None = None,
 ) -> Estimate:
     """Estimate P_X (|S| × |U|) from report counts through the mechanism Q.
 
@@ -55,7 +56,9 @@ def estimate_distribution(
     with κ pseudo-reports from P̂). ``interval``: "delta" or "bootstrap" (``n_bootstrap``
     resamples drawn with ``rng``; a fresh OS-seeded generator if None). ``tol``: EM stops
     when its per-report log-likelihood gap certificate is ≤ tol (nats); ``max_iter``
-    bounds the number of EM updates (then ``converged`` is False).
+    bounds the number of EM updates (then ``converged`` is False). ``cache_key``: a name for
+    exactly this Q (e.g. its mechanism id, a hash of its exact content), under which what
+    depends on Q alone is cached instead of under a digest of Q's bytes (~0.1 s at K = 4,000).
 
     Raises ValueError naming the bad parameter; "no reports yet" when every count is 0.
     """
@@ -79,6 +82,10 @@ def estimate_distribution(
         not isinstance(n_bootstrap, numbers.Integral) or isinstance(n_bootstrap, bool) or n_bootstrap < 2
     ):
         raise ValidationError(f"n_bootstrap must be an integer ≥ 2; got {n_bootstrap!r}")
+    if cache_key is not None and not isinstance(cache_key, str):
+        raise ValidationError(
+            f"cache_key must be a string (e.g. the mechanism id) or None; got {type(cache_key).__name__}"
+        )
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise ValidationError(f"rng must be a numpy Generator (np.random.default_rng(seed)); got {type(rng).__name__}")
     p0 = validate_prior(prior, shape) if prior is not None else None
@@ -101,6 +108,7 @@ def estimate_distribution(
             rng,
             float(prior_weight),
             int(n_bootstrap) if interval == "bootstrap" else 0,
+            cache_key=cache_key,
         )
 
 
@@ -152,12 +160,13 @@ def _estimate(
     prior_weight: float,
     n_bootstrap: int,
     prefit: tuple[Fit, int] | None = None,
+    cache_key: str | None = None,
 ) -> Estimate:
     """The work of :func:`estimate_distribution` on validated inputs (``prefit``: row ``i`` of a
     batched EM fit of these counts, see :func:`estimate_many`)."""
     a = q.shape[1]
     n = float(c.sum())
-    space = mechanism_row_space(q)  # cached per mechanism: Q is immutable
+    space = mechanism_row_space(q, cache_key)  # cached per mechanism: Q is immutable
     rank = space.rank(q)
     identifiable = rank == a
     used = "em" if method in ("auto", "em") else "inverse"
@@ -196,7 +205,8 @@ def _estimate(
     with np.errstate(divide="ignore"):
         loglik = float(np.sum(np.where(c > 0, c * np.log(np.where(c > 0, fitted, 1.0)), 0.0)))
 
-    covariance = replicates = unbiased_cov = None
+    covariance: np.ndarray | FactoredCovariance | None = None
+    replicates = unbiased_cov = None
     boot_converged = None
     linear = False
     if pinv is not None and raw is None:

@@ -58,7 +58,16 @@ from rldp.shared.errors import ValidationError
 
 from .linalg import SMALL_ALPHABET, RowSpace, cho_inverse, tangent_basis, weighted_gram
 
-__all__ = ["LEVEL", "Z95", "Uncertainty", "clopper_pearson_box", "em_covariance", "inverse_covariance", "as_weights"]
+__all__ = [
+    "LEVEL",
+    "Z95",
+    "Uncertainty",
+    "clopper_pearson_box",
+    "em_covariance",
+    "inverse_covariance",
+    "as_weights",
+    "FactoredCovariance",
+]
 
 LEVEL = 0.95
 Z95 = 1.959963984540054  # Φ⁻¹(0.975)
@@ -77,7 +86,7 @@ class Uncertainty:
         kind: str,
         theta: np.ndarray,
         unconstrained: np.ndarray | None,
-        covariance: np.ndarray | None,
+        covariance: np.ndarray | FactoredCovariance | None,
         replicates: np.ndarray | None,
         row_basis: np.ndarray | None,
         q: np.ndarray,
@@ -144,7 +153,8 @@ class Uncertainty:
         if self.kind != "delta" or self.row_basis is not None:
             return self.intervals(np.eye(self.theta.size))[1:]
         assert self.covariance is not None
-        sd = np.sqrt(np.maximum(np.diagonal(self.covariance), 0.0))
+        cov = self.covariance
+        sd = np.sqrt(np.maximum(cov.diagonal() if isinstance(cov, FactoredCovariance) else np.diagonal(cov), 0.0))
         theta, raw_cov = self.theta, self.unconstrained_covariance
         sd_u = None if raw_cov is None else np.sqrt(np.maximum(np.diagonal(raw_cov), 0.0))
         low, high = _delta_bounds(theta, sd, self.unconstrained, sd_u)
@@ -180,9 +190,11 @@ class Uncertainty:
         return out_lo, out_hi
 
 
-def _sd(w: np.ndarray, covariance: np.ndarray | None) -> np.ndarray:
+def _sd(w: np.ndarray, covariance: np.ndarray | FactoredCovariance | None) -> np.ndarray:
     """√(wᵀVw) for each row w."""
     assert covariance is not None
+    if isinstance(covariance, FactoredCovariance):
+        return np.sqrt(np.maximum(covariance.quadratic(w), 0.0))
     return np.sqrt(np.maximum(np.einsum("ka,ka->k", w @ covariance, w), 0.0))
 
 
@@ -219,7 +231,9 @@ def clopper_pearson_box(counts: np.ndarray, fitted: np.ndarray) -> tuple[np.ndar
     return np.minimum(np.nan_to_num(lo, nan=0.0), fitted), np.maximum(np.nan_to_num(hi, nan=1.0), fitted)
 
 
-def em_covariance(q: np.ndarray, theta: np.ndarray, n: float, space: RowSpace, identifiable: bool) -> np.ndarray:
+def em_covariance(
+    q: np.ndarray, theta: np.ndarray, n: float, space: RowSpace, identifiable: bool
+) -> np.ndarray | FactoredCovariance:
     """Inverse Fisher information of the multinomial likelihood on the simplex, / n.
 
     I = Qᵀ diag(1/π) Q with π = max(Qθ, 1/n). Full column rank: I is positive definite and
@@ -232,6 +246,10 @@ def em_covariance(q: np.ndarray, theta: np.ndarray, n: float, space: RowSpace, i
     Memory: Q, I (inverted in place, :func:`cho_inverse`) and one temporary.
     """
     pi = np.maximum(q @ theta, 1.0 / n)
+    if identifiable and q.shape[1] > SMALL_ALPHABET:
+        inverse = space.inverse(q)
+        if inverse is not None:  # square Q: I⁻¹ = Q⁻¹ diag(π) Q⁻ᵀ, no Gram matrix and no factorisation
+            return FactoredCovariance(inverse, pi, n)
     if identifiable:
         if q.shape[1] <= SMALL_ALPHABET:  # numpy's expression, whose numbers the tests pin
             scaled = q / np.sqrt(pi)[:, None]
@@ -251,6 +269,46 @@ def em_covariance(q: np.ndarray, theta: np.ndarray, n: float, space: RowSpace, i
         return np.zeros((theta.size, theta.size))
     qb = scaled @ basis
     return basis @ np.linalg.solve(qb.T @ qb, basis.T) / n
+
+
+class FactoredCovariance:
+    """The EM covariance V of :func:`em_covariance` for a square Q of full rank, kept factored.
+
+    I = Qᵀ diag(1/π) Q has the inverse A = Q⁻¹ diag(π) Q⁻ᵀ, so with Q⁻¹ cached per mechanism
+    (:meth:`~.linalg.RowSpace.inverse`) V = (A − v vᵀ/s)/n, v = A1, s = 1ᵀv, needs no K × K
+    product to give its diagonal (Σ_y (Q⁻¹)²_xy π_y: one pass over Q⁻¹) or wᵀVw
+    (Σ_y π_y (wᵀQ⁻¹)²_y − (wᵀv)²/s, over n); :meth:`dense` forms V when it is asked for.
+    """
+
+    def __init__(self, inverse: np.ndarray, pi: np.ndarray, n: float) -> None:
+        self.inverse, self.pi, self.n = inverse, pi, n
+        self.v = inverse @ (pi * inverse.sum(axis=0))  # A1 = Q⁻¹ diag(π) Q⁻ᵀ 1
+        self.s = float(self.v.sum())
+        self._dense: np.ndarray | None = None
+
+    def diagonal(self) -> np.ndarray:
+        out = np.empty(self.inverse.shape[0])
+        for start in range(0, out.size, 256):  # no K × K temporary
+            block = self.inverse[start : start + 256]
+            out[start : start + 256] = (block * block) @ self.pi
+        out -= self.v * self.v / self.s
+        out /= self.n
+        return out
+
+    def quadratic(self, w: np.ndarray) -> np.ndarray:
+        """wᵀVw for each row w (k, |X|)."""
+        t = w @ self.inverse
+        wv = w @ self.v
+        return ((t * t) @ self.pi - wv * wv / self.s) / self.n
+
+    def dense(self) -> np.ndarray:
+        """V itself (formed on the first request, ~2 solves' time at K = 4,000, then kept)."""
+        if self._dense is None:
+            out: np.ndarray = self.inverse @ (self.pi[:, None] * self.inverse.T)
+            _subtract_outer(out, self.v, self.v / self.s)
+            out /= self.n
+            self._dense = out
+        return self._dense
 
 
 def _subtract_outer(m: np.ndarray, u: np.ndarray, v: np.ndarray) -> None:

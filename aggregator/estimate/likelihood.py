@@ -51,9 +51,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import lapack
 
-from .linalg import SMALL_ALPHABET, cho_solve, weighted_gram
+from .linalg import SMALL_ALPHABET, cho_solve, scaled_cholesky, weighted_gram
+from .newton_system import reduced_newton_direction
 
 __all__ = [
     "Fit",
@@ -87,24 +87,6 @@ class Fit:
     newton_steps: np.ndarray  # (B,) interior-point steps per row
     converged: np.ndarray  # (B,) bool
     gap: np.ndarray  # (B,) per-report optimality gap at theta
-
-
-def _scaled_cholesky(hess: np.ndarray, scale: np.ndarray) -> np.ndarray | None:
-    """Lower Cholesky factor of diag(scale)·hess·diag(scale), None if not positive definite.
-
-    Above SMALL_ALPHABET in place (scipy's LAPACK on hess's memory: no second and third
-    K × K array); below, numpy's routine, whose results the small-alphabet tests pin.
-    """
-    if hess.shape[0] <= SMALL_ALPHABET:
-        try:
-            return np.linalg.cholesky(hess * scale[:, None] * scale[None, :])
-        except np.linalg.LinAlgError:
-            return None
-    hess *= scale[:, None]
-    hess *= scale[None, :]
-    # Symmetric: a C-ordered hess is read as its transpose, the same matrix in Fortran order.
-    chol, info = lapack.dpotrf(hess if hess.flags.f_contiguous else hess.T, lower=1, overwrite_a=1, clean=0)
-    return chol if info == 0 else None
 
 
 class Likelihood:
@@ -228,7 +210,10 @@ class Likelihood:
         s = 1). Newton on ∇φ − z = 0, λ_x z_x = σμ (Nocedal & Wright, ch. 19), Cholesky of
         the Jacobi-scaled (Qᵀ diag(p/π²) Q + diag(k̃/λ² + z/λ)), fraction to the boundary
         0.99, Armijo backtracking on the barrier function. Stops when the gap certificate
-        at θ = λ/1ᵀλ is ≤ tol. Returns (θ, steps, converged, gap).
+        at θ = λ/1ᵀλ is ≤ tol. Returns (θ, steps, converged, gap). Above SMALL_ALPHABET the
+        same system is first solved by conjugate gradients preconditioned with the factor of
+        the cells not bound for 0 (:mod:`.newton_system`: the same iterates, without the
+        |X| × |X| matrix), and factored in full only when that does not pay.
         """
         total = self.total[row]
         c = self.c[row]
@@ -257,19 +242,25 @@ class Likelihood:
         while g > tol and steps < max_steps:
             pi = q @ lam
             mu = float(lam @ z) / a
-            hess = weighted_gram(q, np.sqrt(p) / pi)  # Qᵀ diag(p/π²) Q (lower triangle above SMALL_ALPHABET)
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
                 grad = 1.0 - (p / pi) @ q - kk / lam
-                hess[np.diag_indices(a)] += kk / lam**2 + z / lam
+                dvec = kk / lam**2 + z / lam
                 rhs = -grad + sigma * mu / lam
-            if not (np.all(np.isfinite(hess)) and np.all(np.isfinite(rhs))):
-                break  # λ too close to the boundary for float64: leave it to EM
-            scale = 1.0 / np.sqrt(np.diag(hess))
-            chol = _scaled_cholesky(hess, scale)
-            if chol is None:
-                break  # not positive definite: leave it to EM (the caller continues with the remaining budget)
-            dl = scale * cho_solve(chol, scale * rhs)
-            del chol, hess  # before the next step's K × K arrays exist
+            dl = None
+            if a > SMALL_ALPHABET and np.all(np.isfinite(dvec)) and np.all(np.isfinite(rhs)):
+                # Most cells bound for 0: CG preconditioned by the factor of the other cells' block.
+                dl = reduced_newton_direction(q, p / pi**2, dvec, rhs)
+            if dl is None:
+                hess = weighted_gram(q, np.sqrt(p) / pi)  # Qᵀ diag(p/π²) Q (lower triangle above SMALL_ALPHABET)
+                hess[np.diag_indices(a)] += dvec
+                if not (np.all(np.isfinite(hess)) and np.all(np.isfinite(rhs))):
+                    break  # λ too close to the boundary for float64: leave it to EM
+                scale = 1.0 / np.sqrt(np.diag(hess))
+                chol = scaled_cholesky(hess, scale)
+                if chol is None:
+                    break  # not positive definite: leave it to EM (the caller continues with the remaining budget)
+                dl = scale * cho_solve(chol, scale * rhs)
+                del chol, hess  # before the next step's K × K arrays exist
             dz = -z + sigma * mu / lam - (z / lam) * dl
             neg = dl < 0
             ap = min(1.0, 0.99 * float(np.min(-lam[neg] / dl[neg]))) if neg.any() else 1.0

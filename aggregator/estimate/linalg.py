@@ -29,6 +29,7 @@ __all__ = [
     "cho_solve",
     "cho_inverse",
     "weighted_gram",
+    "scaled_cholesky",
     "blas_threads",
     "small_linear_algebra",
 ]
@@ -118,6 +119,7 @@ class RowSpace:
         self._lock = threading.Lock()
         self._rank: int | None = None
         self._full: tuple[int, np.ndarray, np.ndarray | None] | None = None
+        self._inverse: np.ndarray | None = None
 
     def rank(self, q: np.ndarray) -> int:
         """rank(Q) at RANK_RTOL."""
@@ -143,6 +145,24 @@ class RowSpace:
                 self._full = full
             return self._full
 
+    def inverse(self, q: np.ndarray) -> np.ndarray | None:
+        """Q⁻¹ when Q is square of full rank (else None), computed once: LAPACK getrf + getri on
+        one Fortran copy of Q, which becomes the inverse (no second K × K array)."""
+        if q.shape[0] != q.shape[1] or self.rank(q) != q.shape[1]:
+            return None
+        with self._lock:
+            if self._inverse is None:
+                lu, piv, info = lapack.dgetrf(np.array(q, dtype=float, order="F"), overwrite_a=1)
+                if info != 0:  # pragma: no cover - full rank was certified
+                    return None
+                lwork, info = lapack.dgetri_lwork(q.shape[0])
+                inv, info = lapack.dgetri(lu, piv, lwork=int(lwork), overwrite_lu=1)
+                if info != 0:  # pragma: no cover - a singular U after a full-rank certificate
+                    return None
+                inv.setflags(write=False)  # shared by every estimate over this Q
+                self._inverse = inv
+            return self._inverse
+
     def basis(self, q: np.ndarray) -> np.ndarray:
         """Orthonormal basis (|X|, rank) of the row space of Q."""
         return self._svd(q)[1]
@@ -153,30 +173,36 @@ class RowSpace:
 
     @property
     def nbytes(self) -> int:
-        return 0 if self._full is None else sum(a.nbytes for a in self._full[1:] if a is not None)
+        full = 0 if self._full is None else sum(a.nbytes for a in self._full[1:] if a is not None)
+        return full + (0 if self._inverse is None else self._inverse.nbytes)
 
 
-_CACHE: OrderedDict[tuple[tuple[int, ...], bytes], RowSpace] = OrderedDict()
+_CACHE: OrderedDict[tuple[Any, ...], RowSpace] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
 
-def mechanism_row_space(q: np.ndarray) -> RowSpace:
+def mechanism_row_space(q: np.ndarray, key: str | None = None) -> RowSpace:
     """The :class:`RowSpace` of Q, shared by every estimate over the same matrix.
 
     A mechanism is immutable (its id is the hash of its content), so what depends only on
     Q is computed once: the cache is keyed by a BLAKE2 digest of Q's bytes (~0.1 s per
     128 MB, against ~1 min for the SVD of a 4,000 × 4,000 Q) and holds at most
     ``CACHE_ENTRIES`` mechanisms and ``CACHE_BYTES`` of arrays, least recently used first out.
+    ``key``: a caller's name for exactly this content (the service passes the mechanism id, itself a
+    hash of the document's exact content), which spares the digest.
     """
-    arr = np.ascontiguousarray(q, dtype=np.float64)
-    key = (arr.shape, hashlib.blake2b(arr.data.cast("B"), digest_size=20).digest())
+    if key is not None:
+        entry_key: tuple[Any, ...] = ("id", key, q.shape)
+    else:
+        arr = np.ascontiguousarray(q, dtype=np.float64)
+        entry_key = (arr.shape, hashlib.blake2b(arr.data.cast("B"), digest_size=20).digest())
     with _CACHE_LOCK:
-        hit = _CACHE.get(key)
+        hit = _CACHE.get(entry_key)
         if hit is not None:
-            _CACHE.move_to_end(key)
+            _CACHE.move_to_end(entry_key)
             return hit
         entry = RowSpace()
-        _CACHE[key] = entry
+        _CACHE[entry_key] = entry
         _trim()
         return entry
 
@@ -207,23 +233,43 @@ def cho_solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return solve_triangular(chol.T, y, lower=False, check_finite=False)
 
 
-def weighted_gram(q: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """(diag(w) Q)ᵀ (diag(w) Q) = Qᵀ diag(w²) Q.
+def weighted_gram(q: np.ndarray, w: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
+    """(diag(w) Q)ᵀ (diag(w) Q) = Qᵀ diag(w²) Q, or that of the columns ``cols`` of Q only.
 
     Up to SMALL_ALPHABET columns numpy's product (the full symmetric matrix, the numbers
     the small-alphabet tests pin). Above, BLAS syrk accumulated over blocks of 256 rows of
     diag(w) Q: only the result is K × K (lower triangle filled, Fortran order; the readers
-    here read no other), never the scaled copy of Q.
+    here read no other), never the scaled copy of Q (nor of its columns ``cols``).
     """
-    if q.shape[1] <= SMALL_ALPHABET:
-        qs = q * w[:, None]
+    k = q.shape[1] if cols is None else len(cols)
+    if k <= SMALL_ALPHABET:
+        qs = (q if cols is None else q[:, cols]) * w[:, None]
         return qs.T @ qs
-    k = q.shape[1]
     out = np.zeros((k, k), order="F")
     for start in range(0, q.shape[0], 256):
-        block = q[start : start + 256] * w[start : start + 256, None]  # C order: .T is Fortran (K, rows)
+        rows = q[start : start + 256]
+        block = (rows if cols is None else rows[:, cols]) * w[start : start + 256, None]  # C order: .T is Fortran
         out = blas.dsyrk(1.0, block.T, beta=1.0, c=out, trans=0, lower=1, overwrite_c=1)
     return out
+
+
+def scaled_cholesky(hess: np.ndarray, scale: np.ndarray) -> np.ndarray | None:
+    """Lower Cholesky factor of diag(scale)·hess·diag(scale), None if not positive definite.
+
+    Above SMALL_ALPHABET in place (scipy's LAPACK on hess's memory: no second and third
+    K × K array; only the lower triangle is read, as :func:`weighted_gram` fills it); below,
+    numpy's routine, whose results the small-alphabet tests pin.
+    """
+    if hess.shape[0] <= SMALL_ALPHABET:
+        try:
+            return np.linalg.cholesky(hess * scale[:, None] * scale[None, :])
+        except np.linalg.LinAlgError:
+            return None
+    hess *= scale[:, None]
+    hess *= scale[None, :]
+    # Symmetric: a C-ordered hess is read as its transpose, the same matrix in Fortran order.
+    chol, info = lapack.dpotrf(hess if hess.flags.f_contiguous else hess.T, lower=1, overwrite_a=1, clean=0)
+    return chol if info == 0 else None
 
 
 def cho_inverse(matrix: np.ndarray) -> np.ndarray | None:

@@ -12,7 +12,7 @@ from rldp.shared.attributes import value_product
 from rldp.shared.errors import ValidationError
 from rldp.shared.records import Alphabet
 
-from .intervals import LEVEL, Uncertainty, as_weights
+from .intervals import LEVEL, FactoredCovariance, Uncertainty, as_weights
 
 __all__ = ["Estimate"]
 
@@ -80,7 +80,8 @@ class Estimate:
 
         Meaningful only for identifiable functionals (all of them when ``identifiable``).
         """
-        return None if self._uncertainty is None else self._uncertainty.covariance
+        cov = None if self._uncertainty is None else self._uncertainty.covariance
+        return cov.dense() if isinstance(cov, FactoredCovariance) else cov
 
     @property
     def replicates(self) -> np.ndarray | None:

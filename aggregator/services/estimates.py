@@ -135,6 +135,7 @@ def estimate(storage: Storage, catalog: MechanismCatalog, mechanism_id: str, arg
             interval=params["interval"],
             prior=p_hat if params["prior"] == "public" else None,
             prior_weight=params["prior_weight"],
+            cache_key=record.id,  # the id is a hash of the document's exact content: no digest of Q needed
         )
     except ValueError as exc:
         raise InvalidParameter(one_line(exc)) from None

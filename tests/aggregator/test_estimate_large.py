@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rldp.aggregator.design import grr_matrix, ir_matrix
-from rldp.aggregator.estimate import estimate_distribution, intervals, likelihood, linalg
+from rldp.aggregator.estimate import estimate_distribution, intervals, likelihood, linalg, newton_system
 
 
 def _draw(q: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -106,3 +106,75 @@ def test_blas_threads_are_set_at_every_size(monkeypatch):
     assert [linalg.blas_threads(a) for a in (10, 512, 1000, 1600, 4000)] == [1, 1, 1, 3, 4]
     monkeypatch.setattr(linalg.os, "getloadavg", lambda: (3.6, 3.0, 3.0))  # 3 cores busy elsewhere
     assert linalg.blas_threads(4000) == 1
+
+
+def test_the_reduced_newton_system_is_solved_to_round_off():
+    rng = np.random.default_rng(8)
+    q = rng.random((90, 80)) ** 4
+    q /= q.sum(axis=0)
+    w = rng.random(90) + 0.1
+    dvec = np.where(rng.random(80) < 0.6, 1e6, 1e-3) * (rng.random(80) + 0.5)  # 60 % bound for 0
+    rhs = rng.standard_normal(80)
+    d = newton_system.reduced_newton_direction(q, w, dvec, rhs)
+    assert d is not None
+    exact = np.linalg.solve(q.T @ (w[:, None] * q) + np.diag(dvec), rhs)
+    np.testing.assert_allclose(d, exact, rtol=1e-9, atol=1e-12 * np.abs(exact).max())
+    # Nothing bound: the split would not pay, the caller factors the full matrix.
+    assert newton_system.reduced_newton_direction(q, w, np.full(80, 1e-3), rhs) is None
+
+
+def test_the_factored_covariance_is_the_inverse_information():
+    q = grr_matrix(40, 1.0)
+    theta = np.random.default_rng(9).dirichlet(np.full(40, 0.5))
+    pi = np.maximum(q @ theta, 1e-5)
+    cov = intervals.FactoredCovariance(np.linalg.inv(q), pi, 1e5)
+    info = q.T @ (q / pi[:, None])
+    inv = np.linalg.inv(info)
+    v = inv.sum(axis=1)
+    dense = (inv - np.outer(v, v) / v.sum()) / 1e5
+    np.testing.assert_allclose(cov.dense(), dense, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(cov.diagonal(), np.diagonal(dense), rtol=1e-8, atol=1e-14)
+    w = np.random.default_rng(10).standard_normal((3, 40))
+    np.testing.assert_allclose(cov.quadratic(w), np.einsum("ka,ab,kb->k", w, dense, w), rtol=1e-8)
+
+
+def test_the_large_path_newton_steps_match_the_direct_solve(monkeypatch):
+    """The CG-solved interior-point steps reach the iterates of the direct Cholesky steps (GRR: most cells
+    bound for 0), and the factored covariance the Gram route's intervals."""
+    q = grr_matrix(200, 1.0)
+    counts = _draw(q, 10**6, seed=11)
+    for module in (linalg, likelihood, intervals):
+        monkeypatch.setattr(module, "SMALL_ALPHABET", 10)
+    calls = []
+    reduced = likelihood.reduced_newton_direction
+    monkeypatch.setattr(likelihood, "reduced_newton_direction", lambda *a: calls.append(1) or reduced(*a))
+    linalg.clear_cache()
+    fast = estimate_distribution(q, counts, (200, 1))
+    assert fast.newton_steps > 0 and len(calls) == fast.newton_steps
+    assert isinstance(fast._uncertainty.covariance, intervals.FactoredCovariance)
+    monkeypatch.setattr(likelihood, "reduced_newton_direction", lambda *a: None)
+    monkeypatch.setattr(linalg.RowSpace, "inverse", lambda self, q: None)
+    direct = estimate_distribution(q, counts, (200, 1))
+    assert fast.converged and direct.converged and fast.newton_steps == direct.newton_steps
+    np.testing.assert_allclose(fast.joint, direct.joint, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(fast.ci95_high, direct.ci95_high, rtol=1e-8)
+    np.testing.assert_allclose(fast.covariance, direct.covariance, rtol=1e-7, atol=1e-14)
+    linalg.clear_cache()
+
+
+def test_a_cache_key_names_the_mechanism_instead_of_its_digest(monkeypatch):
+    linalg.clear_cache()
+    q = grr_matrix(20, 1.0)
+    counts = _draw(q, 10**4, seed=12)
+    by_key = estimate_distribution(q, counts, (4, 5), cache_key="mech-1")
+    assert ("id", "mech-1", q.shape) in linalg._CACHE
+    digests = []
+    monkeypatch.setattr(
+        linalg.hashlib, "blake2b", lambda *a, **k: digests.append(1) or __import__("hashlib").blake2b(*a, **k)
+    )
+    again = estimate_distribution(q, counts, (4, 5), cache_key="mech-1")
+    assert not digests
+    np.testing.assert_array_equal(again.joint, by_key.joint)
+    with pytest.raises(ValueError, match="cache_key must be a string"):
+        estimate_distribution(q, counts, (4, 5), cache_key=7)
+    linalg.clear_cache()
