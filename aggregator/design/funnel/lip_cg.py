@@ -54,6 +54,8 @@ _ROUNDOFF = 1e-9  # nats added to every bound (vertex and dual round-off)
 _COLUMNS_PER_ROUND = 24
 _LINEARISATION_STEPS = 12
 _DESCENT_STARTS = 6
+#: Heuristic pricing: when a round finds nothing, search again from this many times more starts.
+_BREADTHS = (4, 16, 64)
 #: Most small linear systems :func:`.lip._support_vertices` may solve for one vertex set.
 _SYSTEMS_MAX = 2_000_000
 
@@ -65,7 +67,7 @@ class LipCGResult:
     information: float  # H(X) − Σ α_y H(v_y), nats
     iterations: int
     columns: int
-    status: str  # "converged", "time_budget" or "iteration_limit"
+    status: str  # "converged", "time_budget", "iteration_limit" or "stalled" (the master failed numerically)
     pricing: str  # "exact" (vertices of Δ_G enumerated) or "heuristic"
     upper_bound: float
     bound_kind: str
@@ -79,26 +81,34 @@ class _Pricer:
     pool: np.ndarray  # small-support vertices of Δ_G (heuristic pricing)
     lp: DeltaLP | None
     n: int
+    rng: np.random.Generator
 
-    def price(self, lam: np.ndarray, basis: np.ndarray, deadline: float) -> np.ndarray:
-        """Columns over X with reduced cost H(v) − λ·v < −tol (most negative first, at most a round's)."""
+    def price(self, lam: np.ndarray, basis: np.ndarray, deadline: float, breadth: int = 1) -> np.ndarray:
+        """Columns over X with reduced cost H(v) − λ·v < −tol (most negative first, at most a round's).
+        ``breadth``: heuristic pricing descends from that many times more starts."""
         big, members = self.groups.best(lam)
         if self.vertices is not None:
             found = self.vertices
         else:
-            found = self._descend(big, basis, deadline)
+            found = self._descend(big, basis, deadline, breadth)
         red = row_entropies(found) - found @ big
         pick = np.argsort(red)[:_COLUMNS_PER_ROUND]
         pick = pick[red[pick] < -_REDUCED_COST_TOL]
         return self.groups.expand(found[pick], members, self.n)
 
-    def _descend(self, big: np.ndarray, basis: np.ndarray, deadline: float) -> np.ndarray:
-        """Vertex descent by successive linearisation from the best pool vertices and the basis."""
+    def _descend(self, big: np.ndarray, basis: np.ndarray, deadline: float, breadth: int) -> np.ndarray:
+        """Vertex descent by successive linearisation from the best pool vertices, the basis and
+        (``breadth`` > 1) random vertices."""
         out = [self.pool]
         if self.lp is None:
             return self.pool
         red = row_entropies(self.pool) - self.pool @ big if len(self.pool) else np.zeros(0)
-        starts = list(self.pool[np.argsort(red)[:_DESCENT_STARTS]]) + list(basis[:_DESCENT_STARTS])
+        count = breadth * _DESCENT_STARTS
+        starts = list(self.pool[np.argsort(red)[:count]]) + list(basis[self.rng.permutation(len(basis))[:count]])
+        for _ in range(count if breadth > 1 else 0):
+            found = self.lp.minimise(self.rng.standard_normal(self.lp.g))
+            if found is not None:
+                starts.append(found)
         for m in starts:
             for _ in range(_LINEARISATION_STEPS):
                 if time.perf_counter() > deadline:
@@ -111,9 +121,12 @@ class _Pricer:
         return np.vstack(out)
 
 
-def _seeds(groups: Groups, verts: np.ndarray, n: int) -> np.ndarray:
-    """Seed columns: the vertices of Δ_G (lowest entropy first, at most ~20·|X| columns), each expanded
-    with the r-th member of every group for r = 0, 1, … so that every symbol is in some column."""
+def _seeds(groups: Groups, verts: np.ndarray, p_x: np.ndarray) -> np.ndarray:
+    """Seed columns from the vertices of Δ_G (lowest entropy first, at most ~20·|X| columns): each spread
+    over its groups in proportion to p_x (Σ α_i m_i = p_G then gives Σ α_i v_i = p_X: the master
+    starts at the optimum over these grouped vertices) and each expanded with the r-th member of every
+    group for r = 0, 1, … so that every symbol is in some column."""
+    n = len(p_x)
     if len(verts) == 0:
         return np.zeros((0, n))
     sizes = np.bincount(groups.label, minlength=groups.size)
@@ -121,7 +134,8 @@ def _seeds(groups: Groups, verts: np.ndarray, n: int) -> np.ndarray:
     verts = verts[np.argsort(row_entropies(verts))[: max(1, 20 * n // rounds)]]
     order = np.argsort(groups.label, kind="stable")
     first = np.r_[0, np.cumsum(sizes)[:-1]]
-    out = []
+    share = p_x / groups.mass(p_x[None, :])[0][groups.label]
+    out = [verts[:, groups.label] * share]
     for r in range(rounds):
         members = order[first + r % sizes]
         out.append(groups.expand(verts, members, n))
@@ -166,11 +180,15 @@ def lip_cg(
     progress: Callable[[dict], None] | None = None,
     max_iterations: int = 100_000,
     pricing: str = "auto",
+    seed: int = 0,
 ) -> LipCGResult:
     """The I(X;Y)-optimal (ε_l, ε_u)-ALIP rows for P(s|x) = ``cond`` (|S|, |X|), inputs with p_x > 0,
     by column generation (module docstring). ``budgets`` (ε_l, ε_u) are the design's; ``claimed``
     (default ``budgets``) are the levels the upper bound is proved at. ``pricing``: "exact" when the
-    vertices of Δ_G are few enough to enumerate ("auto"), or "heuristic" (forced, for comparisons)."""
+    vertices of Δ_G are few enough to enumerate ("auto"), or "heuristic" (forced, for comparisons).
+    Status "converged" with heuristic pricing means no search found an improving column (a local
+    certificate, not a proof of optimality: the bound says how far the optimum can be). Deterministic
+    for a given ``seed`` up to timing."""
     start = time.perf_counter()
     deadline = start + float(time_budget)
     keep = p_s > 0
@@ -185,24 +203,25 @@ def lip_cg(
     groups = Groups(cond)
     admit = Admission(cond, p_s, p_x, *budgets)
     g, n_s = groups.size, len(p_s)
+    rng = np.random.default_rng(seed)
     exact = pricing != "heuristic" and support_systems(g, n_s, n_s) <= _SYSTEMS_MAX
     if exact:
         vertices = grouped_vertices(groups.cond, p_s, *budgets, max_k=n_s)
-        pricer = _Pricer(groups, vertices, vertices, None, n)
+        pricer = _Pricer(groups, vertices, vertices, None, n, rng)
         bound_at: tuple[Any, ...] = (grouped_vertices(groups.cond, p_s, *claimed, max_k=n_s), None, None)
     else:
         k = max(j for j in (1, 2, 3) if j == 1 or support_systems(g, n_s, j) <= _SYSTEMS_MAX)
         pool = grouped_vertices(groups.cond, p_s, *budgets, max_k=k)
         low, high = math.exp(-budgets[0]) * p_s, math.exp(budgets[1]) * p_s
         lp = DeltaLP(groups.cond, low, high)
-        pricer = _Pricer(groups, None, pool, lp, n)
+        pricer = _Pricer(groups, None, pool, lp, n, rng)
         c_low, c_high = math.exp(-claimed[0]) * p_s, math.exp(claimed[1]) * p_s
         bound_lp = DeltaLP(groups.cond, c_low, c_high)
         bound_at = (None, bound_lp, _caps(bound_lp, start + 0.1 * float(time_budget)))
     h_x = entropy(p_x)
     master = Master(p_x)
     master.add(admit(p_x[None, :]))
-    master.add(admit(_seeds(groups, pricer.pool, n)))
+    master.add(admit(_seeds(groups, pricer.pool, p_x)))
     master.solve()
     status, iterations = "time_budget", 0
     bounds = _bound(pricer, bound_at, master.duals, h_x, p_x) if exact else {"entropy": h_x + _ROUNDOFF}
@@ -216,10 +235,17 @@ def lip_cg(
         basis = groups.mass(master.basis())
         new = pricer.price(master.duals, basis, deadline)
         added = master.add(admit(new)) if len(new) else 0
+        for breadth in () if exact else _BREADTHS:  # search harder before calling it converged
+            if added or time.perf_counter() > deadline:
+                break
+            new = pricer.price(master.duals, basis, deadline, breadth)
+            added = master.add(admit(new)) if len(new) else 0
         if added == 0:
             status = "converged" if time.perf_counter() <= deadline else "time_budget"
             break
-        master.solve()
+        if not master.solve():  # numerical failure of the master: keep the last solution
+            status = "stalled"
+            break
         if exact:
             found = _bound(pricer, bound_at, master.duals, h_x, p_x)
             bounds = {k: min(v, bounds.get(k, math.inf)) for k, v in found.items()}

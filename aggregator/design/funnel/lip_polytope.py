@@ -164,17 +164,30 @@ class Master:
         self.ent = np.r_[self.ent, ent]
         return k
 
-    def solve(self) -> None:
+    def solve(self) -> bool:
+        """Solve over the current columns. On a numerical failure, once more from scratch at HiGHS'
+        default tolerances; if that fails too, False (the previous solution stays: new columns get
+        weight 0), or CGError when there is none."""
         self.h.run()
+        if self.h.getModelStatus() != OPTIMAL:
+            self.h.clearSolver()
+            self.h.setOptionValue("primal_feasibility_tolerance", 1e-7)
+            self.h.setOptionValue("dual_feasibility_tolerance", 1e-7)
+            self.h.run()
+            self.h.setOptionValue("primal_feasibility_tolerance", _MASTER_FEASIBILITY)
+            self.h.setOptionValue("dual_feasibility_tolerance", _MASTER_FEASIBILITY)
         if self.h.getModelStatus() != OPTIMAL:  # v = p_X is a column: only a numerical failure gets here
-            raise CGError(
-                f"the LIP master linear program failed: {self.h.modelStatusToString(self.h.getModelStatus())}"
-            )
+            if len(self.alpha):
+                self.alpha = np.r_[self.alpha, np.zeros(len(self.cols) - len(self.alpha))]
+                return False
+            status = self.h.modelStatusToString(self.h.getModelStatus())
+            raise CGError(f"the LIP master linear program failed: {status}")
         sol = self.h.getSolution()
         self.alpha = np.maximum(np.asarray(sol.col_value), 0.0)
         # A minimisation: HiGHS' row duals are λ of max λ·p_X s.t. λ·v ≤ H(v) (scipy's "marginals").
         self.duals = np.asarray(sol.row_dual, dtype=float)
         self.value = float(self.ent @ self.alpha)
+        return True
 
     def basis(self) -> np.ndarray:
         return self.cols[self.alpha > _BASIC]
