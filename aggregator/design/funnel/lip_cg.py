@@ -106,7 +106,9 @@ class _Pricer:
         count = breadth * _DESCENT_STARTS
         starts = list(self.pool[np.argsort(red)[:count]]) + list(basis[self.rng.permutation(len(basis))[:count]])
         for _ in range(count if breadth > 1 else 0):
-            found = self.lp.minimise(self.rng.standard_normal(self.lp.g))
+            if time.perf_counter() > deadline:
+                break
+            found = self.lp.minimise(self.rng.standard_normal(size=(self.lp.g,)))
             if found is not None:
                 starts.append(found)
         for m in starts:
