@@ -52,6 +52,8 @@ LIP_CG_MAX_SYMBOLS = 5000
 _REDUCED_COST_TOL = 1e-10
 _ROUNDOFF = 1e-9  # nats added to every bound (vertex and dual round-off)
 _COLUMNS_PER_ROUND = 24
+#: Columns per vertex: its mass on the r-th best member of every group, r < _MEMBER_RANKS.
+_MEMBER_RANKS = 4
 _LINEARISATION_STEPS = 12
 _DESCENT_STARTS = 6
 #: Heuristic pricing: when a round finds nothing, search again from this many times more starts.
@@ -86,15 +88,21 @@ class _Pricer:
     def price(self, lam: np.ndarray, basis: np.ndarray, deadline: float, breadth: int = 1) -> np.ndarray:
         """Columns over X with reduced cost H(v) − λ·v < −tol (most negative first, at most a round's).
         ``breadth``: heuristic pricing descends from that many times more starts."""
-        big, members = self.groups.best(lam)
+        ranked = self.groups.ranked(lam, _MEMBER_RANKS)  # (ranks, G)
+        big = lam[ranked[0]]
         if self.vertices is not None:
             found = self.vertices
         else:
             found = self._descend(big, basis, deadline, breadth)
-        red = row_entropies(found) - found @ big
-        pick = np.argsort(red)[:_COLUMNS_PER_ROUND]
-        pick = pick[red[pick] < -_REDUCED_COST_TOL]
-        return self.groups.expand(found[pick], members, self.n)
+        # Each vertex with the r-th best member of every group (r = 0 is the pricing's own optimum):
+        # columns for the other symbols of a group, which the argmax alone reaches one round at a time.
+        red = row_entropies(found)[None, :] - lam[ranked] @ found.T  # (ranks, vertices)
+        flat = np.argsort(red, axis=None)[:_COLUMNS_PER_ROUND]
+        flat = flat[red.reshape(-1)[flat] < -_REDUCED_COST_TOL]
+        rank, vert = np.unravel_index(flat, red.shape)
+        out = np.zeros((len(flat), self.n))
+        np.put_along_axis(out, ranked[rank], found[vert], axis=1)
+        return out
 
     def _descend(self, big: np.ndarray, basis: np.ndarray, deadline: float, breadth: int) -> np.ndarray:
         """Vertex descent by successive linearisation from the best pool vertices, the basis and

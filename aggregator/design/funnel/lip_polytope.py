@@ -35,9 +35,17 @@ class Groups:
 
     def best(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(Λ_g = max_{x∈g} λ_x, the argmax symbol of each group)."""
+        members = self.ranked(lam, 1)[0]
+        return lam[members], members
+
+    def ranked(self, lam: np.ndarray, ranks: int) -> np.ndarray:
+        """(ranks, G): row r holds each group's symbol with the r-th largest λ (its last one when the
+        group is smaller)."""
         order = np.lexsort((-lam, self.label))  # by group, largest λ first
-        first = order[np.r_[True, np.diff(self.label[order]) != 0]]
-        return lam[first], first
+        sizes = np.bincount(self.label, minlength=self.size)
+        first = np.r_[0, np.cumsum(sizes)[:-1]]
+        r = np.arange(ranks)[:, None]
+        return order[first + np.minimum(r, sizes - 1)]
 
     def expand(self, m: np.ndarray, members: np.ndarray, n: int) -> np.ndarray:
         """Columns over X: each group's mass on its chosen member."""
