@@ -52,6 +52,8 @@ LIP_CG_MAX_SYMBOLS = 5000
 _REDUCED_COST_TOL = 1e-10
 _ROUNDOFF = 1e-9  # nats added to every bound (vertex and dual round-off)
 _COLUMNS_PER_ROUND = 24
+#: Weight of the previous pricing point in the smoothed one.
+_SMOOTHING = 0.5
 #: Columns per vertex: its mass on the r-th best member of every group, r < _MEMBER_RANKS.
 _MEMBER_RANKS = 4
 _LINEARISATION_STEPS = 12
@@ -235,6 +237,7 @@ def lip_cg(
     master.solve()
     status, iterations = "time_budget", 0
     bounds = _bound(pricer, bound_at, master.duals, h_x, p_x) if exact else {"entropy": h_x + _ROUNDOFF}
+    center = master.duals
     while True:
         if time.perf_counter() > deadline:
             break
@@ -243,7 +246,15 @@ def lip_cg(
             break
         iterations += 1
         basis = groups.mass(master.basis())
-        new = pricer.price(master.duals, basis, deadline)
+        # Wentges smoothing: price between the previous pricing point and the duals (damps their
+        # oscillation); a column enters only if it improves at the duals, else price at the duals.
+        lam = master.duals
+        smooth = _SMOOTHING * center + (1 - _SMOOTHING) * lam
+        new = pricer.price(smooth, basis, deadline)
+        new = new[row_entropies(new) - new @ lam < -_REDUCED_COST_TOL]
+        center = smooth
+        if len(new) == 0:
+            new, center = pricer.price(lam, basis, deadline), lam
         added = master.add(admit(new)) if len(new) else 0
         for breadth in () if exact else _BREADTHS:  # search harder before calling it converged
             if added or time.perf_counter() > deadline:
