@@ -186,3 +186,19 @@ def test_input_joint_of_adult_has_87_live_symbols_in_6_groups(adult):
     live = joint.sum(axis=0) > 0
     assert int(live.sum()) == 87
     assert Groups(joint[:, live] / joint.sum(axis=0)[live]).size == 6
+
+
+def test_no_feasible_small_vertex_still_starts_from_a_feasible_mechanism():
+    """|X| = 300 with no symbol inside Δ alone (and too many vertices to enumerate): the master starts
+    from each symbol mixed with p_X (randomised response towards the prior), not from p_X alone, so
+    even a short budget ends far above GRR."""
+    joint = np.random.default_rng(5).random((6, 300)) ** 5
+    joint /= joint.sum()
+    inner = 1 - DESIGN_MARGIN
+    assert not Admission(*_split(joint), inner, inner).inside(np.eye(300)).any()
+    res = lip.optimal_lip(joint, inner, inner, solver="cg", time_budget=2.0, claimed=(1.0, 1.0))
+    assert max(lip_epsilons(res.matrix, joint)) <= 1.0
+    from rldp.aggregator.design.funnel.families import calibrate, grr_alpha
+
+    grr, _ = calibrate(lambda t: grr_alpha(300, t), lambda q: max(lip_epsilons(q, joint)) <= 1.0, "grr")
+    assert res.information > 1.2 * mutual_information(grr, joint.sum(axis=0))

@@ -48,7 +48,7 @@ from .lip_polytope import Admission, DeltaLP, Groups, Master, grouped_vertices, 
 __all__ = ["LIP_CG_MAX_SYMBOLS", "LipCGResult", "lip_cg"]
 
 #: Column generation keeps dense columns over the input symbols: limited to this many with p_x > 0.
-LIP_CG_MAX_SYMBOLS = 5000
+LIP_CG_MAX_SYMBOLS = 2000
 _REDUCED_COST_TOL = 1e-10
 _ROUNDOFF = 1e-9  # nats added to every bound (vertex and dual round-off)
 _COLUMNS_PER_ROUND = 24
@@ -233,6 +233,9 @@ def lip_cg(
     h_x = entropy(p_x)
     master = Master(p_x)
     master.add(admit(p_x[None, :]))
+    # Each symbol alone, mixed with p_X just enough to enter Δ: with weights ∝ p_x/(1 − t_x) they carry
+    # p_X, a feasible start that does not need the vertices (randomised response towards the prior).
+    master.add(admit(np.eye(n)))
     master.add(admit(_seeds(groups, pricer.pool, p_x)))
     master.solve()
     status, iterations = "time_budget", 0
