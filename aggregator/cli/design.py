@@ -72,7 +72,9 @@ def cmd_design(args: argparse.Namespace) -> int:
             raise CommandError(f"--{option} applies to --method {', '.join(TRANSPORT_METHODS)} only")
     cost = read_cost(args.cost)
     start = time.perf_counter()
-    show = (args.progress if args.progress is not None else sys.stderr.isatty()) and args.method in SOLVER_METHODS
+    # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
+    iterative = args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))
+    show = (args.progress if args.progress is not None else sys.stderr.isatty()) and iterative
     # The data and the claim; the GRR fallback after an early Ctrl-C (.interrupted) shares them.
     common: dict[str, Any] = {
         "alphabet": alphabet,
@@ -373,7 +375,7 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "--solver",
         choices=list(SOLVERS),
         default="auto",
-        help="polyopt, polyopt-paper and nr: 'exact' vertex enumeration (small alphabets only), "
+        help="polyopt, polyopt-paper, nr and optimal: 'exact' vertex enumeration (small alphabets only), "
         "'cg' column generation (any size, anytime), 'auto' (default) exact where it is fast",
     )
     p.add_argument(

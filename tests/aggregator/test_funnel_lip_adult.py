@@ -35,10 +35,12 @@ def test_latent_optimal_lip_on_adult_passes_its_audit(adult, eps):
     np.testing.assert_allclose(np.asarray(doc["matrix"]).sum(axis=0), 1.0, atol=1e-9)
 
 
-def test_s_as_an_input_on_adult_is_refused_by_size_with_one_clear_error(adult):
+def test_s_as_an_input_on_adult_goes_to_column_generation(adult):
     alph, p = adult  # X = (S, U) has 87 symbols with positive probability: beyond the exact method
+    doc = design("optimal", alphabet=alph, public_distribution=p, radius=0.0, notion="lip", epsilon=3.0)
+    assert doc["parameters"]["solver"] == "cg" and audit_document(doc).passed
     with pytest.raises(DesignError, match="limited to 24 input symbols"):
-        design("optimal", alphabet=alph, public_distribution=p, radius=0.0, notion="lip", epsilon=3.0)
+        design("optimal", alphabet=alph, public_distribution=p, radius=0.0, notion="lip", epsilon=3.0, solver="exact")
 
 
 @pytest.mark.parametrize("eps", EPSILONS)

@@ -4,6 +4,7 @@ and (ε_l, ε_u)-ALIP [ZDS23, Def 3], with S latent or an input, at P̂ or over 
 * :mod:`.claim` — the joint P(s, x) of S and the input, lifts, and :class:`~.claim.Claim` (pass/fail by
   the notion's exact audit, per-output excess);
 * :mod:`.lip` — optimal LIP / AORR by vertex enumeration + one LP [LTS20, Thm 3; ZDS23, eq 12];
+* :mod:`.lip_cg` (pieces in :mod:`.lip_polytope`) — the same LP by column generation beyond 24 symbols;
 * :mod:`.ldp` — optimal LDP w.r.t. a latent S: PolyOpt's cone on rows over U [LTS20, Thm 2];
 * :mod:`.families` — GRR, OUE, CR calibrated on the exact audit [LTS20, eqs 28-33, Alg 1];
 * :mod:`.watchdog` — complete merging, subset merging, subset random response [ZDS23, eqs 6-8, Algs 1-2];

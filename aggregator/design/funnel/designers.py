@@ -4,7 +4,8 @@ Same protocol as :mod:`..registry`: ``designer(uncertainty, options) -> (Q, para
 is (:class:`.claim.Claim`) ε-LDP w.r.t. S, ε-LIP or (ε_l, ε_u)-ALIP, at P̂ (radius 0) or over F.
 
 * ``optimal`` — ldp: PolyOpt ([LZG24, Thm 3] = [LTS20, Thm 2] over F; S an input) or its latent
-  cone (:mod:`.ldp`); lip/alip at radius 0: [LTS20, Thm 3] / AORR [ZDS23, eq 12] (:mod:`.lip`); over
+  cone (:mod:`.ldp`); lip/alip at radius 0: [LTS20, Thm 3] / AORR [ZDS23, eq 12] (:mod:`.lip`; column
+  generation beyond 24 input symbols or with solver "cg", :mod:`.lip_cg`); over
   a positive radius the better (in I(X;Y) at P̂) of two sound designs: the robust ldp optimum at
   min(ε_l, ε_u) (ε-LDP w.r.t. S for every P ∈ F implies ε-LIP for every P ∈ F; ``parameters.via =
   "ldp"``) and the P̂-optimum at budgets shrunk by the largest factor whose robust audit passes
@@ -62,7 +63,9 @@ class _Base:
 
 class OptimalDesigner(_Base):
     name = "optimal"
-    summary = "the utility-optimal mechanism [LTS20, Thm 2-3; ZDS23, eq 12] (vertex enumeration + LP)"
+    summary = (
+        "the utility-optimal mechanism [LTS20, Thm 2-3; ZDS23, eq 12] (vertex enumeration + LP, or column generation)"
+    )
     takes_solver = True
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
@@ -71,8 +74,16 @@ class OptimalDesigner(_Base):
         if options.notion == "ldp":
             return self._ldp(uncertainty, options, claim.ldp_budget)
         if not claim.robust:
-            result = optimal_lip(claim.joint, claim.epsilon_lower * margin, claim.epsilon_upper * margin)
-            return result.matrix, {"solver": "exact", "vertices": result.vertices, "lp_value": result.information}
+            result = optimal_lip(
+                claim.joint,
+                claim.epsilon_lower * margin,
+                claim.epsilon_upper * margin,
+                solver=options.solver,
+                time_budget=options.time_budget,
+                progress=options.progress,
+                claimed=(claim.epsilon_lower, claim.epsilon_upper),
+            )
+            return result.matrix, result.parameters()
         # Over F: the better of two sound designs (both pass the robust audit; neither is proved optimal).
         candidates: list[tuple[np.ndarray, dict[str, Any]]] = []
         errors = []
@@ -82,7 +93,7 @@ class OptimalDesigner(_Base):
         except DesignError as exc:
             errors.append(str(exc))
         try:
-            candidates.append(_shrunk_lip(claim))
+            candidates.append(_shrunk_lip(claim, options))
         except DesignError as exc:
             errors.append(str(exc))
         if not candidates:
@@ -101,21 +112,25 @@ class OptimalDesigner(_Base):
 _SHRINK_STEPS = 12
 
 
-def _shrunk_lip(claim: Claim) -> tuple[np.ndarray, dict[str, Any]]:
+def _shrunk_lip(claim: Claim, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
     """The optimal (tε_l, tε_u)-ALIP mechanism at P̂ for the largest t ∈ (0, 1] (bisection) whose robust
     audit over F passes (the robust leakage of the P̂-optimum grows with t; t → 0 is the constant
-    mechanism, which never leaks)."""
-    lo, hi, best = 0.0, 1.0, None
+    mechanism, which never leaks). Column generation (beyond the exact size) gets an equal share of
+    the time budget per step."""
+    lo, hi, best, solver = 0.0, 1.0, None, "exact"
     for _ in range(_SHRINK_STEPS):
         mid = 0.5 * (lo + hi)
-        q = optimal_lip(claim.joint, mid * claim.epsilon_lower, mid * claim.epsilon_upper).matrix
-        if claim.passes(q):
-            lo, best = mid, q
+        budget = options.time_budget / _SHRINK_STEPS
+        found = optimal_lip(
+            claim.joint, mid * claim.epsilon_lower, mid * claim.epsilon_upper, solver=options.solver, time_budget=budget
+        )
+        if claim.passes(found.matrix):
+            lo, best, solver = mid, found.matrix, found.solver
         else:
             hi = mid
     if best is None:
         raise DesignError("optimal: no shrunk LIP optimum passes the robust audit")
-    return best, {"solver": "exact", "via": "shrunk-lip", "shrink": lo}
+    return best, {"solver": solver, "via": "shrunk-lip", "shrink": lo}
 
 
 class FamilyDesigner(_Base):

@@ -12,6 +12,8 @@ uses vertices of Δ as rows, weighted by the LP of [LTS20, eq 17]: minimise Σ_i
 A vertex has at most |S| + 1 non-zero entries (|X| − 1 active constraints, at most one side of each
 slab), so Δ is small for the sizes of the papers (|X| = 17, |S| = 5: well under a second). Symbols
 with p_x = 0 are left out of Δ (no row can carry them) and sent to the outputs in proportion to q.
+Beyond ``LIP_EXACT_MAX_SYMBOLS`` symbols (or with ``solver="cg"``) the same LP is solved by column
+generation (:mod:`.lip_cg`), with a proven upper bound on the optimum.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +31,7 @@ import numpy as np
 from rldp.shared.information import entropy
 
 from ..errors import DesignError, PolyOptError
+from .lip_cg import lip_cg
 
 __all__ = ["LIP_EXACT_MAX_SYMBOLS", "LipResult", "lip_vertices", "optimal_lip", "optimal_lip_rows"]
 
@@ -39,9 +43,17 @@ _TOL = 1e-10
 @dataclass(frozen=True)
 class LipResult:
     matrix: np.ndarray  # Q (|Y|, |X|)
-    vertices: int  # how many vertices Δ has
+    vertices: int  # how many vertices Δ has (0 for column generation: not enumerated)
     information: float  # I(X;Y) at P, nats
     seconds: float
+    solver: str = "exact"  # "exact" (vertex enumeration) or "cg" (column generation)
+    cg: dict[str, Any] | None = None  # column generation's record: status, columns, bound, …
+
+    def parameters(self) -> dict[str, Any]:
+        """The design parameters a document records for this solve."""
+        if self.cg is None:
+            return {"solver": "exact", "vertices": self.vertices, "lp_value": self.information}
+        return {"solver": "cg", "lp_value": self.information, **self.cg}
 
 
 def _support_count(a: int, c: int) -> int:
@@ -56,14 +68,15 @@ _SUPPORT_MAX_SYSTEMS = 2_000_000
 _CDD_FROM_BUDGET = 2.0
 
 
-def _support_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def _support_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray, max_support: int | None = None) -> np.ndarray:
     """Every vertex of Δ by its support (vectorised): a vertex with support T solves
     [1; c_{s,T} for k − 1 active sides] v_T = [1; bounds] (the slab rows sum to the all-ones row, so
-    k ≤ |S|); each candidate is kept if it is ≥ 0 and inside every slab."""
+    k ≤ |S|); each candidate is kept if it is ≥ 0 and inside every slab. ``max_support`` keeps only the
+    vertices with at most that many non-zero entries."""
     n_s, a = c.shape
     bound = np.stack([low, high])  # (2, |S|)
     found = []
-    for k in range(1, min(a, n_s) + 1):
+    for k in range(1, min(a, n_s, max_support or n_s) + 1):
         supports = np.array(list(itertools.combinations(range(a), k)), dtype=int)  # (m, k)
         c_t = c[:, supports]  # (|S|, m, k)
         sides = np.array(list(itertools.product((0, 1), repeat=k - 1)), dtype=int).reshape(2 ** (k - 1), k - 1)
@@ -184,30 +197,69 @@ def optimal_lip_rows(
     return verts[used], alpha[used], len(verts)
 
 
-def optimal_lip(joint: np.ndarray, eps_lower: float, eps_upper: float) -> LipResult:
+def optimal_lip(
+    joint: np.ndarray,
+    eps_lower: float,
+    eps_upper: float,
+    *,
+    solver: str = "auto",
+    time_budget: float = 60.0,
+    progress: Callable[[dict], None] | None = None,
+    claimed: tuple[float, float] | None = None,
+) -> LipResult:
     """The I(X;Y)-optimal (ε_l, ε_u)-ALIP mechanism for the joint P(s, x) (|S|, |X|) [ZDS23, eq 12];
-    ε_l = ε_u = ε gives the optimal ε-LIP mechanism [LTS20, Thm 3]."""
+    ε_l = ε_u = ε gives the optimal ε-LIP mechanism [LTS20, Thm 3].
+
+    ``solver``: "exact" (vertex enumeration, at most ``LIP_EXACT_MAX_SYMBOLS`` symbols with p_x > 0),
+    "cg" (column generation within ``time_budget`` seconds, :func:`.lip_cg.lip_cg`; ``progress``
+    receives its rounds) or "auto" (exact up to the limit, column generation beyond). ``claimed``
+    (default the budgets) are the levels column generation proves its upper bound at."""
     start = time.perf_counter()
     joint = np.asarray(joint, dtype=float)
     p_x, p_s = joint.sum(axis=0), joint.sum(axis=1)
     live = p_x > 0
-    if int(live.sum()) > LIP_EXACT_MAX_SYMBOLS:
+    size = int(live.sum())
+    if solver == "exact" and size > LIP_EXACT_MAX_SYMBOLS:
         raise DesignError(
             f"exact optimal LIP/ALIP enumerates the vertices of its polytope and is limited to "
-            f"{LIP_EXACT_MAX_SYMBOLS} input symbols with positive probability; this input has {int(live.sum())}"
+            f"{LIP_EXACT_MAX_SYMBOLS} input symbols with positive probability; this input has {size} "
+            "(solver 'cg' or 'auto' uses column generation)"
         )
     cond = joint[:, live] / p_x[live]
-    found = optimal_lip_rows(cond, p_s, p_x[live], eps_lower, eps_upper)
-    if found is None:  # v = p_X (the constant mechanism) is always in Δ: only round-off gets here
-        raise PolyOptError(
-            f"the LIP linear program found no optimum over the enumerated vertices of its polytope at "
-            f"epsilon_lower={eps_lower:g}, epsilon_upper={eps_upper:g} (a numerical problem in the vertex "
-            "enumeration)"
-        )
-    rows, alpha, count = found
+    record = None
+    if solver == "cg" or (solver == "auto" and size > LIP_EXACT_MAX_SYMBOLS):
+        res = lip_cg(cond, p_s, p_x[live], (eps_lower, eps_upper), claimed, time_budget=time_budget, progress=progress)
+        rows, alpha, count = res.rows, res.weights, 0
+        record = {
+            "status": res.status,
+            "converged": res.status == "converged",
+            "iterations": res.iterations,
+            "columns": res.columns,
+            "pricing": res.pricing,
+            "upper_bound": res.upper_bound,
+            "upper_bound_kind": res.bound_kind,
+            "upper_bound_note": (
+                "nats of I_P(X;Y) at the claimed budgets, over every mechanism meeting them: Lagrangian "
+                "(weak duality) bound of [LTS20, eq 17] with the master's duals; exact-pricing: the "
+                "minimum reduced cost over every vertex of the polytope on distinct columns; "
+                "secant-relaxation: over a linear under-estimator of H; entropy: I(X;Y) <= H(X)"
+            ),
+        }
+    else:
+        found = optimal_lip_rows(cond, p_s, p_x[live], eps_lower, eps_upper)
+        if found is None:  # v = p_X (the constant mechanism) is always in Δ: only round-off gets here
+            raise PolyOptError(
+                f"the LIP linear program found no optimum over the enumerated vertices of its polytope at "
+                f"epsilon_lower={eps_lower:g}, epsilon_upper={eps_upper:g} (a numerical problem in the vertex "
+                "enumeration)"
+            )
+        rows, alpha, count = found
     q = np.zeros((len(rows), joint.shape[1]))
     q[:, live] = alpha[:, None] * rows / p_x[live]
     q[:, live] /= q[:, live].sum(axis=0, keepdims=True)  # LP round-off
     q[:, ~live] = (alpha / alpha.sum())[:, None]
     info = float(entropy(p_x[live]) - alpha @ _row_entropies(rows))
-    return LipResult(q, count, info, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    if record is not None:
+        record["seconds"] = seconds
+    return LipResult(q, count, info, seconds, "exact" if record is None else "cg", record)
