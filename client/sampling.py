@@ -62,8 +62,18 @@ except ImportError:  # pragma: no cover - exercised only where cryptography is a
     HAVE_AES = False
 
 from .alias import AliasTable, search_thresholds
+from .indices import check_indices, output_dtype
 
-__all__ = ["RandomSource", "OSRandom", "random_array", "random_bytes", "uniform_from_bytes", "ColumnSampler"]
+__all__ = [
+    "RandomSource",
+    "OSRandom",
+    "random_array",
+    "random_bytes",
+    "random_into",
+    "uniform_from_bytes",
+    "u53_from",
+    "ColumnSampler",
+]
 
 _TWO_POW_M53 = 1.0 / (1 << 53)
 _ONE = np.uint64(1)
@@ -106,19 +116,29 @@ def random_array(n: int) -> np.ndarray:
     mapped page by page — about 3 µs per 4 KiB page fault on a virtual machine, more than
     the AES work itself.
     """
+    out = np.empty(n + 15, dtype=np.uint8)  # update_into wants room for one more block than it writes
+    random_into(out, n)
+    return out[:n]
+
+
+def random_into(out: np.ndarray, n: int) -> None:
+    """Fill ``out[:n]`` (a contiguous uint8 array with at least ``n`` + 15 bytes) from the OS
+    CSPRNG as :func:`random_array` does: a caller that draws chunk after chunk reuses one
+    buffer instead of mapping fresh pages for every chunk."""
     global _ZEROS
+    if out.dtype != np.uint8 or out.ndim != 1 or not out.flags.c_contiguous or out.size < n + 15:
+        raise ValueError(f"out must be a contiguous 1-D uint8 array of at least n + 15 = {n + 15} bytes")
     if n < _KEYSTREAM_MIN_BYTES or not HAVE_AES:
-        return np.frombuffer(os.urandom(n), dtype=np.uint8)
+        out[:n] = np.frombuffer(os.urandom(n), dtype=np.uint8)
+        return
     if _ZEROS is None:
         _ZEROS = bytes(_KEYSTREAM_BYTES_PER_KEY)
     zeros = memoryview(_ZEROS)
-    out = np.empty(n + 15, dtype=np.uint8)  # update_into wants room for one more block than it writes
     for start in range(0, n, _KEYSTREAM_BYTES_PER_KEY):
         size = min(_KEYSTREAM_BYTES_PER_KEY, n - start)
         seed = os.urandom(48)
         stream = Cipher(algorithms.AES(seed[:32]), modes.CTR(seed[32:])).encryptor()
         stream.update_into(zeros[:size], out[start : start + size + 15].data)  # keystream = encryption of zeros
-    return out[:n]
 
 
 def random_bytes(n: int) -> bytes:
@@ -152,8 +172,8 @@ class OSRandom:
         return "OSRandom()"
 
 
-def _u53_from(rng: RandomSource, n: int) -> np.ndarray:
-    """53-bit integers from an injected source's doubles (validated)."""
+def u53_from(rng: RandomSource, n: int) -> np.ndarray:
+    """53-bit integers ⌊r·2⁵³⌋ from an injected source's doubles r (validated: n of them, in [0, 1))."""
     u = np.asarray(rng.random(n), dtype=np.float64).reshape(-1)
     if u.size != n:
         raise ValueError(f"the random source returned {u.size} numbers for {n} records")
@@ -261,18 +281,7 @@ class ColumnSampler:
     def output_dtype(self, dtype: Any = None) -> np.dtype:
         """The dtype of the outputs: int64 by default, or a compact unsigned type that holds
         every output 0 … |Y| − 1 (``np.uint8`` for |Y| ≤ 256, ``np.uint16`` for |Y| ≤ 65,536)."""
-        if dtype is None:
-            return np.dtype(np.int64)
-        try:
-            dt: np.dtype = np.dtype(dtype)
-        except TypeError:
-            raise ValueError(f"dtype must be a numpy integer type such as uint8 or uint16; got {dtype!r}") from None
-        if dt.kind not in "iu" or np.iinfo(dt).max < self.n_outputs - 1:
-            fits = ", ".join(t for t in ("uint8", "uint16", "uint32", "int64") if np.iinfo(t).max >= self.n_outputs - 1)
-            raise ValueError(
-                f"dtype must be an integer type that holds outputs 0..{self.n_outputs - 1}: one of {fits}; got {dt}"
-            )
-        return dt
+        return output_dtype(self.n_outputs, dtype)
 
     def sample(self, x: Any, rng: RandomSource | None = None, dtype: Any = None) -> np.ndarray:
         """Outputs y for record indices ``x`` (integers in [0, |X|)).
@@ -286,22 +295,14 @@ class ColumnSampler:
 
     def _sample(self, x: Any, rng: RandomSource | None) -> np.ndarray:
         """:meth:`sample` with int64 outputs."""
-        xs = np.asarray(x)
-        if xs.ndim != 1:
-            xs = xs.reshape(-1)
-        if xs.size and xs.dtype.kind not in "iu":
-            raise ValueError(f"record indices must be integers; got dtype {xs.dtype}")
-        xs = xs.astype(np.int64, copy=False)
+        xs = check_indices(x, self.n_inputs)
         n = xs.size
         if n == 0:
             return np.zeros(0, dtype=np.int64)
-        # One pass: seen as unsigned, a negative index is huge, so max < |X| checks both ends.
-        if xs.view(np.uint64).max() >= self.n_inputs:
-            raise ValueError(f"record indices must be in [0, {self.n_inputs}); got {int(xs.min())}..{int(xs.max())}")
         os_source = rng is None or isinstance(rng, OSRandom)
         source = rng if isinstance(rng, OSRandom) else OSRandom()
         if self.alias is not None:
-            return self.alias.sample(xs, source.bits(n, 53) if os_source else _u53_from(rng, n))  # type: ignore[arg-type]
+            return self.alias.sample(xs, source.bits(n, 53) if os_source else u53_from(rng, n))  # type: ignore[arg-type]
         rest = np.uint64(53 - self.width)
         spare = None  # second-level bytes drawn with the first ones (one CSPRNG call, not two)
         if os_source:
@@ -313,7 +314,7 @@ class ColumnSampler:
                 first = source.bits(n, self.width)  # the top w bits of u; the rest only if needed
             u53 = None
         else:
-            u53 = _u53_from(rng, n)  # type: ignore[arg-type]
+            u53 = u53_from(rng, n)  # type: ignore[arg-type]
             first = (u53 >> rest).astype(np.uint16)
         if self.table is None:
             if u53 is None:
