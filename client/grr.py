@@ -20,9 +20,9 @@ with the integers m_d, m_o computed exactly (Python integers and fractions, no f
 rounding) from the normalised column d̂ = d / (d + (k − 1)·o), ô = o / (d + (k − 1)·o) of
 the document's float64 parameters and the scale S = 2⁵³ − 2ˢ (2ˢ ≥ k, s ≥ 22, so M < 2⁵³):
 
-* the larger of d̂, ô is rounded down and the smaller up (m_d = ⌊d̂·S⌋, m_o = ⌈ô·S⌉ when
-  d ≥ o), so the ratio m_d / m_o lies between 1 and d / o: the sampled mechanism is never
-  less private than the document's (its ε = |ln(m_d/m_o)| ≤ |ln(d/o)|);
+* the smaller of d̂, ô is rounded up and the larger down, but not below it (when d ≥ o:
+  m_o = ⌈ô·S⌉, m_d = max(⌊d̂·S⌋, m_o)), so the ratio m_d / m_o lies between 1 and d / o:
+  the sampled mechanism is never less private than the document's (|ln(m_d/m_o)| ≤ |ln(d/o)|);
 * each probability is within (1 + k·Q̂(y|x))/M of the normalised Q̂(y|x) (M ≥ 2⁵³ − 2ˢ⁺¹),
   i.e. about 2⁻⁵² for the off-diagonal entries;
 * every off-diagonal output has exactly the same probability (uniform over the others).
@@ -82,11 +82,14 @@ class GrrSampler:
         self.scale_bits = max(22, (k - 1).bit_length())
         scale = (1 << 53) - (1 << self.scale_bits)
         d_hat, o_hat = Fraction(d) / total * scale, Fraction(o) / total * scale
-        # Round the larger parameter down and the smaller up: the ratio moves towards 1.
+        # Round the larger parameter down and the smaller up, the ratio moving towards 1 (but
+        # not past it: two values within one unit of each other get the same mass).
         if d >= o:
-            m_d, m_o = math.floor(d_hat), math.ceil(o_hat)
+            m_o = math.ceil(o_hat)
+            m_d = max(math.floor(d_hat), m_o)
         else:
-            m_d, m_o = math.ceil(d_hat), math.floor(o_hat)
+            m_d = math.ceil(d_hat)
+            m_o = max(math.floor(o_hat), m_d)
         total_mass = m_d + (k - 1) * m_o
         if not 0 < total_mass < 1 << 53:  # pragma: no cover - S + k − 1 < 2⁵³ by the choice of s
             raise AssertionError(f"GRR masses out of range: {total_mass}")
