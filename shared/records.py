@@ -235,14 +235,16 @@ class Alphabet:
     def _combine(self, attrs: Sequence[Attribute], strides: Sequence[int], cols: Sequence[Any]) -> np.ndarray:
         # cols: one value sequence per attribute of ``attrs``; mixed radix, last fastest.
         cols = [python_values(c) for c in cols]
-        x = attrs[0].encode(cols[0])
+        x = attrs[0].encode(cols[0])  # a fresh array: scaled and summed in place (no 8 B/record temporaries)
         if strides[0] != 1:
-            x = x * strides[0]
+            x *= strides[0]
         for attr, stride, col in zip(attrs[1:], strides[1:], cols[1:], strict=True):
             codes = attr.encode(col)
             if codes.size != x.size:
                 raise RecordError(f"attribute {attr.name!r} has {codes.size} values; {attrs[0].name!r} has {x.size}")
-            x += codes * stride if stride != 1 else codes
+            if stride != 1:
+                codes *= stride
+            x += codes
         return x
 
     def encode(self, records: Any) -> np.ndarray:
