@@ -34,8 +34,8 @@ by one constant), in cache-sized chunks; building the sampler is O(1).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -150,10 +150,12 @@ class GrrSampler:
             if u.max() >= self._total:
                 rejected.append(np.flatnonzero(u >= self._total) + start)
         if rejected:
-            self._redraw(out, xu, np.concatenate(rejected), source if os_source else rng)  # type: ignore[arg-type]
+            self._redraw(out, xu, np.concatenate(rejected), source if os_source else rng)
         return out
 
-    def _map(self, u: np.ndarray, xu: np.ndarray, j: np.ndarray | None = None, w: np.ndarray | None = None) -> np.ndarray:
+    def _map(
+        self, u: np.ndarray, xu: np.ndarray, j: np.ndarray | None = None, w: np.ndarray | None = None
+    ) -> np.ndarray:
         """y for 53-bit integers u < M and records x (uint64; ``j``, ``w``: optional buffers of
         their size, the result is written to ``j``); arbitrary where u ≥ M.
 

@@ -37,5 +37,7 @@ def output_dtype(n_outputs: int, dtype: Any = None) -> np.dtype:
         raise ValueError(f"dtype must be a numpy integer type such as uint8 or uint16; got {dtype!r}") from None
     if dt.kind not in "iu" or np.iinfo(dt).max < n_outputs - 1:
         fits = ", ".join(t for t in ("uint8", "uint16", "uint32", "int64") if np.iinfo(t).max >= n_outputs - 1)
-        raise ValueError(f"dtype must be an integer type that holds outputs 0..{n_outputs - 1}: one of {fits}; got {dt}")
+        raise ValueError(
+            f"dtype must be an integer type that holds outputs 0..{n_outputs - 1}: one of {fits}; got {dt}"
+        )
     return dt

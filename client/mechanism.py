@@ -32,16 +32,16 @@ from rldp.shared.document import (
     DocumentError,
     PerReport,
     alphabet,
-    mechanism_matrix,
     matrix_spec,
+    mechanism_matrix,
     per_report_layer,
     validate_document,
 )
 from rldp.shared.records import Alphabet
 
 from .errors import MechanismRejected
-from .policy import VerificationPolicy
 from .grr import GrrSampler, sampler_for
+from .policy import VerificationPolicy
 from .sampling import ColumnSampler, RandomSource
 
 __all__ = ["Mechanism"]
