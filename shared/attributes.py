@@ -102,8 +102,10 @@ class Attribute:
 
     def encode(self, values: Any) -> np.ndarray:
         """Vectorised :meth:`index` over a 1-D sequence; returns int64 positions."""
-        if isinstance(values, list) and values:
-            # Python strings: one C-level dict lookup each (no string array, no sort).
+        objects = isinstance(values, np.ndarray) and values.dtype.kind == "O" and values.ndim == 1
+        if (objects or isinstance(values, list)) and len(values):
+            # Python strings (a list, or an object array iterated as it is: ~25 % cheaper than
+            # its tolist()): one C-level dict lookup each (no string array, no sort).
             try:
                 if self.size <= 256:  # bytes() of small ints is the cheapest C-level collection (~10 %)
                     return np.frombuffer(bytes(map(self._index.__getitem__, values)), dtype=np.uint8).astype(np.int64)

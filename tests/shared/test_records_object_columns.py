@@ -32,9 +32,23 @@ def test_object_columns_name_the_unknown_value():
         ALPHA.encode({"sex": np.array(["Male", "Other"], dtype=object), "age": np.array(["1", "2"], dtype=object)})
 
 
-def test_python_values_converts_only_object_columns():
+def test_python_values_converts_only_variable_width_string_columns():
     col = np.array(["a", "b"], dtype=object)
-    assert python_values(col) == ["a", "b"]
+    assert python_values(col) is col  # iterated as it is by the dict lookup
     fixed = np.array(["a", "b"])
     assert python_values(fixed) is fixed
     assert python_values(["a"]) == ["a"]
+    if hasattr(np.dtypes, "StringDType"):
+        variable = np.array(["a", "bb"], dtype=np.dtypes.StringDType())
+        assert python_values(variable) == ["a", "bb"]
+        ages = np.array(["30", "1"], dtype=np.dtypes.StringDType())
+        np.testing.assert_array_equal(ALPHA.encode({"sex": np.array(["Male"] * 2, dtype=object), "age": ages}), [5, 3])
+
+
+def test_object_columns_of_other_types_and_shapes():
+    attr = ALPHA.attributes[1]
+    np.testing.assert_array_equal(attr.encode(np.array([b"30", "1"], dtype=object)), [2, 0])  # bytes: their text
+    np.testing.assert_array_equal(attr.encode(np.array([[2], [30]], dtype=object)[:, 0]), [1, 2])  # a column view
+    assert attr.encode(np.array([], dtype=object)).size == 0
+    with pytest.raises(RecordError, match="record 2: unknown value 'None' for attribute 'age'"):
+        attr.encode(np.array(["1", "2", None], dtype=object))
