@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from .indices import check_indices, output_dtype
-from .sampling import ColumnSampler, OSRandom, RandomSource, random_into, u53_from
+from .randomness import OSRandom, RandomSource, random_into, u53_from
+from .sampling import ColumnSampler
 
 __all__ = ["GrrSampler", "grr_parameters", "sampler_for", "GRR_MIN_SIZE"]
 

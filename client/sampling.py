@@ -1,18 +1,8 @@
-"""Randomness for privatisation: the OS CSPRNG, and a vectorised per-column sampler.
+"""A vectorised per-column sampler, exact at 53-bit resolution.
 
-A user's output is drawn from the column Q(·|x) of their record x. Privacy rests on that
-draw being unpredictable, so the default source is the operating system's CSPRNG
-(``os.urandom``), never numpy's (or Python's) seeded generators. For tests, any object with
-a ``random(n) -> n floats in [0, 1)`` method can be injected (e.g.
-``numpy.random.default_rng(seed)``); its numbers are used at 53-bit resolution.
-
-Requests of 4 KiB or more are served, when the ``cryptography`` package is installed, by
-AES-256 in counter mode keyed from ``os.urandom`` — the CTR_DRBG construction of NIST
-SP 800-90A — because the kernel's generator costs ~3 ns per byte and AES-NI ~0.15. Every
-MiB gets a fresh 256-bit key and 128-bit initial counter from ``os.urandom``: no state is
-kept between calls, so forked worker processes and threads never share a stream, and the
-keystream drawn under one key (2¹⁶ blocks) is far below the birthday bound of AES
-(distinguishing advantage ≤ 2⁻⁹⁷ per key).
+A user's output is drawn from the column Q(·|x) of their record x, with randomness from the
+OS CSPRNG (:mod:`rldp.client.randomness`, re-exported here) or, in tests, an injected source
+whose ``random(n)`` numbers are used at 53-bit resolution.
 
 The draw is exact inversion at 53-bit resolution. With the normalised cumulative sums
 C[x, y] = Σ_{y' ≤ y} Q(y'|x) / Σ_{y'} Q(y'|x) (so C[x, |Y|−1] = 1 exactly) and the integer
@@ -49,20 +39,22 @@ inversion, the same distribution).
 from __future__ import annotations
 
 import math
-import os
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-try:  # optional: a fast CSPRNG for large requests (see the module docstring)
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-    HAVE_AES = True
-except ImportError:  # pragma: no cover - exercised only where cryptography is absent
-    HAVE_AES = False
-
 from .alias import AliasTable, search_thresholds
 from .indices import check_indices, output_dtype
+from .randomness import (
+    HAVE_AES,
+    OSRandom,
+    RandomSource,
+    random_array,
+    random_bytes,
+    random_into,
+    u53_from,
+    uniform_from_bytes,
+)
 
 __all__ = [
     "RandomSource",
@@ -73,9 +65,9 @@ __all__ = [
     "uniform_from_bytes",
     "u53_from",
     "ColumnSampler",
+    "HAVE_AES",
 ]
 
-_TWO_POW_M53 = 1.0 / (1 << 53)
 _ONE = np.uint64(1)
 # Guide tables hold at most this many entries (|X|·2ᵏ, ≤ 2 bytes each → ≤ 8 MiB).
 _MAX_TABLE = 1 << 22
@@ -88,98 +80,6 @@ _ALIAS_MIN_OUTPUTS = 64
 _MAX_ALIAS = 1 << 27
 # Second-level blocks (256 int64 entries each, 2 KiB): at most 4 MiB.
 _MAX_BLOCKS = 2048
-
-
-class RandomSource(Protocol):
-    """Anything that returns ``n`` independent uniform doubles in [0, 1)."""
-
-    def random(self, n: int) -> Any: ...
-
-
-def uniform_from_bytes(data: Any) -> np.ndarray:
-    """Uniform doubles in [0, 1) from random bytes (any buffer): 8 bytes each, top 53 bits × 2⁻⁵³ (exact)."""
-    words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
-    return (words >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
-
-
-_KEYSTREAM_MIN_BYTES = 1 << 12  # below this the syscall is cheaper than setting up AES (~10 µs)
-_KEYSTREAM_BYTES_PER_KEY = 1 << 20
-_ZEROS: bytes | None = None  # the cipher's input (1 MiB of zeros), allocated once
-
-
-def random_array(n: int) -> np.ndarray:
-    """``n`` bytes from the OS CSPRNG as a uint8 array, expanded by AES-256-CTR for large ``n``
-    when the ``cryptography`` package is available (fresh key per MiB; see the module docstring).
-
-    The keystream is written straight into a numpy array (``update_into``): numpy asks the OS
-    for huge pages for large arrays, whereas a fresh multi-megabyte ``bytes`` object is
-    mapped page by page — about 3 µs per 4 KiB page fault on a virtual machine, more than
-    the AES work itself.
-    """
-    out = np.empty(n + 15, dtype=np.uint8)  # update_into wants room for one more block than it writes
-    random_into(out, n)
-    return out[:n]
-
-
-def random_into(out: np.ndarray, n: int) -> None:
-    """Fill ``out[:n]`` (a contiguous uint8 array with at least ``n`` + 15 bytes) from the OS
-    CSPRNG as :func:`random_array` does: a caller that draws chunk after chunk reuses one
-    buffer instead of mapping fresh pages for every chunk."""
-    global _ZEROS
-    if out.dtype != np.uint8 or out.ndim != 1 or not out.flags.c_contiguous or out.size < n + 15:
-        raise ValueError(f"out must be a contiguous 1-D uint8 array of at least n + 15 = {n + 15} bytes")
-    if n < _KEYSTREAM_MIN_BYTES or not HAVE_AES:
-        out[:n] = np.frombuffer(os.urandom(n), dtype=np.uint8)
-        return
-    if _ZEROS is None:
-        _ZEROS = bytes(_KEYSTREAM_BYTES_PER_KEY)
-    zeros = memoryview(_ZEROS)
-    for start in range(0, n, _KEYSTREAM_BYTES_PER_KEY):
-        size = min(_KEYSTREAM_BYTES_PER_KEY, n - start)
-        seed = os.urandom(48)
-        stream = Cipher(algorithms.AES(seed[:32]), modes.CTR(seed[32:])).encryptor()
-        stream.update_into(zeros[:size], out[start : start + size + 15].data)  # keystream = encryption of zeros
-
-
-def random_bytes(n: int) -> bytes:
-    """``n`` bytes from the OS CSPRNG (:func:`random_array`, as ``bytes``)."""
-    return random_array(n).tobytes()
-
-
-class OSRandom:
-    """Uniform numbers from the operating system's CSPRNG (``os.urandom``), vectorised."""
-
-    def random(self, n: int) -> np.ndarray:
-        """``n`` independent uniform doubles on the grid k·2⁻⁵³, k = 0 … 2⁵³ − 1."""
-        n = int(n)
-        if n < 0:
-            raise ValueError(f"n must be ≥ 0; got {n}")
-        return uniform_from_bytes(random_array(8 * n))
-
-    def bits(self, n: int, width: int) -> np.ndarray:
-        """``n`` independent uniform integers of ``width`` bits (1..64): uint8 for 8, uint16
-        for 16 (views of the random bytes), else uint64."""
-        if not 1 <= width <= 64:
-            raise ValueError(f"width must be 1..64 bits; got {width}")
-        if width == 8:
-            return random_array(n)
-        if width == 16:
-            return random_array(2 * n).view("<u2")
-        words = random_array(8 * n).view("<u8")
-        return words >> np.uint64(64 - width) if width < 64 else words
-
-    def __repr__(self) -> str:
-        return "OSRandom()"
-
-
-def u53_from(rng: RandomSource, n: int) -> np.ndarray:
-    """53-bit integers ⌊r·2⁵³⌋ from an injected source's doubles r (validated: n of them, in [0, 1))."""
-    u = np.asarray(rng.random(n), dtype=np.float64).reshape(-1)
-    if u.size != n:
-        raise ValueError(f"the random source returned {u.size} numbers for {n} records")
-    if n and not (u.min() >= 0.0 and u.max() < 1.0):  # also catches NaN
-        raise ValueError("the random source must return numbers in [0, 1)")
-    return np.floor(u * float(1 << 53)).astype(np.uint64)
 
 
 class ColumnSampler:
@@ -239,6 +139,23 @@ class ColumnSampler:
                 if np.iinfo(t).min <= lowest and b - 1 <= np.iinfo(t).max
             )
             self.table = np.ascontiguousarray(guide.T, dtype=dtype).reshape(-1)  # top-major: j·|X| + x
+
+    def _alias_os(self, xs: np.ndarray) -> np.ndarray:
+        """The alias tables fed chunk by chunk from one reused keystream buffer (no fresh
+        pages per draw): the same function of the same 53-bit words as ``OSRandom.bits(n, 53)``."""
+        assert self.alias is not None
+        n = xs.size
+        out = np.empty(n, dtype=np.int64)
+        step = min(n, self.alias.CHUNK)
+        buffers = self.alias.buffers(step)
+        keystream = np.empty(8 * step + 15, dtype=np.uint8)
+        for start in range(0, n, step):
+            m = min(step, n - start)
+            random_into(keystream, 8 * m)
+            u = keystream[: 8 * m].view("<u8")
+            u >>= np.uint64(11)
+            self.alias.sample_chunk(xs[start : start + m], u, out[start : start + m], buffers)
+        return out
 
     def _second_level(self, guide: np.ndarray) -> None:
         """Second guide table (one more byte) for the first-level intervals that hold a threshold.
@@ -302,6 +219,8 @@ class ColumnSampler:
         os_source = rng is None or isinstance(rng, OSRandom)
         source = rng if isinstance(rng, OSRandom) else OSRandom()
         if self.alias is not None:
+            if type(source) is OSRandom and os_source:
+                return self._alias_os(xs)
             return self.alias.sample(xs, source.bits(n, 53) if os_source else u53_from(rng, n))  # type: ignore[arg-type]
         rest = np.uint64(53 - self.width)
         spare = None  # second-level bytes drawn with the first ones (one CSPRNG call, not two)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rldp.aggregator.design import grr_matrix
-from rldp.client import sampling
+from rldp.client import randomness
 from rldp.client.grr import GRR_MIN_SIZE, GrrSampler, grr_parameters, sampler_for
 from rldp.client.sampling import ColumnSampler, OSRandom, random_into
 
@@ -199,7 +199,7 @@ def test_sampler_for_uses_the_structure_from_a_size_on():
 
 
 def test_random_into_fills_a_reused_buffer(monkeypatch):
-    n = 3 * sampling._KEYSTREAM_BYTES_PER_KEY + 1001
+    n = 3 * randomness._KEYSTREAM_BYTES_PER_KEY + 1001
     buf = np.zeros(n + 15, dtype=np.uint8)
     random_into(buf, n)
     counts = np.bincount(buf[:n], minlength=256)
@@ -207,7 +207,7 @@ def test_random_into_fills_a_reused_buffer(monkeypatch):
     first = buf[:64].copy()
     random_into(buf, n)
     assert not np.array_equal(first, buf[:64])  # a fresh key every call
-    monkeypatch.setattr(sampling, "HAVE_AES", False)
+    monkeypatch.setattr(randomness, "HAVE_AES", False)
     small = np.zeros(100, dtype=np.uint8)
     random_into(small, 80)
     assert small[:80].any() and not small[80:].any()

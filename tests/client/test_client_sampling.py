@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from rldp.client import sampling
+from rldp.client import randomness
 from rldp.client.sampling import ColumnSampler, OSRandom, random_bytes, uniform_from_bytes
 
 
@@ -47,14 +47,14 @@ def test_os_random_is_uniform_and_fresh():
 @pytest.mark.parametrize("fast", [True, False])
 def test_random_bytes_are_uniform_fresh_and_never_repeat_a_key(monkeypatch, fast):
     if not fast:  # the plain os.urandom path, as on a platform without `cryptography`
-        monkeypatch.setattr(sampling, "HAVE_AES", False)
-    n = 3 * sampling._KEYSTREAM_BYTES_PER_KEY + 12_345  # several keys, a partial last block
+        monkeypatch.setattr(randomness, "HAVE_AES", False)
+    n = 3 * randomness._KEYSTREAM_BYTES_PER_KEY + 12_345  # several keys, a partial last block
     data = random_bytes(n)
     assert len(data) == n
     counts = np.bincount(np.frombuffer(data, np.uint8), minlength=256)
     expected = n / 256
     assert ((counts - expected) ** 2 / expected).sum() < 400  # χ²₂₅₅: P(> 400) ≈ 1e-8
-    per_key = sampling._KEYSTREAM_BYTES_PER_KEY
+    per_key = randomness._KEYSTREAM_BYTES_PER_KEY
     blocks = [data[i : i + 64] for i in range(0, n, per_key)]
     assert len(set(blocks)) == len(blocks)  # each MiB starts a fresh keystream
     assert random_bytes(1 << 16) != random_bytes(1 << 16)  # no state reused across calls
