@@ -9,8 +9,9 @@ runs), which load from other processes distorts far less than wall time.
           parameters from 64 symbols on, client/grr.py) with the OS CSPRNG, GRR at ε = 1, by
           batch size and K; at K = 4,000 its build time and both against the generic exact
           sampler (alias tables) on the same matrix; string encoding (``Alphabet.encode`` of two
-          string columns: numpy fixed-width, lists, object arrays) against the encoder of the
-          issue's time re-implemented here (``_encode_before``), in the same run.
+          string columns: numpy fixed-width, lists, object arrays) against the previous encoder
+          (a dict lookup for lists, else a binary search among fixed-width strings),
+          re-implemented here (``_encode_before``), in the same run.
   estimate: EM from 10⁷ reports' counts (GRR at ε = 1, a Jeffreys-Dirichlet truth) by K,
           as a ratio to one ``numpy.linalg.solve`` of a K × K system with the same BLAS
           threads; "cold" computes the mechanism's row space, "warm" finds it cached; peak
@@ -18,7 +19,7 @@ runs), which load from other processes distorts far less than wall time.
 
 Targets (floors): K = 4,000 ≤ 20 ns/record at 10⁶ records; 10⁴-record batches ≤ 2× the
 per-record cost of 10⁶; sampler build at K = 4,000 ≤ 2 s; string encoding ≥ 4× the records/s
-of the issue's time; estimation at K = 4,000 ≤ 10× one solve, peak ≤ 3 K × K matrices.
+of the previous encoder; estimation at K = 4,000 ≤ 10× one solve, peak ≤ 3 K × K matrices.
 
     python bench/bench_scale.py            # K up to 4,000 (several minutes on 2 busy cores)
     python bench/bench_scale.py --quick    # K up to 1,000
@@ -106,7 +107,7 @@ def client_section(quick: bool) -> None:
 
 
 def encoding_section(rng: np.random.Generator) -> None:
-    """String columns: today's encoder against the encoder of the issue's time (same run)."""
+    """String columns: today's encoder against the previous encoder (same run)."""
     alpha = Alphabet(Attribute("sex", SEX), [Attribute("race", RACE)])
     n = 10**6
     x = rng.integers(0, alpha.size, n)
@@ -118,13 +119,13 @@ def encoding_section(rng: np.random.Generator) -> None:
         np.testing.assert_array_equal(alpha.encode(cols), x)
         np.testing.assert_array_equal(_encode_before(alpha, cols), x)
     t_sample = _cpu_best(lambda: sampler.sample(x), 3)
-    print("# encoding 2 string columns (sex, race), ns/record (CPU): now, at the issue's time, speed-up")
+    print("# encoding 2 string columns (sex, race), ns/record (CPU): now, previous encoder, speed-up")
     for label, cols in (("numpy", arrays), ("list", lists), ("object", objects)):
         now = _cpu_best(lambda cols=cols: alpha.encode(cols), 3)
         before = _cpu_best(lambda cols=cols: _encode_before(alpha, cols), 3)
         print(f"# {label:8s}{now / n * 1e9:8.1f}{before / n * 1e9:8.1f}{before / now:8.2f}x")
         _emit(f"encode_{label}_strings_ns_per_record", now / n * 1e9, "ns", "2 columns")
-        _emit(f"encode_{label}_strings_speedup", before / now, "x", "vs the encoder at the issue's time; floor ≥ 4")
+        _emit(f"encode_{label}_strings_speedup", before / now, "x", "vs the previous encoder; floor ≥ 4")
         _emit(f"encode_{label}_strings_vs_sampling", now / t_sample, "x")
     # What one C-level pass over 2 × 10⁶ Python str objects costs, without any lookup: the
     # floor of any encoder of lists written with numpy and the standard library.
@@ -133,7 +134,7 @@ def encoding_section(rng: np.random.Generator) -> None:
 
 
 def _encode_before(alpha: Alphabet, columns: dict[str, Any]) -> np.ndarray:
-    """The encoder at the issue's time, re-implemented: a dict lookup for lists, else the
+    """The previous encoder, re-implemented: a dict lookup for lists, else the
     column as fixed-width strings (objects and bytes converted) and a binary search."""
     x = np.zeros(len(next(iter(columns.values()))), dtype=np.int64)
     for attr, stride in zip(alpha.attributes, product_strides([a.size for a in alpha.attributes]), strict=True):
