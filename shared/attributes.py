@@ -128,7 +128,8 @@ class Attribute:
                 raise RecordError(f"record {bad}: " + self._unknown_message(value))
             return codes
         if arr.dtype.kind == "S":
-            arr = np.char.decode(arr, "utf-8")  # bytes are UTF-8 text (S arrays, lists of bytes)
+            # Bytes are UTF-8 text (S arrays, lists of bytes); undecodable bytes stay distinct.
+            arr = np.char.decode(arr, "utf-8", "surrogateescape")
         keys, order = self._lookup
         pos = np.searchsorted(keys, arr)
         np.minimum(pos, keys.size - 1, out=pos)

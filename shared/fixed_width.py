@@ -61,8 +61,8 @@ class FixedWidthCodes:
         unit = 4 if dtype.kind == "U" else 1
         if any(v.endswith("\0") for v in values):
             return None
-        raw = [v if dtype.kind == "U" else v.encode("utf-8") for v in values]
-        keep = [i for i, v in enumerate(raw) if len(v) * (4 if dtype.kind == "U" else 1) <= size]
+        raw = [v if dtype.kind == "U" else _utf8(v) for v in values]
+        keep = [i for i, v in enumerate(raw) if v is not None and len(v) * unit <= size]
         cats = np.array([raw[i] for i in keep], dtype=dtype).reshape(len(keep))
         word = next(w for w in (8, 4, 2, 1) if size % w == 0)
         as_bytes = np.ascontiguousarray(cats.view(np.uint8).reshape(len(keep), size))
@@ -122,6 +122,15 @@ class FixedWidthCodes:
                 h += col * mult
         h >>= shift
         np.take(lut, h, out=out, mode="clip")
+
+
+def _utf8(value: str) -> bytes | None:
+    """A value's bytes in an 'S' array: UTF-8, undecodable bytes as Python's surrogateescape
+    spells them (so both encoders agree); None for a value no bytes can spell."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return None
 
 
 def _unit_key(cats: np.ndarray, unit: int) -> tuple[Any, ...] | None:

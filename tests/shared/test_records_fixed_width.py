@@ -109,6 +109,18 @@ def test_no_perfect_hash_falls_back_to_the_binary_search(monkeypatch):
 
 def test_a_value_ending_in_nul_is_left_to_the_binary_search():
     assert FixedWidthCodes.build(("a\0", "b"), np.dtype("<U2")) is None
+    attr = Attribute("n", ("a\0", "b", "é"))
+    np.testing.assert_array_equal(attr.encode(np.array(["b", "é"])), [1, 2])
+    np.testing.assert_array_equal(attr.encode(np.array(["b".encode(), "é".encode()])), [1, 2])
+    with pytest.raises(RecordError, match="record 1: unknown value"):
+        attr.encode(np.array([b"b", b"\xff"]))  # not UTF-8: named, not a decoding error
+
+
+def test_values_no_bytes_can_spell_never_match_bytes():
+    attr = Attribute("s", ("ok", "\ud800"))  # a lone surrogate (JSON can carry one)
+    np.testing.assert_array_equal(attr.encode(np.array([b"ok"])), [0])
+    with pytest.raises(RecordError, match="record 0: unknown value"):
+        attr.encode(np.array([b"\xed\xa0\x80"]))
 
 
 def test_bytes_are_utf8_text():
