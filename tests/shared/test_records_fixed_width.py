@@ -111,7 +111,7 @@ def test_a_value_ending_in_nul_is_left_to_the_binary_search():
     assert FixedWidthCodes.build(("a\0", "b"), np.dtype("<U2")) is None
     attr = Attribute("n", ("a\0", "b", "é"))
     np.testing.assert_array_equal(attr.encode(np.array(["b", "é"])), [1, 2])
-    np.testing.assert_array_equal(attr.encode(np.array(["b".encode(), "é".encode()])), [1, 2])
+    np.testing.assert_array_equal(attr.encode(np.array([b"b", "é".encode()])), [1, 2])
     with pytest.raises(RecordError, match="record 1: unknown value"):
         attr.encode(np.array([b"b", b"\xff"]))  # not UTF-8: named, not a decoding error
 
