@@ -106,6 +106,7 @@ def test_seeded_generators_are_reproducible_and_the_default_is_not():
 
 def test_never_touches_global_generators(monkeypatch):
     q = random_matrix(6, 5, seed=2)
+    many = random_matrix(300, 2000, seed=4)  # alias tables, fed by the keystream
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a global (seedable) generator was used")
@@ -116,6 +117,11 @@ def test_never_touches_global_generators(monkeypatch):
         monkeypatch.setattr(random, name, forbidden)
     y = ColumnSampler(q).sample(np.arange(5).repeat(1000))
     assert y.size == 5000
+    from rldp.client.grr import GrrSampler
+
+    big = ColumnSampler(many)
+    assert big.alias is not None and big.sample(np.arange(2000)).size == 2000
+    assert GrrSampler(300, 0.5, 0.5 / 299).sample(np.arange(300).repeat(300)).size == 90_000
 
 
 def test_bad_inputs():
