@@ -102,13 +102,19 @@ class Attribute:
 
     def encode(self, values: Any) -> np.ndarray:
         """Vectorised :meth:`index` over a 1-D sequence; returns int64 positions."""
+        return self.encode_compact(values).astype(np.int64, copy=False)
+
+    def encode_compact(self, values: Any) -> np.ndarray:
+        """:meth:`encode` in the type the lookup produced: uint8 for Python strings of an
+        attribute with at most 256 values, else int64 (a caller that scales and sums codes
+        saves a conversion pass)."""
         objects = isinstance(values, np.ndarray) and values.dtype.kind == "O" and values.ndim == 1
         if (objects or isinstance(values, list)) and len(values):
             # Python strings (a list, or an object array iterated as it is: ~25 % cheaper than
             # its tolist()): one C-level dict lookup each (no string array, no sort).
             try:
                 if self.size <= 256:  # bytes() of small ints is the cheapest C-level collection (~10 %)
-                    return np.frombuffer(bytes(map(self._index.__getitem__, values)), dtype=np.uint8).astype(np.int64)
+                    return np.frombuffer(bytes(map(self._index.__getitem__, values)), dtype=np.uint8)
                 return np.fromiter(map(self._index.__getitem__, values), dtype=np.int64, count=len(values))
             except (KeyError, TypeError):
                 pass  # other types or an unknown value: the array path matches string forms and names it
