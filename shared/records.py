@@ -238,7 +238,7 @@ class Alphabet:
         # Codes come as uint8 or int64 (encode_compact); x is one int64 array, scaled and
         # summed in place (no 8 B/record temporaries; never a product in uint8, which would wrap).
         first = attrs[0].encode_compact(cols[0])
-        x = np.multiply(first, strides[0], dtype=np.int64)
+        x: np.ndarray = np.multiply(first, strides[0], dtype=np.int64)
         for attr, stride, col in zip(attrs[1:], strides[1:], cols[1:], strict=True):
             codes = attr.encode_compact(col)
             if codes.size != x.size:
