@@ -42,12 +42,18 @@ class AliasTable:
         self.bits = max(6, (b - 1).bit_length())
         n_buckets = 1 << self.bits
         cap = 1 << (53 - self.bits)  # C: units per bucket
-        mass = np.zeros((a, n_buckets), dtype=np.int64)
-        mass[:, :b] = np.diff(thresholds.astype(np.int64), axis=1, prepend=0)
+        # Bucket-major masses (entry b·|X| + x), written straight from the thresholds (≤ 2⁵³:
+        # the same values as int64); at K = 4,000 every temporary is 128 MB, so there are few.
+        t = np.ascontiguousarray(thresholds).view(np.int64)
+        mass = np.zeros((n_buckets, a), dtype=np.int64)
+        mass[0] = t[:, 0]
+        np.subtract(t[:, 1:].T, t[:, :-1].T, out=mass[1:b])
         prob, alias = _vose(mass, cap)
         # One uint64 per bucket: prob (≤ C = 2⁵³⁻ᴸ, so ≤ 54 − L bits) above a 16-bit alias.
-        self.table = (prob.astype(np.uint64) << np.uint64(_ALIAS_BITS)) | alias.astype(np.uint64)
-        self.table = self.table.reshape(-1)
+        packed = prob.view(np.uint64)
+        packed <<= np.uint64(_ALIAS_BITS)
+        packed |= alias.view(np.uint64)
+        self.table = np.ascontiguousarray(packed.reshape(n_buckets, a).T).reshape(-1)  # column-major: x·2ᴸ + bucket
         self.n_buckets = n_buckets
 
     def sample(self, xs: np.ndarray, u53: np.ndarray) -> np.ndarray:
@@ -93,7 +99,8 @@ class AliasTable:
 
 
 def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """(prob, alias), each (|X|, B), from integer masses (rows summing to B·C) in exact integers.
+    """(prob, alias), flat bucket-major (entry b·|X| + x), from integer masses (B, |X|), each
+    column summing to B·C, in exact integers (``mass`` is used as scratch).
 
     Per column: the buckets with less than C units ("small") are filled in index order from
     the donors ("large", ≥ C units) in index order; a donor that drops below C is filled
@@ -101,17 +108,20 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     out of the remaining total, so the buckets left unfilled at the end hold exactly C
     each. All columns advance together: one numpy step per bucket.
     """
-    a, n_buckets = mass.shape
+    n_buckets, a = mass.shape
     # Bucket-major flat arrays (entry b·|X| + x) and 1-D indices: the columns advance in
     # step, so each step's gathers and scatters touch neighbouring memory.
-    w = np.ascontiguousarray(mass.T).reshape(-1)
+    w = mass.reshape(-1)
     prob = np.full(a * n_buckets, -1, dtype=np.int64)
     alias = np.repeat(np.arange(n_buckets, dtype=np.int64), a)
     small = mass < cap
     cols = np.arange(a, dtype=np.int64)
     # Per column, its smalls (in index order) then its larges, as flat entries.
-    order = (np.argsort(~small, axis=1, kind="stable").T * a + cols).reshape(-1)
-    n_small = small.sum(axis=1)
+    order = np.argsort(~small, axis=0, kind="stable")
+    order *= a
+    order += cols
+    order = order.reshape(-1)
+    n_small = small.sum(axis=0)
     si = np.zeros(a, dtype=np.int64)  # position of the next small in the column's order
     li = n_small.copy()  # position of the current donor
     pending = np.full(a, -1, dtype=np.int64)  # a donor that dropped below C (flat entry), to fill next
@@ -141,7 +151,7 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     if np.any(w[left] != cap):  # pragma: no cover - mass conservation makes this impossible
         raise AssertionError("alias construction lost mass")
     prob[left] = cap
-    return prob.reshape(n_buckets, a).T, alias.reshape(n_buckets, a).T
+    return prob, alias
 
 
 def search_thresholds(
