@@ -127,6 +127,16 @@ def encoding_section(rng: np.random.Generator) -> None:
         _emit(f"encode_{label}_strings_ns_per_record", now / n * 1e9, "ns", "2 columns")
         _emit(f"encode_{label}_strings_speedup", before / now, "x", "vs the previous encoder; floor ≥ 4")
         _emit(f"encode_{label}_strings_vs_sampling", now / t_sample, "x")
+    # One numpy string column of an attribute with C values ("u0", "u1", ...): the key is a
+    # perfect hash from C = 100 on (no single character position separates the values).
+    print("# one numpy string column of C values, ns/record (CPU): now, previous encoder, speed-up")
+    for size in (10, 100, 1000, 4000):
+        attr = Attribute("u", tuple(f"u{i}" for i in range(size)))
+        col = np.array(attr.values)[rng.integers(0, size, n)]
+        now = _cpu_best(lambda attr=attr, col=col: attr.encode(col), 3)
+        before = _cpu_best(lambda attr=attr, col=col: _codes_before(attr, col), 3)
+        print(f"# C = {size:<6d}{now / n * 1e9:8.1f}{before / n * 1e9:8.1f}{before / now:8.2f}x")
+    _emit(f"encode_numpy_{size}_values_speedup", before / now, "x", "one column")
     # What one C-level pass over 2 × 10⁶ Python str objects costs, without any lookup: the
     # floor of any encoder of lists written with numpy and the standard library.
     touch = _cpu_best(lambda: [np.fromiter(c, dtype=object, count=n) for c in lists.values()], 3)
