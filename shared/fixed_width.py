@@ -7,7 +7,9 @@ with a string comparison at every step (~35-75 ns per record), each row is
 1. given a *candidate* value by one table lookup on a key read from the row: the code unit
    (UCS4 code point, or byte) at one position where the attribute's values all differ, or —
    when no single position separates them — a multiplicative hash of a few 8-byte words of
-   the row whose top bits are distinct for every value (a perfect hash of the values);
+   the row whose top bits are distinct for every value (a perfect hash of the values); for
+   hundreds of values with no perfect hash, a binary search among the values' 64-bit
+   hashes (integers) instead;
 2. *verified* exactly: the row's words are compared with the candidate's words, all of them.
 
 A row that equals a value gets that value as its candidate (the values' keys are distinct),
@@ -16,8 +18,9 @@ with a value) fails the comparison and is reported, never encoded. Everything is
 passes over cache-sized chunks: ~4× fewer ns per record than the binary search
 (bench/bench_scale.py). ``S`` arrays hold UTF-8 bytes (a value matches its UTF-8 encoding).
 
-Limits, where the caller falls back to the binary search: a value ending in NUL (numpy
-strips trailing NULs, so it cannot be told from the shorter value), or no perfect hash found.
+Limits, where the caller falls back to the binary search among strings: a value ending in
+NUL (numpy strips trailing NULs, so it cannot be told from the shorter value), rows shorter
+than 8 bytes without a separating position, or no hash distinct for the values.
 
 numpy and the standard library only (this module ships with the client).
 """
@@ -35,6 +38,8 @@ MAX_LUT = 1 << 12
 #: Multipliers tried per table size for the hashed key, and the table sizes tried.
 HASH_TRIES = 64
 HASH_EXTRA_BITS = (1, 2, 4, 6)
+#: Larger tables for hundreds to thousands of values (2²⁰ int64 entries: 8 MiB at most).
+HASH_LARGE_BITS = (16, 18, 20)
 _CHUNK_BYTES = 1 << 18  # rows per step: about this many bytes (the row, its copy, the comparison stay in L2)
 _WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
 
@@ -112,7 +117,7 @@ class FixedWidthCodes:
             col = rows[:, position * unit : (position + 1) * unit].view(_WORDS[unit])[:, 0]
             np.take(lut, col, out=out, mode="clip")  # keys beyond the table: any candidate (verified)
             return
-        offsets, multipliers, shift, lut = spec
+        offsets, multipliers, *lookup = spec
         h = scratch
         for i, (off, mult) in enumerate(zip(offsets, multipliers, strict=True)):
             col = rows[:, off : off + 8].view(np.uint64)[:, 0]
@@ -120,8 +125,13 @@ class FixedWidthCodes:
                 np.multiply(col, mult, out=h)
             else:
                 h += col * mult
-        h >>= shift
-        np.take(lut, h, out=out, mode="clip")
+        if kind == "hash":
+            shift, lut = lookup
+            h >>= shift
+            np.take(lut, h, out=out, mode="clip")
+        else:  # "sorted": a hash no value has gets some candidate (position C clipped), then fails the check
+            hashes, order = lookup
+            np.take(order, np.searchsorted(hashes, h), out=out, mode="clip")
 
 
 def _utf8(value: str) -> bytes | None:
@@ -174,13 +184,28 @@ def _hash_key(cats: np.ndarray) -> tuple[Any, ...] | None:
         return None  # pragma: no cover - distinct values differ in some word
     rng = np.random.default_rng(0x5EED)  # fixed: the same encoder for the same values, every run
     base = max(1, (n_cats - 1).bit_length())
-    for extra in HASH_EXTRA_BITS:
-        bits = base + extra
+    where = [offsets[j] for j in chosen]
+    for bits in sorted({base + extra for extra in HASH_EXTRA_BITS} | {b for b in HASH_LARGE_BITS if b > base}):
+        if n_cats * n_cats > 14 * (1 << bits):
+            continue  # a random hash is perfect with probability ≈ exp(−C²/2·2ᵇ) < e⁻⁷: hopeless
         for _ in range(HASH_TRIES):
-            mults = rng.integers(1, 1 << 63, len(chosen), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+            mults = _multipliers(rng, len(chosen))
             h = (words[:, chosen] * mults).sum(axis=1, dtype=np.uint64) >> np.uint64(64 - bits)
             if np.unique(h).size == n_cats:
                 lut = np.zeros(1 << bits, dtype=np.int64)
                 lut[h.astype(np.int64)] = np.arange(n_cats)
-                return ("hash", [offsets[j] for j in chosen], list(mults), np.uint64(64 - bits), lut)
+                return ("hash", where, list(mults), np.uint64(64 - bits), lut)
+    # Many values: the full 64-bit hash (distinct for the values) and a binary search among
+    # the values' hashes (integers, not strings) for the candidate.
+    for _ in range(HASH_TRIES):
+        mults = _multipliers(rng, len(chosen))
+        h = (words[:, chosen] * mults).sum(axis=1, dtype=np.uint64)
+        if np.unique(h).size == n_cats:
+            order = np.argsort(h)
+            return ("sorted", where, list(mults), h[order], order.astype(np.int64))
     return None
+
+
+def _multipliers(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` random odd 64-bit multipliers."""
+    return rng.integers(1, 1 << 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)

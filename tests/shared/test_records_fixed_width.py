@@ -82,6 +82,7 @@ def test_a_tiny_hash_collides_and_every_collision_is_caught(monkeypatch):
     # values, rounded up to a power of two): unknown values land on the values' slots.
     monkeypatch.setattr(fixed_width, "MAX_LUT", 0)
     monkeypatch.setattr(fixed_width, "HASH_EXTRA_BITS", (0,))
+    monkeypatch.setattr(fixed_width, "HASH_LARGE_BITS", ())
     monkeypatch.setattr(fixed_width, "HASH_TRIES", 1000)
     values = ("alpha-one", "beta-two", "gamma-three", "delta-four")
     enc = FixedWidthCodes.build(values, np.dtype("<U11"))
@@ -146,3 +147,23 @@ def test_mixed_width_columns_of_one_alphabet():
     race = np.array(RACE, dtype="<U25")[x % 5]  # wider than needed
     np.testing.assert_array_equal(alpha.encode({"sex": sex, "race": race}), x)
     np.testing.assert_array_equal(alpha.encode(np.stack([sex.astype(str), race], axis=1)), x)  # a 2-D array
+
+
+@pytest.mark.parametrize("large", [True, False])  # a large hash table, or no table: the sorted hashes
+def test_many_random_values_get_a_large_table_or_the_sorted_hashes(monkeypatch, large):
+    if not large:
+        monkeypatch.setattr(fixed_width, "HASH_LARGE_BITS", ())
+    rng = np.random.default_rng(11)
+    words = {"".join(rng.choice(list("abcdefghijklmnop -"), rng.integers(3, 20))) for _ in range(3000)}
+    values = tuple(sorted(words))[:1500]
+    attr = Attribute("w", values)
+    x, col = sample(values, 30_000, seed=12)
+    arr = np.array(col, dtype="<U19")
+    enc = attr._fixed_width(arr.dtype)
+    assert enc is not None and enc._key[0] == ("hash" if large else "sorted")
+    np.testing.assert_array_equal(attr.encode(arr), x)
+    bad = np.array([values[0], values[1] + "x", values[2][:-1]], dtype="<U19")
+    assert bad[1] not in words and bad[2] not in words  # unknown by construction (fixed seed)
+    codes, first = enc.encode(bad)
+    assert first == 1
+    assert enc.encode(bad[[0, 2]])[1] == 1
