@@ -5,19 +5,25 @@ measured against a baseline taken in the same run (the machine is shared: ratios
 absolute times, are what carry over). Client figures are process CPU time (best of a few
 runs), which load from other processes distorts far less than wall time.
 
-  client: ns/record of ``ColumnSampler.sample`` (OS CSPRNG, GRR at ε = 1) by batch size and K,
-          and string encoding (``Alphabet.encode`` of two string columns) per record.
+  client: ns/record of the sampler a mechanism uses (``sampler_for``: GRR from its two
+          parameters from 64 symbols on, client/grr.py) with the OS CSPRNG, GRR at ε = 1, by
+          batch size and K; at K = 4,000 its build time and both against the generic exact
+          sampler (alias tables) on the same matrix; string encoding (``Alphabet.encode`` of two
+          string columns: numpy fixed-width, lists, object arrays) against the previous encoder
+          (a dict lookup for lists, else a binary search among fixed-width strings),
+          re-implemented here (``_encode_before``), in the same run.
   estimate: EM from 10⁷ reports' counts (GRR at ε = 1, a Jeffreys-Dirichlet truth) by K,
           as a ratio to one ``numpy.linalg.solve`` of a K × K system with the same BLAS
           threads; "cold" computes the mechanism's row space, "warm" finds it cached; peak
           memory (tracemalloc) in units of one dense K × K float64 matrix.
 
 Targets (floors): K = 4,000 ≤ 20 ns/record at 10⁶ records; 10⁴-record batches ≤ 2× the
-per-record cost of 10⁶; estimation at K = 4,000 ≤ 10× one solve, peak ≤ 3 K × K matrices.
+per-record cost of 10⁶; sampler build at K = 4,000 ≤ 2 s; string encoding ≥ 4× the records/s
+of the previous encoder; estimation at K = 4,000 ≤ 10× one solve, peak ≤ 3 K × K matrices.
 
     python bench/bench_scale.py            # K up to 4,000 (several minutes on 2 busy cores)
     python bench/bench_scale.py --quick    # K up to 1,000
-    python bench/bench_scale.py --estimate # the estimate section alone (--client: the client's alone)
+    python bench/bench_scale.py --only=client    # one section (client or estimate; also --client, --estimate)
 """
 
 from __future__ import annotations
@@ -34,8 +40,9 @@ import numpy as np
 from rldp.aggregator.design import grr_matrix
 from rldp.aggregator.estimate import estimate_distribution
 from rldp.aggregator.estimate.linalg import blas_threads, clear_cache
+from rldp.client.grr import GrrSampler, sampler_for
 from rldp.client.sampling import ColumnSampler
-from rldp.shared.records import Alphabet, Attribute
+from rldp.shared.records import Alphabet, Attribute, product_strides
 
 try:
     from threadpoolctl import threadpool_limits
@@ -66,21 +73,41 @@ def client_section(quick: bool) -> None:
     rng = np.random.default_rng(1)
     table: dict[int, dict[int, float]] = {}
     build: dict[int, float] = {}
+    kinds: dict[int, str] = {}
     for k in ks:
+        q = grr_matrix(k, EPSILON)
         start = time.process_time()
-        sampler = ColumnSampler(grr_matrix(k, EPSILON))
+        sampler = sampler_for(q)  # what a Mechanism builds (GRR from its two parameters from 64 symbols)
         build[k] = time.process_time() - start
+        kinds[k] = type(sampler).__name__
         table[k] = {n: _sampling_cost(sampler, rng.integers(0, k, n), quick) for n in batches}
-    print("# client: ns/record (CPU) of ColumnSampler.sample, GRR ε = 1, OS CSPRNG")
-    print("# K      " + "".join(f"{n:>10.0e}" for n in batches) + "   build s")
+    print("# client: ns/record (CPU) of the sampler a mechanism uses (sampler_for), GRR ε = 1, OS CSPRNG")
+    print("# K      " + "".join(f"{n:>10.0e}" for n in batches) + "   build s  sampler")
     for k in ks:
-        print(f"# {k:<7d}" + "".join(f"{table[k][n]:10.1f}" for n in batches) + f"   {build[k]:7.2f}")
+        print(f"# {k:<7d}" + "".join(f"{table[k][n]:10.1f}" for n in batches) + f"   {build[k]:7.3f}  {kinds[k]}")
     _emit("client_k4000_ns_per_record_1e6", table[4000][10**6], "ns", "floor ≤ 20")
     _emit("client_k4000_vs_k4_1e6", table[4000][10**6] / table[4][10**6], "x")
     for k in (4, 4000):
         _emit(f"client_k{k}_batch_1e4_vs_1e6", table[k][10**4] / table[k][10**6], "x", "floor ≤ 2")
+    # Baseline (same run): the generic exact sampler (alias tables) on the same K = 4,000 matrix.
+    q = grr_matrix(4000, EPSILON)
+    start = time.process_time()
+    generic = ColumnSampler(q)
+    build_generic = time.process_time() - start
+    start = time.process_time()
+    from_spec = sampler_for(None, {"form": "grr", "size": 4000, "diagonal": q[0, 0], "off_diagonal": q[1, 0]})
+    build_spec = time.process_time() - start
+    x = rng.integers(0, 4000, 10**6)
+    t_generic = _sampling_cost(generic, x, quick)
+    _emit("client_k4000_build_s", build[4000], "s", f"{kinds[4000]} detected in the dense matrix; floor ≤ 2")
+    _emit("client_k4000_build_from_spec_s", build_spec, "s", f"{type(from_spec).__name__} from a grr document")
+    _emit("client_k4000_build_vs_alias", build[4000] / build_generic, "x", f"alias tables: {build_generic:.2f} s")
+    _emit("client_k4000_vs_alias_1e6", table[4000][10**6] / t_generic, "x", f"alias tables: {t_generic:.1f} ns/record")
+    encoding_section(rng)
 
-    # String columns: encoding against sampling of the same records (same run).
+
+def encoding_section(rng: np.random.Generator) -> None:
+    """String columns: today's encoder against the previous encoder (same run)."""
     alpha = Alphabet(Attribute("sex", SEX), [Attribute("race", RACE)])
     n = 10**6
     x = rng.integers(0, alpha.size, n)
@@ -88,21 +115,64 @@ def client_section(quick: bool) -> None:
     lists = {name: col.tolist() for name, col in arrays.items()}
     objects = {name: col.astype(object) for name, col in arrays.items()}  # as pandas gives them
     sampler = ColumnSampler(grr_matrix(alpha.size, EPSILON))
+    for cols in (arrays, lists, objects):  # same codes, both encoders
+        np.testing.assert_array_equal(alpha.encode(cols), x)
+        np.testing.assert_array_equal(_encode_before(alpha, cols), x)
     t_sample = _cpu_best(lambda: sampler.sample(x), 3)
-    t_arrays = _cpu_best(lambda: alpha.encode(arrays), 3)
-    t_lists = _cpu_best(lambda: alpha.encode(lists), 3)
-    t_objects = _cpu_best(lambda: alpha.encode(objects), 3)
-    # Baseline (same run): what object columns cost before, through fixed-width strings.
-    t_objects_before = _cpu_best(lambda: alpha.encode({k: v.astype(str) for k, v in objects.items()}), 3)
-    _emit("encode_numpy_strings_ns_per_record", t_arrays / n * 1e9, "ns", "2 columns")
-    _emit("encode_list_strings_ns_per_record", t_lists / n * 1e9, "ns", "2 columns")
-    _emit("encode_object_strings_ns_per_record", t_objects / n * 1e9, "ns", "2 columns of dtype object")
-    _emit("encode_object_strings_speedup", t_objects_before / t_objects, "x", "vs via fixed-width strings; floor ≥ 4")
-    _emit("encode_numpy_strings_vs_sampling", t_arrays / t_sample, "x")
-    _emit("encode_list_strings_vs_sampling", t_lists / t_sample, "x")
+    print("# encoding 2 string columns (sex, race), ns/record (CPU): now, previous encoder, speed-up")
+    for label, cols in (("numpy", arrays), ("list", lists), ("object", objects)):
+        now = _cpu_best(lambda cols=cols: alpha.encode(cols), 3)
+        before = _cpu_best(lambda cols=cols: _encode_before(alpha, cols), 3)
+        print(f"# {label:8s}{now / n * 1e9:8.1f}{before / n * 1e9:8.1f}{before / now:8.2f}x")
+        _emit(f"encode_{label}_strings_ns_per_record", now / n * 1e9, "ns", "2 columns")
+        _emit(f"encode_{label}_strings_speedup", before / now, "x", "vs the previous encoder; floor ≥ 4")
+        _emit(f"encode_{label}_strings_vs_sampling", now / t_sample, "x")
+    # One numpy string column of an attribute with C values ("u0", "u1", ...): the key is a
+    # perfect hash from C = 100 on (no single character position separates the values).
+    print("# one numpy string column of C values, ns/record (CPU): now, previous encoder, speed-up")
+    for size in (10, 100, 1000, 4000):
+        attr = Attribute("u", tuple(f"u{i}" for i in range(size)))
+        col = np.array(attr.values)[rng.integers(0, size, n)]
+        now = _cpu_best(lambda attr=attr, col=col: attr.encode(col), 3)
+        before = _cpu_best(lambda attr=attr, col=col: _codes_before(attr, col), 3)
+        print(f"# C = {size:<6d}{now / n * 1e9:8.1f}{before / n * 1e9:8.1f}{before / now:8.2f}x")
+    _emit(f"encode_numpy_{size}_values_speedup", before / now, "x", "one column")
+    # What one C-level pass over 2 × 10⁶ Python str objects costs, without any lookup: the
+    # floor of any encoder of lists written with numpy and the standard library.
+    touch = _cpu_best(lambda: [np.fromiter(c, dtype=object, count=n) for c in lists.values()], 3)
+    _emit("encode_list_touch_floor_ns_per_record", touch / n * 1e9, "ns", "np.fromiter(list, object), 2 columns")
 
 
-def _sampling_cost(sampler: ColumnSampler, x: np.ndarray, quick: bool) -> float:
+def _encode_before(alpha: Alphabet, columns: dict[str, Any]) -> np.ndarray:
+    """The previous encoder, re-implemented: a dict lookup for lists, else the
+    column as fixed-width strings (objects and bytes converted) and a binary search."""
+    x = np.zeros(len(next(iter(columns.values()))), dtype=np.int64)
+    for attr, stride in zip(alpha.attributes, product_strides([a.size for a in alpha.attributes]), strict=True):
+        x += _codes_before(attr, columns[attr.name]) * stride
+    return x
+
+
+def _codes_before(attr: Attribute, values: Any) -> np.ndarray:
+    index = {v: i for i, v in enumerate(attr.values)}
+    if isinstance(values, list):
+        try:
+            return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+        except (KeyError, TypeError):
+            pass
+    arr = np.asarray(values)
+    if arr.dtype.kind != "U":
+        arr = arr.astype(str)
+    keys = np.array(attr.values, dtype=str)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    pos = np.searchsorted(keys, arr)
+    np.minimum(pos, keys.size - 1, out=pos)
+    if not np.all(keys[pos] == arr):
+        raise ValueError("unknown value")
+    return order[pos]
+
+
+def _sampling_cost(sampler: ColumnSampler | GrrSampler, x: np.ndarray, quick: bool) -> float:
     """CPU ns/record of sampling ``x`` (repeated to a few 10⁵ records per timing)."""
     n = x.size
     calls = max(1, (5 * 10**5 if quick else 2 * 10**6) // n)
@@ -180,9 +250,16 @@ def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"# load average at start: {load:.2f} on {os.cpu_count()} cores", flush=True)
-    if "--estimate" not in argv:
+    only = next((a.split("=", 1)[1] for a in argv if a.startswith("--only=")), None)
+    only = {"--client": "client", "--estimate": "estimate"}.get(
+        next((a for a in argv if a in ("--client", "--estimate")), ""), only
+    )
+    if only not in (None, "client", "estimate"):
+        print(f"--only must be client or estimate; got {only!r}", file=sys.stderr)
+        return 2
+    if only in (None, "client"):
         client_section(quick)
-    if "--client" not in argv:
+    if only in (None, "estimate"):
         estimate_section(quick)
     return 0
 

@@ -42,45 +42,65 @@ class AliasTable:
         self.bits = max(6, (b - 1).bit_length())
         n_buckets = 1 << self.bits
         cap = 1 << (53 - self.bits)  # C: units per bucket
-        mass = np.zeros((a, n_buckets), dtype=np.int64)
-        mass[:, :b] = np.diff(thresholds.astype(np.int64), axis=1, prepend=0)
+        # Bucket-major masses (entry b·|X| + x), written straight from the thresholds (≤ 2⁵³:
+        # the same values as int64); at K = 4,000 every temporary is 128 MB, so there are few.
+        t = np.ascontiguousarray(thresholds).view(np.int64)
+        mass = np.zeros((n_buckets, a), dtype=np.int64)
+        mass[0] = t[:, 0]
+        np.subtract(t[:, 1:].T, t[:, :-1].T, out=mass[1:b])
         prob, alias = _vose(mass, cap)
         # One uint64 per bucket: prob (≤ C = 2⁵³⁻ᴸ, so ≤ 54 − L bits) above a 16-bit alias.
-        self.table = (prob.astype(np.uint64) << np.uint64(_ALIAS_BITS)) | alias.astype(np.uint64)
-        self.table = self.table.reshape(-1)
+        packed = prob.view(np.uint64)
+        packed <<= np.uint64(_ALIAS_BITS)
+        packed |= alias.view(np.uint64)
+        self.table = np.ascontiguousarray(packed.reshape(n_buckets, a).T).reshape(-1)  # column-major: x·2ᴸ + bucket
         self.n_buckets = n_buckets
 
     def sample(self, xs: np.ndarray, u53: np.ndarray) -> np.ndarray:
         """y for records x given their 53-bit integers u (vectorised, in cache-sized chunks)."""
         n = xs.size
         out = np.empty(n, dtype=np.int64)
-        low_bits = np.uint64(53 - self.bits)
-        low_mask = np.uint64((1 << (53 - self.bits)) - 1)
-        alias_bits, alias_mask = np.uint64(_ALIAS_BITS), np.uint64(self.MAX_OUTPUTS - 1)
-        step = min(n, 1 << 15)
-        # Reused buffers: each chunk is a handful of in-place passes over cache-resident arrays.
-        bucket = np.empty(step, dtype=np.uint64)
-        index = np.empty(step, dtype=np.int64)
-        entry = np.empty(step, dtype=np.uint64)
-        keep = np.empty(step, dtype=bool)
-        low = np.empty(step, dtype=np.uint64)
+        step = min(n, self.CHUNK)
+        buffers = self.buffers(step)
         for start in range(0, n, step):
-            m = min(step, n - start)
-            u, bk, ix, en, kp, lw = u53[start : start + m], bucket[:m], index[:m], entry[:m], keep[:m], low[:m]
-            np.right_shift(u, low_bits, out=bk)  # the bucket: u's top L bits (< 2ᴸ)
-            np.left_shift(xs[start : start + m], self.bits, out=ix)  # entry x·2ᴸ + bucket
-            ix |= bk.view(np.int64)
-            self.table.take(ix, out=en, mode="clip")  # in range by construction
-            np.bitwise_and(u, low_mask, out=lw)
-            np.less(lw, en >> alias_bits, out=kp)  # u's low bits below prob: the bucket's own output
-            en &= alias_mask
-            np.copyto(en, bk, where=kp)
-            out[start : start + m] = en.view(np.int64)
+            stop = min(start + step, n)
+            self.sample_chunk(xs[start:stop], u53[start:stop], out[start:stop], buffers)
         return out
+
+    CHUNK = 1 << 15
+
+    @staticmethod
+    def buffers(size: int) -> tuple[np.ndarray, ...]:
+        """Scratch arrays for :meth:`sample_chunk` of up to ``size`` records (reused chunk after chunk)."""
+        return tuple(np.empty(size, dtype=np.uint64) for _ in range(3)) + (np.empty(size, dtype=bool),)
+
+    def sample_chunk(self, xs: np.ndarray, u: np.ndarray, out: np.ndarray, buffers: tuple[np.ndarray, ...]) -> None:
+        """Write y for records ``xs`` (int64) and 53-bit integers ``u`` (uint64) into ``out`` (int64).
+
+        A handful of in-place passes; the choice between the bucket's own output and its
+        alias is arithmetic (alias + keep·(bucket − alias)): a masked copy on a mask that is
+        true about half the time costs ~4× more (branch mispredictions).
+        """
+        m = xs.size
+        bk, en, lw, kp = (b[:m] for b in buffers)
+        y = out.view(np.uint64)
+        np.right_shift(u, np.uint64(53 - self.bits), out=bk)  # the bucket: u's top L bits (< 2ᴸ)
+        ix = y  # the entry x·2ᴸ + bucket, built in the output's memory
+        np.left_shift(xs.view(np.uint64), np.uint64(self.bits), out=ix)
+        ix |= bk
+        self.table.take(ix.view(np.int64), out=en, mode="clip")  # in range by construction
+        np.bitwise_and(u, np.uint64((1 << (53 - self.bits)) - 1), out=lw)
+        np.right_shift(en, np.uint64(_ALIAS_BITS), out=ix)  # prob
+        np.less(lw, ix, out=kp)  # u's low bits below prob: the bucket's own output
+        en &= np.uint64(self.MAX_OUTPUTS - 1)  # alias
+        np.subtract(bk, en, out=y)
+        np.multiply(y, kp.view(np.uint8), out=y)
+        y += en
 
 
 def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
-    """(prob, alias), each (|X|, B), from integer masses (rows summing to B·C) in exact integers.
+    """(prob, alias), flat bucket-major (entry b·|X| + x), from integer masses (B, |X|), each
+    column summing to B·C, in exact integers (``mass`` is used as scratch).
 
     Per column: the buckets with less than C units ("small") are filled in index order from
     the donors ("large", ≥ C units) in index order; a donor that drops below C is filled
@@ -88,17 +108,20 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     out of the remaining total, so the buckets left unfilled at the end hold exactly C
     each. All columns advance together: one numpy step per bucket.
     """
-    a, n_buckets = mass.shape
+    n_buckets, a = mass.shape
     # Bucket-major flat arrays (entry b·|X| + x) and 1-D indices: the columns advance in
     # step, so each step's gathers and scatters touch neighbouring memory.
-    w = np.ascontiguousarray(mass.T).reshape(-1)
+    w = mass.reshape(-1)
     prob = np.full(a * n_buckets, -1, dtype=np.int64)
     alias = np.repeat(np.arange(n_buckets, dtype=np.int64), a)
     small = mass < cap
     cols = np.arange(a, dtype=np.int64)
     # Per column, its smalls (in index order) then its larges, as flat entries.
-    order = (np.argsort(~small, axis=1, kind="stable").T * a + cols).reshape(-1)
-    n_small = small.sum(axis=1)
+    order = np.argsort(~small, axis=0, kind="stable")
+    order *= a
+    order += cols
+    order = order.reshape(-1)
+    n_small = small.sum(axis=0)
     si = np.zeros(a, dtype=np.int64)  # position of the next small in the column's order
     li = n_small.copy()  # position of the current donor
     pending = np.full(a, -1, dtype=np.int64)  # a donor that dropped below C (flat entry), to fill next
@@ -128,7 +151,7 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     if np.any(w[left] != cap):  # pragma: no cover - mass conservation makes this impossible
         raise AssertionError("alias construction lost mass")
     prob[left] = cap
-    return prob.reshape(n_buckets, a).T, alias.reshape(n_buckets, a).T
+    return prob, alias
 
 
 def search_thresholds(

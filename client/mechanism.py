@@ -32,6 +32,7 @@ from rldp.shared.document import (
     DocumentError,
     PerReport,
     alphabet,
+    matrix_spec,
     mechanism_matrix,
     per_report_layer,
     validate_document,
@@ -39,6 +40,7 @@ from rldp.shared.document import (
 from rldp.shared.records import Alphabet
 
 from .errors import MechanismRejected
+from .grr import GrrSampler, sampler_for
 from .policy import VerificationPolicy
 from .sampling import ColumnSampler, RandomSource
 
@@ -67,7 +69,7 @@ class Mechanism:
             self.matrix if self.per_report is None else self.per_report.matrix @ self.matrix
         )
         # The samplers are built on first use: verification must not pay for them (K = 4,000: seconds).
-        self._samplers: dict[str, ColumnSampler] = {}
+        self._samplers: dict[str, ColumnSampler | GrrSampler] = {}
         #: The collection window (``"collection": {"window": "P1D"}``), None when it has none.
         self.window: Window | None = collection_window(document)
 
@@ -105,22 +107,25 @@ class Mechanism:
             raise MechanismRejected(label, "privacy audit failed: " + "; ".join(result.reasons), result.reasons)
         return cls(doc, result)
 
-    def _sampler_for(self, which: str) -> ColumnSampler:
-        # "report": R·Q (Q without a layer); "memo": Q; "layer": R.
+    def _sampler_for(self, which: str) -> ColumnSampler | GrrSampler:
+        # "report": R·Q (Q without a layer); "memo": Q; "layer": R. A GRR matrix is sampled
+        # from its two parameters (client/grr.py: no table to build, none to miss the cache).
         sampler = self._samplers.get(which)
         if sampler is None:
+            spec = matrix_spec(self.document)
             if which == "layer" and self.per_report is not None:
-                sampler = ColumnSampler(self.per_report.matrix)
+                sampler = sampler_for(self.per_report.matrix)
             elif which == "memo" and self.per_report is not None:
-                sampler = ColumnSampler(self.matrix)
+                sampler = sampler_for(self.matrix, spec)
             else:
-                sampler = self._samplers.get("report") or ColumnSampler(self.report_matrix)
+                report_spec = spec if self.per_report is None else None
+                sampler = self._samplers.get("report") or sampler_for(self.report_matrix, report_spec)
                 self._samplers["report"] = sampler
             self._samplers[which] = sampler
         return sampler
 
     @property
-    def _sampler(self) -> ColumnSampler:
+    def _sampler(self) -> ColumnSampler | GrrSampler:
         return self._sampler_for("report")
 
     # -- properties

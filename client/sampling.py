@@ -1,18 +1,8 @@
-"""Randomness for privatisation: the OS CSPRNG, and a vectorised per-column sampler.
+"""A vectorised per-column sampler, exact at 53-bit resolution.
 
-A user's output is drawn from the column Q(·|x) of their record x. Privacy rests on that
-draw being unpredictable, so the default source is the operating system's CSPRNG
-(``os.urandom``), never numpy's (or Python's) seeded generators. For tests, any object with
-a ``random(n) -> n floats in [0, 1)`` method can be injected (e.g.
-``numpy.random.default_rng(seed)``); its numbers are used at 53-bit resolution.
-
-Requests of 4 KiB or more are served, when the ``cryptography`` package is installed, by
-AES-256 in counter mode keyed from ``os.urandom`` — the CTR_DRBG construction of NIST
-SP 800-90A — because the kernel's generator costs ~3 ns per byte and AES-NI ~0.15. Every
-MiB gets a fresh 256-bit key and 128-bit initial counter from ``os.urandom``: no state is
-kept between calls, so forked worker processes and threads never share a stream, and the
-keystream drawn under one key (2¹⁶ blocks) is far below the birthday bound of AES
-(distinguishing advantage ≤ 2⁻⁹⁷ per key).
+A user's output is drawn from the column Q(·|x) of their record x, with randomness from the
+OS CSPRNG (:mod:`rldp.client.randomness`, re-exported here) or, in tests, an injected source
+whose ``random(n)`` numbers are used at 53-bit resolution.
 
 The draw is exact inversion at 53-bit resolution. With the normalised cumulative sums
 C[x, y] = Σ_{y' ≤ y} Q(y'|x) / Σ_{y'} Q(y'|x) (so C[x, |Y|−1] = 1 exactly) and the integer
@@ -49,23 +39,35 @@ inversion, the same distribution).
 from __future__ import annotations
 
 import math
-import os
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-try:  # optional: a fast CSPRNG for large requests (see the module docstring)
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-
-    HAVE_AES = True
-except ImportError:  # pragma: no cover - exercised only where cryptography is absent
-    HAVE_AES = False
-
 from .alias import AliasTable, search_thresholds
+from .indices import check_indices, output_dtype
+from .randomness import (
+    HAVE_AES,
+    OSRandom,
+    RandomSource,
+    random_array,
+    random_bytes,
+    random_into,
+    u53_from,
+    uniform_from_bytes,
+)
 
-__all__ = ["RandomSource", "OSRandom", "random_array", "random_bytes", "uniform_from_bytes", "ColumnSampler"]
+__all__ = [
+    "RandomSource",
+    "OSRandom",
+    "random_array",
+    "random_bytes",
+    "random_into",
+    "uniform_from_bytes",
+    "u53_from",
+    "ColumnSampler",
+    "HAVE_AES",
+]
 
-_TWO_POW_M53 = 1.0 / (1 << 53)
 _ONE = np.uint64(1)
 # Guide tables hold at most this many entries (|X|·2ᵏ, ≤ 2 bytes each → ≤ 8 MiB).
 _MAX_TABLE = 1 << 22
@@ -78,88 +80,6 @@ _ALIAS_MIN_OUTPUTS = 64
 _MAX_ALIAS = 1 << 27
 # Second-level blocks (256 int64 entries each, 2 KiB): at most 4 MiB.
 _MAX_BLOCKS = 2048
-
-
-class RandomSource(Protocol):
-    """Anything that returns ``n`` independent uniform doubles in [0, 1)."""
-
-    def random(self, n: int) -> Any: ...
-
-
-def uniform_from_bytes(data: Any) -> np.ndarray:
-    """Uniform doubles in [0, 1) from random bytes (any buffer): 8 bytes each, top 53 bits × 2⁻⁵³ (exact)."""
-    words = np.frombuffer(data, dtype="<u8", count=len(data) // 8)
-    return (words >> np.uint64(11)).astype(np.float64) * _TWO_POW_M53
-
-
-_KEYSTREAM_MIN_BYTES = 1 << 12  # below this the syscall is cheaper than setting up AES (~10 µs)
-_KEYSTREAM_BYTES_PER_KEY = 1 << 20
-_ZEROS: bytes | None = None  # the cipher's input (1 MiB of zeros), allocated once
-
-
-def random_array(n: int) -> np.ndarray:
-    """``n`` bytes from the OS CSPRNG as a uint8 array, expanded by AES-256-CTR for large ``n``
-    when the ``cryptography`` package is available (fresh key per MiB; see the module docstring).
-
-    The keystream is written straight into a numpy array (``update_into``): numpy asks the OS
-    for huge pages for large arrays, whereas a fresh multi-megabyte ``bytes`` object is
-    mapped page by page — about 3 µs per 4 KiB page fault on a virtual machine, more than
-    the AES work itself.
-    """
-    global _ZEROS
-    if n < _KEYSTREAM_MIN_BYTES or not HAVE_AES:
-        return np.frombuffer(os.urandom(n), dtype=np.uint8)
-    if _ZEROS is None:
-        _ZEROS = bytes(_KEYSTREAM_BYTES_PER_KEY)
-    zeros = memoryview(_ZEROS)
-    out = np.empty(n + 15, dtype=np.uint8)  # update_into wants room for one more block than it writes
-    for start in range(0, n, _KEYSTREAM_BYTES_PER_KEY):
-        size = min(_KEYSTREAM_BYTES_PER_KEY, n - start)
-        seed = os.urandom(48)
-        stream = Cipher(algorithms.AES(seed[:32]), modes.CTR(seed[32:])).encryptor()
-        stream.update_into(zeros[:size], out[start : start + size + 15].data)  # keystream = encryption of zeros
-    return out[:n]
-
-
-def random_bytes(n: int) -> bytes:
-    """``n`` bytes from the OS CSPRNG (:func:`random_array`, as ``bytes``)."""
-    return random_array(n).tobytes()
-
-
-class OSRandom:
-    """Uniform numbers from the operating system's CSPRNG (``os.urandom``), vectorised."""
-
-    def random(self, n: int) -> np.ndarray:
-        """``n`` independent uniform doubles on the grid k·2⁻⁵³, k = 0 … 2⁵³ − 1."""
-        n = int(n)
-        if n < 0:
-            raise ValueError(f"n must be ≥ 0; got {n}")
-        return uniform_from_bytes(random_array(8 * n))
-
-    def bits(self, n: int, width: int) -> np.ndarray:
-        """``n`` independent uniform integers of ``width`` bits (1..64): uint8 for 8, uint16
-        for 16 (views of the random bytes), else uint64."""
-        if not 1 <= width <= 64:
-            raise ValueError(f"width must be 1..64 bits; got {width}")
-        if width == 8:
-            return random_array(n)
-        if width == 16:
-            return random_array(2 * n).view("<u2")
-        words = random_array(8 * n).view("<u8")
-        return words >> np.uint64(64 - width) if width < 64 else words
-
-    def __repr__(self) -> str:
-        return "OSRandom()"
-
-
-def _u53_from(rng: RandomSource, n: int) -> np.ndarray:
-    """53-bit integers from an injected source's doubles (validated)."""
-    u = np.asarray(rng.random(n), dtype=np.float64).reshape(-1)
-    if u.size != n:
-        raise ValueError(f"the random source returned {u.size} numbers for {n} records")
-    if n and not (u.min() >= 0.0 and u.max() < 1.0):  # also catches NaN
-        raise ValueError("the random source must return numbers in [0, 1)")
-    return np.floor(u * float(1 << 53)).astype(np.uint64)
 
 
 class ColumnSampler:
@@ -178,12 +98,15 @@ class ColumnSampler:
         if not np.all(np.isfinite(q)) or q.min() < 0:
             raise ValueError("matrix entries must be finite and ≥ 0")
         cum = np.cumsum(q.T, axis=1)  # (|X|, |Y|): row x = running sums of column x of Q
-        total = cum[:, -1:]
+        total = cum[:, -1:].copy()
         if np.any(total <= 0):
             raise ValueError(f"column {int(np.argmin(total))} of the matrix has no mass")
-        cum = cum / total  # x/x = 1 exactly: the last threshold is exactly 2⁵³
+        # In place (K = 4,000: 128 MB per temporary): x/x = 1 exactly, the last threshold is exactly 2⁵³.
+        cum /= total
+        cum *= float(1 << 53)
+        np.ceil(cum, out=cum)
         self.n_outputs, self.n_inputs = q.shape
-        self.thresholds = np.ascontiguousarray(np.ceil(cum * float(1 << 53)).astype(np.uint64))
+        self.thresholds = cum.astype(np.uint64, order="C")
         b, a = self.n_outputs, self.n_inputs
         # First-stage width w (bits of OS randomness drawn per record) and table bits k ≤ w.
         if b <= 16 and a << 16 <= _FAST_TABLE:
@@ -219,6 +142,23 @@ class ColumnSampler:
                 if np.iinfo(t).min <= lowest and b - 1 <= np.iinfo(t).max
             )
             self.table = np.ascontiguousarray(guide.T, dtype=dtype).reshape(-1)  # top-major: j·|X| + x
+
+    def _alias_os(self, xs: np.ndarray) -> np.ndarray:
+        """The alias tables fed chunk by chunk from one reused keystream buffer (no fresh
+        pages per draw): the same function of the same 53-bit words as ``OSRandom.bits(n, 53)``."""
+        assert self.alias is not None
+        n = xs.size
+        out = np.empty(n, dtype=np.int64)
+        step = min(n, self.alias.CHUNK)
+        buffers = self.alias.buffers(step)
+        keystream = np.empty(8 * step + 15, dtype=np.uint8)
+        for start in range(0, n, step):
+            m = min(step, n - start)
+            random_into(keystream, 8 * m)
+            u = keystream[: 8 * m].view("<u8")
+            u >>= np.uint64(11)
+            self.alias.sample_chunk(xs[start : start + m], u, out[start : start + m], buffers)
+        return out
 
     def _second_level(self, guide: np.ndarray) -> None:
         """Second guide table (one more byte) for the first-level intervals that hold a threshold.
@@ -261,18 +201,7 @@ class ColumnSampler:
     def output_dtype(self, dtype: Any = None) -> np.dtype:
         """The dtype of the outputs: int64 by default, or a compact unsigned type that holds
         every output 0 … |Y| − 1 (``np.uint8`` for |Y| ≤ 256, ``np.uint16`` for |Y| ≤ 65,536)."""
-        if dtype is None:
-            return np.dtype(np.int64)
-        try:
-            dt: np.dtype = np.dtype(dtype)
-        except TypeError:
-            raise ValueError(f"dtype must be a numpy integer type such as uint8 or uint16; got {dtype!r}") from None
-        if dt.kind not in "iu" or np.iinfo(dt).max < self.n_outputs - 1:
-            fits = ", ".join(t for t in ("uint8", "uint16", "uint32", "int64") if np.iinfo(t).max >= self.n_outputs - 1)
-            raise ValueError(
-                f"dtype must be an integer type that holds outputs 0..{self.n_outputs - 1}: one of {fits}; got {dt}"
-            )
-        return dt
+        return output_dtype(self.n_outputs, dtype)
 
     def sample(self, x: Any, rng: RandomSource | None = None, dtype: Any = None) -> np.ndarray:
         """Outputs y for record indices ``x`` (integers in [0, |X|)).
@@ -286,22 +215,16 @@ class ColumnSampler:
 
     def _sample(self, x: Any, rng: RandomSource | None) -> np.ndarray:
         """:meth:`sample` with int64 outputs."""
-        xs = np.asarray(x)
-        if xs.ndim != 1:
-            xs = xs.reshape(-1)
-        if xs.size and xs.dtype.kind not in "iu":
-            raise ValueError(f"record indices must be integers; got dtype {xs.dtype}")
-        xs = xs.astype(np.int64, copy=False)
+        xs = check_indices(x, self.n_inputs)
         n = xs.size
         if n == 0:
             return np.zeros(0, dtype=np.int64)
-        # One pass: seen as unsigned, a negative index is huge, so max < |X| checks both ends.
-        if xs.view(np.uint64).max() >= self.n_inputs:
-            raise ValueError(f"record indices must be in [0, {self.n_inputs}); got {int(xs.min())}..{int(xs.max())}")
         os_source = rng is None or isinstance(rng, OSRandom)
         source = rng if isinstance(rng, OSRandom) else OSRandom()
         if self.alias is not None:
-            return self.alias.sample(xs, source.bits(n, 53) if os_source else _u53_from(rng, n))  # type: ignore[arg-type]
+            if type(source) is OSRandom and os_source:
+                return self._alias_os(xs)
+            return self.alias.sample(xs, source.bits(n, 53) if os_source else u53_from(rng, n))  # type: ignore[arg-type]
         rest = np.uint64(53 - self.width)
         spare = None  # second-level bytes drawn with the first ones (one CSPRNG call, not two)
         if os_source:
@@ -313,7 +236,7 @@ class ColumnSampler:
                 first = source.bits(n, self.width)  # the top w bits of u; the rest only if needed
             u53 = None
         else:
-            u53 = _u53_from(rng, n)  # type: ignore[arg-type]
+            u53 = u53_from(rng, n)  # type: ignore[arg-type]
             first = (u53 >> rest).astype(np.uint16)
         if self.table is None:
             if u53 is None:

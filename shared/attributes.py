@@ -13,11 +13,14 @@ from typing import Any
 import numpy as np
 
 from .errors import AlphabetError, RecordError
+from .fixed_width import FixedWidthCodes
 
 __all__ = ["Attribute", "product_strides", "value_product"]
 
 # Error messages list allowed values; beyond this many the list is cut short.
 _MAX_LISTED = 50
+# Fixed-width string encoders kept per attribute (one per string dtype seen, e.g. <U6, <U18).
+_MAX_ENCODERS = 8
 
 
 def _quote(value: Any) -> str:
@@ -74,6 +77,19 @@ class Attribute:
         return arr[order], order.astype(np.int64)
 
     @cached_property
+    def _fixed_width_encoders(self) -> dict[np.dtype, FixedWidthCodes | None]:
+        return {}
+
+    def _fixed_width(self, dtype: np.dtype) -> FixedWidthCodes | None:
+        # Built once per (attribute, string dtype): a few numpy calls over the values.
+        cache = self._fixed_width_encoders
+        if dtype not in cache:
+            if len(cache) >= _MAX_ENCODERS:
+                cache.pop(next(iter(cache)))
+            cache[dtype] = FixedWidthCodes.build(self.values, dtype)
+        return cache[dtype]
+
+    @cached_property
     def _index(self) -> dict[str, int]:
         return {v: i for i, v in enumerate(self.values)}
 
@@ -86,9 +102,19 @@ class Attribute:
 
     def encode(self, values: Any) -> np.ndarray:
         """Vectorised :meth:`index` over a 1-D sequence; returns int64 positions."""
-        if isinstance(values, list) and values:
-            # Python strings: one C-level dict lookup each (no string array, no sort).
+        return self.encode_compact(values).astype(np.int64, copy=False)
+
+    def encode_compact(self, values: Any) -> np.ndarray:
+        """:meth:`encode` in the type the lookup produced: uint8 for Python strings of an
+        attribute with at most 256 values, else int64 (a caller that scales and sums codes
+        saves a conversion pass)."""
+        objects = isinstance(values, np.ndarray) and values.dtype.kind == "O" and values.ndim == 1
+        if (objects or isinstance(values, list)) and len(values):
+            # Python strings (a list, or an object array iterated as it is: ~25 % cheaper than
+            # its tolist()): one C-level dict lookup each (no string array, no sort).
             try:
+                if self.size <= 256:  # bytes() of small ints is the cheapest C-level collection (~10 %)
+                    return np.frombuffer(bytes(map(self._index.__getitem__, values)), dtype=np.uint8)
                 return np.fromiter(map(self._index.__getitem__, values), dtype=np.int64, count=len(values))
             except (KeyError, TypeError):
                 pass  # other types or an unknown value: the array path matches string forms and names it
@@ -97,9 +123,19 @@ class Attribute:
             raise RecordError(f"attribute {self.name!r}: expected a 1-D sequence of values, got shape {arr.shape}")
         if arr.size == 0:
             return np.zeros(0, dtype=np.int64)
-        if arr.dtype.kind != "U":
-            # Values are matched by their string form (ints from a parser, objects, bytes).
+        if arr.dtype.kind not in "US":
+            # Values are matched by their string form (ints from a parser, objects).
             arr = arr.astype(str)
+        fast = self._fixed_width(arr.dtype)
+        if fast is not None:
+            codes, bad = fast.encode(arr)
+            if bad >= 0:
+                value = arr[bad].decode("utf-8", "backslashreplace") if arr.dtype.kind == "S" else arr[bad]
+                raise RecordError(f"record {bad}: " + self._unknown_message(value))
+            return codes
+        if arr.dtype.kind == "S":
+            # Bytes are UTF-8 text (S arrays, lists of bytes); undecodable bytes stay distinct.
+            arr = np.char.decode(arr, "utf-8", "surrogateescape")
         keys, order = self._lookup
         pos = np.searchsorted(keys, arr)
         np.minimum(pos, keys.size - 1, out=pos)

@@ -235,14 +235,15 @@ class Alphabet:
     def _combine(self, attrs: Sequence[Attribute], strides: Sequence[int], cols: Sequence[Any]) -> np.ndarray:
         # cols: one value sequence per attribute of ``attrs``; mixed radix, last fastest.
         cols = [python_values(c) for c in cols]
-        x = attrs[0].encode(cols[0])
-        if strides[0] != 1:
-            x = x * strides[0]
+        # Codes come as uint8 or int64 (encode_compact); x is one int64 array, scaled and
+        # summed in place (no 8 B/record temporaries; never a product in uint8, which would wrap).
+        first = attrs[0].encode_compact(cols[0])
+        x: np.ndarray = np.multiply(first, strides[0], dtype=np.int64)
         for attr, stride, col in zip(attrs[1:], strides[1:], cols[1:], strict=True):
-            codes = attr.encode(col)
+            codes = attr.encode_compact(col)
             if codes.size != x.size:
                 raise RecordError(f"attribute {attr.name!r} has {codes.size} values; {attrs[0].name!r} has {x.size}")
-            x += codes * stride if stride != 1 else codes
+            x += codes if stride == 1 else np.multiply(codes, stride, dtype=np.int64)
         return x
 
     def encode(self, records: Any) -> np.ndarray:

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from rldp.client import sampling
+from rldp.client import randomness
 from rldp.client.sampling import ColumnSampler, OSRandom, random_bytes, uniform_from_bytes
 
 
@@ -47,14 +47,14 @@ def test_os_random_is_uniform_and_fresh():
 @pytest.mark.parametrize("fast", [True, False])
 def test_random_bytes_are_uniform_fresh_and_never_repeat_a_key(monkeypatch, fast):
     if not fast:  # the plain os.urandom path, as on a platform without `cryptography`
-        monkeypatch.setattr(sampling, "HAVE_AES", False)
-    n = 3 * sampling._KEYSTREAM_BYTES_PER_KEY + 12_345  # several keys, a partial last block
+        monkeypatch.setattr(randomness, "HAVE_AES", False)
+    n = 3 * randomness._KEYSTREAM_BYTES_PER_KEY + 12_345  # several keys, a partial last block
     data = random_bytes(n)
     assert len(data) == n
     counts = np.bincount(np.frombuffer(data, np.uint8), minlength=256)
     expected = n / 256
     assert ((counts - expected) ** 2 / expected).sum() < 400  # χ²₂₅₅: P(> 400) ≈ 1e-8
-    per_key = sampling._KEYSTREAM_BYTES_PER_KEY
+    per_key = randomness._KEYSTREAM_BYTES_PER_KEY
     blocks = [data[i : i + 64] for i in range(0, n, per_key)]
     assert len(set(blocks)) == len(blocks)  # each MiB starts a fresh keystream
     assert random_bytes(1 << 16) != random_bytes(1 << 16)  # no state reused across calls
@@ -106,6 +106,7 @@ def test_seeded_generators_are_reproducible_and_the_default_is_not():
 
 def test_never_touches_global_generators(monkeypatch):
     q = random_matrix(6, 5, seed=2)
+    many = random_matrix(300, 2000, seed=4)  # alias tables, fed by the keystream
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a global (seedable) generator was used")
@@ -116,6 +117,11 @@ def test_never_touches_global_generators(monkeypatch):
         monkeypatch.setattr(random, name, forbidden)
     y = ColumnSampler(q).sample(np.arange(5).repeat(1000))
     assert y.size == 5000
+    from rldp.client.grr import GrrSampler
+
+    big = ColumnSampler(many)
+    assert big.alias is not None and big.sample(np.arange(2000)).size == 2000
+    assert GrrSampler(300, 0.5, 0.5 / 299).sample(np.arange(300).repeat(300)).size == 90_000
 
 
 def test_bad_inputs():
