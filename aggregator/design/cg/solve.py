@@ -22,6 +22,7 @@ from rldp.shared.probability import as_distribution
 from ..cone import GammaCone
 from ..errors import CGError, SolverError
 from .blocks import BlockPricer
+from .bound import SectionBound
 from .coarsen import COARSE_SHARE, coarse_aggregation
 from .master import Master, seed_columns, solve_seeds
 from .pricing import Pricer, price_round
@@ -137,17 +138,20 @@ def coarse_stage(
     extra_rows: list[np.ndarray],
     stages: list[dict],
     same_sensitive: bool = False,
+    self_pairs: np.ndarray | None = None,
     **options: Any,
 ) -> np.ndarray | None:
     """Solve the aggregated problem (:class:`.coarsen.Aggregation`) with COARSE_SHARE of the budget, if the
-    alphabet is large enough to have one. Its expanded rows are appended to ``extra_rows`` (seeds
-    of the fine master) and its record to ``stages``; returns its duals lifted to the fine cells
-    (for the fine problem's bound), or None. The stage only seeds the fine one, so a failure is
-    skipped."""
+    alphabet is large enough to have one; that solve is itself coarse-to-fine while its problem
+    is still large (the ladder of :func:`.coarsen.coarse_aggregation`), and its rows seed it.
+    The expanded rows are appended to ``extra_rows`` (seeds of the fine master) and the record
+    of every rung (coarsest first) to ``stages``; returns the duals of the finest rung lifted
+    to the fine cells (for the fine problem's bound), or None. The stages only seed the fine
+    problem, so a failure is skipped."""
     agg = coarse_aggregation(p)
-    if agg is None:
+    if agg is None or (agg.sensitive.size, agg.released.size) != p.shape or agg.shape == p.shape:
         return None
-    pc, lc, selfp = agg.problem(p, lower, same_sensitive)
+    pc, lc, selfp = agg.problem(p, lower, same_sensitive, self_pairs)
     try:
         sub = solve_polyopt_cg(
             pc,
@@ -156,13 +160,14 @@ def coarse_stage(
             same_sensitive=same_sensitive,
             self_pairs=selfp,
             time_budget=COARSE_SHARE * float(time_budget),
-            coarsen=False,
+            coarsen=True,
             prove_bound=False,
             **options,
         )
     except SolverError:  # the coarse stage only seeds the fine one
         return None
     extra_rows.append(agg.expand(sub.matrix))
+    stages.extend(sub.stages)
     stages.append(
         {
             "shape": list(agg.shape),
@@ -224,7 +229,7 @@ def solve_polyopt_cg(
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
     stages: list[dict] = []
     lifted: np.ndarray | None = None
-    if coarsen and self_pairs is None:
+    if coarsen:
         lifted = coarse_stage(
             p,
             cone.lower,
@@ -233,6 +238,7 @@ def solve_polyopt_cg(
             extra_rows,
             stages,
             same_sensitive=same_sensitive,
+            self_pairs=self_pairs,
             progress=progress,
             seed=seed,
             starts_per_round=starts_per_round,
@@ -259,25 +265,28 @@ def solve_polyopt_cg(
     master = solve_seeds(master, deadline)
 
     bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
-    # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
-    bounder = blocks if bound_eps == epsilon else None
     upper: float | None = None
     kind = (
-        "polyopt-lagrangian: Σλ + a proven bound on the best reduced cost (block enumeration); "
-        "bounds PolyOpt" + (" with the s1 = s2 rows" if same_sensitive else "") + f" at epsilon = {bound_eps:.12g}"
+        "polytope-lagrangian: Σλ + a proven bound on the best reduced cost (the section of Γ cut into "
+        "pieces, a tangent per piece, block enumeration; cg.bound); bounds PolyOpt"
+        + (" with the s1 = s2 rows" if same_sensitive else "")
+        + f" at epsilon = {bound_eps:.12g}"
     )
     history = [(time.perf_counter() - start, master.value)]
     iterations, status = 0, "time_budget"
+    bounder: SectionBound | None = None
 
     def update_bound(until: float, lam: np.ndarray | None = None) -> None:
+        # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
         nonlocal upper, bounder
         if blocks is None:
             return
         lam = master.duals if lam is None else lam
         if bounder is None:
-            bounder = BlockPricer(GammaCone(cone.lower, bound_eps, same_sensitive), pf, sections=False)
-        m0s = {math.exp(bound_eps / 2), *(blocks.m0s[-1:] if blocks is not None else [])}
-        r = bounder.bound(lam, m0s, steps=12, deadline=until)
+            bounder = SectionBound.build(GammaCone(cone.lower, bound_eps, same_sensitive), pf, deadline=until)
+            if bounder is None:
+                return
+        r = bounder.value(lam, blocks.m0s[-1:], deadline=until)
         if r is not None:
             cand = float(lam.sum() + r)
             upper = cand if upper is None else min(upper, cand)
@@ -285,8 +294,18 @@ def solve_polyopt_cg(
     def report() -> None:
         report_progress(progress, master, iteration=iterations, start=start, upper_bound=upper)
 
-    # Keep 15 % of the budget for the final bound when there is one to prove.
-    loop_deadline = deadline - (0.15 * float(time_budget) if blocks is not None and prove_bound else 0.0)
+    # Keep 15 % of the budget for the bound when there is one to prove: most of it first, at the
+    # coarse problem's lifted duals (so progress shows a bound while the fine stage runs), the
+    # rest at the end, at the fine master's duals.
+    reserve = 0.15 * float(time_budget) if blocks is not None and prove_bound else 0.0
+    if reserve and lifted is not None and not (stages and stages[-1]["status"] == INTERRUPTED):
+        # Any λ gives a valid Lagrangian bound: the coarse problem's (near-converged) duals,
+        # lifted, give a far better one than the (degenerate, unconverged) fine master's:
+        # 0.61 vs 71 NMI on Adult native-country×relationship at ε = 0.5.
+        began = time.perf_counter()
+        update_bound(min(began + 0.7 * reserve, deadline), lifted)
+        reserve = max(reserve - (time.perf_counter() - began), 0.0)
+    loop_deadline = deadline - reserve
     center = None
     max_columns = 20 * cone.size + 2000  # bounds memory; old non-basic columns only slow the master
     if stages and stages[-1]["status"] == INTERRUPTED:  # Ctrl-C in the coarse stage: stop at the seeds
@@ -330,11 +349,6 @@ def solve_polyopt_cg(
         # Ctrl-C: keep the last solved master (every column is in Γ, so it certifies as always);
         # the caller sees status "interrupted". No bound is proved: the user asked to stop.
         status, prove_bound = INTERRUPTED, False
-    if prove_bound and lifted is not None:
-        # Any λ gives a valid Lagrangian bound: the coarse problem's (near-converged) duals,
-        # lifted, give a far better one than the (degenerate, unconverged) fine master's:
-        # 0.61 vs 71 NMI on Adult native-country×relationship at ε = 0.5.
-        update_bound(loop_deadline + 0.5 * (deadline - loop_deadline), lifted)
     if prove_bound:
         update_bound(deadline)
 
