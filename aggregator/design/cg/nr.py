@@ -179,9 +179,8 @@ def solve_nr_cg(
     pf = p.reshape(-1)
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
     stages: list[dict] = []
-    lifted = coarse_stage(p, cond, epsilon, time_budget, extra_rows, stages, progress=progress) if coarsen else None
-    if lifted is not None:
-        lifted = _zero_cell_duals(p, lifted)
+    rungs = coarse_stage(p, cond, epsilon, time_budget, extra_rows, stages, progress=progress) if coarsen else []
+    lifted = _zero_cell_duals(p, rungs[-1]) if rungs else None
     master = Master(p)
     seeds = [seed_columns(cone, extra_rows)]
     zero = np.flatnonzero(pf == 0)
