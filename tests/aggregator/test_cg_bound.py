@@ -139,3 +139,17 @@ def test_polyopt_reports_the_bound_kind_and_gap():
     assert params["upper_bound"] == min(params["upper_bounds"].values())
     assert params["bound_gap"] == pytest.approx(info / params["upper_bound"], rel=1e-9)
     assert 0 < params["bound_gap"] <= 1 + 1e-9
+
+
+def test_cone_violations_equal_the_pairwise_maximum():
+    # violations() takes the max over pairs through the two smallest lower sides per row; it must
+    # equal the literal max over the cone's pairs bit for bit (every variant of the pairs).
+    rng = np.random.default_rng(0)
+    for same in (False, True):
+        for a1, a2 in ((2, 3), (5, 4), (7, 2)):
+            low = rng.dirichlet(np.ones(a2), a1) * 0.8
+            for cone in (GammaCone(low, 0.7, same), GammaCone(low, 0.7, same, rng.random(a1) < 0.5)):
+                rows = rng.random((300, a1 * a2)) ** 3
+                hi, lo = cone.sides(rows)
+                literal = np.max(hi[:, cone.pairs[:, 0]] - math.exp(0.7) * lo[:, cone.pairs[:, 1]], axis=1)
+                assert np.array_equal(literal, cone.violations(rows))

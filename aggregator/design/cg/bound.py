@@ -49,14 +49,20 @@ import numpy as np
 from ..cone import GammaCone
 from .blocks import BlockVertices
 
-__all__ = ["SectionBound", "VERTEX_BUDGET", "MAX_PIECES", "TANGENTS_PER_PIECE"]
+__all__ = ["SectionBound", "VERTEX_BUDGET", "MAX_PIECES", "TANGENTS_PER_PIECE", "EVALUATIONS", "SMALL_PIECE"]
 
-# Block vertices stored for the pieces (~72 bytes each): caps memory and time per evaluation.
-VERTEX_BUDGET = 3_000_000
+# Block vertices stored for the pieces (~37 bytes each): caps memory. Within it the number of
+# pieces is what fits in the time left (EVALUATIONS evaluations of (B2) after the enumerations).
+VERTEX_BUDGET = 16_000_000
 MAX_PIECES = 16
+EVALUATIONS = 12
+# Pieces with at most this many block vertices get the tangent grid (cheap to score).
+SMALL_PIECE = 3_000_000
 # Tangent points m₀ per piece: a geometric grid over the piece's range of P̂·z, plus 1, e^{ε/2} (the
 # old bound's) and the caller's.
 TANGENTS_PER_PIECE = 9
+# The partition of m = P̂·z ∈ (0, ∞) of (B3): geometric edges, open-ended tails.
+_EDGES = np.concatenate([[1e-300], np.exp(np.linspace(-3.0, 10.0, 131)), [np.inf]])
 
 
 class SectionBound:
@@ -76,7 +82,7 @@ class SectionBound:
         self.pieces: list[tuple[list[BlockVertices], list[BlockVertices] | None, float]] = []
         self.tangents = TANGENTS_PER_PIECE
         try:
-            self._build(make, pieces)
+            self._build(make, pieces, deadline)
         except TimeoutError:
             return
         self.complete = True
@@ -87,18 +93,27 @@ class SectionBound:
         out = cls(cone, p, deadline=deadline)
         return out if out.complete else None
 
-    def _build(self, make: Callable[..., BlockVertices], pieces: int | None) -> None:
+    def _build(self, make: Callable[..., BlockVertices], pieces: int | None, deadline: float) -> None:
         cone, eps = self.cone, self.cone.epsilon
+        began = time.perf_counter()
         base = [make(s, eps) for s in range(cone.a1)]
         if cone.same_sensitive:
             self.pieces = [(base, None, 1.0)]
             return
+        build = time.perf_counter() - began
         per_piece = 2 * sum(b.h.size for b in base)
+        # On large blocks (one piece beyond SMALL_PIECE vertices) an evaluation costs ~0.1 s per
+        # tangent: keep the old bound's tangents only, so that more pieces fit in the time.
+        self.tangents = TANGENTS_PER_PIECE if per_piece <= SMALL_PIECE else 0
         if pieces is None:
-            pieces = int(max(1, min(MAX_PIECES, VERTEX_BUDGET // max(per_piece, 1))))
-        # On large blocks (one piece already exceeds the budget) an evaluation costs ~0.1 s per
-        # tangent: keep the old bound's tangents only, so the bracket closes within the reserve.
-        self.tangents = TANGENTS_PER_PIECE if per_piece <= VERTEX_BUDGET else 0
+            began = time.perf_counter()
+            for s, b in enumerate(base):
+                b.scores(self.p[s])
+            score = time.perf_counter() - began
+            # A piece costs two enumerations of every block, and 2 scorings per tangent per evaluation.
+            cost = 2.0 * build + EVALUATIONS * 2.0 * (self.tangents + 3) * score
+            by_time = (deadline - time.perf_counter()) / max(cost, 1e-9)
+            pieces = int(max(1, min(MAX_PIECES, VERTEX_BUDGET // max(per_piece, 1), by_time)))
         rs = [math.exp(eps * j / pieces) for j in range(pieces + 1)]
         for j in range(pieces):
             # P_s(r, e^ε) = r·P_s(1, e^ε/r): the lower sides of piece j, and block s*'s wider top.
@@ -116,27 +131,34 @@ class SectionBound:
         cone = self.cone
         return not bool(np.any((cone.slack <= 0) & (cone.lower.min(axis=1) <= 0)))
 
-    def _h(self, lam: np.ndarray, rho: float, m0s: list[float]) -> float:
-        """The right-hand side of (B2) at ρ."""
+    def _tangents(self, low_r: float, wide: bool, m0s: list[float]) -> list[float]:
         top = math.exp(self.cone.epsilon)
+        # m = P̂·z on the piece lies roughly in [r_j, e^ε r_{j+1}] (block s* may exceed e^ε).
+        high = top * low_r * math.exp(self.cone.epsilon / len(self.pieces)) if wide else top
+        grid = np.exp(np.linspace(math.log(low_r), math.log(high), self.tangents))
+        return sorted({*m0s, 1.0, math.sqrt(top), *(float(g) for g in grid)})
+
+    def _piece(
+        self, others: list[BlockVertices], wide: list[BlockVertices] | None, lam: np.ndarray, eta: float
+    ) -> np.ndarray:
+        """T_j(η) per s*: Σ_s O_j,s(η) + W_j,s*(η) − O_j,s*(η) (the piece's separated maximum)."""
+        o = np.array([b.scores(lam[s] + eta * self.p[s]).max() for s, b in enumerate(others)])
+        if wide is None:
+            return np.array([o.sum()])
+        w = np.array([b.scores(lam[s] + eta * self.p[s]).max() for s, b in enumerate(wide)])
+        return o.sum() + (w - o)
+
+    def _h(self, lam: np.ndarray, rho: float, m0s: list[float]) -> float:
+        """The right-hand side of (B3) at ρ (≤ that of (B2))."""
         worst = -math.inf
         for others, wide, low_r in self.pieces:
-            # m = P̂·z on the piece lies roughly in [r_j, e^ε r_{j+1}] (block s* may exceed e^ε).
-            high = top if wide is None else top * low_r * math.exp(self.cone.epsilon / len(self.pieces))
-            grid = np.exp(np.linspace(math.log(low_r), math.log(high), self.tangents))
-            best: np.ndarray | None = None
-            for m0 in sorted({*m0s, 1.0, math.sqrt(top), *(float(g) for g in grid)}):
-                eta = math.log(m0) + 1.0 + rho
-                o = np.array([b.scores(lam[s] + eta * self.p[s]).max() for s, b in enumerate(others)])
-                tot = m0 + o.sum()
-                if wide is None:
-                    cand = np.array([tot])
-                else:
-                    w = np.array([b.scores(lam[s] + eta * self.p[s]).max() for s, b in enumerate(wide)])
-                    cand = tot + (w - o)  # one entry per s*
-                best = cand if best is None else np.minimum(best, cand)
-            assert best is not None
-            worst = max(worst, float(best.max()))
+            tangents = np.array(self._tangents(low_r, wide is not None, m0s))
+            slopes = np.log(tangents) + 1.0  # η of the tangent at m₀
+            t = np.array([self._piece(others, wide, lam, float(e) + rho) for e in slopes])  # (η, s*)
+            # g_k(η) = max_{m ∈ I_k} (η m − m log m): the concave maximum m₀ = e^{η−1} clipped to I_k.
+            m_hat = np.clip(tangents[None, :], _EDGES[:-1, None], _EDGES[1:, None])  # (k, η)
+            g = slopes[None, :] * m_hat - m_hat * np.log(m_hat)
+            worst = max(worst, float(np.max(np.min(g[:, :, None] + t[None, :, :], axis=1))))
         return worst
 
     def value(

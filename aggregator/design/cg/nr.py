@@ -182,7 +182,7 @@ def solve_nr_cg(
     rungs = coarse_stage(p, cond, epsilon, time_budget, extra_rows, stages, progress=progress) if coarsen else []
     lifted = _zero_cell_duals(p, rungs[-1]) if rungs else None
     master = Master(p)
-    seeds = [seed_columns(cone, extra_rows)]
+    seeds = [seed_columns(cone, extra_rows, deadline)]
     zero = np.flatnonzero(pf == 0)
     if zero.size:  # cells P̂_x = 0 are free in the NR cone; e_x keeps λ_x ≥ 0
         seeds.append(np.eye(pf.size)[zero])
