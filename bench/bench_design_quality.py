@@ -36,6 +36,7 @@ from helpers import ADULT_COLUMNS, adult_path  # noqa: E402
 
 from rldp.aggregator.design import design, design_matrix  # noqa: E402
 from rldp.shared.audit import audit_rldp  # noqa: E402
+from rldp.shared.document import mechanism_matrix  # noqa: E402
 from rldp.shared.information import entropy, mutual_information  # noqa: E402
 from rldp.shared.records import Alphabet, Attribute  # noqa: E402
 from rldp.shared.tables import read_csv  # noqa: E402
@@ -76,7 +77,9 @@ def quality(cases: list[tuple[str, float]], budget: float) -> None:
         emit(f"{name}_vs_floor", params["bound_gap"] / FLOOR, "ratio")
         emit(f"{name}_seconds", wall, "s")
         emit(f"{name}_cpu_vs_wall", cpu / wall, "ratio")
-        stages = "; ".join(f"{s['shape'][0]}x{s['shape'][1]} {s['information'] / h:.4f}" for s in params.get("stages", []))
+        stages = "; ".join(
+            f"{s['shape'][0]}x{s['shape'][1]} {s['information'] / h:.4f}" for s in params.get("stages", [])
+        )
         print(f"{name}_stages {stages or '-'}", flush=True)
         gaps.append(params["bound_gap"])
     emit("quality_min_vs_floor", min(gaps) / FLOOR, "ratio")
@@ -113,15 +116,9 @@ def budgets(sizes: list[int], budget: float) -> None:
         print(f"{name}_status {params.get('status')}", flush=True)
         emit(f"{name}_certified", float(doc["audit"]["epsilon"] <= 1.0), "bool")
         h = entropy(p)
-        emit(f"{name}_nmi", mutual_information(np.asarray(doc_matrix(doc)), p) / h, "nmi")
+        emit(f"{name}_nmi", mutual_information(mechanism_matrix(doc), p) / h, "nmi")
         emit(f"{name}_bound_nmi", params["upper_bound"] / h, "nmi")
     emit("budget_worst_elapsed_vs_limit", worst, "ratio")
-
-
-def doc_matrix(doc: dict) -> np.ndarray:
-    from rldp.shared.document import mechanism_matrix
-
-    return mechanism_matrix(doc)
 
 
 def main() -> int:

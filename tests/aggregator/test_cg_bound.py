@@ -89,7 +89,11 @@ def test_section_bound_respects_its_deadline():
     assert SectionBound.build(cone, p, deadline=0.0) is None  # in the past: nothing built
     bound = SectionBound(cone, p)
     assert bound.complete and bound.n_pieces == 16
-    assert bound.value(np.zeros(p.size), deadline=0.0) is None or bound.value(np.zeros(p.size)) is not None
+    lam = np.full(p.size, 0.05)
+    full = bound.value(lam, rtol=1e-9)
+    cut = bound.value(lam, deadline=0.0)  # stops after the bracket: its end is proven, only looser
+    assert full is not None and full > 0
+    assert cut is None or cut >= full - 1e-12
 
 
 def test_aggregation_keeps_the_fine_problems_self_pairs():
@@ -153,3 +157,30 @@ def test_cone_violations_equal_the_pairwise_maximum():
                 hi, lo = cone.sides(rows)
                 literal = np.max(hi[:, cone.pairs[:, 0]] - math.exp(0.7) * lo[:, cone.pairs[:, 1]], axis=1)
                 assert np.array_equal(literal, cone.violations(rows))
+
+
+def test_nr_knapsack_bound_covers_every_subset_and_beats_the_hull():
+    # Above NR_EXACT_MAX_SENSITIVE the NR pricing bound is min(hull, knapsack); on 12 sensitive
+    # values every subset can still be enumerated: the knapsack bound must cover the best one.
+    from rldp.aggregator.design.cg import nr as nr_module
+
+    p = jeffreys((12, 3), 6)
+    ps = p.sum(axis=1)
+    member = ((np.arange(2**12)[:, None] >> np.arange(12)[None, :]) & 1).astype(float)
+    rng = np.random.default_rng(4)
+    tighter = 0
+    for eps in (0.5, 1.0, 2.0):
+        for _ in range(5):
+            g = rng.normal(0.0, 0.3, 12) * ps
+            exact = float(nr_module._nr_value(ps, g, member, eps).max())
+            knap = nr_module._knapsack_bound(ps, g, eps)
+            assert knap >= exact - 1e-12
+            assert knap <= exact + 0.05 * (1 + abs(exact))  # and close: the grid is 1/20000 of the mass
+            order = np.argsort(-g / ps)
+            prefix = np.tril(np.ones((13, 12)), -1)[:, np.argsort(order)]
+            pt, gt = prefix @ ps, prefix @ g
+            k = 1.0 + math.expm1(eps) * pt
+            frac = (eps * math.exp(eps) * pt + g.sum() + math.expm1(eps) * gt) / k
+            hull = float(np.max(-np.log(k[:-1]) + np.maximum(frac[:-1], frac[1:])))
+            tighter += knap < hull - 1e-9
+    assert tighter > 0

@@ -209,16 +209,18 @@ def solve_polyopt_cg(
     rows must satisfy (callers pass ε(1 − DESIGN_MARGIN)). ``extra_rows`` are candidate
     rows (e.g. of IR, CR) used as seed columns when inside Γ (or after mixing them inside).
     ``bound_epsilon`` (default ``epsilon``) is the level at which the upper bound on the
-    PolyOpt optimum is proved (the Lagrangian bound of :meth:`BlockPricer.bound`, computed
-    once at the end; 15 % of the budget is kept for it). ``progress`` receives a dict after
+    PolyOpt optimum is proved (the Lagrangian bound of :class:`.bound.SectionBound`, at the
+    coarse rungs' lifted duals and at the master's final duals; 15 % of the budget is kept
+    for it, 25 % after a coarse ladder). ``progress`` receives a dict after
     every round (iteration, seconds, information, columns, upper_bound). Deterministic for
     a given ``seed`` up to timing (the budget decides how many rounds run).
 
     ``coarsen``: on alphabets above :data:`COARSEN_MIN_SYMBOLS` symbols, first solve the
     aggregated problem of :func:`coarse_aggregation` (at most :data:`COARSE_SHARE` of the
-    budget) and seed the master with its rows expanded to the fine alphabet (they lie in Γ,
-    see :class:`Aggregation`); ``stages`` records it. ``self_pairs`` and ``prove_bound`` are
-    used by that inner solve (the s₁ = s₂ row on merged blocks; no bound needed).
+    budget; itself coarse-to-fine while large: the ladder) and seed the master with its rows
+    expanded to the fine alphabet (they lie in Γ, see :class:`Aggregation`); ``stages``
+    records every rung, coarsest first. ``self_pairs`` and ``prove_bound`` are used by those
+    inner solves (the s₁ = s₂ row on merged blocks; no bound needed).
 
     Returns the certified mechanism of the last master solution (anytime: also when the
     budget ends first, ``status`` "time_budget").
