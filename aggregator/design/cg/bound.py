@@ -84,7 +84,14 @@ _EDGES = np.concatenate([[1e-300], np.exp(np.linspace(-3.0, 10.0, 131)), [np.inf
 class SectionBound:
     """The proven bound (B3) on r*(λ) for the cone ``cone`` and P̂ ``p`` (flat or (|S|, |U|))."""
 
-    def __init__(self, cone: GammaCone, p: np.ndarray, pieces: int | None = None, deadline: float = math.inf):
+    def __init__(
+        self,
+        cone: GammaCone,
+        p: np.ndarray,
+        pieces: int | None = None,
+        deadline: float = math.inf,
+        plan_until: float | None = None,
+    ):
         self.complete = False  # every block enumerated before ``deadline``
         self.cone = cone
         self.p = np.asarray(p, dtype=float).reshape(cone.a1, cone.a2)
@@ -97,18 +104,21 @@ class SectionBound:
         self.pieces: list[tuple[list[BlockVertices], list[BlockVertices] | None, float]] = []
         self.tangents = TANGENTS_PER_PIECE
         try:
-            self._build(make, pieces, deadline)
+            self._build(make, pieces, deadline if plan_until is None else min(plan_until, deadline))
         except TimeoutError:
             return
         self.complete = True
 
     @classmethod
-    def build(cls, cone: GammaCone, p: np.ndarray, deadline: float = math.inf) -> SectionBound | None:
-        """The bound's block enumerations for ``cone``, or None if they do not fit before ``deadline``."""
-        out = cls(cone, p, deadline=deadline)
+    def build(
+        cls, cone: GammaCone, p: np.ndarray, deadline: float = math.inf, plan_until: float | None = None
+    ) -> SectionBound | None:
+        """The bound's block enumerations for ``cone``, or None if they do not fit before ``deadline``;
+        the number of pieces is planned to fit, with their evaluations, before ``plan_until``."""
+        out = cls(cone, p, deadline=deadline, plan_until=plan_until)
         return out if out.complete else None
 
-    def _build(self, make: Callable[..., BlockVertices], pieces: int | None, deadline: float) -> None:
+    def _build(self, make: Callable[..., BlockVertices], pieces: int | None, plan_until: float) -> None:
         cone, eps = self.cone, self.cone.epsilon
         began = time.perf_counter()
         base = [make(s, eps) for s in range(cone.a1)]
@@ -127,7 +137,7 @@ class SectionBound:
             score = time.perf_counter() - began
             # A piece costs two enumerations of every block, and 2 scorings per tangent per evaluation.
             cost = 2.0 * build + EVALUATIONS * 2.0 * (self.tangents + 3) * score
-            by_time = (deadline - time.perf_counter()) / max(cost, 1e-9)
+            by_time = (plan_until - time.perf_counter()) / max(cost, 1e-9)
             pieces = int(max(1, min(MAX_PIECES, VERTEX_BUDGET // max(per_piece, 1), by_time)))
         rs = [math.exp(eps * j / pieces) for j in range(pieces + 1)]
         for j in range(pieces):

@@ -23,12 +23,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["COARSEN_MIN_SYMBOLS", "COARSE_SHARE", "Aggregation", "mass_groups", "coarse_aggregation"]
+__all__ = ["COARSEN_MIN_SYMBOLS", "COARSE_SHARE", "RUNG_SHARE", "Aggregation", "mass_groups", "coarse_aggregation"]
 
 # Alphabets above this many symbols first solve an aggregated problem (see Aggregation).
 COARSEN_MIN_SYMBOLS = 64
-# Share of the time budget the aggregated problem may use (it usually converges sooner).
+# Share of the time budget the aggregated problem may use (it usually converges sooner), and of
+# a rung's budget its own coarser rung may use: most of it, since the coarsest rung is the one
+# that converges and whose duals bound the fine problem (with 0.5 at every rung it got T/4 and,
+# under load, ended short of convergence at T = 30 s); a rung that converges early leaves the
+# rest to the next.
 COARSE_SHARE = 0.5
+RUNG_SHARE = 0.85
 
 
 def mass_groups(mass: np.ndarray, groups: int) -> np.ndarray:

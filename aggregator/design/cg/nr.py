@@ -211,7 +211,10 @@ def solve_nr_cg(
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
     stages: list[dict] = []
     rungs = coarse_stage(p, cond, epsilon, time_budget, extra_rows, stages, progress=progress) if coarsen else []
-    lifted = _zero_cell_duals(p, rungs[-1]) if rungs else None
+    # Every rung's lifted duals give a valid bound; the best one is also the stability centre.
+    bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
+    lifts = [_zero_cell_duals(p, lam) for lam in rungs]
+    lifted = min(lifts, key=lambda lam: nr_upper_bound(p, lam, bound_eps)) if lifts else None
     master = Master(p)
     seeds = [seed_columns(cone, extra_rows, deadline)]
     zero = np.flatnonzero(pf == 0)
@@ -219,7 +222,6 @@ def solve_nr_cg(
         seeds.append(np.eye(pf.size)[zero])
     master.add(np.vstack(seeds))
     master = solve_seeds(master, deadline)
-    bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
     best_bound, center = math.inf, None
     if lifted is not None:  # the coarse problem's duals, lifted: a valid bound, and a stability centre
         best_bound, center = float(lifted.sum() + nr_pricing(p, lifted, bound_eps, columns=1)[2]), lifted

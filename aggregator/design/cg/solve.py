@@ -23,7 +23,7 @@ from ..cone import GammaCone
 from ..errors import CGError, SolverError
 from .blocks import BlockPricer
 from .bound import SectionBound
-from .coarsen import COARSE_SHARE, coarse_aggregation
+from .coarsen import COARSE_SHARE, RUNG_SHARE, coarse_aggregation
 from .master import Master, seed_columns, solve_seeds
 from .pricing import Pricer, price_round
 
@@ -163,7 +163,7 @@ def coarse_stage(
             epsilon,
             same_sensitive=same_sensitive,
             self_pairs=selfp,
-            time_budget=COARSE_SHARE * float(time_budget),
+            time_budget=(COARSE_SHARE if self_pairs is None else RUNG_SHARE) * float(time_budget),
             coarsen=True,
             prove_bound=False,
             **options,
@@ -284,17 +284,24 @@ def solve_polyopt_cg(
     history = [(time.perf_counter() - start, master.value)]
     iterations, status = 0, "time_budget"
     bounder: SectionBound | None = None
+    built = False  # the enumerations are attempted once
+    pending = [*lifted]  # λ still to bound: the rungs' lifted duals, coarsest first
 
     def update_bound(until: float, lam: np.ndarray | None = None) -> None:
         # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
-        nonlocal upper, bounder
+        nonlocal upper, bounder, built
         if blocks is None:
             return
         lam = master.duals if lam is None else lam
+        if not built:
+            built = True
+            # The pieces are chosen to fit before ``until``; the enumerations themselves may use
+            # the rest of the budget (under load they can take longer than the first phase).
+            bounder = SectionBound.build(
+                GammaCone(cone.lower, bound_eps, same_sensitive), pf, deadline=deadline, plan_until=until
+            )
         if bounder is None:
-            bounder = SectionBound.build(GammaCone(cone.lower, bound_eps, same_sensitive), pf, deadline=until)
-            if bounder is None:
-                return
+            return
         r = bounder.value(lam, blocks.m0s[-1:], deadline=until)
         if r is not None:
             cand = float(lam.sum() + r)
@@ -315,8 +322,8 @@ def solve_polyopt_cg(
         # lifted, give a far better one than the (degenerate, unconverged) fine master's:
         # 0.24 vs 5.4 NMI on Adult occupation×education at ε = 1. Coarsest rung first.
         began = time.perf_counter()
-        for lam in lifted:
-            update_bound(min(began + 0.8 * reserve, deadline), lam)
+        while pending and time.perf_counter() < began + 0.8 * reserve:
+            update_bound(min(began + 0.8 * reserve, deadline), pending.pop(0))
         reserve = max(reserve - (time.perf_counter() - began), 0.0)
     loop_deadline = deadline - reserve
     center = None
@@ -363,6 +370,8 @@ def solve_polyopt_cg(
         # the caller sees status "interrupted". No bound is proved: the user asked to stop.
         status, prove_bound = INTERRUPTED, False
     if prove_bound:
+        while pending and time.perf_counter() < deadline:  # rungs not bounded in the first phase
+            update_bound(deadline, pending.pop(0))
         update_bound(deadline)
 
     result = certified_result(
