@@ -1,6 +1,6 @@
 """Run every benchmark in bench/ (``make bench``); each prints lines ``name value unit``.
 
-Usage: python bench/run.py [--quick] [NAME ...]   (NAME: core, polyopt, estimate, client, ingest, scale, audit, ...)
+Usage: python bench/run.py [--quick] [NAME ...]   (NAME: core, polyopt, design_quality, estimate, client, ingest, scale, audit, ...)
 """
 
 from __future__ import annotations

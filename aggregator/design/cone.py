@@ -61,6 +61,7 @@ class GammaCone:
         if self_pairs is not None:  # the s₁ = s₂ row only for these blocks (aggregated problems)
             keep |= (s1 == s2) & np.asarray(self_pairs, dtype=bool)[s1]
         self.pairs = np.stack([s1[keep], s2[keep]], axis=1)  # (K, 2), s₁ major
+        self._self = np.diag(keep).copy()  # blocks whose s₁ = s₂ row is imposed
 
     # -- membership ---------------------------------------------------------------
     def sides(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -73,7 +74,15 @@ class GammaCone:
         """max over pairs of (max_{D_s₁} R·v_s₁ − e^ε min_{D_s₂} R·v_s₂) per row; ≤ 0 iff v ∈ Γ."""
         hi, lo = self.sides(rows)
         e = math.exp(self.epsilon if epsilon is None else epsilon)
-        return np.max(hi[:, self.pairs[:, 0]] - e * lo[:, self.pairs[:, 1]], axis=1)
+        # max over pairs (s₁, s₂) of hi_s₁ − e·lo_s₂ = max_s₁ (hi_s₁ − e·min_{s₂ paired with s₁} lo_s₂),
+        # exactly (also in floating point: the difference is monotone in lo); every s₂ ≠ s₁ is
+        # paired with s₁, and s₁ itself when its s₁ = s₂ row is imposed. O(|S|) per row, not |S|².
+        order = np.argsort(lo, axis=1, kind="stable")
+        rows_idx = np.arange(lo.shape[0])
+        first, second = lo[rows_idx, order[:, 0]], lo[rows_idx, order[:, 1]]
+        other = np.where(np.arange(self.a1)[None, :] == order[:, :1], second[:, None], first[:, None])
+        partner = np.where(self._self[None, :], np.minimum(other, lo), other)
+        return np.max(hi - e * partner, axis=1)
 
     def contains(self, rows: np.ndarray) -> np.ndarray:
         rows = np.atleast_2d(rows)

@@ -1,15 +1,20 @@
-"""Coarse-to-fine: an aggregated problem whose rows expand into Γ.
+"""Coarse-to-fine: a ladder of aggregated problems whose rows expand into Γ.
 
 Large alphabets (more than COARSEN_MIN_SYMBOLS symbols) are solved coarse-to-fine: first
-the problem with released values (and, beyond 20 of them, sensitive values) merged by mass
-(:class:`Aggregation`: a coarse row in the coarse cone expands to a row of Γ with the same
-information), then the fine problem seeded with the expanded rows. The coarse problem's
-duals, lifted to the fine cells, give the fine problem a Lagrangian bound.
-Measured on Adult occupation×education (60 s): NMI 0.031 / 0.130 / 0.214 at ε = 0.5 / 1 /
-1.5, against 0.015 / 0.102 / 0.092 from the seeds alone; the fine stage itself adds < 1 %
-there (15×8 instead of 15×4 would add ~1 %), so most of the gain is the coarse stage. The
-fine master, seeded so, is massively primal-degenerate (columns enter at step 0); perturbing
-its right-hand side moved the LP but gained nothing after restoring it, so it is not used.
+the problem with released values (beyond 6 of them) and sensitive values (beyond 20) merged
+by mass into about half as many groups (:class:`Aggregation`: a coarse row in the coarse
+cone expands to a row of Γ with the same information), itself solved coarse-to-fine while it
+is still large, then the finer problem seeded with the expanded rows. So occupation×education
+(15×16) is solved as 15×4, then 15×8 (seeded with the 15×4 rows), then 15×16; native-country ×
+relationship (42×6) as 11×6, 21×6, 42×6. The finest coarse problem's duals, lifted to the fine
+cells, give the fine problem a Lagrangian bound.
+
+Measured on Adult occupation×education (60 s) with a single 15×4 stage: NMI 0.031 / 0.130 /
+0.214 at ε = 0.5 / 1 / 1.5, against 0.015 / 0.102 / 0.092 from the seeds alone; the fine stage
+itself added < 1 % there, and a 15×8 stage ~2.5 %: the intermediate stages are where the fine
+problem's time goes. The fine master, seeded so, is massively primal-degenerate (columns
+enter at step 0); perturbing its right-hand side moved the LP but gained nothing after
+restoring it, so it is not used.
 """
 
 from __future__ import annotations
@@ -18,12 +23,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["COARSEN_MIN_SYMBOLS", "COARSE_SHARE", "Aggregation", "mass_groups", "coarse_aggregation"]
+__all__ = ["COARSEN_MIN_SYMBOLS", "COARSE_SHARE", "RUNG_SHARE", "Aggregation", "mass_groups", "coarse_aggregation"]
 
 # Alphabets above this many symbols first solve an aggregated problem (see Aggregation).
 COARSEN_MIN_SYMBOLS = 64
-# Share of the time budget the aggregated problem may use (it usually converges sooner).
+# Share of the time budget the aggregated problem may use (it usually converges sooner), and of
+# a rung's budget its own coarser rung may use: most of it, since the coarsest rung is the one
+# that converges and whose duals bound the fine problem (with 0.5 at every rung it got T/4 and,
+# under load, ended short of convergence at T = 30 s); a rung that converges early leaves the
+# rest to the next.
 COARSE_SHARE = 0.5
+RUNG_SHARE = 0.85
 
 
 def mass_groups(mass: np.ndarray, groups: int) -> np.ndarray:
@@ -68,9 +78,15 @@ class Aggregation:
         return int(self.sensitive.max()) + 1, int(self.released.max()) + 1
 
     def problem(
-        self, distribution: np.ndarray, lower_bounds: np.ndarray, same_sensitive: bool = False
+        self,
+        distribution: np.ndarray,
+        lower_bounds: np.ndarray,
+        same_sensitive: bool = False,
+        self_pairs: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(P̂', L', self_pairs) of the aggregated problem."""
+        """(P̂', L', self_pairs) of the aggregated problem. ``self_pairs`` are the fine
+        problem's own s₁ = s₂ rows (when it is itself aggregated): a group containing such a
+        block keeps the row (A_s ≤ A'_g ≤ e^ε B'_g ≤ e^ε B_s for s ∈ g)."""
         k1, k2 = self.shape
         onehot = np.eye(k2)[self.released]  # (|U|, k2)
         p_u, low_u = np.asarray(distribution) @ onehot, np.asarray(lower_bounds) @ onehot
@@ -79,7 +95,10 @@ class Aggregation:
         for g in range(k1):
             pc[g] = p_u[self.sensitive == g].sum(axis=0)
             lc[g] = low_u[self.sensitive == g].min(axis=0)
-        return pc, lc, (sizes > 1) | bool(same_sensitive)
+        merged = (sizes > 1) | bool(same_sensitive)
+        if self_pairs is not None:
+            merged |= np.bincount(self.sensitive, weights=np.asarray(self_pairs, dtype=float), minlength=k1) > 0
+        return pc, lc, merged
 
     def lift_duals(self, duals: np.ndarray, distribution: np.ndarray) -> np.ndarray:
         """Coarse prices λ' spread over each group's cells in proportion to P̂ (evenly where
@@ -100,8 +119,9 @@ class Aggregation:
 
 
 def coarse_aggregation(distribution: np.ndarray, min_symbols: int | None = None) -> Aggregation | None:
-    """The aggregation used before a large problem: at most 4 released groups when |U| > 6,
-    at most 8 sensitive groups when |S| > 20 (by mass, :func:`mass_groups`); None if small.
+    """The next rung of the ladder before a large problem: ⌈|U|/2⌉ (at least 4) released groups
+    when |U| > 6, ⌈|S|/2⌉ (at least 8) sensitive groups when |S| > 20 (by mass,
+    :func:`mass_groups`); None if small. Solving the result coarse-to-fine again gives the ladder.
 
     Measured on Adult (60 s budgets): occupation×education solved first as 15×4 (converges in
     ~7-25 s) gave 1.3-2.3× the NMI of the fine problem solved from its seeds alone."""
@@ -109,8 +129,8 @@ def coarse_aggregation(distribution: np.ndarray, min_symbols: int | None = None)
     a1, a2 = p.shape
     if p.size <= (COARSEN_MIN_SYMBOLS if min_symbols is None else min_symbols):
         return None
-    k1 = 8 if a1 > 20 else a1
-    k2 = 4 if a2 > 6 else a2
+    k1 = max(8, -(-a1 // 2)) if a1 > 20 else a1
+    k2 = max(4, -(-a2 // 2)) if a2 > 6 else a2
     if (k1, k2) == (a1, a2):
         return None
     return Aggregation(mass_groups(p.sum(axis=1), k1), mass_groups(p.sum(axis=0), k2))

@@ -167,8 +167,9 @@ def _largest_in_cone(cone: GammaCone, family: Callable[[float], np.ndarray]) -> 
     return family(DELTA_CAP if math.isinf(t) else t)
 
 
-def _robust_grr_rows(cone: GammaCone) -> np.ndarray:
-    """For every x the row 1 + (κ_x − 1)e_x with the largest κ_x keeping it in Γ."""
+def _robust_grr_rows(cone: GammaCone, deadline: float = math.inf) -> np.ndarray:
+    """For every x the row 1 + (κ_x − 1)e_x with the largest κ_x keeping it in Γ (found by
+    bisection until ``deadline``; every step's lower end is inside Γ)."""
     a = cone.size
     lo, hi = np.ones(a), np.full(a, 1e6)  # beyond 1e6 the master gets ill-conditioned
     eye = np.eye(a)
@@ -177,23 +178,29 @@ def _robust_grr_rows(cone: GammaCone) -> np.ndarray:
         return 1.0 + (k[:, None] - 1.0) * eye
 
     for _ in range(80):  # bisection on log κ
+        if time.perf_counter() > deadline:
+            break
         mid = np.sqrt(lo * hi)
         ok = cone.contains(rows(mid))
         lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     return rows(lo)
 
 
-def seed_columns(cone: GammaCone, extra_rows: Iterable[np.ndarray] = ()) -> np.ndarray:
+def seed_columns(cone: GammaCone, extra_rows: Iterable[np.ndarray] = (), deadline: float = math.inf) -> np.ndarray:
     """Valid starting columns: the constant row, GRR and SRR rows at the largest level that
     fits Γ, per-output robust GRR rows, and ``extra_rows`` (e.g. the rows of IR / CR) —
-    kept when inside Γ, and also mixed towards the constant row until inside."""
+    kept when inside Γ, and also mixed towards the constant row until inside. The searches
+    for the levels (~1 s each at 1,000 symbols) are skipped once ``deadline`` has passed."""
     a = cone.size
     cols = [np.full((1, a), 1.0 / a)]
     for fam in (lambda t: grr_matrix(a, t), lambda t: srr_matrix(cone.a1, cone.a2, t)):
+        if time.perf_counter() > deadline:
+            break
         rows = _largest_in_cone(cone, fam)
         if rows is not None:
             cols.append(rows)
-    cols.append(_robust_grr_rows(cone))
+    if time.perf_counter() <= deadline:
+        cols.append(_robust_grr_rows(cone, deadline))
     for rows in extra_rows:
         rows = np.atleast_2d(np.asarray(rows, dtype=float))
         rows = rows[rows.sum(axis=1) > 0]
