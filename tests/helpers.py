@@ -56,3 +56,16 @@ def adult_path(name: str = "adult.data.gz") -> Path:
     if (SHARED_DATA / name).exists():
         return SHARED_DATA / name
     pytest.skip(f"Adult data file {name} not available")
+
+
+#: Records in the Adult training file: the public sample size of the synthetic designs in tests.
+ADULT_N = 32561
+
+
+def jeffreys(shape: tuple[int, int], seed: int, n: int = ADULT_N) -> np.ndarray:
+    """An empirical P̂ over S × U of ``n`` records drawn from a Jeffreys-Dirichlet truth (every S row non-empty)."""
+    rng = np.random.default_rng(seed)
+    while True:
+        p = rng.multinomial(n, rng.dirichlet(np.full(shape[0] * shape[1], 0.5))).reshape(shape) / n
+        if np.all(p.sum(axis=1) > 0):
+            return p

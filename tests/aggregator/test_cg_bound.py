@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import ADULT_N, jeffreys
 
 import rldp.aggregator.design.cg as cg
 from rldp.aggregator.design import GammaCone, design_matrix, enumerate_vertices, solve_polyopt, solve_polyopt_cg
@@ -17,16 +18,8 @@ from rldp.shared.information import mutual_information, row_information
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
-N = 32561
+N = ADULT_N
 MARGIN = 1 - DESIGN_MARGIN
-
-
-def jeffreys(shape, seed, n=N):
-    rng = np.random.default_rng(seed)
-    while True:
-        p = rng.multinomial(n, rng.dirichlet(np.full(shape[0] * shape[1], 0.5))).reshape(shape) / n
-        if np.all(p.sum(axis=1) > 0):
-            return p
 
 
 @pytest.mark.parametrize("same_sensitive", [False, True])

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from cli_helpers import design_args, run_cli
-from helpers import EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT
+from helpers import ADULT_N, EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT, jeffreys
 from scipy.optimize import linprog
 
 import rldp.aggregator.design.cg as cg
@@ -36,16 +36,8 @@ from rldp.shared.records import Alphabet, Attribute
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
-N = 32561
+N = ADULT_N
 MARGIN = 1 - DESIGN_MARGIN
-
-
-def jeffreys(shape, seed, n=N):
-    rng = np.random.default_rng(seed)
-    while True:
-        p = rng.multinomial(n, rng.dirichlet(np.full(shape[0] * shape[1], 0.5))).reshape(shape) / n
-        if np.all(p.sum(axis=1) > 0):
-            return p
 
 
 def _alphabet(a1, a2):

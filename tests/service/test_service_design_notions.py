@@ -39,6 +39,15 @@ def _run_job(http, request: dict) -> dict:
         time.sleep(0.2)
 
 
+def _finished(http, job_id: str) -> dict:
+    """The status of design job ``job_id`` once it is done or failed (at most 120 s)."""
+    deadline = time.monotonic() + 120
+    while (status := http.get(f"/v1/designs/{job_id}", headers=ADMIN).json)["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    return status
+
+
 def _p_hat() -> np.ndarray:
     p = np.array([[COUNTS[s, x] for x in ("blue", "green", "red", "white")] for s in ("F", "M")], dtype=float)
     return p / p.sum()
@@ -180,11 +189,7 @@ def test_the_dashboard_form_designs_a_latent_lip_mechanism(http):
     fields = {"released": "colour", "method": "optimal", "notion": "lip", "latent": "on", "epsilon": "0.5"}
     resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
     assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
-    job_id = resp.headers["Location"].rsplit("/", 1)[1]
-    deadline = time.monotonic() + 120
-    while (status := http.get(f"/v1/designs/{job_id}", headers=ADMIN).json)["status"] not in ("done", "failed"):
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+    status = _finished(http, resp.headers["Location"].rsplit("/", 1)[1])
     assert status["status"] == "done", status
     doc = http.get(status["mechanism_url"]).json
     assert doc["privacy"]["notion"] == "lip" and alphabet(doc).latent and audit_document(doc).passed
@@ -207,11 +212,7 @@ def test_the_dashboard_form_designs_a_distp_coupling(http):
     fields |= {"target": "marginal", "cost": "", "radius": "0"}
     resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
     assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
-    job_id = resp.headers["Location"].rsplit("/", 1)[1]
-    deadline = time.monotonic() + 120
-    while (status := http.get(f"/v1/designs/{job_id}", headers=ADMIN).json)["status"] not in ("done", "failed"):
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+    status = _finished(http, resp.headers["Location"].rsplit("/", 1)[1])
     assert status["status"] == "done", status
     doc = http.get(status["mechanism_url"]).json
     assert doc["privacy"]["delta"] == 0.02 and doc["parameters"]["target_rule"] == "marginal"
