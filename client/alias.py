@@ -44,10 +44,12 @@ class AliasTable:
         cap = 1 << (53 - self.bits)  # C: units per bucket
         # Bucket-major masses (entry b·|X| + x), written straight from the thresholds (≤ 2⁵³:
         # the same values as int64); at K = 4,000 every temporary is 128 MB, so there are few.
-        t = np.ascontiguousarray(thresholds).view(np.int64)
+        # Read output-major ((|Y|, |X|), as the sampler builds them, so the differences run
+        # along contiguous rows; any other layout is copied once).
+        t = np.ascontiguousarray(thresholds.T).view(np.int64)
         mass = np.zeros((n_buckets, a), dtype=np.int64)
-        mass[0] = t[:, 0]
-        np.subtract(t[:, 1:].T, t[:, :-1].T, out=mass[1:b])
+        mass[0] = t[0]
+        np.subtract(t[1:], t[:-1], out=mass[1:b])
         prob, alias = _vose(mass, cap)
         # One uint64 per bucket: prob (≤ C = 2⁵³⁻ᴸ, so ≤ 54 − L bits) above a 16-bit alias.
         packed = prob.view(np.uint64)
@@ -110,18 +112,20 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     """
     n_buckets, a = mass.shape
     # Bucket-major flat arrays (entry b·|X| + x) and 1-D indices: the columns advance in
-    # step, so each step's gathers and scatters touch neighbouring memory.
+    # step, so each step's gathers and scatters touch neighbouring memory. At K = 4,000 each
+    # array is 128 MB and its first touch (page faults) costs more than the loop, so there
+    # are as few as possible: ``mass`` doubles as prob (see below).
     w = mass.reshape(-1)
-    prob = np.full(a * n_buckets, -1, dtype=np.int64)
-    alias = np.repeat(np.arange(n_buckets, dtype=np.int64), a)
+    alias = np.empty((n_buckets, a), dtype=np.int64)
+    alias[:] = np.arange(n_buckets, dtype=np.int64)[:, None]  # unfilled buckets: their own output
+    alias = alias.reshape(-1)
     small = mass < cap
     cols = np.arange(a, dtype=np.int64)
-    # Per column, its smalls (in index order) then its larges, as flat entries.
-    order = np.argsort(~small, axis=0, kind="stable")
-    order *= a
-    order += cols
-    order = order.reshape(-1)
+    # Per column, its smalls (in index order) then its larges: order[x, i] is column x's i-th
+    # bucket (a stable radix sort of each column's flags, along contiguous rows).
+    order = np.argsort(np.ascontiguousarray(~small.T), axis=1, kind="stable").reshape(-1)
     n_small = small.sum(axis=0)
+    del small
     si = np.zeros(a, dtype=np.int64)  # position of the next small in the column's order
     li = n_small.copy()  # position of the current donor
     pending = np.full(a, -1, dtype=np.int64)  # a donor that dropped below C (flat entry), to fill next
@@ -136,22 +140,26 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
             break
         hp = has_pending[rows]
         r = cols[rows]
-        cur = np.where(hp, pending[rows], order.take(np.minimum(si[rows], n_buckets - 1) * a + r))
-        don = order.take(li[rows] * a + r)
+        base = r * n_buckets  # column r's row of ``order``
+        nxt = order.take(np.minimum(si[rows], n_buckets - 1) + base) * a + r
+        cur = np.where(hp, pending[rows], nxt)
+        don_bucket = order.take(li[rows] + base)
+        don = don_bucket * a + r
         wc = w.take(cur)
-        prob[cur] = wc
-        alias[cur] = don // a
+        alias[cur] = don_bucket
         wd = w.take(don) - (cap - wc)
         w[don] = wd
         si[rows] += ~hp
         dropped = wd < cap
         pending[rows] = np.where(dropped, don, -1)
         li[rows] += dropped
-    left = prob < 0
-    if np.any(w[left] != cap):  # pragma: no cover - mass conservation makes this impossible
+    # prob = w: a filled bucket keeps the units it held when filled (it is never a donor
+    # afterwards), and an unfilled one holds exactly C (mass conservation). The unfilled ones
+    # are those still their own alias (a filled bucket's donor is another bucket).
+    left = alias.reshape(n_buckets, a) == np.arange(n_buckets, dtype=np.int64)[:, None]
+    if np.any(mass[left] != cap):  # pragma: no cover - mass conservation makes this impossible
         raise AssertionError("alias construction lost mass")
-    prob[left] = cap
-    return prob, alias
+    return w, alias
 
 
 def search_thresholds(

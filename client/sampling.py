@@ -97,8 +97,14 @@ class ColumnSampler:
             raise ValueError(f"matrix must be 2-D (|Y| × |X|); got shape {q.shape}")
         if not np.all(np.isfinite(q)) or q.min() < 0:
             raise ValueError("matrix entries must be finite and ≥ 0")
-        cum = np.cumsum(q.T, axis=1)  # (|X|, |Y|): row x = running sums of column x of Q
-        total = cum[:, -1:].copy()
+        # Running sums down each column of Q, row by row: the same additions in the same order as
+        # np.cumsum(q.T, axis=1) (bit for bit), but along contiguous rows instead of a strided
+        # axis (K = 4,000: 0.04 s instead of 0.6 s). One Python step per output, not per record.
+        cum = np.empty(q.shape, dtype=np.float64)  # (|Y|, |X|)
+        cum[0] = q[0]
+        for y in range(1, q.shape[0]):
+            np.add(cum[y - 1], q[y], out=cum[y])
+        total = cum[-1].copy()
         if np.any(total <= 0):
             raise ValueError(f"column {int(np.argmin(total))} of the matrix has no mass")
         # In place (K = 4,000: 128 MB per temporary): x/x = 1 exactly, the last threshold is exactly 2⁵³.
@@ -106,7 +112,8 @@ class ColumnSampler:
         cum *= float(1 << 53)
         np.ceil(cum, out=cum)
         self.n_outputs, self.n_inputs = q.shape
-        self.thresholds = cum.astype(np.uint64, order="C")
+        by_output = cum.astype(np.uint64)  # (|Y|, |X|)
+        del cum
         b, a = self.n_outputs, self.n_inputs
         # First-stage width w (bits of OS randomness drawn per record) and table bits k ≤ w.
         if b <= 16 and a << 16 <= _FAST_TABLE:
@@ -124,11 +131,16 @@ class ColumnSampler:
         # ambiguous); an exact alias table answers each record with one lookup instead.
         self.alias: AliasTable | None = None
         buckets = 1 << max(6, (b - 1).bit_length())
-        if (
+        use_alias = (
             _ALIAS_MIN_OUTPUTS <= b <= AliasTable.MAX_OUTPUTS
             and b > (1 << self.table_bits) >> 4
             and a * buckets <= _MAX_ALIAS
-        ):
+        )
+        # T (|X| × |Y|): row x = column x's thresholds. The alias tables read them output-major
+        # and nothing else does, so they keep the transposed view (no 128 MB copy at K = 4,000);
+        # the guide tables and the threshold search want each column's thresholds contiguous.
+        self.thresholds = by_output.T if use_alias else np.ascontiguousarray(by_output.T)
+        if use_alias:
             self.alias = AliasTable(self.thresholds)
         elif self.table_bits >= 6:
             second = self.table_bits == self.width == 8
