@@ -120,9 +120,8 @@ def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     # array is 128 MB and its first touch (page faults) costs more than the loop, so there
     # are as few as possible: ``mass`` doubles as prob (see below).
     w = mass.reshape(-1)
-    alias = np.empty((n_buckets, a), dtype=np.int64)
-    alias[:] = np.arange(n_buckets, dtype=np.int64)[:, None]  # unfilled buckets: their own output
-    alias = alias.reshape(-1)
+    alias = np.empty(n_buckets * a, dtype=np.int64)
+    alias.reshape(n_buckets, a)[:] = np.arange(n_buckets, dtype=np.int64)[:, None]  # unfilled: their own output
     small = mass < cap
     cols = np.arange(a, dtype=np.int64)
     # Per column, its smalls (in index order) then its larges: order[x, i] is column x's i-th
