@@ -12,7 +12,7 @@ Lines (``name value unit``):
   documents_verify_{rows,compact}_K      seconds: from_json + Mechanism.from_document
   documents_size_ratio_K                 rows / compact (bytes)
   documents_build_ratio_K, documents_verify_ratio_K   rows / compact (seconds)
-  documents_sampler_compact_K            seconds: the first privatize (builds the sampler; client/sampling.py)
+  documents_sampler_compact_K            seconds: the first privatize (builds the sampler: GRR from its two values, client/grr.py, milliseconds; else client/sampling.py)
   documents_floor_K                      "ok" when compact build and verify ≤ 2 s and the document is under
                                          the service's default body limit (32 MiB); else what misses
 
@@ -88,7 +88,9 @@ def one_size(k: int, *, rows: bool, limit: int) -> None:
     print(f"documents_bytes_compact_{k} {size_c} bytes")
     print(f"documents_build_compact_{k} {build_c:.3f} s")
     print(f"documents_verify_compact_{k} {verify_c:.3f} s")
-    print(f"documents_sampler_compact_{k} {sampler_c:.3f} s  # first privatize builds the sampler")
+    print(
+        f"documents_sampler_compact_{k} {sampler_c:.3f} s  # first privatize builds the sampler (GRR: from its two values)"
+    )
     if rows:
         text_r, build_r = timed(lambda: build(False))
         _, verify_r = timed(lambda: Mechanism.from_document(from_json(text_r)))
