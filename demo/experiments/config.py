@@ -157,6 +157,16 @@ class Result:
                 return float(r["value"])
         return None
 
+    def series(self, *, with_beta: bool = True) -> dict[tuple[str, str, str], dict[float, float]]:
+        """The summary rows that have an ε as curves: (panel, method, statistic) → {ε: value}.
+        ``with_beta=False`` leaves out rows of a β sweep (they share ε with the ε sweep's rows)."""
+        out: dict[tuple[str, str, str], dict[float, float]] = {}
+        for r in self.rows:
+            if r.get("epsilon") in (None, "") or (not with_beta and r.get("beta") not in (None, "")):
+                continue
+            out.setdefault((r["panel"], r["method"], r["statistic"]), {})[float(r["epsilon"])] = float(r["value"])
+        return out
+
 
 @dataclass(frozen=True)
 class Experiment:

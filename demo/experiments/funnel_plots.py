@@ -34,14 +34,6 @@ _STYLE = {  # method -> (label, colour, marker)
 }
 
 
-def _series(result: Result) -> dict[tuple[str, str, str], dict[float, float]]:
-    out: dict[tuple[str, str, str], dict[float, float]] = defaultdict(dict)
-    for r in result.rows:
-        if r.get("epsilon") not in (None, "") and r.get("beta") in (None, ""):
-            out[(r["panel"], r["method"], r["statistic"])][float(r["epsilon"])] = float(r["value"])
-    return out
-
-
 def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols: int, sd: str | None = None,
             second: tuple[str, str] | None = None) -> Path:  # fmt: skip
     plt = plots.pyplot()
@@ -49,7 +41,7 @@ def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols
     ncols = min(n, ncols)
     rows_ = math.ceil(n / ncols)
     fig, axes = plt.subplots(rows_, ncols, figsize=(5.0 * ncols, 3.9 * rows_), squeeze=False)
-    data = _series(result)
+    data = result.series(with_beta=False)
     handles: dict[str, Any] = {}
     for i, panel in enumerate(result.panels):
         ax = axes[i // ncols][i % ncols]
@@ -88,7 +80,7 @@ def _curves(result: Result, out: Path, stat: str, ylabel: str, title: str, ncols
 def plot_fig3(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2))
-    data = _series(result)
+    data = result.series(with_beta=False)
     handles: dict[str, Any] = {}
     for method in result.methods:
         label, colour, marker = _STYLE[method]
@@ -117,7 +109,7 @@ def plot_fig4(result: Result, out: Path) -> Path:
                ("seconds", "design time (s)"))  # fmt: skip
     n = len(result.panels)
     fig, axes = plt.subplots(n, 3, figsize=(14.5, 3.6 * n), squeeze=False)
-    data = _series(result)
+    data = result.series(with_beta=False)
     handles: dict[str, Any] = {}
     for i, panel in enumerate(result.panels):
         for c, (stat, ylabel) in enumerate(columns):

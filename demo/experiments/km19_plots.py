@@ -7,7 +7,6 @@ losses and NMI dimensionless), dashed lines for "over the uncertainty set" varia
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +28,6 @@ _STYLE = {
     "grr-2": ("GRR on X at ε = 2", "tab:orange"),
     "polyopt": ("optimal ε-LDP w.r.t. S at P̂ (PolyOpt, radius 0)", "tab:purple"),
 }
-
-
-def _series(result: Result) -> dict[tuple[str, str, str], dict[float, float]]:
-    out: dict[tuple[str, str, str], dict[float, float]] = defaultdict(dict)
-    for r in result.rows:
-        if r.get("epsilon") not in (None, ""):
-            out[(r["panel"], r["method"], r["statistic"])][float(r["epsilon"])] = float(r["value"])
-    return out
 
 
 def _value(result: Result, panel: str, statistic: str) -> float:
@@ -62,7 +53,7 @@ def plot_example(result: Result, out: Path) -> Path:
         f"{result.panel_titles['coupling']}\nEMD = {_value(result, 'coupling', 'emd'):.1f}; A(·|x=2) = ({row2})",
         fontsize=10,
     )
-    data = _series(result)
+    data = result.series()
     handles: dict[str, Any] = {}
     for method in ("coupling", "grr-1", "grr-2"):
         label, colour = _STYLE[method]
@@ -103,7 +94,7 @@ def table_example(result: Result) -> str:
         + ") (paper: 0.2, 0.4, 0.4)",
         "",
     ]
-    data = _series(result)
+    data = result.series()
     shown = (0.0, 0.25, 0.5, 1.0)
     rows = []
     for method in ("coupling", "grr-1", "grr-2"):
@@ -129,7 +120,7 @@ def plot_adult(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
     n = len(result.panels)
     fig, axes = plt.subplots(n, len(_ADULT_COLUMNS), figsize=(18, 3.9 * n), squeeze=False)
-    data = _series(result)
+    data = result.series()
     handles: dict[str, Any] = {}
     for r, panel in enumerate(result.panels):
         for c, (statistic, ylabel, heading, yscale) in enumerate(_ADULT_COLUMNS):

@@ -7,7 +7,6 @@ dotted; one colour per budget (per method when the figure has one budget).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +29,9 @@ _COLUMNS = (
 )
 
 
-def _series(result: Result) -> dict[tuple[str, str, str], dict[float, float]]:
-    out: dict[tuple[str, str, str], dict[float, float]] = defaultdict(dict)
-    for r in result.rows:
-        if r.get("epsilon") not in (None, ""):
-            out[(r["panel"], r["method"], r["statistic"])][float(r["epsilon"])] = float(r["value"])
-    return out
-
-
 def plot_sweep(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
-    data = _series(result)
+    data = result.series()
     columns = list(_COLUMNS)
     if any(k[2] == "seconds" for k in data) and result.name in ("lift-fig8", "lift-fig9", "lift-fig10"):
         columns.append(("seconds", "seconds per design", "run time (log scale)"))
@@ -95,7 +86,7 @@ def table_sweep(result: Result) -> str:
 def plot_fig1(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    data = _series(result)
+    data = result.series()
     handles: dict[str, Any] = {}
     width = float(FIG1_BINS[1] - FIG1_BINS[0])
     for method, colour, label in (

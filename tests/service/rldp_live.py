@@ -103,6 +103,22 @@ def tampered(doc: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- databases
 
 
+def finished_job(http: Any, status_url: str, timeout: float = 120.0) -> dict[str, Any]:
+    """The status of the design job at ``status_url`` (a Flask test client's path) once it is done or failed."""
+    deadline = time.monotonic() + timeout
+    while (status := http.get(status_url, headers=ADMIN).json)["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, f"design job still {status['status']} after {timeout:g} s"
+        time.sleep(0.2)
+    return dict(status)
+
+
+def run_design_job(http: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """POST /v1/designs with ``request`` (202 expected) and the job's status once it is done or failed."""
+    resp = http.post("/v1/designs", json=request, headers=ADMIN)
+    assert resp.status_code == 202, resp.json
+    return finished_job(http, resp.json["status_url"])
+
+
 def postgres_url() -> str | None:
     return os.environ.get(POSTGRES_ENV) or None
 

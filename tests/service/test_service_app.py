@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 
 import msgpack
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, in_process_app, make_document, tampered
+from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, finished_job, in_process_app, make_document, tampered
 
 from rldp.aggregator.http import create_app
 from rldp.aggregator.http.problems import PROBLEMS, REASONS, problem_for
@@ -395,12 +394,7 @@ def test_design_job_publishes_an_audited_mechanism(http, app):
     assert resp.status_code == 202, resp.json
     job = resp.json
     assert job["status_url"] == f"/v1/designs/{job['job']}"
-    deadline = time.monotonic() + 120
-    while True:
-        status = http.get(job["status_url"], headers=ADMIN).json
-        if status["status"] in ("done", "failed") or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
+    status = finished_job(http, job["status_url"])
     assert status["status"] == "done", status
     assert status["elapsed"] > 0 and status["params"]["n"] == 100
     doc = http.get(f"/v1/mechanisms/{status['mechanism']}").json
@@ -443,10 +437,7 @@ def test_a_design_job_can_add_a_per_report_layer(http):
     body = {"csv": csv, "sensitive": "sex", "released": ["colour"], "epsilon": 2.0, "method": "srr", "beta": 0.05}
     resp = http.post("/v1/designs", json={**body, "per_report_epsilon": 1.0}, headers=ADMIN)
     assert resp.status_code == 202, resp.json
-    deadline = time.monotonic() + 120
-    while (status := http.get(resp.json["status_url"], headers=ADMIN).json)["status"] not in ("done", "failed"):
-        assert time.monotonic() < deadline, status
-        time.sleep(0.2)
+    status = finished_job(http, resp.json["status_url"])
     assert status["status"] == "done" and status["params"]["per_report_epsilon"] == 1.0, status
     doc = http.get(f"/v1/mechanisms/{status['mechanism']}").json
     assert doc["collection"]["per_report"]["epsilon"] == 1.0

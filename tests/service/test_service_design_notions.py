@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import io
 import re
-import time
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, in_process_app
+from service.rldp_live import ADMIN, ADMIN_TOKEN, finished_job, in_process_app, run_design_job
 
 from rldp.aggregator.http.openapi import build_openapi
 from rldp.shared.audit import audit_document, lip_epsilons
@@ -28,33 +27,13 @@ def app(tmp_path):
         yield app
 
 
-def _run_job(http, request: dict) -> dict:
-    resp = http.post("/v1/designs", json=request, headers=ADMIN)
-    assert resp.status_code == 202, resp.json
-    deadline = time.monotonic() + 120
-    while True:
-        status = http.get(resp.json["status_url"], headers=ADMIN).json
-        if status["status"] in ("done", "failed") or time.monotonic() > deadline:
-            return status
-        time.sleep(0.2)
-
-
-def _finished(http, job_id: str) -> dict:
-    """The status of design job ``job_id`` once it is done or failed (at most 120 s)."""
-    deadline = time.monotonic() + 120
-    while (status := http.get(f"/v1/designs/{job_id}", headers=ADMIN).json)["status"] not in ("done", "failed"):
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    return status
-
-
 def _p_hat() -> np.ndarray:
     p = np.array([[COUNTS[s, x] for x in ("blue", "green", "red", "white")] for s in ("F", "M")], dtype=float)
     return p / p.sum()
 
 
 def test_a_latent_lip_design_is_published_and_passes_its_audit(http):
-    status = _run_job(http, {**BASE, "method": "optimal", "notion": "lip", "epsilon": 0.5, "latent": True})
+    status = run_design_job(http, {**BASE, "method": "optimal", "notion": "lip", "epsilon": 0.5, "latent": True})
     assert status["status"] == "done", status
     assert status["params"]["notion"] == "lip" and status["params"]["latent"] is True
     doc = http.get(status["mechanism_url"]).json
@@ -68,7 +47,7 @@ def test_a_latent_lip_design_is_published_and_passes_its_audit(http):
 
 def test_an_alip_design_takes_its_two_budgets(http):
     request = {**BASE, "method": "grr", "notion": "alip", "epsilon_lower": 0.3, "epsilon_upper": 0.6}
-    status = _run_job(http, {**request, "latent": True, "radius": 0.0})
+    status = run_design_job(http, {**request, "latent": True, "radius": 0.0})
     assert status["status"] == "done", status
     doc = http.get(status["mechanism_url"]).json
     privacy = doc["privacy"]
@@ -79,7 +58,7 @@ def test_an_alip_design_takes_its_two_budgets(http):
 
 def test_a_design_that_fails_its_audit_is_never_published(http):
     request = {**BASE, "method": "watchdog-paper", "notion": "lip", "epsilon": 0.5, "latent": True, "radius": 0.0}
-    status = _run_job(http, request)
+    status = run_design_job(http, request)
     assert status["status"] == "failed" and "failed its audit" in status["error"], status
     assert "mechanism" not in status
     assert http.get("/v1/mechanisms", headers=ADMIN).json["mechanisms"] == []
@@ -91,7 +70,7 @@ DISTP = {**BASE, "method": "coupling", "notion": "distp", "epsilon": 1.0}
 
 def test_a_distp_coupling_job_takes_delta_target_and_cost(http):
     request = {**DISTP, "delta": 0.05, "target": "uniform", "cost": "hamming", "radius": 0.0}
-    status = _run_job(http, request)
+    status = run_design_job(http, request)
     assert status["status"] == "done", status
     assert (status["params"]["notion"], status["params"]["delta"], status["params"]["target"]) == (
         "distp",
@@ -189,7 +168,7 @@ def test_the_dashboard_form_designs_a_latent_lip_mechanism(http):
     fields = {"released": "colour", "method": "optimal", "notion": "lip", "latent": "on", "epsilon": "0.5"}
     resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
     assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
-    status = _finished(http, resp.headers["Location"].rsplit("/", 1)[1])
+    status = finished_job(http, f"/v1/designs/{resp.headers['Location'].rsplit('/', 1)[1]}")
     assert status["status"] == "done", status
     doc = http.get(status["mechanism_url"]).json
     assert doc["privacy"]["notion"] == "lip" and alphabet(doc).latent and audit_document(doc).passed
@@ -212,7 +191,7 @@ def test_the_dashboard_form_designs_a_distp_coupling(http):
     fields |= {"target": "marginal", "cost": "", "radius": "0"}
     resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
     assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
-    status = _finished(http, resp.headers["Location"].rsplit("/", 1)[1])
+    status = finished_job(http, f"/v1/designs/{resp.headers['Location'].rsplit('/', 1)[1]}")
     assert status["status"] == "done", status
     doc = http.get(status["mechanism_url"]).json
     assert doc["privacy"]["delta"] == 0.02 and doc["parameters"]["target_rule"] == "marginal"

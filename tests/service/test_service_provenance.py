@@ -3,11 +3,16 @@ must match the public data the service was given, and its provenance must agree 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from provenance.attacks import adult_counts, designed, inflated, shifted
-from service.rldp_live import ADMIN, ADMIN_TOKEN, LiveServer, assert_problem, make_document
+from service.rldp_live import (
+    ADMIN,
+    ADMIN_TOKEN,
+    LiveServer,
+    assert_problem,
+    make_document,
+    run_design_job,
+)
 
 from rldp.aggregator.http import create_app
 from rldp.aggregator.services import ConfigError, load_config
@@ -143,17 +148,6 @@ def test_openapi_documents_the_check(checked):
 # -- design jobs
 
 
-def _run_job(http, request: dict) -> dict:
-    resp = http.post("/v1/designs", json=request, headers=ADMIN)
-    assert resp.status_code == 202, resp.json
-    deadline = time.monotonic() + 120
-    while True:
-        status = http.get(resp.json["status_url"], headers=ADMIN).json
-        if status["status"] in ("done", "failed") or time.monotonic() > deadline:
-            return status
-        time.sleep(0.2)
-
-
 def test_design_jobs_record_provenance_and_are_checked(tmp_path):
     rows = ["Female,red"] * 30 + ["Male,red"] * 40 + ["Male,blue"] * 30
     csv = "sex,colour\n" + "\n".join(rows) + "\n"
@@ -163,13 +157,13 @@ def test_design_jobs_record_provenance_and_are_checked(tmp_path):
     try:
         http = app.test_client()
         request = {"csv": csv, "sensitive": "sex", "released": ["colour"], "epsilon": 1.0, "method": "srr"}
-        status = _run_job(http, {**request, "public_name": "colours"})
+        status = run_design_job(http, {**request, "public_name": "colours"})
         assert status["status"] == "done", status
         doc = http.get(f"/v1/mechanisms/{status['mechanism']}").json
         assert doc["provenance"]["name"] == "colours" and doc["provenance"]["n"] == 100
         assert status["params"]["counts_sha256"] == doc["provenance"]["counts_sha256"]
         # A design from other data than the service's public data is refused when it is published.
-        other = _run_job(http, {**request, "csv": csv.replace("Male,blue", "Male,red", 5)})
+        other = run_design_job(http, {**request, "csv": csv.replace("Male,blue", "Male,red", 5)})
         assert other["status"] == "failed" and "refused" in other["error"], other
         assert "public_distribution" in other["error"] and "colours" in other["error"]
     finally:

@@ -11,7 +11,7 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-from service.rldp_live import ADMIN, READ, assert_problem, in_process_app, make_document
+from service.rldp_live import ADMIN, READ, assert_problem, finished_job, in_process_app, make_document
 from service.test_service_app import call
 from service.test_service_storage import record
 
@@ -243,10 +243,7 @@ def test_a_design_job_can_collect_by_window(http):
     assert body["parameter"] == "window" and "'P1D'" in body["detail"]
     resp = http.post("/v1/designs", json={**request, "window": "PT6H"}, headers=ADMIN)
     assert resp.status_code == 202, resp.json
-    deadline = time.monotonic() + 120
-    while (status := http.get(resp.json["status_url"], headers=ADMIN).json)["status"] not in ("done", "failed"):
-        assert time.monotonic() < deadline, status
-        time.sleep(0.2)
+    status = finished_job(http, resp.json["status_url"])
     assert status["status"] == "done" and status["params"]["window"] == "PT6H", status
     doc = http.get(f"/v1/mechanisms/{status['mechanism']}").json
     assert doc["collection"] == {"window": "PT6H"}
