@@ -9,7 +9,8 @@ runs), which load from other processes distorts far less than wall time.
           parameters from 64 symbols on, client/grr.py) with the OS CSPRNG, GRR at ε = 1, by
           batch size and K; at K = 4,000 its build time and both against the generic exact
           sampler (alias tables) on the same matrix, and the alias path against its previous
-          feed (re-implemented, ``_alias_feed_before``); string encoding (``Alphabet.encode`` of two
+          feed (re-implemented, ``_alias_feed_before``) and against the numpy form of its lookup
+          (the C loop of client/_alias_sample.c switched off); string encoding (``Alphabet.encode`` of two
           string columns: numpy fixed-width, lists, object arrays) against the previous encoder
           (a dict lookup for lists, else a binary search among fixed-width strings),
           re-implemented here (``_encode_before``), in the same run.
@@ -108,9 +109,14 @@ def client_section(quick: bool) -> None:
     # keystream), re-implemented here, on the same tables and records.
     t_before = _cpu_best(lambda: _alias_feed_before(generic, x), 3) / x.size * 1e9
     t_now = _cpu_best(lambda: generic.sample(x), 3) / x.size * 1e9
+    native = generic.alias.native
+    generic.alias.native = False  # the numpy form of the same lookup (no C accelerator)
+    t_numpy = _cpu_best(lambda: generic.sample(x), 3) / x.size * 1e9
+    generic.alias.native = native
     _emit("client_alias_k4000_build_s", build_generic, "s", "ColumnSampler on a dense K = 4,000 Q; floor ≤ 2")
-    _emit("client_alias_k4000_ns_per_record_1e6", t_now, "ns", "dense K = 4,000 Q; floor ≤ 20")
+    _emit("client_alias_k4000_ns_per_record_1e6", t_now, "ns", f"dense K = 4,000 Q, C loop: {native}; floor ≤ 20")
     _emit("client_alias_k4000_vs_previous_feed", t_now / t_before, "x", f"previous feed: {t_before:.1f} ns/record")
+    _emit("client_alias_k4000_vs_numpy_lookup", t_now / t_numpy, "x", f"numpy lookup: {t_numpy:.1f} ns/record")
     encoding_section(rng)
 
 

@@ -28,7 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AliasTable", "search_thresholds"]
+try:  # built from client/_alias_sample.c when a C compiler was there at install time
+    from ._alias_sample import alias_sample as _alias_sample_native
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    _alias_sample_native = None  # type: ignore[assignment]
+
+__all__ = ["AliasTable", "search_thresholds", "HAVE_NATIVE_ALIAS"]
+
+HAVE_NATIVE_ALIAS = _alias_sample_native is not None
 
 _ALIAS_BITS = 16  # the alias index sits in the low 16 bits of each entry (|Y| ≤ 2¹⁶)
 
@@ -61,17 +68,35 @@ class AliasTable:
         packed |= alias.view(np.uint64)
         self.table = np.ascontiguousarray(packed.reshape(n_buckets, a).T).reshape(-1)  # column-major: x·2ᴸ + bucket
         self.n_buckets = n_buckets
+        self.native = HAVE_NATIVE_ALIAS  # the C loop (client/_alias_sample.c); False: numpy
 
     def sample(self, xs: np.ndarray, u53: np.ndarray) -> np.ndarray:
         """y for records x given their 53-bit integers u (vectorised, in cache-sized chunks)."""
-        n = xs.size
-        out = np.empty(n, dtype=np.int64)
-        step = min(n, self.CHUNK)
-        buffers = self.buffers(step)
-        for start in range(0, n, step):
-            stop = min(start + step, n)
-            self.sample_chunk(xs[start:stop], u53[start:stop], out[start:stop], buffers)
+        out = np.empty(xs.size, dtype=np.int64)
+        self.sample_words(xs, u53, out, shift=0)
         return out
+
+    def sample_words(self, xs: np.ndarray, words: np.ndarray, out: np.ndarray, shift: int) -> None:
+        """Write y for records ``xs`` (int64) into ``out`` (int64), with u = ``words`` >> ``shift``
+        (uint64; 11 for raw 64-bit keystream words: the same u as ``OSRandom.bits(n, 53)``).
+
+        With the C accelerator one loop does everything; else numpy, in cache-sized chunks
+        (``words`` may be shifted in place: it is scratch).
+        """
+        xs = np.ascontiguousarray(xs, dtype=np.int64)  # no copy for the samplers' own arrays
+        words = np.ascontiguousarray(words, dtype=np.uint64)
+        if self.native and _alias_sample_native is not None and _native_ready(out):
+            bad = _alias_sample_native(self.table, xs, words, out, self.bits, _ALIAS_BITS, shift)
+            if bad >= 0:  # callers check the indices first
+                raise IndexError(f"record {bad}: input index {int(xs[bad])} outside the alias tables")
+            return
+        if shift:
+            words >>= np.uint64(shift)
+        step = min(xs.size, self.CHUNK)
+        buffers = self.buffers(step)
+        for start in range(0, xs.size, step):
+            stop = min(start + step, xs.size)
+            self.sample_chunk(xs[start:stop], words[start:stop], out[start:stop], buffers)
 
     CHUNK = 1 << 13  # records per vectorised step: ~5 temporaries of 64 KiB stay in a core's L2
 
@@ -102,6 +127,11 @@ class AliasTable:
         np.subtract(bk, en, out=y)
         np.multiply(y, kp.view(np.uint8), out=y)
         y += en
+
+
+def _native_ready(out: np.ndarray) -> bool:
+    """Whether the C loop can write ``out`` as it is (contiguous native int64)."""
+    return out.dtype == np.int64 and out.dtype.isnative and out.flags.c_contiguous and out.flags.writeable
 
 
 def _vose(mass: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:

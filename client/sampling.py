@@ -162,26 +162,18 @@ class ColumnSampler:
         same function of the same 53-bit words as ``OSRandom.bits(n, 53)``.
 
         The keystream is drawn a MiB at a time (one AES key each, so the cipher's set-up is
-        paid once per 2¹⁷ records) and used in small sub-chunks whose temporaries stay in a
-        core's cache: 10⁶ records at K = 4,000 cost ~21.5 ns each instead of ~24 with 2¹⁵-record
-        chunks that drew their own keystream (``bench/bench_scale.py --only=client``).
+        paid once per 2¹⁷ records) and handed to the table as raw words (u = word >> 11).
         """
         assert self.alias is not None
         n = xs.size
         out = np.empty(n, dtype=np.int64)
         block = min(n, _ALIAS_KEYSTREAM_WORDS)
-        sub = min(block, self.alias.CHUNK)
-        buffers = self.alias.buffers(sub)
         keystream = np.empty(8 * block + 15, dtype=np.uint8)
         words = keystream[: 8 * block].view("<u8")
         for start in range(0, n, block):
             m = min(block, n - start)
             random_into(keystream, 8 * m)
-            u = words[:m]
-            u >>= np.uint64(11)
-            for lo in range(0, m, sub):
-                hi = min(lo + sub, m)
-                self.alias.sample_chunk(xs[start + lo : start + hi], u[lo:hi], out[start + lo : start + hi], buffers)
+            self.alias.sample_words(xs[start : start + m], words[:m], out[start : start + m], shift=11)
         return out
 
     def _second_level(self, guide: np.ndarray) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from .errors import AlphabetError, RecordError
 from .fixed_width import FixedWidthCodes
+from .python_strings import PythonStringCodes
 
 __all__ = ["Attribute", "product_strides", "value_product"]
 
@@ -93,6 +94,11 @@ class Attribute:
     def _index(self) -> dict[str, int]:
         return {v: i for i, v in enumerate(self.values)}
 
+    @cached_property
+    def python_strings(self) -> PythonStringCodes:
+        """The encoder of Python strings (lists, tuples, object arrays) among the values."""
+        return PythonStringCodes(self.values, self._index)
+
     def index(self, value: str) -> int:
         """Position of ``value`` in ``values``; RecordError naming the allowed values if unknown."""
         try:
@@ -109,15 +115,13 @@ class Attribute:
         attribute with at most 256 values, else int64 (a caller that scales and sums codes
         saves a conversion pass)."""
         objects = isinstance(values, np.ndarray) and values.dtype.kind == "O" and values.ndim == 1
-        if (objects or isinstance(values, list)) and len(values):
-            # Python strings (a list, or an object array iterated as it is: ~25 % cheaper than
-            # its tolist()): one C-level dict lookup each (no string array, no sort).
-            try:
-                if self.size <= 256:  # bytes() of small ints is the cheapest C-level collection (~10 %)
-                    return np.frombuffer(bytes(map(self._index.__getitem__, values)), dtype=np.uint8)
-                return np.fromiter(map(self._index.__getitem__, values), dtype=np.int64, count=len(values))
-            except (KeyError, TypeError):
-                pass  # other types or an unknown value: the array path matches string forms and names it
+        if (objects or isinstance(values, (list, tuple))) and len(values):
+            # Python strings (a list, or an object array read as it is: no tolist()), looked up
+            # one by one (shared/python_strings.py: no string array, no sort).
+            codes = self.python_strings.encode(values)
+            if codes is not None:
+                return codes
+            # Other types or an unknown value: the array path matches string forms and names it.
         arr = np.asarray(values)
         if arr.ndim != 1:
             raise RecordError(f"attribute {self.name!r}: expected a 1-D sequence of values, got shape {arr.shape}")

@@ -235,6 +235,9 @@ class Alphabet:
     def _combine(self, attrs: Sequence[Attribute], strides: Sequence[int], cols: Sequence[Any]) -> np.ndarray:
         # cols: one value sequence per attribute of ``attrs``; mixed radix, last fastest.
         cols = [python_values(c) for c in cols]
+        x = self._combine_python_strings(attrs, strides, cols)
+        if x is not None:
+            return x
         # Codes come as uint8 or int64 (encode_compact); x is one int64 array, scaled and
         # summed in place (no 8 B/record temporaries; never a product in uint8, which would wrap).
         first = attrs[0].encode_compact(cols[0])
@@ -244,6 +247,27 @@ class Alphabet:
             if codes.size != x.size:
                 raise RecordError(f"attribute {attr.name!r} has {codes.size} values; {attrs[0].name!r} has {x.size}")
             x += codes if stride == 1 else np.multiply(codes, stride, dtype=np.int64)
+        return x
+
+    @staticmethod
+    def _combine_python_strings(
+        attrs: Sequence[Attribute], strides: Sequence[int], cols: Sequence[Any]
+    ) -> np.ndarray | None:
+        """x in one pass per column of the C accelerator when every column holds Python strings
+        (lists, tuples, object arrays) of one length, each scaled and added in place (no
+        per-column codes array); None otherwise, or if any item is not a value (the general
+        path then names it)."""
+        n = len(cols[0]) if isinstance(cols[0], (list, tuple, np.ndarray)) else -1
+        for attr, col in zip(attrs, cols, strict=True):
+            objects = isinstance(col, np.ndarray) and col.dtype.kind == "O" and col.ndim == 1
+            if not ((objects or isinstance(col, (list, tuple))) and len(col) == n and n):
+                return None
+            if not attr.python_strings.native:
+                return None
+        x = np.empty(n, dtype=np.int64)
+        for j, (attr, stride, col) in enumerate(zip(attrs, strides, cols, strict=True)):
+            if not attr.python_strings.encode_scaled(col, x, stride, accumulate=j > 0):
+                return None
         return x
 
     def encode(self, records: Any) -> np.ndarray:

@@ -1,0 +1,76 @@
+"""Python strings (lists, tuples, object arrays) to their positions among an attribute's values.
+
+Two implementations with the same results:
+
+- the optional C accelerator :mod:`rldp.shared._string_index` (``shared/_string_index.c``),
+  built at install time when a C compiler is present: per value one read of the str's
+  header and its first and last 8 bytes, one probe of a small table, and an exact
+  comparison (a value is found only if equal to an attribute value);
+- a dict lookup per value (one C-level ``dict.__getitem__`` through ``map``), used without
+  the accelerator and for items the accelerator leaves to it (str subclasses such as
+  ``numpy.str_``, which compare and hash as their text).
+
+Either answers None when some item is not one of the values; the caller's general path
+then matches string forms and names the unknown value.
+
+numpy and the standard library only (this module ships with the client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+try:  # built from shared/_string_index.c when a C compiler was there at install time
+    from ._string_index import StringIndex
+except ImportError:  # pragma: no cover - exercised by installs without a compiler
+    StringIndex = None  # type: ignore[misc,assignment]
+
+__all__ = ["PythonStringCodes", "HAVE_NATIVE_STRINGS"]
+
+HAVE_NATIVE_STRINGS = StringIndex is not None
+
+# uint8 codes (the cheapest to write and to scale) for attributes with at most this many values.
+_UINT8_VALUES = 256
+
+
+class PythonStringCodes:
+    """Codes of Python strings among ``values`` (distinct str), given their ``positions`` dict."""
+
+    def __init__(self, values: tuple[str, ...], positions: Mapping[str, int], native: bool = True) -> None:
+        self._positions = positions
+        self.dtype = np.dtype(np.uint8 if len(values) <= _UINT8_VALUES else np.int64)
+        exact = all(type(v) is str for v in values)  # the accelerator compares exact str only
+        self._native = StringIndex(values) if native and exact and StringIndex is not None else None
+
+    @property
+    def native(self) -> bool:
+        """Whether the C accelerator answers (else the dict lookup)."""
+        return self._native is not None
+
+    def encode_scaled(self, items: Any, out: np.ndarray, stride: int, accumulate: bool) -> bool:
+        """``out = codes·stride`` (``+=`` with ``accumulate``) in one pass of the accelerator
+        (``out``: int64, one per item); False, with ``out`` partly written, if the accelerator
+        is absent or some item is not one of the values as an exact str."""
+        if self._native is None or not len(items):
+            return False
+        return bool(self._native.encode_scaled(items, out, stride, accumulate) < 0)
+
+    def encode(self, items: Any) -> np.ndarray | None:
+        """Codes (``dtype``) of a non-empty list, tuple or 1-D object array of str, or None
+        if some item is not a str equal to one of the values."""
+        if self._native is not None:
+            out = np.empty(len(items), dtype=self.dtype)
+            if self._native.encode(items, out) < 0:
+                return out
+            # An item the accelerator does not take (a str subclass, or unknown): the dict
+            # lookup below decides (it also matches str subclasses by their text).
+        lookup = self._positions.__getitem__
+        try:
+            if self.dtype == np.uint8:  # bytes() of small ints is the cheapest C-level collection (~10 %)
+                return np.frombuffer(bytes(map(lookup, items)), dtype=np.uint8)
+            return np.fromiter(map(lookup, items), dtype=np.int64, count=len(items))
+        except (KeyError, TypeError):
+            return None

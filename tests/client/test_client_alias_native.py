@@ -1,0 +1,83 @@
+"""The alias lookup's C loop (client/_alias_sample.c) against its numpy form, byte for byte."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from rldp.client import alias as alias_module
+from rldp.client.alias import HAVE_NATIVE_ALIAS, AliasTable
+from rldp.client.sampling import ColumnSampler
+
+needs_native = pytest.mark.skipif(not HAVE_NATIVE_ALIAS, reason="built without a C compiler")
+
+
+def _matrix(b: int, a: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    q = rng.random((b, a)) * (rng.random((b, a)) < 0.5)  # many exact zeros
+    q[0] += 1e-3
+    return q / q.sum(axis=0)
+
+
+def _table(b: int, a: int, seed: int) -> AliasTable:
+    """The alias table of a random Q (built directly: the sampler picks it only for some Q)."""
+    return AliasTable(ColumnSampler(_matrix(b, a, seed)).thresholds)
+
+
+@needs_native
+@pytest.mark.parametrize(("b", "a"), [(64, 3), (200, 700), (1500, 40)])
+def test_the_c_loop_and_numpy_give_the_same_outputs(b: int, a: int) -> None:
+    table = _table(b, a, seed=b + a)
+    assert table.native
+    rng = np.random.default_rng(1)
+    n = 3 * table.CHUNK + 17  # several numpy chunks
+    x = rng.integers(0, a, n)
+    words = rng.integers(0, 2**64, n, dtype=np.uint64)  # raw keystream words: u = word >> 11
+    native = np.empty(n, dtype=np.int64)
+    table.sample_words(x, words.copy(), native, shift=11)
+    table.native = False
+    plain = np.empty(n, dtype=np.int64)
+    table.sample_words(x, words.copy(), plain, shift=11)
+    np.testing.assert_array_equal(native, plain)
+    np.testing.assert_array_equal(plain, table.sample(x, words >> np.uint64(11)))
+    assert native.min() >= 0 and native.max() < b
+
+
+@needs_native
+def test_the_c_loop_reads_nothing_outside_the_table() -> None:
+    table = _table(100, 50, seed=2)
+    for bad in (50, -1, 2**40):
+        x = np.array([0, 1, bad, 2], dtype=np.int64)
+        with pytest.raises(IndexError, match=f"record 2: input index {bad} outside the alias tables"):
+            table.sample(x, np.zeros(4, dtype=np.uint64))
+
+
+def test_arrays_the_c_loop_cannot_read_as_they_are_take_the_numpy_path() -> None:
+    table = _table(100, 50, seed=3)
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 50, 2000)
+    u = rng.integers(0, 2**53, 2000, dtype=np.uint64)
+    expected = table.sample(x, u)
+    np.testing.assert_array_equal(table.sample(x[::2], u[::2]), expected[::2])  # strided
+    np.testing.assert_array_equal(table.sample(x.astype(">i8"), u.astype(">u8")), expected)  # big-endian
+
+
+def test_without_the_accelerator_numpy_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(alias_module, "_alias_sample_native", None)
+    sampler = ColumnSampler(_matrix(200, 3000, seed=5))
+    assert sampler.alias is not None and sampler.alias.native  # decided when the table is built
+    sampler.alias.native = alias_module.HAVE_NATIVE_ALIAS and alias_module._alias_sample_native is not None
+    x = np.arange(3000).repeat(10)
+    y = sampler.sample(x)
+    assert y.shape == (30000,) and y.min() >= 0 and y.max() < 200
+
+
+def test_ci_builds_the_accelerator() -> None:
+    # CI sets RLDP_REQUIRE_NATIVE: there a C compiler is present, so a failed (optional) build
+    # must fail a test instead of silently leaving the slower path.
+    if os.environ.get("RLDP_REQUIRE_NATIVE"):
+        assert HAVE_NATIVE_ALIAS, "rldp.client._alias_sample was not built (see pip's build output)"
+    else:
+        pytest.skip("RLDP_REQUIRE_NATIVE not set")
