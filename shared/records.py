@@ -235,9 +235,9 @@ class Alphabet:
     def _combine(self, attrs: Sequence[Attribute], strides: Sequence[int], cols: Sequence[Any]) -> np.ndarray:
         # cols: one value sequence per attribute of ``attrs``; mixed radix, last fastest.
         cols = [python_values(c) for c in cols]
-        x = self._combine_python_strings(attrs, strides, cols)
-        if x is not None:
-            return x
+        joined = self._combine_python_strings(attrs, strides, cols)
+        if joined is not None:
+            return joined
         # Codes come as uint8 or int64 (encode_compact); x is one int64 array, scaled and
         # summed in place (no 8 B/record temporaries; never a product in uint8, which would wrap).
         first = attrs[0].encode_compact(cols[0])
