@@ -165,3 +165,30 @@ def test_ci_builds_the_accelerator() -> None:
         assert HAVE_NATIVE_STRINGS, "rldp.shared._string_index was not built (see pip's build output)"
     else:
         pytest.skip("RLDP_REQUIRE_NATIVE not set")
+
+
+@needs_native
+def test_alphabet_columns_of_python_strings_are_combined_in_place_with_the_same_indices() -> None:
+    from rldp.shared.records import Alphabet
+
+    sex, race = ("Female", "Male"), ("Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White")
+    alpha = Alphabet(
+        Attribute("sex", sex), [Attribute("race", race), Attribute("u", tuple(f"u{i}" for i in range(300)))]
+    )
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, alpha.size, 3000)
+    names = [a.name for a in alpha.attributes]
+    decoded = list(zip(*alpha.decode(x), strict=True))
+    lists = {n: ["".join(list(v)) for v in col] for n, col in zip(names, decoded, strict=True)}
+    for cols in (
+        lists,
+        {n: tuple(c) for n, c in lists.items()},
+        {n: np.array(c, dtype=object) for n, c in lists.items()},
+        {"sex": lists["sex"], "race": np.array(lists["race"]), "u": lists["u"]},  # one numpy column: general path
+    ):
+        np.testing.assert_array_equal(alpha.encode(cols), x)
+    bad = dict(lists, u=[*lists["u"][:-1], "u300"])  # unknown in the last column: all recomputed, then named
+    with pytest.raises(RecordError, match=r"record 2999: unknown value 'u300' for attribute 'u'"):
+        alpha.encode(bad)
+    with pytest.raises(RecordError, match="different lengths: sex=3000, race=2999"):
+        alpha.encode(dict(lists, race=lists["race"][:-1]))
