@@ -192,6 +192,10 @@ static int si_init(StringIndex *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+/* numpy.ndarray, looked up when the module is loaded: only a real ndarray's interface is
+   trusted with a data pointer (another object could publish any address). */
+static PyObject *ndarray_type = NULL;
+
 /* The items of a list, a tuple or a 1-D object ndarray (read through __array_interface__,
    so no numpy headers are needed): a pointer to the first and the stride in pointers. */
 static int items_of(PyObject *items, PyObject ***first, Py_ssize_t *n, Py_ssize_t *stride, PyObject **owner)
@@ -203,7 +207,9 @@ static int items_of(PyObject *items, PyObject ***first, Py_ssize_t *n, Py_ssize_
         *stride = 1;
         return 0;
     }
-    PyObject *iface = PyObject_GetAttrString(items, "__array_interface__");
+    int is_array = PyObject_IsInstance(items, ndarray_type);
+    if (is_array < 0) return -1;
+    PyObject *iface = is_array ? PyObject_GetAttrString(items, "__array_interface__") : NULL;
     if (iface == NULL || !PyDict_Check(iface)) {
         Py_XDECREF(iface);
         PyErr_Clear();
@@ -256,7 +262,7 @@ static inline __attribute__((always_inline)) Py_ssize_t encode_loop(const String
             __builtin_prefetch(ahead + 64); /* a str of more than ~16 bytes spans two lines */
         }
         PyObject *s = first[i * step];
-        Py_ssize_t k = PyUnicode_CheckExact(s) ? find(self, s) : -1;
+        Py_ssize_t k = s != NULL && PyUnicode_CheckExact(s) ? find(self, s) : -1; /* NULL: an unset object slot */
         if (k < 0) return i;
         if (mode == WRITE_UINT8)
             ((uint8_t *)out)[i] = (uint8_t)k;
@@ -397,6 +403,13 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__string_index(void)
 {
+    if (ndarray_type == NULL) {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        if (numpy == NULL) return NULL;
+        ndarray_type = PyObject_GetAttrString(numpy, "ndarray");
+        Py_DECREF(numpy);
+        if (ndarray_type == NULL) return NULL;
+    }
     if (PyType_Ready(&StringIndexType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;

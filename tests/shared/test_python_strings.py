@@ -143,6 +143,12 @@ def test_the_accelerator_rejects_bad_arguments_with_clear_errors() -> None:
         index.encode("ab", np.empty(2, np.uint8))
     with pytest.raises(TypeError, match="list, a tuple or a 1-D object array"):
         index.encode(np.zeros(2), np.empty(2, np.uint8))
+
+    class NotAnArray:  # publishes an object array's interface at an arbitrary address
+        __array_interface__ = {"typestr": "|O", "shape": (2,), "data": (16, False), "strides": None, "version": 3}
+
+    with pytest.raises(TypeError, match="list, a tuple or a 1-D object array"):
+        index.encode(NotAnArray(), np.empty(2, np.uint8))
     with pytest.raises(ValueError, match="contiguous buffer of 2 uint8 or int64 codes"):
         index.encode(["a", "b"], np.empty(3, np.uint8))
     with pytest.raises(ValueError, match="contiguous buffer of 2 uint8 or int64 codes"):
