@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.rldp-installed
 .PHONY: demo test lint bench clean
 
 # The C accelerators are built by the install: a changed source re-installs.
-$(STAMP): pyproject.toml shared/_string_index.c client/_alias_sample.c
+$(STAMP): pyproject.toml shared/_string_index.c client/_alias.c
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "rldp needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

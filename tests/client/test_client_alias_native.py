@@ -1,4 +1,4 @@
-"""The alias lookup's C loop (client/_alias_sample.c) against its numpy form, byte for byte."""
+"""The alias tables built and read in C (client/_alias.c) against their numpy forms, byte for byte."""
 
 from __future__ import annotations
 
@@ -21,9 +21,30 @@ def _matrix(b: int, a: int, seed: int) -> np.ndarray:
     return q / q.sum(axis=0)
 
 
-def _table(b: int, a: int, seed: int) -> AliasTable:
+def _table(b: int, a: int, seed: int, native: bool = True) -> AliasTable:
     """The alias table of a random Q (built directly: the sampler picks it only for some Q)."""
-    return AliasTable(ColumnSampler(_matrix(b, a, seed)).thresholds)
+    return AliasTable(ColumnSampler(_matrix(b, a, seed)).thresholds, native=native)
+
+
+@needs_native
+@pytest.mark.parametrize(("b", "a"), [(2, 5), (64, 3), (65, 17), (200, 700), (1500, 40), (4096, 9)])
+def test_the_c_build_is_the_numpy_table_byte_for_byte(b: int, a: int) -> None:
+    thresholds = ColumnSampler(_matrix(b, a, seed=b * a)).thresholds
+    built = AliasTable(thresholds, native=True)
+    assert built.native
+    np.testing.assert_array_equal(built.table, AliasTable(thresholds, native=False).table)
+    # Any layout of the thresholds gives the same table.
+    np.testing.assert_array_equal(built.table, AliasTable(np.ascontiguousarray(thresholds), native=True).table)
+
+
+@needs_native
+def test_the_c_build_refuses_thresholds_that_are_not_a_distribution() -> None:
+    thresholds = np.ascontiguousarray(ColumnSampler(_matrix(100, 6, seed=1)).thresholds)
+    for column, edit in ((2, lambda t: t.__setitem__((2, 50), t[2, 49] - 1)), (4, lambda t: t.__setitem__((4, 99), 7))):
+        bad = thresholds.copy()
+        edit(bad)
+        with pytest.raises(ValueError, match=f"column {column}'s thresholds decrease or do not end at 2\\*\\*53"):
+            AliasTable(bad, native=True)
 
 
 @needs_native
@@ -31,6 +52,7 @@ def _table(b: int, a: int, seed: int) -> AliasTable:
 def test_the_c_loop_and_numpy_give_the_same_outputs(b: int, a: int) -> None:
     table = _table(b, a, seed=b + a)
     assert table.native
+    np.testing.assert_array_equal(table.table, _table(b, a, seed=b + a, native=False).table)
     rng = np.random.default_rng(1)
     n = 3 * table.CHUNK + 17  # several numpy chunks
     x = rng.integers(0, a, n)
@@ -65,10 +87,9 @@ def test_arrays_the_c_loop_cannot_read_as_they_are_take_the_numpy_path() -> None
 
 
 def test_without_the_accelerator_numpy_answers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(alias_module, "_alias_sample_native", None)
+    monkeypatch.setattr(alias_module, "_native", None)
     sampler = ColumnSampler(_matrix(200, 3000, seed=5))
-    assert sampler.alias is not None and sampler.alias.native  # decided when the table is built
-    sampler.alias.native = alias_module.HAVE_NATIVE_ALIAS and alias_module._alias_sample_native is not None
+    assert sampler.alias is not None and not sampler.alias.native
     x = np.arange(3000).repeat(10)
     y = sampler.sample(x)
     assert y.shape == (30000,) and y.min() >= 0 and y.max() < 200
@@ -78,6 +99,6 @@ def test_ci_builds_the_accelerator() -> None:
     # CI sets RLDP_REQUIRE_NATIVE: there a C compiler is present, so a failed (optional) build
     # must fail a test instead of silently leaving the slower path.
     if os.environ.get("RLDP_REQUIRE_NATIVE"):
-        assert HAVE_NATIVE_ALIAS, "rldp.client._alias_sample was not built (see pip's build output)"
+        assert HAVE_NATIVE_ALIAS, "rldp.client._alias was not built (see pip's build output)"
     else:
         pytest.skip("RLDP_REQUIRE_NATIVE not set")
