@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from scipy.linalg import blas, lapack, solve_triangular
 
+from .square_inverse import certified_inverse
+
 try:  # optional: only a speed-up (see blas_threads)
     from threadpoolctl import threadpool_limits
 except ImportError:  # pragma: no cover - threadpoolctl is an aggregator dependency
@@ -107,8 +109,10 @@ def full_rank_certified(q: np.ndarray) -> bool:
 class RowSpace:
     """What the estimators need from the SVD of one (immutable) Q, computed on first use.
 
-    The rank comes from :func:`full_rank_certified` when it certifies full column rank,
-    else from the singular values alone (LAPACK without vectors); the full SVD runs only
+    The rank of a square Q comes with its inverse from one LU when that certifies full rank
+    (:func:`~rldp.aggregator.estimate.square_inverse.certified_inverse`); else from
+    :func:`full_rank_certified` when it certifies full column rank, else from the singular
+    values alone (LAPACK without vectors); the full SVD runs only
     when the basis of the row space (Q rank deficient) or Q⁺ (the inverse estimator,
     bootstrap starts) is asked for, and then gives exactly what :func:`row_space` gives.
     The cache keeps no copy of Q: each method takes the caller's Q (the same content,
@@ -125,8 +129,13 @@ class RowSpace:
         """rank(Q) at RANK_RTOL."""
         with self._lock:
             if self._rank is None:
+                square = q.shape[0] == q.shape[1]
+                inverse = certified_inverse(q, RANK_RTOL) if square and self._full is None else None
                 if self._full is not None:
                     self._rank = self._full[0]
+                elif inverse is not None:  # the LU gave the certificate and the inverse
+                    self._rank = q.shape[1]
+                    self._inverse = inverse
                 elif full_rank_certified(q):
                     self._rank = q.shape[1]
                 else:

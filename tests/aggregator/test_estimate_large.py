@@ -8,6 +8,7 @@ import pytest
 
 from rldp.aggregator.design import grr_matrix, ir_matrix
 from rldp.aggregator.estimate import estimate_distribution, intervals, likelihood, linalg, newton_system
+from rldp.aggregator.estimate.square_inverse import certified_inverse
 
 
 def _draw(q: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -42,6 +43,38 @@ def test_the_certificate_refuses_what_it_cannot_prove():
     assert not linalg.full_rank_certified(near)
     space = linalg.RowSpace()
     assert space.rank(near) == linalg.row_space(near)[0] == 9  # the SVD decides instead
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        grr_matrix(50, 1.0),
+        grr_matrix(600, 0.5),  # beyond one 256-column block of the norms
+        np.random.default_rng(4).random((40, 40)),
+        np.random.default_rng(5).standard_normal((300, 300)),  # pivoting moves rows
+    ],
+)
+def test_the_lu_certificate_gives_the_inverse_of_full_rank_square_matrices(q):
+    inverse = certified_inverse(q, linalg.RANK_RTOL)
+    assert inverse is not None and not inverse.flags.writeable
+    reference = np.linalg.inv(q)
+    np.testing.assert_allclose(inverse, reference, rtol=0, atol=1e-11 * np.abs(reference).max())
+    space = linalg.RowSpace()
+    assert space.rank(q) == q.shape[1]
+    assert space.inverse(q) is space.inverse(q)  # computed once, with the rank
+    np.testing.assert_allclose(space.inverse(q), reference, rtol=0, atol=1e-11 * np.abs(reference).max())
+
+
+def test_the_lu_certificate_refuses_what_it_cannot_prove():
+    dup = np.random.default_rng(1).random((6, 6))
+    dup[5] = dup[4]
+    u, _, vt = np.linalg.svd(np.random.default_rng(3).random((10, 10)))
+    near = u @ np.diag(np.logspace(0, -10, 10)) @ vt  # σ_min = 1e-10 σ_max: below RANK_RTOL
+    for q in (dup, np.ones((4, 4)) / 4, near, np.zeros((3, 3)), np.random.default_rng(2).random((5, 3))):
+        assert certified_inverse(q, linalg.RANK_RTOL) is None
+    # Conservative, yet not blind: σ_min = 1e-6 σ_max (1,000× the threshold) is certified.
+    fine = u @ np.diag(np.logspace(0, -6, 10)) @ vt
+    assert certified_inverse(fine, linalg.RANK_RTOL) is not None
 
 
 def test_row_spaces_are_cached_by_content_and_bounded(monkeypatch):
