@@ -29,9 +29,10 @@ def certified_inverse(q: np.ndarray, rank_rtol: float) -> np.ndarray | None:
 
         1/(2·‖L̂⁻¹‖_F·‖Û⁻¹‖_F) − 10·γₙ·‖L̂‖_F·‖Û‖_F > 10·rank_rtol·‖Q‖_F
 
-    (10·γₙ: room to spare, as there). The inverse is then Q⁻¹ = Û⁻¹·L̂⁻¹·Pᵀ: a triangular
-    product (BLAS trmm) and the column interchanges of getrf in reverse order, as LAPACK getri
-    applies them. Two K × K arrays at most: the LU (Û⁻¹ in place) and L̂⁻¹ (becomes Q⁻¹).
+    (10·γₙ: room to spare, as there). The inverse is then Q⁻¹ = Û⁻¹·L̂⁻¹·Pᵀ: the triangular
+    product in place, block by block (:func:`_product_in_place`), and the column interchanges
+    of getrf in reverse order, as LAPACK getri applies them. One K × K array: the LU becomes
+    the inverse (temporaries of K × 128).
     """
     n, m = q.shape
     if n != m or n == 0:
@@ -42,27 +43,24 @@ def certified_inverse(q: np.ndarray, rank_rtol: float) -> np.ndarray | None:
     lu, piv, info = lapack.dgetrf(np.array(q, dtype=float, order="F"), overwrite_a=1)
     if info != 0:  # an exactly zero pivot: singular as computed
         return None
-    lower = lu.copy(order="F")  # L̂: unit diagonal, zeros above (column by column: no index arrays)
-    for j in range(n):
-        lower[:j, j] = 0.0
-        lower[j, j] = 1.0
-    norm_l = float(np.linalg.norm(lower))
-    norm_u = _upper_norm(lu)
-    inv_u, info_u = lapack.dtrtri(lu, lower=0, unitdiag=0, overwrite_c=1)  # Û⁻¹ in the upper triangle
-    inv_l, info_l = lapack.dtrtri(lower, lower=1, unitdiag=1, overwrite_c=1)
+    norm_l = np.sqrt(n + _triangle_norm_squared(lu, upper=False))  # L̂: unit diagonal
+    norm_u = np.sqrt(_triangle_norm_squared(lu, upper=True))
+    # Both inverses in place, in the LU array: Û⁻¹ over Û (upper triangle), L̂⁻¹ over L̂'s
+    # multipliers (strict lower triangle; trtri with a unit diagonal reads and writes only it).
+    lu, info_u = lapack.dtrtri(lu, lower=0, unitdiag=0, overwrite_c=1)
+    lu, info_l = lapack.dtrtri(lu, lower=1, unitdiag=1, overwrite_c=1)
     if info_u != 0 or info_l != 0:
         return None
-    norm_inv_u = _upper_norm(inv_u)
-    norm_inv_l = float(np.linalg.norm(inv_l))  # its upper triangle is zero (trtri leaves the input's)
-    if not (np.isfinite(norm_inv_u) and np.isfinite(norm_inv_l) and norm_inv_u > 0 and norm_inv_l > 0):
+    norm_inv_u = np.sqrt(_triangle_norm_squared(lu, upper=True))
+    norm_inv_l = np.sqrt(n + _triangle_norm_squared(lu, upper=False))
+    if not (np.isfinite(norm_inv_u) and np.isfinite(norm_inv_l) and norm_inv_u > 0):
         return None
-    gamma = n * np.finfo(float).eps / (1.0 - n * np.finfo(float).eps)
+    eps = float(np.finfo(float).eps)
+    gamma = n * eps / (1.0 - n * eps)
     bound = 1.0 / (2.0 * norm_inv_l * norm_inv_u) - 10.0 * gamma * norm_l * norm_u
     if not bound > 10.0 * rank_rtol * norm:
         return None
-    # Û⁻¹·L̂⁻¹, into L̂⁻¹'s array (trmm reads only the upper triangle of the LU array).
-    inverse = blas.dtrmm(1.0, inv_u, inv_l, side=0, lower=0, trans_a=0, diag=0, overwrite_b=1)
-    del lu, inv_u
+    inverse = _product_in_place(lu)
     for j in range(n - 1, -1, -1):  # ·Pᵀ: getrf's interchanges (0-based), last first
         p = int(piv[j])
         if p != j:
@@ -71,12 +69,35 @@ def certified_inverse(q: np.ndarray, rank_rtol: float) -> np.ndarray | None:
     return inverse
 
 
-def _upper_norm(a: np.ndarray, block: int = 256) -> float:
-    """Frobenius norm of the upper triangle of the square ``a``, column block by column block
-    (no K × K temporary)."""
+def _triangle_norm_squared(a: np.ndarray, upper: bool, block: int = 128) -> float:
+    """Σ a[r, c]² over the upper triangle (r ≤ c) or the strict lower one (r > c) of the square
+    ``a``, column block by column block (temporaries of K × ``block``)."""
     n = a.shape[0]
     total = 0.0
     for j in range(0, n, block):
-        part = a[: j + block, j : j + block]  # rows r ≤ column j + c: the diagonal −j of the block
-        total += float(np.sum(np.triu(part, -j) ** 2))
-    return float(np.sqrt(total))
+        if upper:  # rows r ≤ column j + c: the diagonal −j of the block
+            part = np.triu(a[: j + block, j : j + block], -j)
+        else:  # rows r > column j + c: below the diagonal −j of the block
+            part = np.tril(a[j:, j : j + block], -1)
+        total += float(np.einsum("ij,ij->", part, part))
+    return total
+
+
+def _product_in_place(lu: np.ndarray, block: int = 128) -> np.ndarray:
+    """Û⁻¹·L̂⁻¹ over ``lu`` (Û⁻¹ in its upper triangle, L̂⁻¹ in its strict lower one, unit
+    diagonal implied), column block by column block from the left.
+
+    Block J of the product is Û⁻¹·L̂⁻¹[:, J]; L̂⁻¹[:, J] is zero above J, so it only meets
+    Û⁻¹'s columns from J on, which the blocks before have not touched. Each block copies
+    L̂⁻¹[:, J] out (K × block), multiplies by the upper triangle of ``lu`` (BLAS trmm reads
+    only that triangle; the columns before J already hold the product but meet zero rows of
+    the copy, so they add exact zeros), and writes the result over J.
+    """
+    n = lu.shape[0]
+    for j in range(0, n, block):
+        width = min(block, n - j)
+        columns = np.zeros((n, width), dtype=float, order="F")
+        columns[j:, :] = np.tril(lu[j:, j : j + width], -1)
+        columns[np.arange(j, j + width), np.arange(width)] = 1.0
+        lu[:, j : j + width] = blas.dtrmm(1.0, lu, columns, side=0, lower=0, trans_a=0, diag=0, overwrite_b=1)
+    return lu
