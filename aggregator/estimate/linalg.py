@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import blas, lapack, solve_triangular
 
-from .square_inverse import certified_inverse
+from .square_inverse import certified_inverse, triangle_norm_squared
 
 try:  # optional: only a speed-up (see blas_threads)
     from threadpoolctl import threadpool_limits
@@ -94,11 +94,7 @@ def full_rank_certified(q: np.ndarray) -> bool:
     inv, info = lapack.dtrtri(top, lower=0, unitdiag=0, overwrite_c=1)
     if info != 0:
         return False
-    # ‖R⁻¹‖_F over the upper triangle, column block by column block (no K × K temporary).
-    sq = 0.0
-    for j in range(0, k, 128):
-        block = inv[: j + 128, j : j + 128]  # rows r ≤ column j + c: the diagonal −j of the block
-        sq += float(np.sum(np.triu(block, -j) ** 2))
+    sq = triangle_norm_squared(inv, upper=True)  # ‖R⁻¹‖_F², with no K × K temporary
     if not np.isfinite(sq) or sq <= 0:
         return False
     gamma = 10.0 * m * k * np.finfo(float).eps

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import blas, lapack
 
-__all__ = ["certified_inverse"]
+__all__ = ["certified_inverse", "triangle_norm_squared"]
 
 
 def certified_inverse(q: np.ndarray, rank_rtol: float) -> np.ndarray | None:
@@ -43,16 +43,16 @@ def certified_inverse(q: np.ndarray, rank_rtol: float) -> np.ndarray | None:
     lu, piv, info = lapack.dgetrf(np.array(q, dtype=float, order="F"), overwrite_a=1)
     if info != 0:  # an exactly zero pivot: singular as computed
         return None
-    norm_l = np.sqrt(n + _triangle_norm_squared(lu, upper=False))  # L̂: unit diagonal
-    norm_u = np.sqrt(_triangle_norm_squared(lu, upper=True))
+    norm_l = np.sqrt(n + triangle_norm_squared(lu, upper=False))  # L̂: unit diagonal
+    norm_u = np.sqrt(triangle_norm_squared(lu, upper=True))
     # Both inverses in place, in the LU array: Û⁻¹ over Û (upper triangle), L̂⁻¹ over L̂'s
     # multipliers (strict lower triangle; trtri with a unit diagonal reads and writes only it).
     lu, info_u = lapack.dtrtri(lu, lower=0, unitdiag=0, overwrite_c=1)
     lu, info_l = lapack.dtrtri(lu, lower=1, unitdiag=1, overwrite_c=1)
     if info_u != 0 or info_l != 0:
         return None
-    norm_inv_u = np.sqrt(_triangle_norm_squared(lu, upper=True))
-    norm_inv_l = np.sqrt(n + _triangle_norm_squared(lu, upper=False))
+    norm_inv_u = np.sqrt(triangle_norm_squared(lu, upper=True))
+    norm_inv_l = np.sqrt(n + triangle_norm_squared(lu, upper=False))
     if not (np.isfinite(norm_inv_u) and np.isfinite(norm_inv_l) and norm_inv_u > 0):
         return None
     eps = float(np.finfo(float).eps)
@@ -69,7 +69,7 @@ def certified_inverse(q: np.ndarray, rank_rtol: float) -> np.ndarray | None:
     return inverse
 
 
-def _triangle_norm_squared(a: np.ndarray, upper: bool, block: int = 128) -> float:
+def triangle_norm_squared(a: np.ndarray, upper: bool, block: int = 128) -> float:
     """Σ a[r, c]² over the upper triangle (r ≤ c) or the strict lower one (r > c) of the square
     ``a``, column block by column block (temporaries of K × ``block``)."""
     n = a.shape[0]
