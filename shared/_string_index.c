@@ -98,14 +98,26 @@ static inline uint64_t first_slot(const StringIndex *self, const Key *k)
     return ((k->first ^ rotl(k->mid, 21) ^ rotl(k->last, 42) ^ k->meta) * self->multiplier) >> self->shift;
 }
 
-/* Exact equality of the string s (key ks) and the value v (key kv). */
-static inline int same(const Key *ks, const Key *kv, PyObject *s, PyObject *v)
+/* Exact equality of a string (key ks, data d) and the value v (key kv). */
+static inline int same(const Key *ks, const Key *kv, const void *d, PyObject *v)
 {
     /* | rather than ||: one well-predicted branch instead of four */
     if (((ks->first ^ kv->first) | (ks->mid ^ kv->mid) | (ks->last ^ kv->last) | (ks->meta ^ kv->meta)) != 0) return 0;
     const Py_ssize_t n = (Py_ssize_t)(ks->meta >> 3);
     if (n <= 24) return 1; /* the key holds every byte */
-    return memcmp((const char *)PyUnicode_DATA(s) + 16, (const char *)PyUnicode_DATA(v) + 16, (size_t)(n - 24)) == 0;
+    return memcmp((const char *)d + 16, (const char *)PyUnicode_DATA(v) + 16, (size_t)(n - 24)) == 0;
+}
+
+/* The value whose key is ks (data d: the string's bytes in its kind), or -1. */
+static inline Py_ssize_t find_key(const StringIndex *self, const Key *ks, const void *d)
+{
+    uint64_t j = first_slot(self, ks);
+    for (;;) {
+        const Slot *e = &self->slots[j];
+        if (e->index < 0) return -1;
+        if (same(ks, &e->key, d, PyTuple_GET_ITEM(self->values, e->index))) return (Py_ssize_t)e->index;
+        j = (j + 1) & self->mask;
+    }
 }
 
 /* -1 if s is not one of the values (or, for a legacy string on Python 3.11, cannot be read;
@@ -116,13 +128,7 @@ static inline Py_ssize_t find(const StringIndex *self, PyObject *s)
     if (!PyUnicode_IS_READY(s)) return -1;
 #endif
     Key ks = key_of(s);
-    uint64_t j = first_slot(self, &ks);
-    for (;;) {
-        const Slot *e = &self->slots[j];
-        if (e->index < 0) return -1;
-        if (same(&ks, &e->key, s, PyTuple_GET_ITEM(self->values, e->index))) return (Py_ssize_t)e->index;
-        j = (j + 1) & self->mask;
-    }
+    return find_key(self, &ks, PyUnicode_DATA(s));
 }
 
 static void si_dealloc(StringIndex *self)
@@ -346,6 +352,75 @@ static PyObject *si_encode_scaled(StringIndex *self, PyObject *args)
     return result;
 }
 
+/* Widest fixed-width row encode_ucs4 takes (code points): its canonical bytes fit a stack buffer. */
+#define MAX_UCS4_WIDTH 64
+
+PyDoc_STRVAR(si_encode_ucs4_doc,
+             "encode_ucs4(units, width, out) -> int\n\n"
+             "Codes of the rows of a numpy 'U' array given as its native UCS4 code units (a\n"
+             "contiguous buffer of n·width uint32; a row's value is its units up to the last non-NUL,\n"
+             "as numpy reads it), into ``out`` (uint8 or int64, one per row). Each row is put in the\n"
+             "canonical form of a str (the narrowest kind that holds it) and looked up as encode does.\n"
+             "Returns -1, or the first row that is not one of the values. width ≤ 64.");
+
+static PyObject *si_encode_ucs4(StringIndex *self, PyObject *args)
+{
+    Py_buffer ub, out;
+    Py_ssize_t width;
+    if (self->values == NULL) {
+        PyErr_SetString(PyExc_TypeError, "StringIndex was not initialised");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "y*nw*:encode_ucs4", &ub, &width, &out)) return NULL;
+    PyObject *result = NULL;
+    const Py_ssize_t n = width > 0 ? ub.len / (4 * width) : 0;
+    if (width < 1 || width > MAX_UCS4_WIDTH || ub.len != n * 4 * width || !PyBuffer_IsContiguous(&ub, 'C')) {
+        PyErr_Format(PyExc_ValueError, "units must be a contiguous buffer of rows of 1 to %d UCS4 code units", MAX_UCS4_WIDTH);
+    } else if ((out.itemsize != 1 && out.itemsize != 8) || out.len != n * out.itemsize || !PyBuffer_IsContiguous(&out, 'C')) {
+        PyErr_Format(PyExc_ValueError, "out must be a contiguous buffer of %zd uint8 or int64 codes", n);
+    } else if (out.itemsize == 1 && PyTuple_GET_SIZE(self->values) > 256) {
+        PyErr_SetString(PyExc_ValueError, "uint8 codes hold at most 256 values");
+    } else {
+        const uint32_t *units = ub.buf;
+        unsigned char row[4 * MAX_UCS4_WIDTH];
+        Py_ssize_t bad = -1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const uint32_t *u = units + i * width;
+            Py_ssize_t len = width;
+            while (len > 0 && u[len - 1] == 0) len--; /* numpy's value: trailing NULs dropped */
+            uint32_t any = 0;
+            for (Py_ssize_t k = 0; k < len; k++) any |= u[k];
+            /* The narrowest kind that holds every unit: the str's canonical form (PEP 393). */
+            const int kind = any < 0x100 ? 1 : any < 0x10000 ? 2 : 4;
+            for (Py_ssize_t k = 0; k < len; k++) {
+                if (kind == 1) {
+                    row[k] = (unsigned char)u[k];
+                } else if (kind == 2) {
+                    const uint16_t c = (uint16_t)u[k];
+                    memcpy(row + 2 * k, &c, 2); /* native order, as in a str */
+                } else {
+                    memcpy(row + 4 * k, u + k, 4);
+                }
+            }
+            const Py_ssize_t nb = len * kind, m = nb < 8 ? nb : 8, m2 = nb < 16 ? nb : 16;
+            Key key = {word(row, 0, m), word(row, m2 - m, m), word(row, nb - m, m), (uint64_t)nb << 3 | (uint64_t)kind};
+            const Py_ssize_t k = find_key(self, &key, row);
+            if (k < 0) {
+                bad = i;
+                break;
+            }
+            if (out.itemsize == 1)
+                ((uint8_t *)out.buf)[i] = (uint8_t)k;
+            else
+                ((int64_t *)out.buf)[i] = (int64_t)k;
+        }
+        result = PyLong_FromSsize_t(bad);
+    }
+    PyBuffer_Release(&ub);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 /* Pickled (and copied) as its values: an Alphabet holding one can be sent to another process. */
 static PyObject *si_reduce(StringIndex *self, PyObject *Py_UNUSED(ignored))
 {
@@ -382,6 +457,7 @@ static PyMethodDef module_methods[] = {
 static PyMethodDef si_methods[] = {
     {"encode", (PyCFunction)si_encode, METH_VARARGS, si_encode_doc},
     {"encode_scaled", (PyCFunction)si_encode_scaled, METH_VARARGS, si_encode_scaled_doc},
+    {"encode_ucs4", (PyCFunction)si_encode_ucs4, METH_VARARGS, si_encode_ucs4_doc},
     {"__reduce__", (PyCFunction)si_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };

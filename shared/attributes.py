@@ -131,6 +131,12 @@ class Attribute:
             # Values are matched by their string form (ints from a parser, objects).
             arr = arr.astype(str)
         fast = self._fixed_width(arr.dtype)
+        if arr.dtype.kind == "U" and (fast is None or fast.searches):
+            # Thousands of values (or none fits the fixed-width key): the C accelerator reads
+            # the rows instead of a binary search, when it is there.
+            codes = self.python_strings.encode_units(arr)
+            if codes is not None:
+                return codes
         if fast is not None:
             codes, bad = fast.encode(arr)
             if bad >= 0:

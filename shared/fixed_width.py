@@ -80,6 +80,12 @@ class FixedWidthCodes:
             return None
         return cls(dtype, rows, codes, key)
 
+    @property
+    def searches(self) -> bool:
+        """Whether a row's candidate comes from a binary search (thousands of values, no perfect
+        hash) rather than one table lookup."""
+        return bool(self._key[0] == "sorted")
+
     def encode(self, arr: np.ndarray) -> tuple[np.ndarray, int]:
         """(codes, first unknown row or −1) of a 1-D array of this encoder's dtype."""
         n = arr.size

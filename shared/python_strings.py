@@ -6,6 +6,9 @@ Two implementations with the same results:
   built at install time when a C compiler is present: per value one read of the str's
   header and its first and last 8 bytes, one probe of a small table, and an exact
   comparison (a value is found only if equal to an attribute value);
+- the same accelerator reads numpy ``U`` arrays row by row (:meth:`PythonStringCodes.encode_units`)
+  where the fixed-width encoder (:mod:`rldp.shared.fixed_width`) has no perfect hash and would
+  search (thousands of values);
 - a dict lookup per value (one C-level ``dict.__getitem__`` through ``map``), used without
   the accelerator and for items the accelerator leaves to it (str subclasses such as
   ``numpy.str_``, which compare and hash as their text).
@@ -34,6 +37,8 @@ HAVE_NATIVE_STRINGS = StringIndex is not None
 
 # uint8 codes (the cheapest to write and to scale) for attributes with at most this many values.
 _UINT8_VALUES = 256
+# The widest numpy string rows (code points) the accelerator reads (MAX_UCS4_WIDTH in the C source).
+_MAX_UNITS = 64
 
 
 class PythonStringCodes:
@@ -57,6 +62,18 @@ class PythonStringCodes:
         if self._native is None or not len(items):
             return False
         return bool(self._native.encode_scaled(items, out, stride, accumulate) < 0)
+
+    def encode_units(self, arr: np.ndarray) -> np.ndarray | None:
+        """Codes (``dtype``) of a 1-D numpy ``U`` array by the accelerator, or None (no
+        accelerator, rows wider than it takes, or some row not one of the values)."""
+        if self._native is None or arr.ndim != 1 or arr.dtype.kind != "U" or arr.size == 0:
+            return None
+        width = arr.dtype.itemsize // 4
+        if not 0 < width <= _MAX_UNITS:
+            return None
+        units = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("=")).view(np.uint32)
+        out = np.empty(arr.size, dtype=self.dtype)
+        return out if self._native.encode_ucs4(units, width, out) < 0 else None
 
     def encode(self, items: Any) -> np.ndarray | None:
         """Codes (``dtype``) of a non-empty list, tuple or 1-D object array of str, or None

@@ -198,3 +198,45 @@ def test_alphabet_columns_of_python_strings_are_combined_in_place_with_the_same_
         alpha.encode(bad)
     with pytest.raises(RecordError, match="different lengths: sex=3000, race=2999"):
         alpha.encode(dict(lists, race=lists["race"][:-1]))
+
+
+@needs_native
+def test_numpy_string_columns_of_thousands_of_values_are_read_by_the_accelerator() -> None:
+    # 3,000 values of every kind (ASCII, 2-byte and 4-byte code points, an embedded NUL, lengths
+    # around the key's words): the fixed-width encoder has no perfect hash and would search.
+    rng = np.random.default_rng(11)
+    pieces = ["a", "é", "✓", "😀", "\0"]
+    values = tuple(dict.fromkeys(f"v{i}" + "".join(rng.choice(pieces, size=i % 30)) + "z" for i in range(3000)))
+    attr = Attribute("v", values)
+    idx = rng.integers(0, len(values), 20_000)
+    col = np.array(values)[idx]
+    np.testing.assert_array_equal(attr.python_strings.encode_units(col), idx)
+    np.testing.assert_array_equal(attr.encode(col), idx)
+    # "u0" … "u7999": no perfect hash of the fixed-width rows, so the accelerator answers.
+    many = Attribute("u", tuple(f"u{i}" for i in range(8000)))
+    many_idx = rng.integers(0, 8000, 20_000)
+    many_col = np.array(many.values)[many_idx]
+    fixed = many._fixed_width(many_col.dtype)
+    assert fixed is not None and fixed.searches
+    np.testing.assert_array_equal(many.encode(many_col), many_idx)
+    np.testing.assert_array_equal(attr.encode(col[::-3]), idx[::-3])  # strided
+    np.testing.assert_array_equal(attr.encode(col.astype(col.dtype.newbyteorder(">"))), idx)  # big-endian
+    # A row one code point away from a value is never found, and the error names it.
+    for row in (values[5][:-1] + "y", values[7] + "z", values[9][:-1], values[11].replace("v", "w", 1)):
+        if row in values:
+            continue
+        bad = col.copy()
+        bad[3] = row
+        assert attr.python_strings.encode_units(bad) is None
+        with pytest.raises(RecordError, match=r"record 3: unknown value"):
+            attr.encode(bad)
+
+
+@needs_native
+def test_rows_wider_than_the_accelerator_takes_use_the_fixed_width_encoder() -> None:
+    values = tuple(f"{'x' * 70}{i}" for i in range(3000))
+    attr = Attribute("w", values)
+    idx = np.random.default_rng(12).integers(0, 3000, 2000)
+    col = np.array(values)[idx]
+    assert attr.python_strings.encode_units(col) is None  # 74 code points > 64
+    np.testing.assert_array_equal(attr.encode(col), idx)
