@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -178,7 +179,12 @@ class SQLiteStorage(Storage):
 
     def close(self) -> None:
         super().close()
-        with self._all_lock:
+        # Under this process's writer mutex: another thread (a design job's heartbeat) may be in
+        # a transaction on its own connection, and closing a connection while another thread
+        # runs a statement on it crashes CPython's sqlite3 module. (Reads take no lock: a read
+        # racing with close is not covered.)
+        mutex = self._write_mutex if self._lock_pid == os.getpid() else contextlib.nullcontext()
+        with mutex, self._all_lock:
             for conn in self._all:
                 try:
                     conn.close()

@@ -277,3 +277,30 @@ def test_storage_error_is_an_rldp_error():
 def test_the_storage_never_imports_the_writer():
     code = "import sys, rldp.aggregator.storage; assert 'rldp.aggregator.writer' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_closing_a_sqlite_store_waits_for_a_transaction_in_another_thread(databases):
+    # A design job's heartbeat commits from its own thread while the app closes the store: a
+    # connection closed under a running statement crashed the process (seen in a test run).
+    store = open_storage(databases.url("sqlite"))
+    store.create_job("c" * 32, {"method": "grr"})
+    inside, release, done = threading.Event(), threading.Event(), []
+
+    def heartbeat() -> None:
+        with store.write_transaction() as conn:
+            inside.set()
+            release.wait(10)
+            conn.execute("UPDATE rldp_jobs SET heartbeat = 1 WHERE id = ?", ("c" * 32,))
+        done.append(True)
+
+    writer = threading.Thread(target=heartbeat)
+    writer.start()
+    assert inside.wait(10)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive()  # waits for the transaction instead of closing its connection
+    release.set()
+    writer.join(10)
+    closer.join(10)
+    assert done == [True] and not closer.is_alive()
