@@ -126,7 +126,15 @@ class BlockVertices:
         p_h = _subset_sums(prob)[self.h]
         p_j = np.where(self.j >= 0, prob[self._jj], 0.0)
         self._ent = p_h * _xlogx(self.big) + (prob.sum() - p_h) * _xlogx(self.m) + p_j * _xlogx(self.t)
+        self._mass: np.ndarray | None = None
         self.k = k
+
+    @property
+    def mass(self) -> np.ndarray:
+        """P̂_s·z for every vertex z (the block's share of m = P̂·z; independent of the prices)."""
+        if self._mass is None:
+            self._mass = self._ent - self.scores(self.prob)
+        return self._mass
 
     def scores(self, cost: np.ndarray) -> np.ndarray:
         """Σ_u P̂_u z_u log z_u − cost·z for every vertex z."""

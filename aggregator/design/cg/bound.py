@@ -58,20 +58,34 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ..cone import GammaCone
 from .blocks import BlockVertices
+from .massdp import MassDP
 
-__all__ = ["SectionBound", "VERTEX_BUDGET", "MAX_PIECES", "TANGENTS_PER_PIECE", "EVALUATIONS", "SMALL_PIECE"]
+__all__ = [
+    "SectionBound",
+    "VERTEX_BUDGET",
+    "MAX_PIECES",
+    "PLANNED_PRICES",
+    "DP_COST",
+    "TANGENTS_PER_PIECE",
+    "SMALL_PIECE",
+]
 
-# Block vertices stored for the pieces (~37 bytes each): caps memory. Within it the number of
-# pieces is what fits in the time left (EVALUATIONS evaluations of (B2) after the enumerations).
-VERTEX_BUDGET = 16_000_000
-MAX_PIECES = 16
-EVALUATIONS = 12
+# Block vertices kept for the pieces (~45 bytes each with their masses): caps memory. Pieces beyond
+# it are enumerated again at each sweep of SectionBound.values.
+VERTEX_BUDGET = 8_000_000
+# Pieces: at most this many; within it, what fits in the time planned (enumerations and (D1)).
+MAX_PIECES = 64
+# λ the planner expects to price (the coarse rungs' lifted duals and the master's), and the cost
+# of one λ's two passes of (D1) on a piece in units of that piece's enumerations (measured 0.15 on
+# Adult occupation×education, 0.07 on native-country×relationship).
+PLANNED_PRICES = 3
+DP_COST = 0.2
 # Pieces with at most this many block vertices get the tangent grid (cheap to score).
 SMALL_PIECE = 3_000_000
 # Tangent points m₀ per piece: a geometric grid over the piece's range of P̂·z, plus 1, e^{ε/2} (the
@@ -82,7 +96,12 @@ _EDGES = np.concatenate([[1e-300], np.exp(np.linspace(-3.0, 10.0, 131)), [np.inf
 
 
 class SectionBound:
-    """The proven bound (B3) on r*(λ) for the cone ``cone`` and P̂ ``p`` (flat or (|S|, |U|))."""
+    """The proven bound on r*(λ) for the cone ``cone`` and P̂ ``p`` (flat or (|S|, |U|)): (D1) of
+    :mod:`.massdp` on every piece, (B3) where (D1) does not apply.
+
+    The block enumerations of the base blocks are made here; those of the pieces when a value is
+    first asked for, kept while they fit :data:`VERTEX_BUDGET` (beyond it a piece is enumerated
+    again for each call of :meth:`values`, which prices every λ it is given in one sweep)."""
 
     def __init__(
         self,
@@ -91,20 +110,18 @@ class SectionBound:
         pieces: int | None = None,
         deadline: float = math.inf,
         plan_until: float | None = None,
+        prices: int = PLANNED_PRICES,
     ):
-        self.complete = False  # every block enumerated before ``deadline``
+        self.complete = False  # the base blocks enumerated (and the pieces planned) before ``deadline``
         self.cone = cone
         self.p = np.asarray(p, dtype=float).reshape(cone.a1, cone.a2)
-
-        def make(s: int, e: float, scale: float = 1.0) -> BlockVertices:
-            if time.perf_counter() > deadline:
-                raise TimeoutError
-            return BlockVertices(cone.lower[s], float(cone.slack[s]), e, self.p[s], scale)
-
-        self.pieces: list[tuple[list[BlockVertices], list[BlockVertices] | None, float]] = []
+        self._cache: dict[int, tuple[list[BlockVertices], list[BlockVertices] | None]] = {}
+        self._stored = 0
+        self.base: list[BlockVertices] = []
+        self.rs = [1.0, 1.0]
         self.tangents = TANGENTS_PER_PIECE
         try:
-            self._build(make, pieces, deadline if plan_until is None else min(plan_until, deadline))
+            self._plan(pieces, deadline, deadline if plan_until is None else min(plan_until, deadline), prices)
         except TimeoutError:
             return
         self.complete = True
@@ -113,42 +130,63 @@ class SectionBound:
     def build(
         cls, cone: GammaCone, p: np.ndarray, deadline: float = math.inf, plan_until: float | None = None
     ) -> SectionBound | None:
-        """The bound's block enumerations for ``cone``, or None if they do not fit before ``deadline``;
+        """The bound's base enumerations for ``cone``, or None if they do not fit before ``deadline``;
         the number of pieces is planned to fit, with their evaluations, before ``plan_until``."""
         out = cls(cone, p, deadline=deadline, plan_until=plan_until)
         return out if out.complete else None
 
-    def _build(self, make: Callable[..., BlockVertices], pieces: int | None, plan_until: float) -> None:
+    def _make(self, s: int, e: float, scale: float = 1.0, deadline: float = math.inf) -> BlockVertices:
+        if time.perf_counter() > deadline:
+            raise TimeoutError
+        return BlockVertices(self.cone.lower[s], float(self.cone.slack[s]), e, self.p[s], scale)
+
+    def _plan(self, pieces: int | None, deadline: float, plan_until: float, prices: int) -> None:
         cone, eps = self.cone, self.cone.epsilon
         began = time.perf_counter()
-        base = [make(s, eps) for s in range(cone.a1)]
+        self.base = [self._make(s, eps, deadline=deadline) for s in range(cone.a1)]
         if cone.same_sensitive:
-            self.pieces = [(base, None, 1.0)]
+            self._cache[0] = (self.base, None)
+            self.rs = [1.0, math.exp(eps)]
             return
         build = time.perf_counter() - began
-        per_piece = 2 * sum(b.h.size for b in base)
-        # On large blocks (one piece beyond SMALL_PIECE vertices) an evaluation costs ~0.1 s per
-        # tangent: keep the old bound's tangents only, so that more pieces fit in the time.
+        per_piece = 2 * sum(b.h.size for b in self.base)
         self.tangents = TANGENTS_PER_PIECE if per_piece <= SMALL_PIECE else 0
         if pieces is None:
-            began = time.perf_counter()
-            for s, b in enumerate(base):
-                b.scores(self.p[s])
-            score = time.perf_counter() - began
-            # A piece costs two enumerations of every block, and 2 scorings per tangent per evaluation.
-            cost = 2.0 * build + EVALUATIONS * 2.0 * (self.tangents + 3) * score
+            # A piece costs two enumerations of every block (again per sweep beyond the vertex
+            # budget) and, per λ, two passes of (D1): about DP_COST enumerations.
+            again = 1.0 if per_piece * MAX_PIECES <= VERTEX_BUDGET else float(prices)
+            cost = 2.0 * build * (again + DP_COST * prices)
             by_time = (plan_until - time.perf_counter()) / max(cost, 1e-9)
-            pieces = int(max(1, min(MAX_PIECES, VERTEX_BUDGET // max(per_piece, 1), by_time)))
-        rs = [math.exp(eps * j / pieces) for j in range(pieces + 1)]
-        for j in range(pieces):
-            # P_s(r, e^ε) = r·P_s(1, e^ε/r): the lower sides of piece j, and block s*'s wider top.
-            others = base if j == 0 else [make(s, eps - math.log(rs[j]), rs[j]) for s in range(cone.a1)]
-            wide = [make(s, eps + math.log(rs[j + 1])) for s in range(cone.a1)]
-            self.pieces.append((others, wide, rs[j]))
+            pieces = int(max(1, min(MAX_PIECES, by_time)))
+        self.rs = [math.exp(eps * j / pieces) for j in range(pieces + 1)]
+
+    @property
+    def pieces(self) -> list[tuple[list[BlockVertices], list[BlockVertices] | None, float]]:
+        """Every piece (others, wide, its lower r), enumerated now if not kept (tests, small problems)."""
+        return [(*self._piece_blocks(j), self.rs[j]) for j in range(self.n_pieces)]
+
+    def _piece_blocks(
+        self, j: int, deadline: float = math.inf
+    ) -> tuple[list[BlockVertices], list[BlockVertices] | None]:
+        if j in self._cache:
+            return self._cache[j]
+        eps, rs = self.cone.epsilon, self.rs
+        # P_s(r, e^ε) = r·P_s(1, e^ε/r): the lower sides of piece j, and block s*'s wider top.
+        others = (
+            self.base
+            if j == 0
+            else [self._make(s, eps - math.log(rs[j]), rs[j], deadline) for s in range(self.cone.a1)]
+        )
+        wide = [self._make(s, eps + math.log(rs[j + 1]), 1.0, deadline) for s in range(self.cone.a1)]
+        size = sum(b.h.size for b in wide) + (0 if j == 0 else sum(b.h.size for b in others))
+        if self._stored + size <= VERTEX_BUDGET:
+            self._stored += size
+            self._cache[j] = (others, wide)
+        return others, wide
 
     @property
     def n_pieces(self) -> int:
-        return len(self.pieces)
+        return len(self.rs) - 1
 
     def usable(self) -> bool:
         """False when a block has neither max nor min control (ℓ_s = 0 and some L = 0): the
@@ -159,7 +197,7 @@ class SectionBound:
     def _tangents(self, low_r: float, wide: bool, m0s: list[float]) -> list[float]:
         top = math.exp(self.cone.epsilon)
         # m = P̂·z on the piece lies roughly in [r_j, e^ε r_{j+1}] (block s* may exceed e^ε).
-        high = top * low_r * math.exp(self.cone.epsilon / len(self.pieces)) if wide else top
+        high = top * low_r * math.exp(self.cone.epsilon / self.n_pieces) if wide else top
         grid = np.exp(np.linspace(math.log(low_r), math.log(high), self.tangents))
         return sorted({*m0s, 1.0, math.sqrt(top), *(float(g) for g in grid)})
 
@@ -176,7 +214,8 @@ class SectionBound:
     def _h(self, lam: np.ndarray, rho: float, m0s: list[float]) -> float:
         """The right-hand side of (B3) at ρ (≤ that of (B2))."""
         worst = -math.inf
-        for others, wide, low_r in self.pieces:
+        for j in range(self.n_pieces):
+            (others, wide), low_r = self._cache[j], self.rs[j]
             tangents = np.array(self._tangents(low_r, wide is not None, m0s))
             slopes = np.log(tangents) + 1.0  # η of the tangent at m₀
             t = np.array([self._piece(others, wide, lam, float(e) + rho) for e in slopes])  # (η, s*)
@@ -186,7 +225,44 @@ class SectionBound:
             worst = max(worst, float(np.max(np.min(g[:, :, None] + t[None, :, :], axis=1))))
         return worst
 
+    def values(self, lams: Sequence[np.ndarray], deadline: float = math.inf) -> list[float | None]:
+        """(D1) of :mod:`.massdp` for every λ of ``lams`` in one sweep over the pieces: per λ a proven
+        bound on r*(λ) (the largest ρ over the pieces, plus a 1e-9 relative margin for the round-off
+        of the enumerations), or None where a piece reaches m = 0, the section is unbounded, or the
+        sweep did not end before ``deadline``."""
+        if not self.usable() or not self.complete:
+            return [None] * len(lams)
+        lams = [np.asarray(lam, dtype=float).reshape(self.p.shape) for lam in lams]
+        worst = [-math.inf] * len(lams)
+        ok = [True] * len(lams)
+        try:
+            for j in range(self.n_pieces):
+                dp = MassDP(*self._piece_blocks(j, deadline), self.p)
+                for i, lam in enumerate(lams):
+                    if time.perf_counter() > deadline:
+                        raise TimeoutError
+                    r = dp.rho(lam) if ok[i] else None
+                    ok[i] = r is not None
+                    worst[i] = max(worst[i], -math.inf if r is None else r)
+        except TimeoutError:
+            return [None] * len(lams)
+        return [
+            w + 1e-9 * (1.0 + abs(float(lam.sum())) + abs(w)) if good else None
+            for w, good, lam in zip(worst, ok, lams, strict=True)
+        ]
+
     def value(
+        self, lam: np.ndarray, m0s: Iterable[float] = (), deadline: float = math.inf, rtol: float = 1e-3
+    ) -> float | None:
+        """A proven bound on r*(λ): (D1) (:meth:`values`); where it does not apply and every piece
+        is kept, (B3) (the ``m0s`` are extra tangent points; ``rtol`` its search's resolution).
+        None if neither gives one before ``deadline``."""
+        (r,) = self.values([lam], deadline)
+        if r is not None or len(self._cache) < self.n_pieces:
+            return r
+        return self._value_b3(lam, m0s, deadline, rtol)
+
+    def _value_b3(
         self, lam: np.ndarray, m0s: Iterable[float] = (), deadline: float = math.inf, rtol: float = 1e-3
     ) -> float | None:
         """The smallest ρ found with (B3) ≤ 0 (a proven bound on r*(λ)), or None if the
