@@ -81,6 +81,8 @@ __all__ = [
 VERTEX_BUDGET = 8_000_000
 # Pieces: at most this many; within it, what fits in the time planned (enumerations and (D1)).
 MAX_PIECES = 64
+# Pieces after refinement (SectionBound.values), at most.
+MAX_REFINED = 256
 # λ the planner expects to price (the coarse rungs' lifted duals and the master's), and the cost
 # of one λ's two passes of (D1) on a piece in units of that piece's enumerations (measured 0.15 on
 # Adult occupation×education, 0.07 on native-country×relationship).
@@ -95,13 +97,20 @@ TANGENTS_PER_PIECE = 9
 _EDGES = np.concatenate([[1e-300], np.exp(np.linspace(-3.0, 10.0, 131)), [np.inf]])
 
 
+Interval = tuple[float, float]  # a piece: r ∈ [lo, hi]
+Blocks = tuple[list[BlockVertices], list[BlockVertices] | None]
+
+
 class SectionBound:
     """The proven bound on r*(λ) for the cone ``cone`` and P̂ ``p`` (flat or (|S|, |U|)): (D1) of
     :mod:`.massdp` on every piece, (B3) where (D1) does not apply.
 
-    The block enumerations of the base blocks are made here; those of the pieces when a value is
-    first asked for, kept while they fit :data:`VERTEX_BUDGET` (beyond it a piece is enumerated
-    again for each call of :meth:`values`, which prices every λ it is given in one sweep)."""
+    A piece is an interval [lo, hi] of r (others P_s(lo, e^ε), block s* P_s*(1, e^ε hi)); any
+    intervals covering [1, e^ε] give a proof. They start as a geometric grid and
+    :meth:`values` can refine them: it halves the piece where the best λ's bound is attained
+    (the parent's value stays valid for the other λ). The base blocks are enumerated here, the
+    pieces' when first needed, kept while they fit :data:`VERTEX_BUDGET` (beyond it a piece is
+    enumerated again at each sweep)."""
 
     def __init__(
         self,
@@ -115,10 +124,10 @@ class SectionBound:
         self.complete = False  # the base blocks enumerated (and the pieces planned) before ``deadline``
         self.cone = cone
         self.p = np.asarray(p, dtype=float).reshape(cone.a1, cone.a2)
-        self._cache: dict[int, tuple[list[BlockVertices], list[BlockVertices] | None]] = {}
-        self._stored = 0
+        self._cache: dict[Interval, Blocks] = {}
+        self._sizes: dict[Interval, int] = {}
         self.base: list[BlockVertices] = []
-        self.rs = [1.0, 1.0]
+        self.intervals: list[Interval] = []
         self.tangents = TANGENTS_PER_PIECE
         try:
             self._plan(pieces, deadline, deadline if plan_until is None else min(plan_until, deadline), prices)
@@ -145,48 +154,46 @@ class SectionBound:
         began = time.perf_counter()
         self.base = [self._make(s, eps, deadline=deadline) for s in range(cone.a1)]
         if cone.same_sensitive:
-            self._cache[0] = (self.base, None)
-            self.rs = [1.0, math.exp(eps)]
+            self.intervals = [(1.0, math.exp(eps))]
+            self._cache[self.intervals[0]] = (self.base, None)
             return
         build = time.perf_counter() - began
         per_piece = 2 * sum(b.h.size for b in self.base)
         self.tangents = TANGENTS_PER_PIECE if per_piece <= SMALL_PIECE else 0
         if pieces is None:
-            # A piece costs two enumerations of every block (again per sweep beyond the vertex
-            # budget) and, per λ, two passes of (D1): about DP_COST enumerations.
-            again = 1.0 if per_piece * MAX_PIECES <= VERTEX_BUDGET else float(prices)
-            cost = 2.0 * build * (again + DP_COST * prices)
-            by_time = (plan_until - time.perf_counter()) / max(cost, 1e-9)
+            # A piece costs two enumerations of every block and, per λ, two passes of (D1): about
+            # DP_COST enumerations. Half the time goes to the grid, the rest to refining it.
+            cost = 2.0 * build * (1.0 + DP_COST * prices)
+            by_time = 0.5 * (plan_until - time.perf_counter()) / max(cost, 1e-9)
             pieces = int(max(1, min(MAX_PIECES, by_time)))
-        self.rs = [math.exp(eps * j / pieces) for j in range(pieces + 1)]
+        rs = [math.exp(eps * j / pieces) for j in range(pieces + 1)]
+        self.intervals = list(zip(rs[:-1], rs[1:], strict=True))
 
     @property
     def pieces(self) -> list[tuple[list[BlockVertices], list[BlockVertices] | None, float]]:
         """Every piece (others, wide, its lower r), enumerated now if not kept (tests, small problems)."""
-        return [(*self._piece_blocks(j), self.rs[j]) for j in range(self.n_pieces)]
+        return [(*self._piece_blocks(iv), iv[0]) for iv in self.intervals]
 
-    def _piece_blocks(
-        self, j: int, deadline: float = math.inf
-    ) -> tuple[list[BlockVertices], list[BlockVertices] | None]:
-        if j in self._cache:
-            return self._cache[j]
-        eps, rs = self.cone.epsilon, self.rs
-        # P_s(r, e^ε) = r·P_s(1, e^ε/r): the lower sides of piece j, and block s*'s wider top.
-        others = (
-            self.base
-            if j == 0
-            else [self._make(s, eps - math.log(rs[j]), rs[j], deadline) for s in range(self.cone.a1)]
-        )
-        wide = [self._make(s, eps + math.log(rs[j + 1]), 1.0, deadline) for s in range(self.cone.a1)]
-        size = sum(b.h.size for b in wide) + (0 if j == 0 else sum(b.h.size for b in others))
-        if self._stored + size <= VERTEX_BUDGET:
-            self._stored += size
-            self._cache[j] = (others, wide)
+    def _piece_blocks(self, iv: Interval, deadline: float = math.inf) -> Blocks:
+        if iv in self._cache:
+            return self._cache[iv]
+        eps, (lo, hi), a1 = self.cone.epsilon, iv, self.cone.a1
+        # P_s(r, e^ε) = r·P_s(1, e^ε/r): the lower sides of the piece, and block s*'s wider top.
+        others = self.base if lo == 1.0 else [self._make(s, eps - math.log(lo), lo, deadline) for s in range(a1)]
+        wide = [self._make(s, eps + math.log(hi), 1.0, deadline) for s in range(a1)]
+        size = sum(b.h.size for b in wide) + (0 if lo == 1.0 else sum(b.h.size for b in others))
+        if sum(self._sizes.values()) + size <= VERTEX_BUDGET:
+            self._sizes[iv] = size
+            self._cache[iv] = (others, wide)
         return others, wide
+
+    def _forget(self, iv: Interval) -> None:
+        self._cache.pop(iv, None)
+        self._sizes.pop(iv, None)
 
     @property
     def n_pieces(self) -> int:
-        return len(self.rs) - 1
+        return len(self.intervals)
 
     def usable(self) -> bool:
         """False when a block has neither max nor min control (ℓ_s = 0 and some L = 0): the
@@ -194,10 +201,10 @@ class SectionBound:
         cone = self.cone
         return not bool(np.any((cone.slack <= 0) & (cone.lower.min(axis=1) <= 0)))
 
-    def _tangents(self, low_r: float, wide: bool, m0s: list[float]) -> list[float]:
-        top = math.exp(self.cone.epsilon)
-        # m = P̂·z on the piece lies roughly in [r_j, e^ε r_{j+1}] (block s* may exceed e^ε).
-        high = top * low_r * math.exp(self.cone.epsilon / self.n_pieces) if wide else top
+    def _tangents(self, iv: Interval, wide: bool, m0s: list[float]) -> list[float]:
+        top, (low_r, high_r) = math.exp(self.cone.epsilon), iv
+        # m = P̂·z on the piece lies roughly in [lo, e^ε hi] (block s* may exceed e^ε).
+        high = top * high_r if wide else top
         grid = np.exp(np.linspace(math.log(low_r), math.log(high), self.tangents))
         return sorted({*m0s, 1.0, math.sqrt(top), *(float(g) for g in grid)})
 
@@ -214,9 +221,9 @@ class SectionBound:
     def _h(self, lam: np.ndarray, rho: float, m0s: list[float]) -> float:
         """The right-hand side of (B3) at ρ (≤ that of (B2))."""
         worst = -math.inf
-        for j in range(self.n_pieces):
-            (others, wide), low_r = self._cache[j], self.rs[j]
-            tangents = np.array(self._tangents(low_r, wide is not None, m0s))
+        for iv in self.intervals:
+            others, wide = self._cache[iv]
+            tangents = np.array(self._tangents(iv, wide is not None, m0s))
             slopes = np.log(tangents) + 1.0  # η of the tangent at m₀
             t = np.array([self._piece(others, wide, lam, float(e) + rho) for e in slopes])  # (η, s*)
             # g_k(η) = max_{m ∈ I_k} (η m − m log m): the concave maximum m₀ = e^{η−1} clipped to I_k.
@@ -225,31 +232,77 @@ class SectionBound:
             worst = max(worst, float(np.max(np.min(g[:, :, None] + t[None, :, :], axis=1))))
         return worst
 
-    def values(self, lams: Sequence[np.ndarray], deadline: float = math.inf) -> list[float | None]:
+    def values(
+        self,
+        lams: Sequence[np.ndarray],
+        deadline: float = math.inf,
+        refine_until: float | None = None,
+        target: float = -math.inf,
+    ) -> list[float | None]:
         """(D1) of :mod:`.massdp` for every λ of ``lams`` in one sweep over the pieces: per λ a proven
         bound on r*(λ) (the largest ρ over the pieces, plus a 1e-9 relative margin for the round-off
         of the enumerations), or None where a piece reaches m = 0, the section is unbounded, or the
-        sweep did not end before ``deadline``."""
+        sweep did not end before ``deadline``. Until ``refine_until`` the piece binding the best λ's
+        bound is then halved (both halves priced at that λ), again and again."""
         if not self.usable() or not self.complete:
             return [None] * len(lams)
         lams = [np.asarray(lam, dtype=float).reshape(self.p.shape) for lam in lams]
-        worst = [-math.inf] * len(lams)
-        ok = [True] * len(lams)
+        rho: list[dict[Interval, float] | None] = [{} for _ in lams]
         try:
-            for j in range(self.n_pieces):
-                dp = MassDP(*self._piece_blocks(j, deadline), self.p)
+            for iv in self.intervals:
+                dp = MassDP(*self._piece_blocks(iv, deadline), self.p)
                 for i, lam in enumerate(lams):
                     if time.perf_counter() > deadline:
                         raise TimeoutError
-                    r = dp.rho(lam) if ok[i] else None
-                    ok[i] = r is not None
-                    worst[i] = max(worst[i], -math.inf if r is None else r)
+                    table = rho[i]
+                    r = None if table is None else dp.rho(lam)
+                    if table is not None and r is not None:
+                        table[iv] = r
+                    else:
+                        rho[i] = None
         except TimeoutError:
             return [None] * len(lams)
+        if refine_until is not None:
+            self._refine(lams, rho, min(refine_until, deadline), target)
         return [
-            w + 1e-9 * (1.0 + abs(float(lam.sum())) + abs(w)) if good else None
-            for w, good, lam in zip(worst, ok, lams, strict=True)
+            None if t is None else max(t.values()) + 1e-9 * (1.0 + abs(float(lam.sum())) + abs(max(t.values())))
+            for t, lam in zip(rho, lams, strict=True)
         ]
+
+    def _refine(
+        self, lams: list[np.ndarray], rho: list[dict[Interval, float] | None], until: float, target: float
+    ) -> None:
+        """Halve the binding piece of the best λ until ``until`` (see :meth:`values`)."""
+        while not self.cone.same_sensitive and time.perf_counter() < until and self.n_pieces < MAX_REFINED:
+            live = [i for i, t in enumerate(rho) if t is not None]
+            if not live:
+                return
+            i = min(live, key=lambda k: float(lams[k].sum()) + max(rho[k].values()))  # type: ignore[union-attr]
+            table = rho[i]
+            assert table is not None
+            iv = max(table, key=table.__getitem__)
+            if (
+                float(lams[i].sum()) + table[iv] <= target + 1e-4 * abs(target)
+                or math.log(iv[1] / iv[0]) < self.cone.epsilon / 4096
+            ):
+                return
+            mid = math.sqrt(iv[0] * iv[1])
+            halves = [(iv[0], mid), (mid, iv[1])]
+            try:
+                found = [MassDP(*self._piece_blocks(h, until), self.p).rho(lams[i]) for h in halves]
+            except TimeoutError:
+                return
+            if any(r is None for r in found):
+                return
+            # The halves lie inside the parent: its value stays a proof for the other λ.
+            for k, t in enumerate(rho):
+                if t is not None:
+                    parent = t.pop(iv)
+                    for h, r in zip(halves, found, strict=True):
+                        t[h] = r if k == i else parent  # type: ignore[assignment]
+            at = self.intervals.index(iv)
+            self.intervals[at : at + 1] = halves
+            self._forget(iv)
 
     def value(
         self, lam: np.ndarray, m0s: Iterable[float] = (), deadline: float = math.inf, rtol: float = 1e-3
@@ -258,7 +311,7 @@ class SectionBound:
         is kept, (B3) (the ``m0s`` are extra tangent points; ``rtol`` its search's resolution).
         None if neither gives one before ``deadline``."""
         (r,) = self.values([lam], deadline)
-        if r is not None or len(self._cache) < self.n_pieces:
+        if r is not None or any(iv not in self._cache for iv in self.intervals):
             return r
         return self._value_b3(lam, m0s, deadline, rtol)
 

@@ -315,7 +315,9 @@ def solve_polyopt_cg(
                 bounder = None
         if bounder is None:
             return
-        rs = bounder.values(lams, deadline=until) if len(lams) > 1 else [bounder.value(lams[0], deadline=until)]
+        rs = bounder.values(lams, deadline=until, refine_until=until, target=master.value)
+        if len(lams) == 1 and rs[0] is None:  # (D1) does not apply: the tangent bound (B3)
+            rs = [bounder.value(lams[0], deadline=until)]
         for lam, r in zip(lams, rs, strict=True):
             if r is not None:
                 cand = float(lam.sum() + r)
