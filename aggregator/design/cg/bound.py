@@ -1,4 +1,4 @@
-"""A tighter Lagrangian bound for PolyOpt: the section of Γ cut into pieces, a tangent per piece.
+"""A tighter Lagrangian bound for PolyOpt: the section of Γ cut into pieces, each bounded by (D1) or (B3).
 
 For any prices λ, weak duality on [LZG24, Thm 3, eq. 46] gives (:mod:`.nr` for the argument)
 
@@ -40,18 +40,26 @@ Every bracket is decreasing in ρ, so the smallest ρ with (B3) ≤ 0 is found b
 a bracket; the returned end always has (B3) ≤ 0 (plus a 1e-9 relative margin for the round-off
 of the enumerations), so Σλ + ρ is a proven upper bound on the PolyOpt optimum, for any λ.
 
-Measured: at the optimal duals of converged problems at ε = 1 (2×5…4×4 Jeffreys draws) the
-bound is 1.10-1.34× the optimum, where the K = 1 bound of :mod:`.blocks` gives 1.41-1.82× at
-the same duals; at ε = 2 1.39-1.47× (2.2-2.4×). What is left is the Lagrangian gap of the
-coupling through m (a convex maximisation: neither more tangents nor the partition of m close
-it; a cutting-plane search over λ did not move it either). On Adult occupation×education at
-ε = 1 (lifted duals of the 15×4 rung) 1, 2 and 3 pieces give 0.237, 0.181 and 0.165 NMI.
+Measured (the tangent bound (B3)): at the optimal duals of converged problems at ε = 1 (2×5…4×4
+Jeffreys draws) 1.10-1.34× the optimum, 1.39-1.55× at ε = 2: the Lagrangian gap of the coupling
+through m, which neither more tangents nor the partition of m closed.
 
-Cost: K pieces need 2K·|S| block enumerations, and 2K·|S| scorings per tangent per evaluation,
-so K is what fits in the time left (:data:`EVALUATIONS` evaluations after the enumerations)
-and in :data:`VERTEX_BUDGET` stored vertices: 16 on Adult native-country×relationship (42×6,
-~150 vertices per block), 2-3 on occupation×education (15×16, 140 k vertices per block) in
-the 25 % of a 60 s budget kept for it.
+**(D1) instead of the tangent.** :mod:`.massdp` keeps −m log m exact and couples the blocks by a
+max-plus dynamic programme over binned masses (statement and proof there); each piece then costs
+two sweeps of its vertices per λ and is exact up to the bins' resolution. At the same optimal
+duals the bound is 1.001-1.05× exact PolyOpt with 16 pieces and 1.004-1.016× with 64; the rest is
+the pieces' relaxation, which shrinks as they narrow. (B3) remains for the pieces where (D1) does
+not apply (a vertex tuple of zero mass with a non-negative score).
+
+**Refinement.** Any intervals of r covering [1, e^ε] are pieces, so after a geometric grid the
+piece that binds the best λ's bound is halved again and again (:meth:`SectionBound.values`). On
+Adult occupation×education at ε = 1 (lifted duals of the 15×4 rung) the binding piece is the
+first (r near 1; ρ falls from 0.08 there to −0.14 at r = e^ε with 13 pieces).
+
+Cost: a piece needs 2|S| block enumerations (0.9 s on occupation×education, 15×16 with 140 k
+vertices per block; 7 ms on native-country×relationship, 42×6) and per λ two passes of (D1)
+(~0.1 s and 5 ms); pieces are kept in :data:`VERTEX_BUDGET` stored vertices and enumerated again
+beyond it.
 """
 
 from __future__ import annotations
