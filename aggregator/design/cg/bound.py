@@ -105,6 +105,11 @@ TANGENTS_PER_PIECE = 9
 _EDGES = np.concatenate([[1e-300], np.exp(np.linspace(-3.0, 10.0, 131)), [np.inf]])
 
 
+def margin(lam: np.ndarray, rho: float) -> float:
+    """What is added to the largest ρ of (D1) for the round-off of the enumerations (1e-9 relative)."""
+    return 1e-9 * (1.0 + abs(float(np.sum(lam))) + abs(rho))
+
+
 Interval = tuple[float, float]  # a piece: r ∈ [lo, hi]
 Blocks = tuple[list[BlockVertices], list[BlockVertices] | None]
 
@@ -199,6 +204,34 @@ class SectionBound:
         self._cache.pop(iv, None)
         self._sizes.pop(iv, None)
 
+    def fits(self) -> bool:
+        """Whether every piece of the grid fits :data:`VERTEX_BUDGET` (so each is enumerated once)."""
+        return 2 * sum(b.h.size for b in self.base) * self.n_pieces <= VERTEX_BUDGET
+
+    def all_kept(self) -> bool:
+        return all(iv in self._cache for iv in self.intervals)
+
+    def price(self, lam: np.ndarray, deadline: float = math.inf) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per piece, ρ of (D1) at λ and the vertex tuple where it binds (normalised to P̂·z = 1; a
+        point of the piece, maybe slightly outside Γ), or None (see :meth:`values`). A proven bound
+        on r*(λ) is the largest ρ plus :func:`margin`."""
+        lam = np.asarray(lam, dtype=float).reshape(self.p.shape)
+        pf = self.p.reshape(-1)
+        rhos, tuples = [], []
+        try:
+            for iv in self.intervals:
+                if time.perf_counter() > deadline:
+                    raise TimeoutError
+                dp = MassDP(*self._piece_blocks(iv, deadline), self.p)
+                r, z = dp.rho(lam), dp.column(lam)
+                if r is None or z is None or float(z @ pf) <= 0:
+                    return None
+                rhos.append(r)
+                tuples.append(z / float(z @ pf))
+        except TimeoutError:
+            return None
+        return np.array(rhos), np.array(tuples)
+
     @property
     def n_pieces(self) -> int:
         return len(self.intervals)
@@ -273,7 +306,7 @@ class SectionBound:
         if refine_until is not None:
             self._refine(lams, rho, min(refine_until, deadline), target)
         return [
-            None if t is None else max(t.values()) + 1e-9 * (1.0 + abs(float(lam.sum())) + abs(max(t.values())))
+            None if t is None else max(t.values()) + margin(lam, max(t.values()))
             for t, lam in zip(rho, lams, strict=True)
         ]
 

@@ -24,9 +24,10 @@ perspectives of t log t composed with linear maps), so its maximum over the poly
 vertex, a tuple (v_s) of block vertices. At a tuple with m = Σ_s m_s(v_s) and K = Σ_s k_s(v_s),
 Kδ ≤ m < (K + n)δ and m lies between the sums of the blocks' extreme masses, so m ∈ I_K; and
 f = Σ_s F_s(v_s) − m log m − (ρ − θ) m ≤ D[K] − m log m − (ρ − θ) m, which is ≤ 0 as soon as
-ρ − θ ≥ D[K]/m − log m: true for ρ ≥ ρ_K. m > 0 is needed (I_K ⊂ (0, ∞)); otherwise, and when
-D[K]/m is unbounded near m = 0, the piece gives no bound (None). The maximum of
-g(m) = D/m − log m over an interval is closed-form: g′(m) = −(D + m)/m², so g is decreasing
+ρ − θ ≥ D[K]/m − log m (m > 0): true for ρ ≥ ρ_K. A tuple with m = 0 has f ≤ D[K], fine when
+D[K] < 0 (then g below tends to −∞ at 0); a bin reaching m = 0 with D[K] ≥ 0 has no finite ρ_K,
+and the piece gives no bound (None). The maximum of g(m) = D/m − log m over an interval is
+closed-form: g′(m) = −(D + m)/m², so g is decreasing
 for D ≥ 0 and has its maximum at m = −D (clipped to the interval) for D < 0.
 
 The bin width only costs resolution (m known within nδ): θ makes that second-order. With θ
@@ -39,12 +40,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .blocks import BlockVertices
 
-__all__ = ["MassDP", "DP_BINS_PER_BLOCK", "DP_MIN_BINS", "DP_MAX_BINS", "max_plus", "interval_rho"]
+__all__ = ["MassDP", "DP_BINS_PER_BLOCK", "DP_MIN_BINS", "DP_MAX_BINS", "max_plus", "max_plus_arg", "interval_rho"]
 
 # Mass bins of the programme: m is known within n·δ (n blocks), so the bin count grows with n.
 DP_BINS_PER_BLOCK = 400
@@ -63,12 +65,28 @@ def max_plus(d: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
-def _binned(values: np.ndarray, mass: np.ndarray, delta: float) -> np.ndarray:
-    """Best value per bin ⌊mass/δ⌋ (−inf where a bin has no vertex)."""
+def _binned(values: np.ndarray, mass: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Best value per bin ⌊mass/δ⌋ (−inf where a bin has no vertex) and a vertex attaining it (−1)."""
     k = np.floor(mass / delta).astype(np.int64)
     out = np.full(int(k.max()) + 1, -np.inf)
     np.maximum.at(out, k, values)
-    return out
+    who = np.full(out.size, -1, dtype=np.int64)
+    hit = np.flatnonzero(values == out[k])
+    who[k[hit]] = hit
+    return out, who
+
+
+def max_plus_arg(d: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`max_plus` and, per output entry, the index j into ``v`` that attains it (−1 if none)."""
+    out = np.full(d.size + v.size - 1, -np.inf)
+    arg = np.full(out.size, -1, dtype=np.int64)
+    for j in np.flatnonzero(np.isfinite(v)):
+        seg = out[j : j + d.size]
+        cand = d + v[j]
+        better = cand > seg
+        seg[better] = cand[better]
+        arg[j : j + d.size][better] = j
+    return out, arg
 
 
 def _pad_max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -113,10 +131,10 @@ class MassDP:
         d1 = np.full(1, -np.inf)
         for s, blk in enumerate(self.others):
             cost = lam[s] + theta * self.p[s]
-            o = _binned(blk.scores(cost), blk.mass, self.delta)
+            o = _binned(blk.scores(cost), blk.mass, self.delta)[0]
             if self.wide is not None:
                 w = self.wide[s]
-                wv = _binned(w.scores(cost), w.mass, self.delta)
+                wv = _binned(w.scores(cost), w.mass, self.delta)[0]
                 d1 = _pad_max(max_plus(d1, o), max_plus(d0, wv)) if s else max_plus(d0, wv)
             d0 = max_plus(d0, o)
         return d0 if self.wide is None else d1
@@ -128,7 +146,7 @@ class MassDP:
         lo = np.maximum(k * self.delta, self.m_lo)
         hi = np.minimum((k + self.n) * self.delta, self.m_hi)
         hi = np.maximum(hi, lo)
-        if np.any(lo <= 0):
+        if np.any((lo <= 0) & (d[k] >= 0)):
             return math.inf, 1.0
         vals = interval_rho(d[k], lo, hi)
         i = int(np.argmax(vals))
@@ -144,3 +162,50 @@ class MassDP:
             return None
         second, _ = self._pass(lam, first + math.log(m_star) + 1.0)
         return min(first, second)
+
+    def column(self, lam: np.ndarray) -> np.ndarray | None:
+        """The vertex tuple of the piece (flat, |S|·|U|) in the bin where (D1) binds at slope θ = 0:
+        an approximate maximiser of (μ(z) − λ·z)/P̂·z on the piece, a pricing candidate (the piece
+        relaxes Γ's section, so it may lie slightly outside Γ). None if the piece reaches m = 0."""
+        lam = np.asarray(lam, dtype=float).reshape(self.p.shape)
+        d0, d1 = np.zeros(1), np.full(1, -np.inf)
+        trail: list[tuple[np.ndarray, np.ndarray, Any, Any, Any]] = []
+        for s, blk in enumerate(self.others):
+            o, o_who = _binned(blk.scores(lam[s]), blk.mass, self.delta)
+            if self.wide is None:
+                d0, a0 = max_plus_arg(d0, o)
+                trail.append((o_who, a0, None, None, None))
+                continue
+            w, w_who = _binned(self.wide[s].scores(lam[s]), self.wide[s].mass, self.delta)
+            via_o, a_o = max_plus_arg(d1, o)
+            via_w, a_w = max_plus_arg(d0, w)
+            n = max(via_o.size, via_w.size)
+            via_o = np.concatenate([via_o, np.full(n - via_o.size, -np.inf)])
+            via_w = np.concatenate([via_w, np.full(n - via_w.size, -np.inf)])
+            a_o = np.concatenate([a_o, np.full(n - a_o.size, -1)])
+            a_w = np.concatenate([a_w, np.full(n - a_w.size, -1)])
+            wide_wins = via_w > via_o
+            d1 = np.where(wide_wins, via_w, via_o)
+            d0, a0 = max_plus_arg(d0, o)
+            trail.append((o_who, a0, w_who, np.where(wide_wins, a_w, a_o), wide_wins))
+        d = d0 if self.wide is None else d1
+        k = np.flatnonzero(np.isfinite(d))
+        lo = np.maximum(k * self.delta, self.m_lo)
+        hi = np.maximum(np.minimum((k + self.n) * self.delta, self.m_hi), lo)
+        if np.any((lo <= 0) & (d[k] >= 0)):
+            return None
+        vals = interval_rho(d[k], np.maximum(lo, 1e-300), hi)
+        big = int(k[int(np.argmax(vals))])
+        flag = self.wide is not None
+        parts: list[np.ndarray] = []
+        for s in range(self.n - 1, -1, -1):
+            o_who, a0, w_who, a1, wins = trail[s]  # (a1, w_who, wins) are None without a wide variant
+            if flag and wins is not None and a1 is not None and w_who is not None and bool(wins[big]):
+                j = int(a1[big])
+                parts.append(self.wide[s].vertex(int(w_who[j])))  # type: ignore[index]
+                flag = False
+            else:
+                j = int((a1 if flag and a1 is not None else a0)[big])
+                parts.append(self.others[s].vertex(int(o_who[j])))
+            big -= j
+        return np.concatenate(parts[::-1])

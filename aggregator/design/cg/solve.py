@@ -22,10 +22,10 @@ from rldp.shared.probability import as_distribution
 from ..cone import GammaCone
 from ..errors import CGError, SolverError
 from .blocks import BlockPricer
-from .bound import SectionBound
 from .coarsen import COARSE_SHARE, RUNG_SHARE, coarse_aggregation
 from .master import Master, seed_columns, solve_seeds
 from .pricing import Pricer, price_round
+from .proof import Prover
 
 __all__ = [
     "CGResult",
@@ -38,6 +38,7 @@ __all__ = [
     "SMOOTHING",
     "INTERRUPTED",
     "LADDER_BOUND_SHARE",
+    "FIRST_PHASE",
 ]
 
 Progress = Callable[[dict], None]
@@ -48,7 +49,10 @@ SMOOTHING = 0.6
 # beyond the coarsest and the fine stage added < 1 % to the certified design on Adult (0.1310
 # NMI at every rung of occupation×education at ε = 1), while each extra piece of the bound
 # tightens it; most of it is spent before the fine stage, at the rungs' lifted duals.
-LADDER_BOUND_SHARE = 0.4
+LADDER_BOUND_SHARE = 0.5
+# Of that, the share spent before the fine stage (the rest proves the bound at the fine master's
+# final duals, which after a ladder are rarely better: the fine master is degenerate).
+FIRST_PHASE = 0.9
 # The status of a solve stopped by KeyboardInterrupt (Ctrl-C): its result is the last solved master.
 INTERRUPTED = "interrupted"
 
@@ -280,51 +284,14 @@ def solve_polyopt_cg(
     master = solve_seeds(master, deadline)
 
     bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
-    upper: float | None = None
-    kind = (
-        "polytope-lagrangian: Σλ + a proven bound on the best reduced cost (the section of Γ cut into "
-        "pieces, a tangent per piece, block enumeration; cg.bound); bounds PolyOpt"
-        + (" with the s1 = s2 rows" if same_sensitive else "")
-        + f" at epsilon = {bound_eps:.12g}"
-    )
+    # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
+    prover = Prover(cone.lower, bound_eps, same_sensitive, pf, deadline)
     history = [(time.perf_counter() - start, master.value)]
     iterations, status = 0, "time_budget"
-    bounder: SectionBound | None = None
-    built = False  # the enumerations are attempted once
     pending = [*lifted]  # λ still to bound: the rungs' lifted duals, coarsest first
 
-    def update_bound(until: float, lams: list[np.ndarray] | None = None) -> None:
-        # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
-        # Every λ gives a valid bound; those given are priced in one sweep over the pieces.
-        nonlocal upper, bounder, built
-        if blocks is None:
-            return
-        lams = [master.duals] if lams is None else lams
-        if not built:
-            built = True
-            # The pieces are planned to fit before ``until``; the base enumerations themselves may
-            # use the rest of the budget (under load they can take longer than planned).
-            bounder = SectionBound(
-                GammaCone(cone.lower, bound_eps, same_sensitive),
-                pf,
-                deadline=deadline,
-                plan_until=until,
-                prices=len(lams) + (1 if lifted else 0),
-            )
-            if not bounder.complete:
-                bounder = None
-        if bounder is None:
-            return
-        rs = bounder.values(lams, deadline=until, refine_until=until, target=master.value)
-        if len(lams) == 1 and rs[0] is None:  # (D1) does not apply: the tangent bound (B3)
-            rs = [bounder.value(lams[0], deadline=until)]
-        for lam, r in zip(lams, rs, strict=True):
-            if r is not None:
-                cand = float(lam.sum() + r)
-                upper = cand if upper is None else min(upper, cand)
-
     def report() -> None:
-        report_progress(progress, master, iteration=iterations, start=start, upper_bound=upper)
+        report_progress(progress, master, iteration=iterations, start=start, upper_bound=prover.upper)
 
     # Keep 15 % of the budget for the bound when there is one to prove, LADDER_BOUND_SHARE after a
     # coarse ladder (there the fine stage gains < 1 % while more pieces tighten the bound). After a
@@ -337,9 +304,14 @@ def solve_polyopt_cg(
         # lifted, give a far better one than the (degenerate, unconverged) fine master's:
         # 0.24 vs 5.4 NMI on Adult occupation×education at ε = 1. All rungs in one sweep.
         began = time.perf_counter()
-        update_bound(min(began + 0.8 * reserve, deadline), pending)
-        if upper is not None:  # else they are tried again at the end
+        end = min(began + FIRST_PHASE * reserve, deadline)
+        prover.update(pending, end, master.value, planned=len(pending) + 1, search_after=True)
+        if prover.upper is not None:  # else they are tried again at the end
             pending = []
+        before = prover.best
+        prover.search(end, master.value)
+        if prover.best is not None and prover.best is not before:  # its λ on the refined pieces
+            prover.update([prover.best], end, master.value, planned=1)
         reserve = max(reserve - (time.perf_counter() - began), 0.0)
     loop_deadline = deadline - reserve
     center = None
@@ -385,9 +357,9 @@ def solve_polyopt_cg(
         # Ctrl-C: keep the last solved master (every column is in Γ, so it certifies as always);
         # the caller sees status "interrupted". No bound is proved: the user asked to stop.
         status, prove_bound = INTERRUPTED, False
-    if prove_bound:
+    if prove_bound and blocks is not None:
         # Rungs not bounded in the first phase, and the master's final duals.
-        update_bound(deadline, [*pending, master.duals])
+        prover.update([*pending, master.duals], deadline, master.value, planned=len(pending) + 1)
 
     result = certified_result(
         p,
@@ -396,8 +368,8 @@ def solve_polyopt_cg(
         start=start,
         iterations=iterations,
         status=status,
-        upper_bound=upper,
-        bound_kind=kind if upper is not None else None,
+        upper_bound=prover.upper,
+        bound_kind=prover.kind(same_sensitive) if prover.upper is not None else None,
         history=history,
         stages=stages,
         rung_duals=lifted,

@@ -1,0 +1,134 @@
+"""The proven upper bound of a PolyOpt solve: the sectioned bound priced at several λ, and a search for better λ.
+
+Weak duality ([LZG24, Thm 3, eq. 46]; (B1) of :mod:`.bound`) gives OPT ≤ Σλ + r*(λ) for *any* λ,
+and :class:`.bound.SectionBound` bounds r*(λ) on pieces covering Γ's section. :class:`Prover`
+keeps the smallest such bound over the λ it is given (the coarse rungs' lifted duals, the master's).
+
+**A search over λ.** With every piece kept in memory (small blocks), the best bound the pieces can
+give is min_λ Σλ + max_{z ∈ pieces, P̂·z = 1} (μ(z) − λ·z): by LP duality the value of eq. 46 over
+the pieces' points, a relaxation of PolyOpt. :meth:`Prover.search` approaches it by column
+generation on that relaxed LP (its own master; the columns are the vertex tuples where (D1) binds
+on each piece, :meth:`.massdp.MassDP.column`, and the design master's columns) with Wentges
+smoothing around the best-bound λ so far (the relaxed master is degenerate too), on a coarse grid of
+pieces (fast; any pieces give a proof). Every λ it tries is priced by (D1), so every bound it keeps
+is proven as before; the search only chooses λ, which is then priced on the refined pieces.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..cone import GammaCone
+from .bound import SectionBound, margin
+
+__all__ = ["Prover", "SEARCH_PIECES", "SEARCH_FAILS", "SEARCH_NEAR"]
+
+# Pieces of the grid the search prices its λ on.
+SEARCH_PIECES = 16
+# The search stops after this many trial steps in a row that found no smaller bound.
+SEARCH_FAILS = 6
+# Pieces whose ρ is within this share of (bound − target) of the largest give the search direction.
+SEARCH_NEAR = 0.3
+
+
+class Prover:
+    """The smallest proven bound so far (``upper``) on the PolyOpt optimum for the cone at ``bound_eps``."""
+
+    def __init__(self, lower: np.ndarray, bound_eps: float, same_sensitive: bool, p: np.ndarray, deadline: float):
+        self.cone = GammaCone(lower, bound_eps, same_sensitive)
+        self.p = np.asarray(p, dtype=float).reshape(-1)
+        self.deadline = deadline
+        self.upper: float | None = None
+        self.best: np.ndarray | None = None  # the λ of ``upper``
+        self.bounder: SectionBound | None = None
+        self._built = False  # the enumerations are attempted once
+
+    def _offer(self, lam: np.ndarray, r: float | None) -> bool:
+        if r is None:
+            return False
+        cand = float(lam.sum() + r)
+        if self.upper is None or cand < self.upper:
+            self.upper, self.best = cand, lam
+            return True
+        return False
+
+    def update(
+        self, lams: list[np.ndarray], until: float, target: float, planned: int, search_after: bool = False
+    ) -> None:
+        """Price every λ of ``lams`` in one sweep (refining the pieces at the best until ``until``,
+        or until within 1e-4 of ``target``, a lower bound on the optimum). The first call builds
+        the pieces, planned for ``planned`` λ before ``until``; the base enumerations may use the
+        time until the solve's deadline (under load they take longer than planned).
+        ``search_after``: when every piece fits in memory, refine only for half the time left,
+        leaving the rest to :meth:`search`."""
+        if not self._built:
+            self._built = True
+            bounder = SectionBound(self.cone, self.p, deadline=self.deadline, plan_until=until, prices=planned)
+            self.bounder = bounder if bounder.complete else None
+        if self.bounder is None or not lams:
+            return
+        refine = until
+        if search_after and self.bounder.fits():
+            now = time.perf_counter()
+            refine = now + 0.5 * max(until - now, 0.0)
+        rs = self.bounder.values(lams, deadline=until, refine_until=refine, target=target)
+        if len(lams) == 1 and rs[0] is None:  # (D1) does not apply: the tangent bound (B3)
+            rs = [self.bounder.value(lams[0], deadline=until)]
+        for lam, r in zip(lams, rs, strict=True):
+            self._offer(lam, r)
+
+    def search(self, until: float, target: float) -> int:
+        """Look for a λ with a smaller bound than the best so far until ``until`` (see the module
+        docstring); only when every piece fits in memory. Returns the number of λ tried."""
+        if self.bounder is None or self.best is None or self.upper is None or not self.bounder.fits():
+            return 0
+        grid = SectionBound(self.cone, self.p, pieces=SEARCH_PIECES, deadline=until)
+        priced = grid.price(self.best, until) if grid.complete else None
+        if priced is None:
+            return 0
+        lam, (rhos, tuples) = self.best, priced
+        best = float(lam.sum() + rhos.max())
+        step, fails, tried = 1.0, 0, 0
+        while time.perf_counter() < until and fails < SEARCH_FAILS and best - target > 1e-4 * abs(target):
+            near = rhos >= rhos.max() - SEARCH_NEAR * (best - target)
+            g = _min_norm(1.0 - tuples[near])  # a subgradient of Σλ + max_z (μ(z) − λ·z) is 1 − z
+            trial = lam - step * (best - target) / max(float(g @ g), 1e-300) * g
+            priced = grid.price(trial, until)
+            tried += 1
+            if priced is None:
+                break
+            value = float(trial.sum() + priced[0].max())
+            if value < best:
+                lam, (rhos, tuples), best = trial, priced, value
+                self._offer(trial, float(priced[0].max()) + margin(trial, float(priced[0].max())))
+                step, fails = min(1.5 * step, 2.0), 0
+            else:
+                step, fails = 0.5 * step, fails + 1
+        return tried
+
+    def kind(self, same_sensitive: bool) -> str:
+        eps = self.cone.epsilon
+        return (
+            "polytope-lagrangian: Σλ + a proven bound on the best reduced cost (the section of Γ cut into "
+            "pieces, each bounded by a dynamic programme over P̂·z, block enumeration; cg.bound, cg.massdp); "
+            "bounds PolyOpt" + (" with the s1 = s2 rows" if same_sensitive else "") + f" at epsilon = {eps:.12g}"
+        )
+
+
+def _min_norm(rows: np.ndarray, steps: int = 200) -> np.ndarray:
+    """The point of smallest norm in the convex hull of ``rows`` (Frank-Wolfe with exact line search)."""
+    a = np.full(len(rows), 1.0 / len(rows))
+    v = rows.T @ a
+    for _ in range(steps):
+        i = int(np.argmin(rows @ v))
+        d = rows[i] - v
+        dd = float(d @ d)
+        if dd < 1e-18:
+            break
+        gamma = min(max(-float(v @ d) / dd, 0.0), 1.0)
+        if gamma == 0.0:
+            break
+        v = v + gamma * d
+    return v
