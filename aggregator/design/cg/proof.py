@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ..cone import GammaCone
-from .bound import SectionBound, margin
+from .bound import VERTEX_BUDGET, SectionBound, margin
 
 __all__ = ["Prover", "SEARCH_PIECES", "SEARCH_FAILS", "SEARCH_NEAR"]
 
@@ -54,59 +54,65 @@ class Prover:
             return True
         return False
 
-    def update(
-        self, lams: list[np.ndarray], until: float, target: float, planned: int, search_after: bool = False
-    ) -> None:
-        """Price every λ of ``lams`` in one sweep (refining the pieces at the best until ``until``,
-        or until within 1e-4 of ``target``, a lower bound on the optimum). The first call builds
-        the pieces, planned for ``planned`` λ before ``until``; the base enumerations may use the
-        time until the solve's deadline (under load they take longer than planned).
-        ``search_after``: when every piece fits in memory, refine only for half the time left,
-        leaving the rest to :meth:`search`."""
+    def build(self, until: float, planned: int) -> None:
+        """Enumerate the base blocks (once) and plan the pieces for ``planned`` λ before ``until``; the
+        enumerations may use the time until the solve's deadline (under load they take longer)."""
         if not self._built:
             self._built = True
             bounder = SectionBound(self.cone, self.p, deadline=self.deadline, plan_until=until, prices=planned)
             self.bounder = bounder if bounder.complete else None
+
+    def update(self, lams: list[np.ndarray], until: float, target: float, planned: int) -> None:
+        """Price every λ of ``lams`` in one sweep, then refine the pieces at the best until ``until``
+        or until within 1e-4 of ``target`` (a lower bound on the optimum); see :meth:`build`."""
+        self.build(until, planned)
         if self.bounder is None or not lams:
             return
-        refine = until
-        if search_after and self.bounder.fits():
-            now = time.perf_counter()
-            refine = now + 0.5 * max(until - now, 0.0)
-        rs = self.bounder.values(lams, deadline=until, refine_until=refine, target=target)
+        rs = self.bounder.values(lams, deadline=until, refine_until=until, target=target)
         if len(lams) == 1 and rs[0] is None:  # (D1) does not apply: the tangent bound (B3)
             rs = [self.bounder.value(lams[0], deadline=until)]
         for lam, r in zip(lams, rs, strict=True):
             self._offer(lam, r)
 
-    def search(self, until: float, target: float) -> int:
-        """Look for a λ with a smaller bound than the best so far until ``until`` (see the module
-        docstring); only when every piece fits in memory. Returns the number of λ tried."""
-        if self.bounder is None or self.best is None or self.upper is None or not self.bounder.fits():
-            return 0
-        grid = SectionBound(self.cone, self.p, pieces=SEARCH_PIECES, deadline=until)
-        priced = grid.price(self.best, until) if grid.complete else None
-        if priced is None:
-            return 0
-        lam, (rhos, tuples) = self.best, priced
-        best = float(lam.sum() + rhos.max())
-        step, fails, tried = 1.0, 0, 0
+    def search(self, lams: list[np.ndarray], until: float, target: float) -> np.ndarray | None:
+        """A λ with a smaller bound than every one of ``lams`` on a coarse grid of pieces, found
+        before ``until`` (see the module docstring), or None. Its bounds on the grid are proofs
+        too and are kept; the caller prices it on the refined pieces."""
+        if self.bounder is None or not lams:
+            return None
+        per_piece = 2 * sum(b.h.size for b in self.bounder.base)
+        pieces = int(max(2, min(SEARCH_PIECES, VERTEX_BUDGET // max(per_piece, 1))))
+        grid = SectionBound(self.cone, self.p, pieces=pieces, deadline=until)
+        if not grid.complete:
+            return None
+        start: tuple[float, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+        for lam in lams:
+            priced = grid.price(lam, until)
+            if priced is not None:
+                value = float(lam.sum() + priced[0].max())
+                self._offer(lam, float(priced[0].max()) + margin(lam, float(priced[0].max())))
+                if start is None or value < start[0]:
+                    start = (value, lam, priced)
+        if start is None:
+            return None
+        best, lam, (rhos, tuples) = start
+        found = None
+        step, fails = 1.0, 0
         while time.perf_counter() < until and fails < SEARCH_FAILS and best - target > 1e-4 * abs(target):
             near = rhos >= rhos.max() - SEARCH_NEAR * (best - target)
             g = _min_norm(1.0 - tuples[near])  # a subgradient of Σλ + max_z (μ(z) − λ·z) is 1 − z
             trial = lam - step * (best - target) / max(float(g @ g), 1e-300) * g
             priced = grid.price(trial, until)
-            tried += 1
             if priced is None:
                 break
             value = float(trial.sum() + priced[0].max())
             if value < best:
-                lam, (rhos, tuples), best = trial, priced, value
+                lam, (rhos, tuples), best, found = trial, priced, value, trial
                 self._offer(trial, float(priced[0].max()) + margin(trial, float(priced[0].max())))
                 step, fails = min(1.5 * step, 2.0), 0
             else:
                 step, fails = 0.5 * step, fails + 1
-        return tried
+        return found
 
     def kind(self, same_sensitive: bool) -> str:
         eps = self.cone.epsilon
