@@ -89,3 +89,47 @@ def test_dp_bound_at_the_optimal_duals_is_close_to_exact_polyopt(shape, seed, ep
     # nested pieces (64 refines 16) tighten it towards the optimum, up to the bins' resolution
     (r64,) = SectionBound(GammaCone(low, eps), p, pieces=64).values([lam])
     assert r64 is not None and exact - 1e-9 <= lam.sum() + r64 <= new * (1 + 1e-3)
+
+
+def test_the_binding_tuple_is_a_point_of_the_piece_with_the_dp_value():
+    # MassDP.column backtracks the programme: its tuple's own reduced cost per unit of P̂·z is the
+    # piece's ρ at θ = 0 up to the bins' resolution, and never above the proven ρ.
+    p = jeffreys((3, 3), 7, n=800)
+    low = UncertaintySet.from_confidence(p, 800, 0.05).lower_bounds()
+    bound = SectionBound(GammaCone(low, 1.0), p, pieces=4)
+    lam = np.random.default_rng(2).uniform(-0.05, 0.3, p.size)
+    for others, wide, _ in bound.pieces:
+        dp = MassDP(others, wide, p)
+        z = dp.column(lam)
+        r = dp.rho(lam)
+        assert z is not None and r is not None
+        value = float((row_information(z[None], p) - z @ lam)[0] / (z @ p.reshape(-1)))
+        assert value <= r + 1e-9
+        assert value >= r - 0.02 * (1 + abs(r))
+
+
+def test_refinement_and_the_price_search_keep_proofs_and_tighten_them():
+    # Refining the pieces and searching λ never go below exact PolyOpt and never loosen the bound.
+    from rldp.aggregator.design.cg.proof import Prover
+
+    p = jeffreys((3, 3), 5)
+    low = UncertaintySet.from_confidence(p, ADULT_N, 0.05).lower_bounds()
+    exact = solve_polyopt(p, low, 2.0).information
+    res = solve_polyopt_cg(p, low, 2.0, time_budget=30, coarsen=False)
+    assert res.duals is not None
+    lam = res.duals + np.random.default_rng(5).uniform(0.0, 0.05, p.size)  # suboptimal prices
+    cone = GammaCone(low, 2.0)
+    (plain,) = SectionBound(cone, p, pieces=4).values([lam])
+    (refined,) = SectionBound(cone, p, pieces=4).values([lam], refine_until=math.inf, target=exact)
+    assert plain is not None and refined is not None
+    assert exact - 1e-9 <= lam.sum() + refined <= lam.sum() + plain * (1 + 1e-3)
+    prover = Prover(low, 2.0, False, p, math.inf)
+    prover.build(math.inf, planned=2)
+    prover.update([lam], math.inf, res.information, planned=2)
+    start = prover.upper
+    found = prover.search([lam], math.inf, res.information)
+    assert start is not None and prover.upper is not None
+    assert exact - 1e-9 <= prover.upper <= start
+    assert found is not None  # better prices on the search's grid; priced on the refined pieces:
+    prover.update([found], math.inf, res.information, planned=1)
+    assert exact - 1e-9 <= prover.upper < start

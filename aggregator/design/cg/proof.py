@@ -4,14 +4,16 @@ Weak duality ([LZG24, Thm 3, eq. 46]; (B1) of :mod:`.bound`) gives OPT ≤ Σλ 
 and :class:`.bound.SectionBound` bounds r*(λ) on pieces covering Γ's section. :class:`Prover`
 keeps the smallest such bound over the λ it is given (the coarse rungs' lifted duals, the master's).
 
-**A search over λ.** With every piece kept in memory (small blocks), the best bound the pieces can
-give is min_λ Σλ + max_{z ∈ pieces, P̂·z = 1} (μ(z) − λ·z): by LP duality the value of eq. 46 over
-the pieces' points, a relaxation of PolyOpt. :meth:`Prover.search` approaches it by column
-generation on that relaxed LP (its own master; the columns are the vertex tuples where (D1) binds
-on each piece, :meth:`.massdp.MassDP.column`, and the design master's columns) with Wentges
-smoothing around the best-bound λ so far (the relaxed master is degenerate too), on a coarse grid of
-pieces (fast; any pieces give a proof). Every λ it tries is priced by (D1), so every bound it keeps
-is proven as before; the search only chooses λ, which is then priced on the refined pieces.
+**A search over λ.** The rungs' lifted duals are good prices but not the best: the bound is
+B(λ) = Σλ + r*(λ), convex in λ, and 1 − z* (z* the maximiser, P̂·z* = 1) is a subgradient.
+:meth:`Prover.search` takes Polyak steps λ ← λ − t·g, t = (B − target)/|g|², along the
+smallest-norm g in the hull of the subgradients of the pieces that nearly bind (the vertex tuples
+where (D1) binds, :meth:`.massdp.MassDP.column`; Frank-Wolfe), halving t after a step that does not
+lower B, on a grid of pieces that fits in memory (2-16 pieces; any pieces give a proof). Every λ
+it tries is priced by (D1), so every bound it keeps is proven as before; the search only chooses
+λ, which is then priced on the refined pieces too. Measured on Adult native-country×relationship
+at ε = 2 (60 s): 0.761 → 0.732 NMI. Tried instead: column generation on the pieces' relaxed LP
+with Wentges smoothing (the relaxed master stayed at the design's value, degenerate: no gain).
 """
 
 from __future__ import annotations

@@ -223,8 +223,9 @@ def solve_polyopt_cg(
     rows (e.g. of IR, CR) used as seed columns when inside Γ (or after mixing them inside).
     ``bound_epsilon`` (default ``epsilon``) is the level at which the upper bound on the
     PolyOpt optimum is proved (the Lagrangian bound of :class:`.bound.SectionBound`, at the
-    coarse rungs' lifted duals and at the master's final duals; 15 % of the budget is kept
-    for it, 25 % after a coarse ladder). ``progress`` receives a dict after
+    coarse rungs' lifted duals, at a λ searched from them and at the master's final duals;
+    15 % of the budget is kept for it, :data:`LADDER_BOUND_SHARE` after a coarse ladder; see
+    :class:`.proof.Prover`). ``progress`` receives a dict after
     every round (iteration, seconds, information, columns, upper_bound). Deterministic for
     a given ``seed`` up to timing (the budget decides how many rounds run).
 
