@@ -92,7 +92,7 @@ def test_dp_bound_at_the_optimal_duals_is_close_to_exact_polyopt(shape, seed, ep
 
 
 def test_the_binding_tuple_is_a_point_of_the_piece_with_the_dp_value():
-    # MassDP.column backtracks the programme: its tuple's own reduced cost per unit of P̂·z is the
+    # MassDP.binding backtracks the programme: its tuple's own reduced cost per unit of P̂·z is the
     # piece's ρ at θ = 0 up to the bins' resolution, and never above the proven ρ.
     p = jeffreys((3, 3), 7, n=800)
     low = UncertaintySet.from_confidence(p, 800, 0.05).lower_bounds()
@@ -100,9 +100,10 @@ def test_the_binding_tuple_is_a_point_of_the_piece_with_the_dp_value():
     lam = np.random.default_rng(2).uniform(-0.05, 0.3, p.size)
     for others, wide, _ in bound.pieces:
         dp = MassDP(others, wide, p)
-        z = dp.column(lam)
-        r = dp.rho(lam)
-        assert z is not None and r is not None
+        found, r = dp.binding(lam), dp.rho(lam)
+        assert found is not None and r is not None
+        r0, z = found
+        assert r - 1e-12 <= r0 <= r + 0.01 * (1 + abs(r))  # one pass at θ = 0: a proof, a little looser
         value = float((row_information(z[None], p) - z @ lam)[0] / (z @ p.reshape(-1)))
         assert value <= r + 1e-9
         assert value >= r - 0.02 * (1 + abs(r))

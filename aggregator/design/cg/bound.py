@@ -179,7 +179,7 @@ class SectionBound:
             cost = 2.0 * build * (1.0 + DP_COST * prices)
             by_time = 0.5 * (plan_until - time.perf_counter()) / max(cost, 1e-9)
             pieces = int(max(1, min(MAX_PIECES, by_time)))
-        rs = [math.exp(eps * j / pieces) for j in range(pieces + 1)]
+        rs = [1.0, *(math.exp(eps * j / pieces) for j in range(1, pieces)), math.exp(eps)]  # ends exact: a cover
         self.intervals = list(zip(rs[:-1], rs[1:], strict=True))
 
     @property
@@ -212,7 +212,7 @@ class SectionBound:
         return all(iv in self._cache for iv in self.intervals)
 
     def price(self, lam: np.ndarray, deadline: float = math.inf) -> tuple[np.ndarray, np.ndarray] | None:
-        """Per piece, ρ of (D1) at λ and the vertex tuple where it binds (normalised to P̂·z = 1; a
+        """Per piece, ρ of (D1) at λ (one pass, θ = 0) and the vertex tuple where it binds (normalised to P̂·z = 1; a
         point of the piece, maybe slightly outside Γ), or None (see :meth:`values`). A proven bound
         on r*(λ) is the largest ρ plus :func:`margin`."""
         lam = np.asarray(lam, dtype=float).reshape(self.p.shape)
@@ -222,10 +222,10 @@ class SectionBound:
             for iv in self.intervals:
                 if time.perf_counter() > deadline:
                     raise TimeoutError
-                dp = MassDP(*self._piece_blocks(iv, deadline), self.p)
-                r, z = dp.rho(lam), dp.column(lam)
-                if r is None or z is None or float(z @ pf) <= 0:
+                found = MassDP(*self._piece_blocks(iv, deadline), self.p).binding(lam)
+                if found is None or float(found[1] @ pf) <= 0:
                     return None
+                r, z = found
                 rhos.append(r)
                 tuples.append(z / float(z @ pf))
         except TimeoutError:
@@ -333,14 +333,15 @@ class SectionBound:
                 found = [MassDP(*self._piece_blocks(h, until), self.p).rho(lams[i]) for h in halves]
             except TimeoutError:
                 return
-            if any(r is None for r in found):
+            sure = [r for r in found if r is not None]
+            if len(sure) < len(halves):
                 return
             # The halves lie inside the parent: its value stays a proof for the other λ.
             for k, t in enumerate(rho):
                 if t is not None:
                     parent = t.pop(iv)
-                    for h, r in zip(halves, found, strict=True):
-                        t[h] = r if k == i else parent  # type: ignore[assignment]
+                    for h, r in zip(halves, sure, strict=True):
+                        t[h] = min(r, parent) if k == i else parent  # both the parent's ρ and its own bound it
             at = self.intervals.index(iv)
             self.intervals[at : at + 1] = halves
             self._forget(iv)

@@ -163,10 +163,11 @@ class MassDP:
         second, _ = self._pass(lam, first + math.log(m_star) + 1.0)
         return min(first, second)
 
-    def column(self, lam: np.ndarray) -> np.ndarray | None:
-        """The vertex tuple of the piece (flat, |S|·|U|) in the bin where (D1) binds at slope θ = 0:
-        an approximate maximiser of (μ(z) − λ·z)/P̂·z on the piece, a pricing candidate (the piece
-        relaxes Γ's section, so it may lie slightly outside Γ). None if the piece reaches m = 0."""
+    def binding(self, lam: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """ρ of (D1) at slope θ = 0 (a proof, if a little looser than :meth:`rho`) and the vertex tuple
+        of the piece (flat, |S|·|U|) in the bin where it binds: an approximate maximiser of
+        (μ(z) − λ·z)/P̂·z on the piece (the piece relaxes Γ's section, so it may lie slightly outside
+        Γ), found by backtracking the programme. None if the piece reaches m = 0."""
         lam = np.asarray(lam, dtype=float).reshape(self.p.shape)
         d0, d1 = np.zeros(1), np.full(1, -np.inf)
         trail: list[tuple[np.ndarray, np.ndarray, Any, Any, Any]] = []
@@ -195,7 +196,8 @@ class MassDP:
         if np.any((lo <= 0) & (d[k] >= 0)):
             return None
         vals = interval_rho(d[k], np.maximum(lo, 1e-300), hi)
-        big = int(k[int(np.argmax(vals))])
+        top = int(np.argmax(vals))
+        rho, big = float(vals[top]), int(k[top])
         flag = self.wide is not None
         parts: list[np.ndarray] = []
         for s in range(self.n - 1, -1, -1):
@@ -208,4 +210,4 @@ class MassDP:
                 j = int((a1 if flag and a1 is not None else a0)[big])
                 parts.append(self.others[s].vertex(int(o_who[j])))
             big -= j
-        return np.concatenate(parts[::-1])
+        return rho, np.concatenate(parts[::-1])

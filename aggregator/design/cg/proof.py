@@ -8,7 +8,7 @@ keeps the smallest such bound over the λ it is given (the coarse rungs' lifted 
 B(λ) = Σλ + r*(λ), convex in λ, and 1 − z* (z* the maximiser, P̂·z* = 1) is a subgradient.
 :meth:`Prover.search` takes Polyak steps λ ← λ − t·g, t = (B − target)/|g|², along the
 smallest-norm g in the hull of the subgradients of the pieces that nearly bind (the vertex tuples
-where (D1) binds, :meth:`.massdp.MassDP.column`; Frank-Wolfe), halving t after a step that does not
+where (D1) binds, :meth:`.massdp.MassDP.binding`; Frank-Wolfe), halving t after a step that does not
 lower B, on a grid of pieces that fits in memory (2-16 pieces; any pieces give a proof). Every λ
 it tries is priced by (D1), so every bound it keeps is proven as before; the search only chooses
 λ, which is then priced on the refined pieces too. Measured on Adult native-country×relationship
