@@ -244,8 +244,9 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
             "nats of I_P̂(X;Y) at the claimed epsilon. nr-lagrangian: Lagrangian dual bound of the "
             "non-robust optimum (exact pricing), bounds every (epsilon, F)-RLDP mechanism. "
             "polytope-lagrangian: Lagrangian dual bound of this PolyOpt variant's LP (Theorem 3), "
-            "best reduced cost bounded on the section of the cone cut into pieces (a tangent per piece, "
-            "block-vertex enumeration). entropy: I(X;Y) <= H(X). bound_gap: certified information / upper_bound."
+            "best reduced cost bounded on the section of the cone cut into pieces (a dynamic programme over "
+            "P̂·z per piece, block-vertex enumeration). entropy: I(X;Y) <= H(X). "
+            "bound_gap: certified information / upper_bound."
         ),
     )
     return res.matrix, params

@@ -12,7 +12,7 @@ from helpers import ADULT_N, jeffreys
 import rldp.aggregator.design.cg as cg
 from rldp.aggregator.design import GammaCone, design_matrix, enumerate_vertices, solve_polyopt, solve_polyopt_cg
 from rldp.aggregator.design.cg import blocks
-from rldp.aggregator.design.cg.bound import SectionBound
+from rldp.aggregator.design.cg.bound import MAX_PIECES, SectionBound
 from rldp.shared.audit import audit_rldp
 from rldp.shared.information import mutual_information, row_information
 from rldp.shared.tolerances import DESIGN_MARGIN
@@ -81,7 +81,7 @@ def test_section_bound_respects_its_deadline():
     cone = GammaCone(UncertaintySet.from_confidence(p, N, 0.05).lower_bounds(), 1.0)
     assert SectionBound.build(cone, p, deadline=0.0) is None  # in the past: nothing built
     bound = SectionBound(cone, p)
-    assert bound.complete and bound.n_pieces == 16
+    assert bound.complete and bound.n_pieces == MAX_PIECES
     lam = np.full(p.size, 0.05)
     full = bound.value(lam, rtol=1e-9)
     cut = bound.value(lam, deadline=0.0)  # stops after the bracket: its end is proven, only looser

@@ -19,10 +19,11 @@ about ten symbols. Column generation solves the same LP over a growing set of co
 
 For any λ, weak duality gives a *Lagrangian bound* on the optimum: exact for the
 non-robust cone of NR (:mod:`.nr`), through the exact section of Γ cut into pieces, each a
-product of block polytopes, for Γ itself (:mod:`.bound`; 1.10-1.34× the optimum at the
-optimal duals of converged 2×5…4×4 at ε = 1, where the one-piece relaxation of
-:meth:`.blocks.BlockPricer.bound` gave 1.41-1.82×). Large alphabets are solved
-coarse-to-fine on a ladder of nested aggregated problems (:mod:`.coarsen`), whose lifted
+product of block polytopes bounded by a dynamic programme over P̂·z (:mod:`.massdp`), for Γ itself
+(:mod:`.bound`; 1.001-1.05× the optimum at the optimal duals of converged 2×3…3×4 problems, where
+the tangent per piece gave 1.05-1.55× and the one-piece relaxation of
+:meth:`.blocks.BlockPricer.bound` 1.41-1.82×); :mod:`.proof` keeps the best over several λ and
+searches for better ones. Large alphabets are solved coarse-to-fine on a ladder of nested aggregated problems (:mod:`.coarsen`), whose lifted
 duals also give the fine problem's bound.
 
 Anytime: the master's solution is feasible at every iteration, so when the time budget
@@ -32,7 +33,7 @@ pushed one outside, mixed with the uniform output until it is inside
 (:meth:`..cone.GammaCone.certify`).
 
 Modules: :mod:`.highs` (HiGHS models), :mod:`.master`, :mod:`.pricing`, :mod:`.blocks`,
-:mod:`.bound`, :mod:`.coarsen`, :mod:`.solve` (the PolyOpt solver), :mod:`.nr` (the NR solver),
+:mod:`.bound`, :mod:`.massdp`, :mod:`.proof`, :mod:`.coarsen`, :mod:`.solve` (the PolyOpt solver), :mod:`.nr` (the NR solver),
 :mod:`.exact_set` (experimental: rows certified by the exact audit beyond Γ).
 """
 

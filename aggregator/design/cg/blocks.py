@@ -83,7 +83,8 @@ class BlockVertices:
                 )
             )
 
-        nonempty = bits.any(axis=1) & ~bits.all(axis=1)
+        some = np.arange(2**k) > 0  # H ≠ ∅ (index 0 is the empty set; bits.any(axis=1) was the cost here)
+        nonempty = some & (np.arange(2**k) < 2**k - 1)
         # (i) both sides tight
         a_, b_, c_, d_ = total - lam_h, lam_h + slack, 1.0 - lam_h, lam_h
         det = a_ * d_ - b_ * c_
@@ -98,9 +99,9 @@ class BlockVertices:
             big3 = 1.0 / lam_h
             tight2 = big2 * lam_h >= 1.0
             tight3 = big3 * (lam_h + slack) <= e
-        ok = bits.any(axis=1) & tight2 & np.isfinite(big2)
+        ok = some & tight2 & np.isfinite(big2)
         add(ok, np.zeros(1), big2[ok])
-        ok = bits.any(axis=1) & (lam_h > 0) & tight3 & np.isfinite(big3)
+        ok = some & (lam_h > 0) & tight3 & np.isfinite(big3)
         add(ok, np.zeros(1), big3[ok])
         # (iv) one free cell
         if slack > 1e-12:
@@ -109,7 +110,7 @@ class BlockVertices:
                 if low[j] <= 0:
                     continue
                 t = (1.0 - big4 * lam_h) / low[j]
-                ok = bits.any(axis=1) & ~bits[:, j] & (t >= 0) & (t <= big4)
+                ok = some & ~bits[:, j] & (t >= 0) & (t <= big4)
                 add(ok, np.zeros(1), np.full(1, big4), j, t[ok])
         # constant rows z = 1 and z = e^ε (H = all cells, m = M)
         full = 2**k - 1
@@ -126,7 +127,15 @@ class BlockVertices:
         p_h = _subset_sums(prob)[self.h]
         p_j = np.where(self.j >= 0, prob[self._jj], 0.0)
         self._ent = p_h * _xlogx(self.big) + (prob.sum() - p_h) * _xlogx(self.m) + p_j * _xlogx(self.t)
+        self._mass: np.ndarray | None = None
         self.k = k
+
+    @property
+    def mass(self) -> np.ndarray:
+        """P̂_s·z for every vertex z (the block's share of m = P̂·z; independent of the prices)."""
+        if self._mass is None:
+            self._mass = self._ent - self.scores(self.prob)
+        return self._mass
 
     def scores(self, cost: np.ndarray) -> np.ndarray:
         """Σ_u P̂_u z_u log z_u − cost·z for every vertex z."""

@@ -22,10 +22,10 @@ from rldp.shared.probability import as_distribution
 from ..cone import GammaCone
 from ..errors import CGError, SolverError
 from .blocks import BlockPricer
-from .bound import SectionBound
 from .coarsen import COARSE_SHARE, RUNG_SHARE, coarse_aggregation
 from .master import Master, seed_columns, solve_seeds
 from .pricing import Pricer, price_round
+from .proof import Prover
 
 __all__ = [
     "CGResult",
@@ -37,12 +37,25 @@ __all__ = [
     "report_progress",
     "SMOOTHING",
     "INTERRUPTED",
+    "LADDER_BOUND_SHARE",
+    "FIRST_PHASE",
+    "SEARCH_SHARE",
 ]
 
 Progress = Callable[[dict], None]
 
 # Weight of the previous search prices in the smoothed pricing point.
 SMOOTHING = 0.6
+# Share of the budget kept for the bound after a coarse ladder (0.15 without one). The rungs
+# beyond the coarsest and the fine stage added < 1 % to the certified design on Adult (0.1310
+# NMI at every rung of occupation×education at ε = 1), while each extra piece of the bound
+# tightens it; most of it is spent before the fine stage, at the rungs' lifted duals.
+LADDER_BOUND_SHARE = 0.5
+# Of that, the share spent before the fine stage (the rest proves the bound at the fine master's
+# final duals, which after a ladder are rarely better: the fine master is degenerate).
+FIRST_PHASE = 0.9
+# Of the first phase, at most this share for the search over λ (cg.proof).
+SEARCH_SHARE = 0.3
 # The status of a solve stopped by KeyboardInterrupt (Ctrl-C): its result is the last solved master.
 INTERRUPTED = "interrupted"
 
@@ -210,8 +223,9 @@ def solve_polyopt_cg(
     rows (e.g. of IR, CR) used as seed columns when inside Γ (or after mixing them inside).
     ``bound_epsilon`` (default ``epsilon``) is the level at which the upper bound on the
     PolyOpt optimum is proved (the Lagrangian bound of :class:`.bound.SectionBound`, at the
-    coarse rungs' lifted duals and at the master's final duals; 15 % of the budget is kept
-    for it, 25 % after a coarse ladder). ``progress`` receives a dict after
+    coarse rungs' lifted duals, at a λ searched from them and at the master's final duals;
+    15 % of the budget is kept for it, :data:`LADDER_BOUND_SHARE` after a coarse ladder; see
+    :class:`.proof.Prover`). ``progress`` receives a dict after
     every round (iteration, seconds, information, columns, upper_bound). Deterministic for
     a given ``seed`` up to timing (the budget decides how many rounds run).
 
@@ -274,56 +288,34 @@ def solve_polyopt_cg(
     master = solve_seeds(master, deadline)
 
     bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
-    upper: float | None = None
-    kind = (
-        "polytope-lagrangian: Σλ + a proven bound on the best reduced cost (the section of Γ cut into "
-        "pieces, a tangent per piece, block enumeration; cg.bound); bounds PolyOpt"
-        + (" with the s1 = s2 rows" if same_sensitive else "")
-        + f" at epsilon = {bound_eps:.12g}"
-    )
+    # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
+    prover = Prover(cone.lower, bound_eps, same_sensitive, pf, deadline)
     history = [(time.perf_counter() - start, master.value)]
     iterations, status = 0, "time_budget"
-    bounder: SectionBound | None = None
-    built = False  # the enumerations are attempted once
     pending = [*lifted]  # λ still to bound: the rungs' lifted duals, coarsest first
 
-    def update_bound(until: float, lam: np.ndarray | None = None) -> None:
-        # The bound is proved at bound_epsilon (the level the caller claims), so it has its own cone.
-        nonlocal upper, bounder, built
-        if blocks is None:
-            return
-        lam = master.duals if lam is None else lam
-        if not built:
-            built = True
-            # The pieces are chosen to fit before ``until``; the enumerations themselves may use
-            # the rest of the budget (under load they can take longer than the first phase).
-            bounder = SectionBound.build(
-                GammaCone(cone.lower, bound_eps, same_sensitive), pf, deadline=deadline, plan_until=until
-            )
-        if bounder is None:
-            return
-        r = bounder.value(lam, blocks.m0s[-1:], deadline=until)
-        if r is not None:
-            cand = float(lam.sum() + r)
-            upper = cand if upper is None else min(upper, cand)
-
     def report() -> None:
-        report_progress(progress, master, iteration=iterations, start=start, upper_bound=upper)
+        report_progress(progress, master, iteration=iterations, start=start, upper_bound=prover.upper)
 
-    # Keep 15 % of the budget for the bound when there is one to prove, 25 % after a coarse ladder
-    # (there the fine stage gains < 1 % while more pieces tighten the bound: 0.237 → 0.165 NMI on
-    # Adult occupation×education at ε = 1 with 3 pieces instead of 1). After a ladder most of
-    # it is spent first, at the rungs' lifted duals (so progress shows a bound while the fine
-    # stage runs); the rest at the end, at the fine master's duals.
-    share = (0.25 if lifted else 0.15) if blocks is not None and prove_bound else 0.0
+    # Keep 15 % of the budget for the bound when there is one to prove, LADDER_BOUND_SHARE after a
+    # coarse ladder (there the fine stage gains < 1 % while more pieces tighten the bound). After a
+    # ladder most of it is spent first, at the rungs' lifted duals (so progress shows a bound while
+    # the fine stage runs); the rest at the end, at the fine master's duals.
+    share = (LADDER_BOUND_SHARE if lifted else 0.15) if blocks is not None and prove_bound else 0.0
     reserve = share * float(time_budget)
     if reserve and lifted and not (stages and stages[-1]["status"] == INTERRUPTED):
         # Any λ gives a valid Lagrangian bound: the coarse problems' (near-converged) duals,
         # lifted, give a far better one than the (degenerate, unconverged) fine master's:
-        # 0.24 vs 5.4 NMI on Adult occupation×education at ε = 1. Coarsest rung first.
+        # 0.24 vs 5.4 NMI on Adult occupation×education at ε = 1. All rungs in one sweep.
         began = time.perf_counter()
-        while pending and time.perf_counter() < began + 0.8 * reserve:
-            update_bound(min(began + 0.8 * reserve, deadline), pending.pop(0))
+        end = min(began + FIRST_PHASE * reserve, deadline)
+        prover.build(end, planned=len(pending) + 2)
+        # A subgradient search from the rungs' λ on a coarse grid first, then one sweep and the
+        # refinement at the best of them all.
+        found = prover.search(pending, began + SEARCH_SHARE * (end - began), master.value)
+        prover.update([*pending, *([] if found is None else [found])], end, master.value, planned=len(pending) + 2)
+        if prover.upper is not None:  # else they are tried again at the end
+            pending = []
         reserve = max(reserve - (time.perf_counter() - began), 0.0)
     loop_deadline = deadline - reserve
     center = None
@@ -369,10 +361,9 @@ def solve_polyopt_cg(
         # Ctrl-C: keep the last solved master (every column is in Γ, so it certifies as always);
         # the caller sees status "interrupted". No bound is proved: the user asked to stop.
         status, prove_bound = INTERRUPTED, False
-    if prove_bound:
-        while pending and time.perf_counter() < deadline:  # rungs not bounded in the first phase
-            update_bound(deadline, pending.pop(0))
-        update_bound(deadline)
+    if prove_bound and blocks is not None:
+        # Rungs not bounded in the first phase, and the master's final duals.
+        prover.update([*pending, master.duals], deadline, master.value, planned=len(pending) + 1)
 
     result = certified_result(
         p,
@@ -381,8 +372,8 @@ def solve_polyopt_cg(
         start=start,
         iterations=iterations,
         status=status,
-        upper_bound=upper,
-        bound_kind=kind if upper is not None else None,
+        upper_bound=prover.upper,
+        bound_kind=prover.kind(same_sensitive) if prover.upper is not None else None,
         history=history,
         stages=stages,
         rung_duals=lifted,
