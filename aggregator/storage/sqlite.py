@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import os
 import sqlite3
 import threading
@@ -27,6 +27,10 @@ __all__ = ["MIN_FREE_BYTES", "SQLiteStorage"]
 
 #: Below this much free space on the database's disk, /readyz reports the store unwritable.
 MIN_FREE_BYTES = 1 << 20
+# close() waits at most this long for other threads' connections in use to be released.
+CLOSE_WAIT = 30.0
+
+log = logging.getLogger(__name__)
 
 
 class SQLiteStorage(Storage):
@@ -51,6 +55,9 @@ class SQLiteStorage(Storage):
         self._lock_pid: int | None = None
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
+        # Connections some thread is using now (count of nested uses): close() waits for them.
+        self._busy: dict[sqlite3.Connection, int] = {}
+        self._idle = threading.Condition(self._all_lock)
         parent = os.path.dirname(os.path.abspath(path))
         try:
             os.makedirs(parent, exist_ok=True)
@@ -88,7 +95,17 @@ class SQLiteStorage(Storage):
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
             conn = self._local.conn = self._open()
             self._local.pid = os.getpid()
-        yield conn
+        with self._idle:
+            self._busy[conn] = self._busy.get(conn, 0) + 1
+        try:
+            yield conn
+        finally:
+            with self._idle:
+                left = self._busy.pop(conn) - 1
+                if left:
+                    self._busy[conn] = left
+                else:
+                    self._idle.notify_all()
 
     def _writer_lock(self) -> tuple[threading.Lock, int | None]:
         """This process's writer mutex and its descriptor of the shared lock file.
@@ -179,13 +196,27 @@ class SQLiteStorage(Storage):
 
     def close(self) -> None:
         super().close()
-        # Under this process's writer mutex: another thread (a design job's heartbeat) may be in
-        # a transaction on its own connection, and closing a connection while another thread
-        # runs a statement on it crashes CPython's sqlite3 module. (Reads take no lock: a read
-        # racing with close is not covered.)
-        mutex = self._write_mutex if self._lock_pid == os.getpid() else contextlib.nullcontext()
-        with mutex, self._all_lock:
+        # Closing a connection while another thread runs a statement on it crashes CPython's
+        # sqlite3 module (a design job's heartbeat committing while the app closed the store
+        # did), so close() waits for the connections in use, up to CLOSE_WAIT seconds; one
+        # still in use then is left open (to the garbage collector) rather than closed under it.
+        own = getattr(self._local, "conn", None)  # the caller's: not running a statement now
+
+        def others() -> list[sqlite3.Connection]:
+            return [conn for conn in self._busy if conn is not own]
+
+        with self._idle:
+            if not self._idle.wait_for(lambda: not others(), timeout=CLOSE_WAIT):
+                log.warning(
+                    "closing %s: %d connection(s) still in use after %g s, left open",
+                    self.path,
+                    len(others()),
+                    CLOSE_WAIT,
+                )
+            busy = others()
             for conn in self._all:
+                if conn in busy:
+                    continue
                 try:
                     conn.close()
                 except sqlite3.Error:

@@ -304,3 +304,39 @@ def test_closing_a_sqlite_store_waits_for_a_transaction_in_another_thread(databa
     writer.join(10)
     closer.join(10)
     assert done == [True] and not closer.is_alive()
+
+
+def test_closing_a_sqlite_store_waits_for_a_read_in_another_thread(databases):
+    store = open_storage(databases.url("sqlite"))
+    inside, release, rows = threading.Event(), threading.Event(), []
+
+    def reader() -> None:
+        with store._connection() as conn:  # a read in progress on this thread's connection
+            inside.set()
+            release.wait(10)
+            rows.append(conn.execute("SELECT COUNT(*) FROM rldp_jobs").fetchone()[0])
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert inside.wait(10)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive()
+    release.set()
+    thread.join(10)
+    closer.join(10)
+    assert rows == [0] and not closer.is_alive()
+    store.ping()  # a closed store reopens on the next use, as before
+    store.close()
+
+
+def test_closing_a_sqlite_store_from_inside_its_own_connection_does_not_wait(databases, monkeypatch):
+    from rldp.aggregator.storage import sqlite
+
+    monkeypatch.setattr(sqlite, "CLOSE_WAIT", 60.0)
+    store = open_storage(databases.url("sqlite"))
+    start = time.monotonic()
+    with store._connection():
+        store.close()
+    assert time.monotonic() - start < 30  # its own connection is not waited for
