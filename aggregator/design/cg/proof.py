@@ -7,10 +7,11 @@ keeps the smallest such bound over the λ it is given (the coarse rungs' lifted 
 **A search over λ.** The rungs' lifted duals are good prices but not the best: the bound is
 B(λ) = Σλ + r*(λ), convex in λ. :meth:`Prover.search` minimises its version on a grid of pieces
 that fits in memory (2-16 pieces; any pieces give a proof) by a trust-region cutting-plane
-method: each priced λ_k gives, per piece j, ρ_j(λ_k) and the vertex tuple z_j where (D1) binds
-(:meth:`.massdp.MassDP.binding`, normalised to P̂·z = 1), i.e. the linearisation
-ρ_j(λ_k) − z_j·(λ − λ_k) of the piece's ρ (at θ = 0, ρ_j is a maximum over K and m of functions
-convex in λ, and −z_j is, up to the bins, a subgradient). The next trial minimises
+method: each priced λ_k gives, per piece j and for the few bins K of (D1) with the largest
+ρ_jK, the vertex tuple z_jK of that bin (:meth:`.massdp.MassDP.binding`, normalised to
+P̂·z = 1), i.e. the linearisation ρ_jK(λ_k) − z_jK·(λ − λ_k) of the piece's ρ_j = max_K ρ_jK
+(at θ = 0 each ρ_jK is a maximum over m of functions convex in λ, and −z_jK is, up to the bins,
+a subgradient). The next trial minimises
 Σλ + max of these cuts over the box |λ − λ̂|_∞ ≤ Δ around the best λ̂ so far (a small LP, HiGHS
 through scipy); a trial that realises a tenth of the predicted decrease becomes λ̂ and widens
 Δ (×1.5), any other halves it (a null step, whose cuts still sharpen the model). Every λ it
@@ -35,16 +36,20 @@ from scipy.optimize import linprog
 from ..cone import GammaCone
 from .bound import VERTEX_BUDGET, SectionBound, margin
 
-__all__ = ["Prover", "SEARCH_PIECES", "SEARCH_RADIUS", "SEARCH_CUTS", "SEARCH_ACCEPT"]
+__all__ = ["Prover", "SEARCH_PIECES", "SEARCH_RADIUS", "SEARCH_CUTS", "SEARCH_ACCEPT", "SEARCH_BINS"]
 
 # Pieces of the grid the search prices its λ on.
 SEARCH_PIECES = 16
+# Cuts per piece and priced λ: the tuples of the (D1) bins with the largest ρ_K (8 rather than the
+# binding one alone: grid bound 0.3879 against 0.3894 NMI after 8 s on occupation×education, ε = 2).
+SEARCH_BINS = 8
 # The trust region's first half-width, relative to the mean |λ| of the start.
 SEARCH_RADIUS = 0.05
 # Cuts kept in the model (the newest): bounds the LP's size.
 SEARCH_CUTS = 2000
 # A trial becomes the centre when it realises this share of the model's predicted decrease.
 SEARCH_ACCEPT = 0.1
+
 
 class Prover:
     """The smallest proven bound so far (``upper``) on the PolyOpt optimum for the cone at ``bound_eps``."""
@@ -100,7 +105,7 @@ class Prover:
             return None
         start: tuple[float, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
         for lam in lams:
-            priced = grid.price(lam, until)
+            priced = grid.price(lam, until, SEARCH_BINS)
             if priced is not None:
                 value = float(lam.sum() + priced[0].max())
                 self._offer(lam, float(priced[0].max()) + margin(lam, float(priced[0].max())))
@@ -118,7 +123,7 @@ class Prover:
             if step is None:
                 break
             trial, model = step
-            priced = grid.price(trial, until)
+            priced = grid.price(trial, until, SEARCH_BINS)
             if priced is None:
                 break
             cuts.add(trial, *priced)
