@@ -102,7 +102,7 @@ def test_the_binding_tuple_is_a_point_of_the_piece_with_the_dp_value():
         dp = MassDP(others, wide, p)
         found, r = dp.binding(lam), dp.rho(lam)
         assert found is not None and r is not None
-        r0, z = found
+        r0, z = float(found[0][0]), found[1][0]
         assert r - 1e-12 <= r0 <= r + 0.01 * (1 + abs(r))  # one pass at θ = 0: a proof, a little looser
         value = float((row_information(z[None], p) - z @ lam)[0] / (z @ p.reshape(-1)))
         assert value <= r + 1e-9

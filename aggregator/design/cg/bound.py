@@ -211,10 +211,10 @@ class SectionBound:
     def all_kept(self) -> bool:
         return all(iv in self._cache for iv in self.intervals)
 
-    def price(self, lam: np.ndarray, deadline: float = math.inf) -> tuple[np.ndarray, np.ndarray] | None:
-        """Per piece, ρ of (D1) at λ (one pass, θ = 0) and the vertex tuple where it binds (normalised to P̂·z = 1; a
-        point of the piece, maybe slightly outside Γ), or None (see :meth:`values`). A proven bound
-        on r*(λ) is the largest ρ plus :func:`margin`."""
+    def price(self, lam: np.ndarray, deadline: float = math.inf, cuts: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per piece, ρ_K of (D1) at λ (one pass, θ = 0) in its ``cuts`` largest bins and their vertex tuples
+        (:meth:`.massdp.MassDP.binding`; normalised to P̂·z = 1: points of the piece, maybe slightly outside
+        Γ), or None (see :meth:`values`). A proven bound on r*(λ) is the largest ρ plus :func:`margin`."""
         lam = np.asarray(lam, dtype=float).reshape(self.p.shape)
         pf = self.p.reshape(-1)
         rhos, tuples = [], []
@@ -222,12 +222,12 @@ class SectionBound:
             for iv in self.intervals:
                 if time.perf_counter() > deadline:
                     raise TimeoutError
-                found = MassDP(*self._piece_blocks(iv, deadline), self.p).binding(lam)
-                if found is None or float(found[1] @ pf) <= 0:
+                found = MassDP(*self._piece_blocks(iv, deadline), self.p).binding(lam, cuts)
+                if found is None or float(found[1][0] @ pf) <= 0:
                     return None
-                r, z = found
-                rhos.append(r)
-                tuples.append(z / float(z @ pf))
+                mass = found[1] @ pf
+                rhos.extend(found[0][mass > 0])
+                tuples.extend(found[1][mass > 0] / mass[mass > 0, None])
         except TimeoutError:
             return None
         return np.array(rhos), np.array(tuples)

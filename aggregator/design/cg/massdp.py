@@ -163,11 +163,13 @@ class MassDP:
         second, _ = self._pass(lam, first + math.log(m_star) + 1.0)
         return min(first, second)
 
-    def binding(self, lam: np.ndarray) -> tuple[float, np.ndarray] | None:
-        """ρ of (D1) at slope θ = 0 (a proof, if a little looser than :meth:`rho`) and the vertex tuple
-        of the piece (flat, |S|·|U|) in the bin where it binds: an approximate maximiser of
-        (μ(z) − λ·z)/P̂·z on the piece (the piece relaxes Γ's section, so it may lie slightly outside
-        Γ), found by backtracking the programme. None if the piece reaches m = 0."""
+    def binding(self, lam: np.ndarray, count: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+        """ρ_K of (D1) at slope θ = 0 for the ``count`` bins K with the largest (largest first: its
+        ρ_K is ρ at θ = 0, a proof, if a little looser than :meth:`rho`) and each bin's vertex tuple
+        (rows, flat |S|·|U|): the first an approximate maximiser of (μ(z) − λ·z)/P̂·z on the piece
+        (the piece relaxes Γ's section, so it may lie slightly outside Γ), found by backtracking the
+        programme; the others the best tuples of other masses (more linearisations of ρ for the
+        search of :mod:`.proof`). None if the piece reaches m = 0."""
         lam = np.asarray(lam, dtype=float).reshape(self.p.shape)
         d0, d1 = np.zeros(1), np.full(1, -np.inf)
         trail: list[tuple[np.ndarray, np.ndarray, Any, Any, Any]] = []
@@ -196,8 +198,12 @@ class MassDP:
         if np.any((lo <= 0) & (d[k] >= 0)):
             return None
         vals = interval_rho(d[k], np.maximum(lo, 1e-300), hi)
-        top = int(np.argmax(vals))
-        rho, big = float(vals[top]), int(k[top])
+        tops = np.argsort(-vals, kind="stable")[: max(int(count), 1)]
+        rows = [self._backtrack(trail, int(k[t])) for t in tops]
+        return vals[tops], np.array(rows)
+
+    def _backtrack(self, trail: list[tuple[np.ndarray, np.ndarray, Any, Any, Any]], big: int) -> np.ndarray:
+        """The vertex tuple (flat) attaining D[big] of :meth:`binding`'s programme."""
         flag = self.wide is not None
         parts: list[np.ndarray] = []
         for s in range(self.n - 1, -1, -1):
@@ -210,4 +216,4 @@ class MassDP:
                 j = int((a1 if flag and a1 is not None else a0)[big])
                 parts.append(self.others[s].vertex(int(o_who[j])))
             big -= j
-        return rho, np.concatenate(parts[::-1])
+        return np.concatenate(parts[::-1])

@@ -5,15 +5,25 @@ and :class:`.bound.SectionBound` bounds r*(λ) on pieces covering Γ's section. 
 keeps the smallest such bound over the λ it is given (the coarse rungs' lifted duals, the master's).
 
 **A search over λ.** The rungs' lifted duals are good prices but not the best: the bound is
-B(λ) = Σλ + r*(λ), convex in λ, and 1 − z* (z* the maximiser, P̂·z* = 1) is a subgradient.
-:meth:`Prover.search` takes Polyak steps λ ← λ − t·g, t = (B − target)/|g|², along the
-smallest-norm g in the hull of the subgradients of the pieces that nearly bind (the vertex tuples
-where (D1) binds, :meth:`.massdp.MassDP.binding`; Frank-Wolfe), halving t after a step that does not
-lower B, on a grid of pieces that fits in memory (2-16 pieces; any pieces give a proof). Every λ
-it tries is priced by (D1), so every bound it keeps is proven as before; the search only chooses
-λ, which is then priced on the refined pieces too. Measured on Adult native-country×relationship
-at ε = 2 (60 s): 0.761 → 0.732 NMI. Tried instead: column generation on the pieces' relaxed LP
-with Wentges smoothing (the relaxed master stayed at the design's value, degenerate: no gain).
+B(λ) = Σλ + r*(λ), convex in λ. :meth:`Prover.search` minimises its version on a grid of pieces
+that fits in memory (2-16 pieces; any pieces give a proof) by a trust-region cutting-plane
+method: each priced λ_k gives, per piece j and for the few bins K of (D1) with the largest
+ρ_jK, the vertex tuple z_jK of that bin (:meth:`.massdp.MassDP.binding`, normalised to
+P̂·z = 1), i.e. the linearisation ρ_jK(λ_k) − z_jK·(λ − λ_k) of the piece's ρ_j = max_K ρ_jK
+(at θ = 0 each ρ_jK is a maximum over m of functions convex in λ, and −z_jK is, up to the bins,
+a subgradient). The next trial minimises
+Σλ + max of these cuts over the box |λ − λ̂|_∞ ≤ Δ around the best λ̂ so far (a small LP, HiGHS
+through scipy); a trial that realises a tenth of the predicted decrease becomes λ̂ and widens
+Δ (×1.5), any other halves it (a null step, whose cuts still sharpen the model). Every λ it
+tries is priced by (D1), so every bound it keeps is proven as before; the search only chooses
+λ, which is then priced on the refined pieces too.
+
+Measured on Adult occupation×education at ε = 2 (2-piece grid, from the 15×4 rung's lifted
+duals, 40 s offline): the grid bound falls from 0.417 to 0.383 NMI, where Polyak subgradient
+steps (the previous search, along the smallest-norm subgradient of the nearly binding pieces)
+stalled at 0.397 after 240 prices; priced on 12 → 21 refined pieces, 0.325 against Polyak's
+0.348. Tried before: column generation on the pieces' relaxed LP with Wentges smoothing (the
+relaxed master stayed at the design's value, degenerate: no gain).
 """
 
 from __future__ import annotations
@@ -21,18 +31,24 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.optimize import linprog
 
 from ..cone import GammaCone
 from .bound import VERTEX_BUDGET, SectionBound, margin
 
-__all__ = ["Prover", "SEARCH_PIECES", "SEARCH_FAILS", "SEARCH_NEAR"]
+__all__ = ["Prover", "SEARCH_PIECES", "SEARCH_RADIUS", "SEARCH_CUTS", "SEARCH_ACCEPT", "SEARCH_BINS"]
 
 # Pieces of the grid the search prices its λ on.
 SEARCH_PIECES = 16
-# The search stops after this many trial steps in a row that found no smaller bound.
-SEARCH_FAILS = 6
-# Pieces whose ρ is within this share of (bound − target) of the largest give the search direction.
-SEARCH_NEAR = 0.3
+# Cuts per piece and priced λ: the tuples of the (D1) bins with the largest ρ_K (8 rather than the
+# binding one alone: grid bound 0.3879 against 0.3894 NMI after 8 s on occupation×education, ε = 2).
+SEARCH_BINS = 8
+# The trust region's first half-width, relative to the mean |λ| of the start.
+SEARCH_RADIUS = 0.05
+# Cuts kept in the model (the newest): bounds the LP's size.
+SEARCH_CUTS = 2000
+# A trial becomes the centre when it realises this share of the model's predicted decrease.
+SEARCH_ACCEPT = 0.1
 
 
 class Prover:
@@ -89,7 +105,7 @@ class Prover:
             return None
         start: tuple[float, np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
         for lam in lams:
-            priced = grid.price(lam, until)
+            priced = grid.price(lam, until, SEARCH_BINS)
             if priced is not None:
                 value = float(lam.sum() + priced[0].max())
                 self._offer(lam, float(priced[0].max()) + margin(lam, float(priced[0].max())))
@@ -97,23 +113,27 @@ class Prover:
                     start = (value, lam, priced)
         if start is None:
             return None
-        best, lam, (rhos, tuples) = start
-        found = None
-        step, fails = 1.0, 0
-        while time.perf_counter() < until and fails < SEARCH_FAILS and best - target > 1e-4 * abs(target):
-            near = rhos >= rhos.max() - SEARCH_NEAR * (best - target)
-            g = _min_norm(1.0 - tuples[near])  # a subgradient of Σλ + max_z (μ(z) − λ·z) is 1 − z
-            trial = lam - step * (best - target) / max(float(g @ g), 1e-300) * g
-            priced = grid.price(trial, until)
+        best, lam, priced = start
+        cuts = _Cuts(lam.size)
+        cuts.add(lam, *priced)
+        scale = max(float(np.mean(np.abs(lam))), 1e-12)
+        radius, found = SEARCH_RADIUS * scale, None
+        while time.perf_counter() < until and best - target > 1e-4 * abs(target) and radius > 1e-9 * scale:
+            step = cuts.minimise(lam, radius)
+            if step is None:
+                break
+            trial, model = step
+            priced = grid.price(trial, until, SEARCH_BINS)
             if priced is None:
                 break
+            cuts.add(trial, *priced)
             value = float(trial.sum() + priced[0].max())
-            if value < best:
-                lam, (rhos, tuples), best, found = trial, priced, value, trial
+            if value < best - SEARCH_ACCEPT * max(best - model, 0.0):
+                lam, best, found = trial, value, trial
                 self._offer(trial, float(priced[0].max()) + margin(trial, float(priced[0].max())))
-                step, fails = min(1.5 * step, 2.0), 0
+                radius *= 1.5
             else:
-                step, fails = 0.5 * step, fails + 1
+                radius *= 0.5
         return found
 
     def kind(self, same_sensitive: bool) -> str:
@@ -125,18 +145,34 @@ class Prover:
         )
 
 
-def _min_norm(rows: np.ndarray, steps: int = 200) -> np.ndarray:
-    """The point of smallest norm in the convex hull of ``rows`` (Frank-Wolfe with exact line search)."""
-    a = np.full(len(rows), 1.0 / len(rows))
-    v = rows.T @ a
-    for _ in range(steps):
-        i = int(np.argmin(rows @ v))
-        d = rows[i] - v
-        dd = float(d @ d)
-        if dd < 1e-18:
-            break
-        gamma = min(max(-float(v @ d) / dd, 0.0), 1.0)
-        if gamma == 0.0:
-            break
-        v = v + gamma * d
-    return v
+class _Cuts:
+    """The cutting-plane model of the grid's bound: Σλ + max_i (c_i − z_i·λ) (see the module docstring)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.c: list[float] = []
+        self.z: list[np.ndarray] = []
+
+    def add(self, lam: np.ndarray, rhos: np.ndarray, tuples: np.ndarray) -> None:
+        flat = np.asarray(lam, dtype=float).reshape(-1)
+        self.c.extend(float(r + flat @ z) for r, z in zip(rhos, tuples, strict=True))
+        self.z.extend(tuples)
+        del self.c[:-SEARCH_CUTS], self.z[:-SEARCH_CUTS]
+
+    def minimise(self, centre: np.ndarray, radius: float) -> tuple[np.ndarray, float] | None:
+        """The model's minimiser over the box |λ − centre|_∞ ≤ radius and its value, or None."""
+        n = self.size
+        flat = np.asarray(centre, dtype=float).reshape(-1)
+        # Variables (λ, v): minimise Σλ + v subject to c_i − z_i·λ ≤ v.
+        rows = np.hstack([-np.array(self.z), -np.ones((len(self.c), 1))])
+        box = np.column_stack([flat - radius, flat + radius])
+        out = linprog(
+            np.r_[np.ones(n), 1.0],
+            A_ub=rows,
+            b_ub=-np.array(self.c),
+            bounds=[*map(tuple, box), (None, None)],
+            method="highs",
+        )
+        if out.status != 0:
+            return None
+        return out.x[:n].reshape(np.shape(centre)), float(out.fun)
