@@ -212,7 +212,7 @@ class SectionBound:
         return all(iv in self._cache for iv in self.intervals)
 
     def price(self, lam: np.ndarray, deadline: float = math.inf, cuts: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
-        """Per piece, ρ_K of (D1) at λ (one pass, θ = 0) in its ``cuts`` largest bins and their vertex tuples
+        """Per piece, ρ_K of (D1) at λ (one pass, θ = 0; none above the two-pass :meth:`.massdp.MassDP.rho`) in its ``cuts`` largest bins and their vertex tuples
         (:meth:`.massdp.MassDP.binding`; normalised to P̂·z = 1: points of the piece, maybe slightly outside
         Γ), or None (see :meth:`values`). A proven bound on r*(λ) is the largest ρ plus :func:`margin`."""
         lam = np.asarray(lam, dtype=float).reshape(self.p.shape)
@@ -222,11 +222,14 @@ class SectionBound:
             for iv in self.intervals:
                 if time.perf_counter() > deadline:
                     raise TimeoutError
-                found = MassDP(*self._piece_blocks(iv, deadline), self.p).binding(lam, cuts)
+                dp = MassDP(*self._piece_blocks(iv, deadline), self.p)
+                found = dp.binding(lam, cuts)
                 if found is None or float(found[1][0] @ pf) <= 0:
                     return None
+                tight = dp.rho(lam)  # two passes (θ at the binding mass): also a proof for the piece
                 mass = found[1] @ pf
-                rhos.extend(found[0][mass > 0])
+                values = found[0] if tight is None else np.minimum(found[0], tight)
+                rhos.extend(values[mass > 0])
                 tuples.extend(found[1][mass > 0] / mass[mass > 0, None])
         except TimeoutError:
             return None
