@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -60,6 +61,22 @@ def adult_path(name: str = "adult.data.gz") -> Path:
 
 #: Records in the Adult training file: the public sample size of the synthetic designs in tests.
 ADULT_N = 32561
+
+
+def section_vertices(
+    shape: tuple[int, int], seed: int, eps: float, same_sensitive: bool
+) -> tuple[np.ndarray, Any, np.ndarray]:
+    """(P̂, the Γ cone at ``eps``, every vertex of Γ̂ scaled to P̂·z = 1) for a small S × U drawn by
+    :func:`jeffreys` (800 records, a 95 % confidence set): the brute-force check of a bound on
+    max μ(z) − λ·z over Γ ∩ {P̂·z = 1}, whose convex maximum is at one of these vertices."""
+    from rldp.aggregator.design import GammaCone, enumerate_vertices
+    from rldp.shared.uncertainty import UncertaintySet
+
+    p = jeffreys(shape, seed, n=800)
+    low = UncertaintySet.from_confidence(p, 800, 0.05).lower_bounds()
+    cone = GammaCone(low, eps, same_sensitive)
+    verts = enumerate_vertices(cone)
+    return p, cone, verts / (verts @ p.reshape(-1))[:, None]
 
 
 def jeffreys(shape: tuple[int, int], seed: int, n: int = ADULT_N) -> np.ndarray:

@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from helpers import ADULT_N, jeffreys
+from helpers import ADULT_N, jeffreys, section_vertices
 
 import rldp.aggregator.design.cg as cg
-from rldp.aggregator.design import GammaCone, design_matrix, enumerate_vertices, solve_polyopt, solve_polyopt_cg
+from rldp.aggregator.design import GammaCone, design_matrix, solve_polyopt, solve_polyopt_cg
 from rldp.aggregator.design.cg import blocks
 from rldp.aggregator.design.cg.bound import MAX_PIECES, SectionBound
 from rldp.shared.audit import audit_rldp
@@ -27,11 +27,7 @@ MARGIN = 1 - DESIGN_MARGIN
 def test_section_bound_is_at_least_the_best_vertex_for_any_prices(same_sensitive, shape, seed, eps):
     # (B2) bounds max μ(z) − λ·z over Γ ∩ {P̂·z = 1}; the maximum of that convex function is at a
     # vertex of Γ̂, so comparing with every enumerated vertex is a brute-force check.
-    p = jeffreys(shape, seed, n=800)
-    low = UncertaintySet.from_confidence(p, 800, 0.05).lower_bounds()
-    cone = GammaCone(low, eps, same_sensitive)
-    verts = enumerate_vertices(cone)
-    z = verts / (verts @ p.reshape(-1))[:, None]
+    p, cone, z = section_vertices(shape, seed, eps, same_sensitive)
     bound = SectionBound(cone, p)
     old = blocks.BlockPricer(cone, p.reshape(-1))
     rng = np.random.default_rng(seed)

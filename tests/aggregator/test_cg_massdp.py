@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from helpers import ADULT_N, jeffreys
+from helpers import ADULT_N, jeffreys, section_vertices
 
-from rldp.aggregator.design import GammaCone, enumerate_vertices, solve_polyopt, solve_polyopt_cg
+from rldp.aggregator.design import GammaCone, solve_polyopt, solve_polyopt_cg
 from rldp.aggregator.design.cg.bound import SectionBound
 from rldp.aggregator.design.cg.massdp import MassDP, interval_rho, max_plus
 from rldp.shared.information import row_information
@@ -47,11 +47,7 @@ def test_dp_bound_is_at_least_the_best_vertex_for_any_prices(same_sensitive, sha
     # (D1) bounds max μ(z) − λ·z over Γ ∩ {P̂·z = 1} piece by piece; that convex maximum is at a
     # vertex of Γ̂, so every enumerated vertex is a brute-force check (also with few pieces and
     # coarse bins, where the resolution is poorest).
-    p = jeffreys(shape, seed, n=800)
-    low = UncertaintySet.from_confidence(p, 800, 0.05).lower_bounds()
-    cone = GammaCone(low, eps, same_sensitive)
-    verts = enumerate_vertices(cone)
-    z = verts / (verts @ p.reshape(-1))[:, None]
+    p, cone, z = section_vertices(shape, seed, eps, same_sensitive)
     rng = np.random.default_rng(seed)
     for pieces in (1, 3, 16):
         bound = SectionBound(cone, p, pieces=pieces)

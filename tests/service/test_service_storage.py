@@ -279,54 +279,57 @@ def test_the_storage_never_imports_the_writer():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_closing_a_sqlite_store_waits_for_a_transaction_in_another_thread(databases):
-    # A design job's heartbeat commits from its own thread while the app closes the store: a
-    # connection closed under a running statement crashed the process (seen in a test run).
-    store = open_storage(databases.url("sqlite"))
-    store.create_job("c" * 32, {"method": "grr"})
-    inside, release, done = threading.Event(), threading.Event(), []
+def _close_while(store, use) -> None:
+    """Run ``use(conn, paused)`` in another thread, which waits inside on ``paused`` and then runs a
+    statement; close the store meanwhile: close() must wait for it, not close its connection."""
+    inside, release, errors = threading.Event(), threading.Event(), []
 
-    def heartbeat() -> None:
-        with store.write_transaction() as conn:
-            inside.set()
-            release.wait(10)
-            conn.execute("UPDATE rldp_jobs SET heartbeat = 1 WHERE id = ?", ("c" * 32,))
-        done.append(True)
+    def other() -> None:
+        try:
+            use(inside, release)
+        except Exception as exc:  # a statement on a connection closed under it
+            errors.append(exc)
 
-    writer = threading.Thread(target=heartbeat)
-    writer.start()
-    assert inside.wait(10)
-    closer = threading.Thread(target=store.close)
-    closer.start()
-    closer.join(0.3)
-    assert closer.is_alive()  # waits for the transaction instead of closing its connection
-    release.set()
-    writer.join(10)
-    closer.join(10)
-    assert done == [True] and not closer.is_alive()
-
-
-def test_closing_a_sqlite_store_waits_for_a_read_in_another_thread(databases):
-    store = open_storage(databases.url("sqlite"))
-    inside, release, rows = threading.Event(), threading.Event(), []
-
-    def reader() -> None:
-        with store._connection() as conn:  # a read in progress on this thread's connection
-            inside.set()
-            release.wait(10)
-            rows.append(conn.execute("SELECT COUNT(*) FROM rldp_jobs").fetchone()[0])
-
-    thread = threading.Thread(target=reader)
+    thread = threading.Thread(target=other)
     thread.start()
     assert inside.wait(10)
     closer = threading.Thread(target=store.close)
     closer.start()
     closer.join(0.3)
-    assert closer.is_alive()
+    assert closer.is_alive()  # waiting for the other thread's connection
     release.set()
     thread.join(10)
     closer.join(10)
-    assert rows == [0] and not closer.is_alive()
+    assert errors == [] and not closer.is_alive()
+
+
+def test_closing_a_sqlite_store_waits_for_a_transaction_in_another_thread(databases):
+    # A design job's heartbeat commits from its own thread while the app closes the store: a
+    # connection closed under a running statement crashed the process (seen in a test run).
+    store = open_storage(databases.url("sqlite"))
+    store.create_job("c" * 32, {"method": "grr"})
+
+    def heartbeat(inside: threading.Event, release: threading.Event) -> None:
+        with store.write_transaction() as conn:
+            inside.set()
+            release.wait(10)
+            conn.execute("UPDATE rldp_jobs SET heartbeat = 1 WHERE id = ?", ("c" * 32,))
+
+    _close_while(store, heartbeat)
+
+
+def test_closing_a_sqlite_store_waits_for_a_read_in_another_thread(databases):
+    store = open_storage(databases.url("sqlite"))
+    rows = []
+
+    def reader(inside: threading.Event, release: threading.Event) -> None:
+        with store._connection() as conn:  # a read in progress on this thread's connection
+            inside.set()
+            release.wait(10)
+            rows.append(conn.execute("SELECT COUNT(*) FROM rldp_jobs").fetchone()[0])
+
+    _close_while(store, reader)
+    assert rows == [0]
     store.ping()  # a closed store reopens on the next use, as before
     store.close()
 
