@@ -79,6 +79,38 @@ def section_vertices(
     return p, cone, verts / (verts @ p.reshape(-1))[:, None]
 
 
+def sparse_columns(b: int, a: int, seed: int, density: float = 0.5) -> np.ndarray:
+    """A random mechanism Q (b outputs × a inputs, columns summing to 1) with many exact zeros
+    (each entry kept with probability ``density``; output 0 always possible)."""
+    rng = np.random.default_rng(seed)
+    q = rng.random((b, a)) * (rng.random((b, a)) < density)
+    q[0] += 1e-3
+    return q / q.sum(axis=0)
+
+
+def columns_drawn_as_q(y: np.ndarray, x: np.ndarray, q: np.ndarray, cols: np.ndarray, sigmas: float) -> None:
+    """Assert that the outputs ``y`` drawn for each input of ``cols`` (``x`` repeats each the
+    same number of times) have Q's column as frequencies within ``sigmas`` binomial σ, and that
+    outputs of probability 0 never occur."""
+    n_per = int(np.count_nonzero(x == cols[0]))
+    for col in cols:
+        emp = np.bincount(y[x == col], minlength=q.shape[0]) / n_per
+        tol = sigmas * np.sqrt(q[:, col] * (1 - q[:, col]) / n_per) + 1e-12
+        assert np.all(np.abs(emp - q[:, col]) <= tol), col
+        assert np.all(emp[q[:, col] == 0] == 0), col
+
+
+def assert_ladder_certified(res: Any, uset: Any, epsilon: float = 1.0) -> None:
+    """A column-generation result after its coarse stages: at least the last stage's information
+    (certification renormalises columns, so round-off only), passes the exact RLDP audit, and its
+    proven bound, if any, is not below it."""
+    from rldp.shared.audit import audit_rldp
+
+    assert res.information >= res.stages[-1]["information"] * (1 - 1e-7)
+    assert audit_rldp(res.matrix, uset, epsilon).passed
+    assert res.upper_bound is None or res.upper_bound >= res.information - 1e-9
+
+
 def jeffreys(shape: tuple[int, int], seed: int, n: int = ADULT_N) -> np.ndarray:
     """An empirical P̂ over S × U of ``n`` records drawn from a Jeffreys-Dirichlet truth (every S row non-empty)."""
     rng = np.random.default_rng(seed)

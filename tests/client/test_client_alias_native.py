@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import sparse_columns
 
 from rldp.client import alias as alias_module
 from rldp.client.alias import HAVE_NATIVE_ALIAS, AliasTable
@@ -14,22 +15,15 @@ from rldp.client.sampling import ColumnSampler
 needs_native = pytest.mark.skipif(not HAVE_NATIVE_ALIAS, reason="built without a C compiler")
 
 
-def _matrix(b: int, a: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    q = rng.random((b, a)) * (rng.random((b, a)) < 0.5)  # many exact zeros
-    q[0] += 1e-3
-    return q / q.sum(axis=0)
-
-
 def _table(b: int, a: int, seed: int, native: bool = True) -> AliasTable:
     """The alias table of a random Q (built directly: the sampler picks it only for some Q)."""
-    return AliasTable(ColumnSampler(_matrix(b, a, seed)).thresholds, native=native)
+    return AliasTable(ColumnSampler(sparse_columns(b, a, seed)).thresholds, native=native)
 
 
 @needs_native
 @pytest.mark.parametrize(("b", "a"), [(2, 5), (64, 3), (65, 17), (200, 700), (1500, 40), (4096, 9)])
 def test_the_c_build_is_the_numpy_table_byte_for_byte(b: int, a: int) -> None:
-    thresholds = ColumnSampler(_matrix(b, a, seed=b * a)).thresholds
+    thresholds = ColumnSampler(sparse_columns(b, a, seed=b * a)).thresholds
     built = AliasTable(thresholds, native=True)
     assert built.native
     np.testing.assert_array_equal(built.table, AliasTable(thresholds, native=False).table)
@@ -39,7 +33,7 @@ def test_the_c_build_is_the_numpy_table_byte_for_byte(b: int, a: int) -> None:
 
 @needs_native
 def test_the_c_build_refuses_thresholds_that_are_not_a_distribution() -> None:
-    thresholds = np.ascontiguousarray(ColumnSampler(_matrix(100, 6, seed=1)).thresholds)
+    thresholds = np.ascontiguousarray(ColumnSampler(sparse_columns(100, 6, seed=1)).thresholds)
     for column, edit in ((2, lambda t: t.__setitem__((2, 50), t[2, 49] - 1)), (4, lambda t: t.__setitem__((4, 99), 7))):
         bad = thresholds.copy()
         edit(bad)
@@ -88,7 +82,7 @@ def test_arrays_the_c_loop_cannot_read_as_they_are_take_the_numpy_path() -> None
 
 def test_without_the_accelerator_numpy_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(alias_module, "_native", None)
-    sampler = ColumnSampler(_matrix(200, 3000, seed=5))
+    sampler = ColumnSampler(sparse_columns(200, 3000, seed=5))
     assert sampler.alias is not None and not sampler.alias.native
     x = np.arange(3000).repeat(10)
     y = sampler.sample(x)

@@ -5,17 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import columns_drawn_as_q, sparse_columns
 
 from rldp.client import randomness, sampling
 from rldp.client.alias import AliasTable, search_thresholds
 from rldp.client.sampling import ColumnSampler, OSRandom
-
-
-def random_matrix(b: int, a: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    q = rng.random((b, a)) * (rng.random((b, a)) < 0.5)  # many exact zeros
-    q[0] += 1e-3
-    return q / q.sum(axis=0)
 
 
 def alias_masses(table: AliasTable, a: int) -> np.ndarray:
@@ -32,7 +26,7 @@ def alias_masses(table: AliasTable, a: int) -> np.ndarray:
 
 @pytest.mark.parametrize("b, a", [(5, 3), (70, 40), (300, 7), (1000, 12)])
 def test_alias_tables_give_every_output_exactly_its_mass(b, a):
-    sampler = ColumnSampler(random_matrix(b, a, seed=b + a))
+    sampler = ColumnSampler(sparse_columns(b, a, seed=b + a))
     table = AliasTable(sampler.thresholds)
     masses = alias_masses(table, a)
     expected = np.diff(sampler.thresholds.astype(np.int64), axis=1, prepend=0)
@@ -55,22 +49,18 @@ class Recorded(OSRandom):
 
 def test_many_outputs_use_the_alias_table_and_match_the_columns():
     b, a = 200, 3000  # a guide table would hold 2¹⁰ entries per column for 200 outputs
-    q = random_matrix(b, a, seed=7)
+    q = sparse_columns(b, a, seed=7)
     sampler = ColumnSampler(q)
     assert sampler.alias is not None and sampler.table is None
     n_per, cols = 100_000, np.array([0, 1, 2999])
     x = np.repeat(cols, n_per)
     y = sampler.sample(x, np.random.default_rng(3))
-    for col in cols:
-        emp = np.bincount(y[x == col], minlength=b) / n_per
-        tol = 5 * np.sqrt(q[:, col] * (1 - q[:, col]) / n_per) + 1e-12
-        assert np.all(np.abs(emp - q[:, col]) <= tol), col
-        assert np.all(emp[q[:, col] == 0] == 0)
+    columns_drawn_as_q(y, x, q, cols, sigmas=5)
 
 
 def test_alias_os_path_is_the_table_applied_to_the_bits_it_draws():
     b, a = 200, 3000
-    sampler = ColumnSampler(random_matrix(b, a, seed=8))
+    sampler = ColumnSampler(sparse_columns(b, a, seed=8))
     x = np.random.default_rng(1).integers(0, a, 3 * ColumnSampler.CHUNK + 5)
     source = Recorded(2)
     y = sampler.sample(x, source)
@@ -79,14 +69,14 @@ def test_alias_os_path_is_the_table_applied_to_the_bits_it_draws():
     np.testing.assert_array_equal(y, sampler.alias.sample(x, u))
     # ... which puts every u in one of the (at most) two outputs its bucket holds, and never
     # in an output of probability 0.
-    q = random_matrix(b, a, seed=8)
+    q = sparse_columns(b, a, seed=8)
     assert np.all(q[y, x] > 0)
 
 
 @pytest.mark.parametrize("span", [None, 3, 20])
 def test_threshold_search_is_plain_inversion(span):
     b, a, n = 300, 9, 50_000
-    thresholds = ColumnSampler(random_matrix(b, a, seed=11)).thresholds
+    thresholds = ColumnSampler(sparse_columns(b, a, seed=11)).thresholds
     rng = np.random.default_rng(4)
     x = rng.integers(0, a, n)
     u = rng.integers(0, 1 << 53, n, dtype=np.uint64)
@@ -99,7 +89,7 @@ def test_threshold_search_is_plain_inversion(span):
 
 
 def test_compact_output_types():
-    q = random_matrix(40, 6, seed=5)
+    q = sparse_columns(40, 6, seed=5)
     sampler = ColumnSampler(q)
     x = np.random.default_rng(0).integers(0, 6, 10_000)
     wide = sampler.sample(x, np.random.default_rng(1))
@@ -107,7 +97,7 @@ def test_compact_output_types():
     assert small.dtype == np.uint8 and wide.dtype == np.int64
     np.testing.assert_array_equal(small, wide)
     assert sampler.sample(x, dtype="uint16").dtype == np.uint16
-    big = ColumnSampler(random_matrix(300, 2, seed=6))
+    big = ColumnSampler(sparse_columns(300, 2, seed=6))
     with pytest.raises(ValueError, match=r"outputs 0\.\.299: one of uint16, uint32, int64"):
         big.sample([0, 1], dtype=np.uint8)
     with pytest.raises(ValueError, match="dtype must be"):
@@ -153,7 +143,7 @@ def test_mechanism_privatizes_into_a_compact_type():
 
 def test_alias_sample_is_the_alias_rule_written_plainly():
     b, a, n = 200, 3000, 3 * (1 << 15) + 7  # several chunks of the sampler
-    sampler = ColumnSampler(random_matrix(b, a, seed=12))
+    sampler = ColumnSampler(sparse_columns(b, a, seed=12))
     table = sampler.alias
     rng = np.random.default_rng(13)
     x = rng.integers(0, a, n)
@@ -170,25 +160,20 @@ def test_alias_sample_is_the_alias_rule_written_plainly():
 @pytest.mark.parametrize("rng", [None, OSRandom()])
 def test_alias_tables_fed_by_the_os_keystream_match_the_columns(rng):
     b, a = 200, 3000
-    q = random_matrix(b, a, seed=7)
+    q = sparse_columns(b, a, seed=7)
     sampler = ColumnSampler(q)
     assert sampler.alias is not None
     n_per, cols = 100_000, np.array([0, 5, 2999])
     x = np.repeat(cols, n_per)
     y = sampler.sample(x, rng)  # the plain OS source: chunks from one reused keystream buffer
-    for col in cols:
-        emp = np.bincount(y[x == col], minlength=b) / n_per
-        # 6 σ: unseeded, 600 checks, a false alarm once in ~10⁶ runs.
-        tol = 6 * np.sqrt(q[:, col] * (1 - q[:, col]) / n_per) + 1e-12
-        assert np.all(np.abs(emp - q[:, col]) <= tol), col
-        assert np.all(emp[q[:, col] == 0] == 0)
+    columns_drawn_as_q(y, x, q, cols, sigmas=6)  # unseeded, 600 checks: a false alarm once in ~10⁶ runs
 
 
 def test_alias_sampler_build_is_the_plain_inversion_thresholds_and_exact_masses():
     # The build runs its sums row by row and keeps T output-major; the numbers must be the
     # plain formula T[x, y] = ⌈C[x, y]·2⁵³⌉ bit for bit, and the table exact for every column.
     b, a = 200, 3000
-    q = random_matrix(b, a, seed=21)
+    q = sparse_columns(b, a, seed=21)
     sampler = ColumnSampler(q)
     assert sampler.alias is not None
     cum = np.cumsum(q.T, axis=1)

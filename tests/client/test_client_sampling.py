@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import sparse_columns
 
 from rldp.client import randomness
 from rldp.client.sampling import ColumnSampler, OSRandom, random_bytes, uniform_from_bytes
@@ -62,10 +63,7 @@ def test_random_bytes_are_uniform_fresh_and_never_repeat_a_key(monkeypatch, fast
 
 
 def random_matrix(b: int, a: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    q = rng.random((b, a)) * (rng.random((b, a)) < 0.6)  # many exact zeros
-    q[0] += 1e-3
-    return q / q.sum(axis=0)
+    return sparse_columns(b, a, seed, density=0.6)
 
 
 @pytest.mark.parametrize("b, a", [(5, 4), (40, 12), (300, 3)])
