@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import AlphabetError, RecordError
 from .fixed_width import FixedWidthCodes
-from .python_strings import PythonStringCodes
+from .python_strings import PythonStringCodes, holds_python_objects
 
 __all__ = ["Attribute", "product_strides", "value_product"]
 
@@ -114,8 +114,7 @@ class Attribute:
         """:meth:`encode` in the type the lookup produced: uint8 for Python strings of an
         attribute with at most 256 values, else int64 (a caller that scales and sums codes
         saves a conversion pass)."""
-        objects = isinstance(values, np.ndarray) and values.dtype.kind == "O" and values.ndim == 1
-        if (objects or isinstance(values, (list, tuple))) and len(values):
+        if holds_python_objects(values) and len(values):
             # Python strings (a list, or an object array read as it is: no tolist()), looked up
             # one by one (shared/python_strings.py: no string array, no sort).
             codes = self.python_strings.encode(values)

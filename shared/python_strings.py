@@ -31,7 +31,7 @@ try:  # built from shared/_string_index.c when a C compiler was there at install
 except ImportError:  # pragma: no cover - exercised by installs without a compiler
     StringIndex = None  # type: ignore[misc,assignment]
 
-__all__ = ["PythonStringCodes", "HAVE_NATIVE_STRINGS"]
+__all__ = ["PythonStringCodes", "HAVE_NATIVE_STRINGS", "holds_python_objects"]
 
 HAVE_NATIVE_STRINGS = StringIndex is not None
 
@@ -39,6 +39,14 @@ HAVE_NATIVE_STRINGS = StringIndex is not None
 _UINT8_VALUES = 256
 # The widest numpy string rows (code points) the accelerator reads (MAX_UCS4_WIDTH in the C source).
 _MAX_UNITS = 64
+
+
+def holds_python_objects(values: Any) -> bool:
+    """Whether ``values`` is a column these encoders read as it is: a list, a tuple or a 1-D
+    object array (Python objects, expected to be str)."""
+    if isinstance(values, np.ndarray):
+        return values.dtype.kind == "O" and values.ndim == 1
+    return isinstance(values, (list, tuple))
 
 
 class PythonStringCodes:

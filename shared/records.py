@@ -35,6 +35,7 @@ from .columns import (
     record_tuple,
 )
 from .errors import AlphabetError, RecordError, TableError
+from .python_strings import holds_python_objects
 from .tables import Table, frame_columns, is_data_frame
 
 __all__ = ["Alphabet", "Attribute", "product_strides"]
@@ -259,8 +260,7 @@ class Alphabet:
         path then names it)."""
         n = len(cols[0]) if isinstance(cols[0], (list, tuple, np.ndarray)) else -1
         for attr, col in zip(attrs, cols, strict=True):
-            objects = isinstance(col, np.ndarray) and col.dtype.kind == "O" and col.ndim == 1
-            if not ((objects or isinstance(col, (list, tuple))) and len(col) == n and n):
+            if not (holds_python_objects(col) and len(col) == n and n):
                 return None
             if not attr.python_strings.native:
                 return None
