@@ -24,7 +24,7 @@ from . import designs, health, mechanisms, reports
 from .dashboard import init_dashboard
 from .dashboard.pages import too_large_page
 from .fastpath import ReportsFastPath
-from .front import BODY_REFUSED_KEY
+from .front_keys import BODY_REFUSED_KEY
 from .metrics import Metrics
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import PROBLEMS, Problem, answer

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from .app import create_app
+from .front_keys import BODY_REFUSED_KEY, DRAINING_KEY
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import Problem
 from .responses import METRICS_EXTENSION
@@ -39,11 +41,6 @@ __all__ = ["BODY_TIMEOUT", "DRAIN_SECONDS", "BufferedFront", "create_front"]
 BODY_TIMEOUT = 60.0
 #: Seconds a stopping worker waits for the requests it is serving.
 DRAIN_SECONDS = 10.0
-#: The environ key through which the app learns that the worker is draining (``/readyz``).
-DRAINING_KEY = "rldp.draining"
-#: Environ key set (to True) when the front refused a dashboard request's body as too large: the
-#: app then answers its HTML 413 page (a person sent a form) instead of the API's JSON problem.
-BODY_REFUSED_KEY = "rldp.body_refused"
 #: Where the dashboard's pages live (their errors are HTML pages).
 _DASHBOARD_PREFIX = "/ui/"
 
@@ -226,8 +223,6 @@ class BufferedFront:
 def create_front() -> BufferedFront:
     """What each Granian worker calls (``rldp serve``): the app of :func:`.app.create_app`,
     configured from the environment, behind a :class:`BufferedFront`."""
-    from .app import create_app
-
     app = create_app()
     threads = int(os.environ.get("RLDP_THREADS", "4"))  # set by rldp serve from --threads
     cfg = app.config["RLDP"]

@@ -7,7 +7,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from rldp import __version__
 
-from .front import DRAINING_KEY
+from .front_keys import DRAINING_KEY
 from .openapi import build_openapi
 from .problems import Problem
 from .responses import METRICS_EXTENSION, current_service, respond

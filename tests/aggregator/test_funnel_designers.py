@@ -11,7 +11,8 @@ import pytest
 from rldp.aggregator.design import NOTION_METHODS, DesignError, design
 from rldp.aggregator.design.funnel.claim import Claim, input_joint
 from rldp.aggregator.design.funnel.families import cr_alpha, grr_alpha, oue_alpha
-from rldp.aggregator.design.funnel.lip import _cdd_vertices, _support_vertices, optimal_lip
+from rldp.aggregator.design.funnel.lip import _cdd_vertices, optimal_lip
+from rldp.aggregator.design.funnel.lip_polytope import support_vertices
 from rldp.aggregator.design.funnel.watchdog import subset_merging, subset_rr, watchdog
 from rldp.shared.attributes import Attribute
 from rldp.shared.audit import audit_document
@@ -75,7 +76,7 @@ def test_support_enumeration_finds_the_same_vertices_as_cddlib():
     p_s = joint.sum(axis=1)
     for eps in (0.2, 0.7):
         low, high = math.exp(-eps) * p_s, math.exp(eps) * p_s
-        a = np.unique(np.round(_support_vertices(cond, low, high), 8), axis=0)
+        a = np.unique(np.round(support_vertices(cond, low, high), 8), axis=0)
         b = _cdd_vertices(cond, low, high)
         b = np.unique(np.round(b / b.sum(axis=1, keepdims=True), 8), axis=0)
         assert len(a) > 20 and a.shape == b.shape
@@ -277,7 +278,7 @@ def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):
 
 def test_latent_cone_at_radius_zero_is_lts20_eq7(p_small):
     """At radius 0 the latent cone's rows are exactly [LTS20, eq 7]: P(·|s) − e^ε P(·|s′) for s ≠ s′."""
-    from rldp.aggregator.design.funnel.ldp import LatentGammaCone
+    from rldp.aggregator.design.funnel.latent_cone import LatentGammaCone
 
     cond = p_small / p_small.sum(axis=1, keepdims=True)
     rows = LatentGammaCone(cond, 0.7).inequalities()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rldp.aggregator.design import DesignError, design
-from rldp.aggregator.design.funnel import lip
+from rldp.aggregator.design.funnel import lip, lip_polytope
 from rldp.shared.audit import audit_document
 from rldp.shared.records import Alphabet
 
@@ -52,7 +52,7 @@ def test_cddlib_finds_every_vertex_the_support_enumeration_finds(eps):
     cond = p / p_x
     low, high = math.exp(-eps) * p_s, math.exp(eps) * p_s
     by_cdd = {tuple(v) for v in np.round(lip._cdd_vertices(cond, low, high), 8)}
-    by_support = {tuple(v) for v in np.round(lip._support_vertices(cond, low, high), 8)}
+    by_support = {tuple(v) for v in np.round(lip_polytope.support_vertices(cond, low, high), 8)}
     assert by_cdd and by_cdd == by_support
 
 

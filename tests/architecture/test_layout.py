@@ -6,13 +6,13 @@ Each is a property the layout promises (docs/design.md, "Architecture"); the imp
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
-import grimp
 import pytest
 from helpers import ROOT
 
@@ -50,21 +50,48 @@ def test_every_package_directory_is_packaged() -> None:
     assert found == listed, f"pyproject [tool.setuptools] packages: missing {found - listed}, stale {listed - found}"
 
 
+# Run in a fresh interpreter: this process has imported rldp from the editable install, which
+# maps rldp.shared to shared/ and so on at import time; grimp, handed that package, saw 2 of the
+# ~200 modules and found no cycle however many there were.
+_GRAPH_SCRIPT = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import grimp
+graph = grimp.build_graph("rldp", cache_dir=None)
+print(json.dumps({m: sorted(graph.find_modules_directly_imported_by(m)) for m in graph.modules}))
+"""
+
+
+def _tree_modules(tree: Path) -> set[str]:
+    """Every module the package tree holds, by its files (a package is its ``__init__``)."""
+    modules = set()
+    for path in (tree / "rldp").rglob("*.py"):
+        parts = path.relative_to(tree).with_suffix("").parts
+        modules.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return modules
+
+
 @pytest.fixture(scope="module")
-def import_graph(tmp_path_factory: pytest.TempPathFactory) -> grimp.ImportGraph:
-    # The same package tree `make lint` gives import-linter (see tools/package_tree.py).
+def import_graph() -> dict[str, list[str]]:
+    """{module: the modules it imports, at module level or inside a function} over the package tree
+    `make lint` gives import-linter (tools/package_tree.py), built by grimp in a fresh process."""
     tree = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "package_tree.py")], check=True, capture_output=True, text=True
     ).stdout.strip()
-    sys.path.insert(0, tree)
-    try:
-        return grimp.build_graph("rldp", cache_dir=None)
-    finally:
-        sys.path.remove(tree)
+    proc = subprocess.run(
+        [sys.executable, "-c", _GRAPH_SCRIPT, tree], capture_output=True, text=True, timeout=300, cwd=tree
+    )
+    assert proc.returncode == 0, proc.stderr
+    graph: dict[str, list[str]] = json.loads(proc.stdout)
+    missing = _tree_modules(Path(tree)) - set(graph)
+    assert not missing, (
+        f"the import graph misses {len(missing)} of the tree's modules (built from another rldp?): {sorted(missing)[:5]}"
+    )
+    return graph
 
 
-def test_no_import_cycle(import_graph: grimp.ImportGraph) -> None:
-    # Tarjan's strongly connected components over module-level imports: any component of
+def test_no_import_cycle(import_graph: dict[str, list[str]]) -> None:
+    # Tarjan's strongly connected components over every import (a function's too): any component of
     # more than one module is a cycle.
     graph = import_graph
     index: dict[str, int] = {}
@@ -76,7 +103,7 @@ def test_no_import_cycle(import_graph: grimp.ImportGraph) -> None:
 
     def visit(root: str) -> None:
         nonlocal counter
-        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        work = [(root, iter(sorted(graph[root])))]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
@@ -90,7 +117,7 @@ def test_no_import_cycle(import_graph: grimp.ImportGraph) -> None:
                     counter += 1
                     stack.append(child)
                     on_stack.add(child)
-                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                    work.append((child, iter(sorted(graph[child]))))
                 elif child in on_stack:
                     low[node] = min(low[node], index[child])
                 continue
@@ -108,7 +135,7 @@ def test_no_import_cycle(import_graph: grimp.ImportGraph) -> None:
                 if len(component) > 1:
                     cycles.append(sorted(component))
 
-    for module in sorted(graph.modules):
+    for module in sorted(graph):
         if module not in index:
             visit(module)
     # A package's __init__ importing its own submodules is how it re-exports its API; a cycle
@@ -196,3 +223,19 @@ def test_one_home(what: str, pattern: str, home: str) -> None:
     regex = re.compile(pattern, re.MULTILINE)
     places = sorted(str(p.relative_to(ROOT)) for p in _sources() if regex.search(p.read_text(encoding="utf-8")))
     assert places == [home], f"{what} must be defined in {home} only; found in {places}"
+
+
+def test_the_version_has_one_source() -> None:
+    import rldp
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert rldp.__version__ == config["project"]["version"]
+    literal = re.compile(r"^__version__\s*=\s*['\"]", re.MULTILINE)
+    assert not [str(p) for p in _sources() if literal.search(p.read_text(encoding="utf-8"))]
+
+
+def test_the_package_is_marked_typed() -> None:
+    # PEP 561: the marker in the top-level package covers its subpackages, and must be package data.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert (ROOT / "rldp" / "py.typed").is_file()
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["rldp"]

@@ -16,7 +16,8 @@ import requests
 from cli_helpers import RLDP
 from service.rldp_live import LiveServer, in_process_app, make_document
 
-from rldp.aggregator.http.front import DRAINING_KEY, BufferedFront
+from rldp.aggregator.http.front import BufferedFront
+from rldp.aggregator.http.front_keys import DRAINING_KEY
 from rldp.aggregator.services import clean_stale_dirs
 from rldp.aggregator.storage import open_storage
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from rldp.shared.information import row_information
 
-from .ldp import LatentGammaCone
+from .latent_cone import LatentGammaCone
 
 __all__ = ["latent_cg"]
 

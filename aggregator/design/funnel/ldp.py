@@ -25,10 +25,11 @@ import numpy as np
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
-from ..cone import GammaCone
 from ..errors import DesignError
 from ..exact import enumerate_vertices, optimal_weights
 from ..families import grr_matrix
+from .latent_cg import latent_cg
+from .latent_cone import LatentGammaCone
 
 __all__ = ["LATENT_EXACT_MAX_FACETS", "LATENT_EXACT_MAX_SYMBOLS", "LatentGammaCone", "latent_polyopt"]
 
@@ -37,24 +38,6 @@ __all__ = ["LATENT_EXACT_MAX_FACETS", "LATENT_EXACT_MAX_SYMBOLS", "LatentGammaCo
 LATENT_EXACT_MAX_FACETS = 45
 #: over a positive radius it has |U|² rows per pair: |U| ≤ this (|S| = 6, |U| = 6: < 1 s; |U| = 7: 15-25 s).
 LATENT_EXACT_MAX_SYMBOLS = 6
-
-
-class LatentGammaCone(GammaCone):
-    """Γ_ε of [LZG24, Def 3] on rows w ∈ R^U that are the same for every s (a latent S)."""
-
-    def __init__(self, lower_bounds: np.ndarray, epsilon: float) -> None:
-        super().__init__(lower_bounds, epsilon)
-        self.size = self.a2
-
-    def sides(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        w = np.atleast_2d(rows).reshape(-1, self.a2)
-        return super().sides(np.tile(w, (1, self.a1)))
-
-    def inequalities(self) -> np.ndarray:
-        """Def 3's rows with v_{s,u} = w_u: the coefficients of every s summed; shape (m, |U|)."""
-        full = GammaCone(self.lower, self.epsilon).inequalities().reshape(-1, self.a1, self.a2).sum(axis=1)
-        _, keep = np.unique(np.round(full, 14), axis=0, return_index=True)
-        return full[np.sort(keep)]
 
 
 def latent_polyopt(
@@ -78,8 +61,6 @@ def latent_polyopt(
     cone = LatentGammaCone(uncertainty.lower_bounds(), epsilon * (1 - DESIGN_MARGIN))
     p_u = uncertainty.public_distribution.sum(axis=0)
     if solver == "cg" or not exact_ok:
-        from .latent_cg import latent_cg  # the module imports this one (LatentGammaCone)
-
         seeds = [grr_matrix(a2, epsilon * (1 - DESIGN_MARGIN))]  # GRR on U is in Γ (ε-LDP w.r.t. U)
         rows, params = latent_cg(cone, p_u, time_budget, seeds)
         return cone.certify(rows), params

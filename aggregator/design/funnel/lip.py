@@ -18,7 +18,6 @@ generation (:mod:`.lip_cg`), with a proven upper bound on the optimum.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable
@@ -32,12 +31,12 @@ from rldp.shared.information import entropy
 
 from ..errors import DesignError, PolyOptError
 from .lip_cg import lip_cg
+from .lip_polytope import VERTEX_TOL, support_vertices
 
 __all__ = ["LIP_EXACT_MAX_SYMBOLS", "LipResult", "lip_vertices", "optimal_lip", "optimal_lip_rows"]
 
 #: Vertex enumeration of Δ is limited to this many input symbols with positive probability.
 LIP_EXACT_MAX_SYMBOLS = 24
-_TOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class LipResult:
 
 
 def _support_count(a: int, c: int) -> int:
-    """Linear systems :func:`_support_vertices` solves: supports of size k ≤ min(a, c) with k − 1
+    """Linear systems :func:`support_vertices` solves: supports of size k ≤ min(a, c) with k − 1
     active slab sides from distinct secrets (c = |S| with p_s > 0)."""
     return sum(math.comb(a, k) * math.comb(c, k - 1) * 2 ** (k - 1) for k in range(1, min(a, c) + 1))
 
@@ -66,46 +65,6 @@ def _support_count(a: int, c: int) -> int:
 _SUPPORT_MAX_SYSTEMS = 2_000_000
 #: From this ε_l + ε_u on, Δ has few vertices (|X| = 17, |S| = 5: ~200 at 2) and cddlib is faster.
 _CDD_FROM_BUDGET = 2.0
-
-
-def _support_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray, max_support: int | None = None) -> np.ndarray:
-    """Every vertex of Δ by its support (vectorised): a vertex with support T solves
-    [1; c_{s,T} for k − 1 active sides] v_T = [1; bounds] (the slab rows sum to the all-ones row, so
-    k ≤ |S|); each candidate is kept if it is ≥ 0 and inside every slab. ``max_support`` keeps only the
-    vertices with at most that many non-zero entries."""
-    n_s, a = c.shape
-    bound = np.stack([low, high])  # (2, |S|)
-    found = []
-    for k in range(1, min(a, n_s, max_support or n_s) + 1):
-        supports = np.array(list(itertools.combinations(range(a), k)), dtype=int)  # (m, k)
-        c_t = c[:, supports]  # (|S|, m, k)
-        sides = np.array(list(itertools.product((0, 1), repeat=k - 1)), dtype=int).reshape(2 ** (k - 1), k - 1)
-        for sec in itertools.combinations(range(n_s), k - 1):
-            mat = np.ones((len(supports), k, k))
-            mat[:, 1:, :] = c_t[list(sec)].transpose(1, 0, 2)
-            ok = np.ones(len(supports), dtype=bool)
-            try:  # exactly singular systems are rare (equal columns); filter them only then
-                inv = np.linalg.inv(mat)
-            except np.linalg.LinAlgError:
-                ok = np.abs(np.linalg.det(mat)) > 1e-12
-                inv = np.linalg.inv(mat[ok])
-            # One factorisation per (support, secrets), every choice of sides at once: v = M⁻¹ b.
-            rhs = np.ones((len(sides), k))
-            rhs[:, 1:] = bound[sides, list(sec)]
-            sol = np.einsum("mij,pj->mpi", inv, rhs).reshape(-1, k)
-            sup = np.repeat(supports[ok], len(sides), axis=0)
-            sel = np.all(sol >= -_TOL, axis=1)
-            sol, sup = sol[sel], sup[sel]
-            lift = np.einsum("smk,mk->ms", c[:, sup], sol)
-            inside = np.all(lift >= low - _TOL, axis=1) & np.all(lift <= high + _TOL, axis=1)
-            v = np.zeros((int(inside.sum()), a))
-            np.put_along_axis(v, sup[inside], sol[inside], axis=1)
-            found.append(v)
-    if not found:
-        return np.zeros((0, a))
-    verts = np.concatenate(found)
-    _, keep = np.unique(np.round(verts, 11), axis=0, return_index=True)
-    return verts[np.sort(keep)]
 
 
 def _cdd_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -140,7 +99,7 @@ def lip_vertices(
     """Vertices of Δ for P(s|x) = ``cond`` (|S|, |X|) and prior ``p_s``; shape (|V|, |X|), rows sum to 1.
 
     Empty (0 rows) when Δ is empty (a subset of symbols that cannot meet the budgets on its own).
-    Small supports are enumerated directly (:func:`_support_vertices`, ~10× faster than cddlib at
+    Small supports are enumerated directly (:func:`support_vertices`, ~10× faster than cddlib at
     |X| = 17, |S| = 5), larger problems by cddlib; ``method`` "support" or "cdd" forces one."""
     keep = p_s > 0
     c, ps = np.asarray(cond, dtype=float)[keep], np.asarray(p_s, dtype=float)[keep]
@@ -149,7 +108,7 @@ def lip_vertices(
     # cddlib is fastest when Δ has few vertices (large budgets), the supports otherwise.
     small = eps_lower + eps_upper < _CDD_FROM_BUDGET and _support_count(a, len(ps)) <= _SUPPORT_MAX_SYSTEMS
     if method == "support" or (method == "auto" and small):
-        verts = _support_vertices(c, low, high)
+        verts = support_vertices(c, low, high)
     else:
         verts = _cdd_vertices(c, low, high)
     if len(verts) == 0:
@@ -158,7 +117,7 @@ def lip_vertices(
     verts = verts / verts.sum(axis=1, keepdims=True)
     # Only points inside Δ after clipping (round-off).
     lift = verts @ c.T
-    ok = np.all(lift >= low - _TOL, axis=1) & np.all(lift <= high + _TOL, axis=1)
+    ok = np.all(lift >= low - VERTEX_TOL, axis=1) & np.all(lift <= high + VERTEX_TOL, axis=1)
     return verts[ok]
 
 

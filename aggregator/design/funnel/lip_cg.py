@@ -60,7 +60,7 @@ _LINEARISATION_STEPS = 12
 _DESCENT_STARTS = 6
 #: Heuristic pricing: when a round finds nothing, search again from this many times more starts.
 _BREADTHS = (4, 16, 64)
-#: Most small linear systems :func:`.lip._support_vertices` may solve for one vertex set.
+#: Most small linear systems :func:`.lip_polytope.support_vertices` may solve for one vertex set.
 _SYSTEMS_MAX = 2_000_000
 
 

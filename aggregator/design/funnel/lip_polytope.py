@@ -1,8 +1,10 @@
-"""The pieces of :mod:`.lip_cg`: the polytope Δ of [LTS20, eq 15] on the distinct columns of P(s|x),
-its LP model, the admission check of a column, and the master LP [LTS20, eq 17]."""
+"""The pieces of :mod:`.lip_cg` and :mod:`.lip`: the polytope Δ of [LTS20, eq 15], its vertices by
+support, Δ on the distinct columns of P(s|x), its LP model, the admission check of a column, and
+the master LP [LTS20, eq 17]."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import highspy
@@ -14,8 +16,20 @@ from ..errors import CGError
 #: HiGHS' feasibility tolerances in the master (solver settings, not privacy tolerances).
 _MASTER_FEASIBILITY = 1e-10
 _BASIC = 1e-13
+#: How far outside Δ (a negative entry, a lift past its slab) a vertex candidate may be and stay one.
+VERTEX_TOL = 1e-10
 
-__all__ = ["row_entropies", "Groups", "support_systems", "DeltaLP", "grouped_vertices", "Admission", "Master"]
+__all__ = [
+    "VERTEX_TOL",
+    "row_entropies",
+    "Groups",
+    "support_systems",
+    "support_vertices",
+    "DeltaLP",
+    "grouped_vertices",
+    "Admission",
+    "Master",
+]
 
 
 def row_entropies(rows: np.ndarray) -> np.ndarray:
@@ -90,12 +104,50 @@ class DeltaLP:
         return float(self.h.getInfo().objective_function_value)
 
 
+def support_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray, max_support: int | None = None) -> np.ndarray:
+    """Every vertex of Δ by its support (vectorised): a vertex with support T solves
+    [1; c_{s,T} for k − 1 active sides] v_T = [1; bounds] (the slab rows sum to the all-ones row, so
+    k ≤ |S|); each candidate is kept if it is ≥ 0 and inside every slab. ``max_support`` keeps only the
+    vertices with at most that many non-zero entries."""
+    n_s, a = c.shape
+    bound = np.stack([low, high])  # (2, |S|)
+    found = []
+    for k in range(1, min(a, n_s, max_support or n_s) + 1):
+        supports = np.array(list(itertools.combinations(range(a), k)), dtype=int)  # (m, k)
+        c_t = c[:, supports]  # (|S|, m, k)
+        sides = np.array(list(itertools.product((0, 1), repeat=k - 1)), dtype=int).reshape(2 ** (k - 1), k - 1)
+        for sec in itertools.combinations(range(n_s), k - 1):
+            mat = np.ones((len(supports), k, k))
+            mat[:, 1:, :] = c_t[list(sec)].transpose(1, 0, 2)
+            ok = np.ones(len(supports), dtype=bool)
+            try:  # exactly singular systems are rare (equal columns); filter them only then
+                inv = np.linalg.inv(mat)
+            except np.linalg.LinAlgError:
+                ok = np.abs(np.linalg.det(mat)) > 1e-12
+                inv = np.linalg.inv(mat[ok])
+            # One factorisation per (support, secrets), every choice of sides at once: v = M⁻¹ b.
+            rhs = np.ones((len(sides), k))
+            rhs[:, 1:] = bound[sides, list(sec)]
+            sol = np.einsum("mij,pj->mpi", inv, rhs).reshape(-1, k)
+            sup = np.repeat(supports[ok], len(sides), axis=0)
+            sel = np.all(sol >= -VERTEX_TOL, axis=1)
+            sol, sup = sol[sel], sup[sel]
+            lift = np.einsum("smk,mk->ms", c[:, sup], sol)
+            inside = np.all(lift >= low - VERTEX_TOL, axis=1) & np.all(lift <= high + VERTEX_TOL, axis=1)
+            v = np.zeros((int(inside.sum()), a))
+            np.put_along_axis(v, sup[inside], sol[inside], axis=1)
+            found.append(v)
+    if not found:
+        return np.zeros((0, a))
+    verts = np.concatenate(found)
+    _, keep = np.unique(np.round(verts, 11), axis=0, return_index=True)
+    return verts[np.sort(keep)]
+
+
 def grouped_vertices(cond: np.ndarray, p_s: np.ndarray, eps_l: float, eps_u: float, max_k: int) -> np.ndarray:
     """Vertices of Δ_G with at most ``max_k`` non-zero entries (all of them when max_k ≥ |S|)."""
-    from .lip import _support_vertices
-
     low, high = math.exp(-eps_l) * p_s, math.exp(eps_u) * p_s
-    verts = _support_vertices(cond, low, high, max_support=max_k)
+    verts = support_vertices(cond, low, high, max_support=max_k)
     if len(verts) == 0:
         return verts
     verts = np.maximum(verts, 0.0)
