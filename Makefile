@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rldp-installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast test-client-only lint lint-ruff lint-types lint-imports bench clean
 
 # The C accelerators are built by the install: a changed source re-installs.
 $(STAMP): pyproject.toml shared/_string_index.c client/_alias.c
@@ -21,13 +21,33 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q $(ARGS)
 
+# Everything but the slow tests and the live ones (a server process, a database, a browser).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow and not live" $(ARGS)
+
+# The client's unit tests on an install with no extra (what `pip install rldp` gives: no scipy,
+# no flask), against the stub aggregator: the client must not need the aggregator to be tested.
+CLIENT_VENV := build/client-only-venv
+test-client-only:
+	test -x $(CLIENT_VENV)/bin/python || $(PYTHON) -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/python -m pip install --quiet -e . pytest hypothesis
+	$(CLIENT_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not slow and not live" tests/client $(ARGS)
+
 # Static checks (CI runs them before the tests): ruff lint + format, mypy (strict on
 # rldp.shared, rldp.client and rldp.cli), the import contracts of pyproject.toml.
-lint: $(STAMP)
+# The three parts are also the hooks of .pre-commit-config.yaml.
+lint: lint-ruff lint-types lint-imports
+
+lint-ruff: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+lint-types: $(STAMP)
 	$(PY) tools/package_tree.py >/dev/null
 	cd build/package-tree && ../../$(VENV)/bin/mypy --config-file ../../pyproject.toml -p rldp
+
+lint-imports: $(STAMP)
+	$(PY) tools/package_tree.py >/dev/null
 	cd build/package-tree && PYTHONPATH=. ../../$(VENV)/bin/lint-imports --config ../../pyproject.toml --no-cache
 
 bench: $(STAMP)
