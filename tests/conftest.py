@@ -1,4 +1,9 @@
-"""Session fixtures (constants live in helpers.py)."""
+"""Session fixtures (constants live in helpers.py) and the ``live`` marker.
+
+Every test that uses a live-server fixture (``server``, ``live_server``) or sits in
+tests/integration/ is marked ``live``; ``make test-fast`` leaves them out. The live server is
+imported only when a test asks for it, so tests/client runs on a client-only install.
+"""
 
 from __future__ import annotations
 
@@ -29,3 +34,33 @@ def adult_csv(tmp_path_factory) -> Path:
 _settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 _settings.register_profile("explore", print_blob=True)
 _settings.load_profile("explore" if _os.environ.get("RLDP_HYPOTHESIS_EXPLORE") else "ci")
+
+
+LIVE_FIXTURES = frozenset({"server", "live_server"})
+_INTEGRATION = Path(__file__).resolve().parent / "integration"
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) or _INTEGRATION in item.path.parents:
+            item.add_marker(pytest.mark.live)
+
+
+@pytest.fixture(scope="session")
+def client_databases(tmp_path_factory):
+    from service.rldp_live import Databases  # the aggregator: only for live tests
+
+    dbs = Databases(tmp_path_factory.mktemp("client-databases"))
+    yield dbs
+    dbs.cleanup()
+
+
+@pytest.fixture(scope="session")
+def server(client_databases, tmp_path_factory):
+    """A live aggregator (``rldp serve``, SQLite) on loopback for the whole session."""
+    from service.rldp_live import LiveServer
+
+    srv = LiveServer(client_databases.url("sqlite"), tmp_path_factory.mktemp("client-server"))
+    srv.start()
+    yield srv
+    srv.stop()

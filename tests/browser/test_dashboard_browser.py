@@ -133,6 +133,7 @@ def _simulate_reports(server: LiveServer, mechanism: str) -> None:
     assert resp.status_code == 201, resp.text
 
 
+@pytest.mark.live
 def test_operator_walkthrough(server: LiveServer, browser, shots: Path, tmp_path: Path) -> None:
     driver = browser
     public_csv = tmp_path / "adult-public.csv"

@@ -50,6 +50,7 @@ def _design_lines() -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.live
 def test_python_snippets_run_against_a_live_server(adult_csv, tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()

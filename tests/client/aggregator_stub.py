@@ -1,7 +1,9 @@
 """A recording stub aggregator for the client tests, and small helpers (documents, a clock).
 
 The stub serves documents and keeps every batch it is sent, for the parts of the wire format
-the real service may not accept yet (batches labelled with a collection window).
+the real service may not accept yet (batches labelled with a collection window). It is the
+standard library's HTTP server and rldp.shared only, so the client's tests run on a client-only
+install (``make test-client-only``).
 """
 
 from __future__ import annotations
@@ -9,15 +11,13 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import msgpack
 import numpy as np
-from service.rldp_live import SMALL_ALPHABET
-from werkzeug.serving import make_server
-from werkzeug.wrappers import Request, Response
+from documents import SMALL_ALPHABET, grr
 
-from rldp.aggregator.design import grr_matrix
 from rldp.shared.document import build_document, to_msgpack
 
 # 2026-11-24T05:00:00Z: a fixed "now" for window labels.
@@ -32,7 +32,7 @@ def grr_document(epsilon: float = 1.0, window: str | None = None, tag: str | Non
         extra["collection"] = {"window": window}
     return build_document(
         method="grr",
-        matrix=grr_matrix(SMALL_ALPHABET.size, epsilon),
+        matrix=grr(SMALL_ALPHABET.size, epsilon),
         alphabet=SMALL_ALPHABET,
         public_distribution=np.full(SMALL_ALPHABET.shape, 1 / SMALL_ALPHABET.size),
         privacy={"notion": "rldp", "epsilon": epsilon, "uncertainty": {"order": 2, "radius": None}},
@@ -68,34 +68,54 @@ class Aggregator:
         self.release = threading.Event()
         self._lock = threading.Lock()
 
-        @Request.application
-        def app(request: Request) -> Response:
-            if request.method == "GET":
-                with self._lock:
-                    self.gets += 1
-                doc = self.documents.get(request.path.rsplit("/", 1)[-1])
-                if doc is None:
-                    return Response(json.dumps({"type": "x/unknown-mechanism"}), 404, mimetype="application/json")
-                return Response(to_msgpack(doc), 200, mimetype="application/msgpack")
-            body = msgpack.unpackb(request.get_data())
-            if self.mode == "hang":
-                with self._lock:
-                    self.in_flight.append(body)
-                self.release.wait(60)
-                return Response("gone", 503)
-            if self.mode == "down":
-                return Response("down", 503, headers={"Retry-After": "0"})
-            if self.mode == "refuse":
-                problem = {"type": "https://rldp.dev/problems/window-refused", "title": "no", "detail": "refused"}
-                return Response(json.dumps(problem), 422, mimetype="application/problem+json")
-            with self._lock:
-                self.posts.append(body)
-                duplicate = body["batch"] in self.batches
-                self.batches.setdefault(body["batch"], body)
-            answer = {"batch": body["batch"], "accepted": len(body["reports"]), "duplicate": duplicate}
-            return Response(json.dumps(answer), 200 if duplicate else 201, mimetype="application/json")
+        stub = self
 
-        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+            def _answer(self, status: int, body: bytes, media: str, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", media)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                with stub._lock:
+                    stub.gets += 1
+                doc = stub.documents.get(self.path.split("?", 1)[0].rsplit("/", 1)[-1])
+                if doc is None:
+                    self._answer(404, json.dumps({"type": "x/unknown-mechanism"}).encode(), "application/json")
+                else:
+                    self._answer(200, to_msgpack(doc), "application/msgpack")
+
+            def do_POST(self) -> None:
+                body = msgpack.unpackb(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if stub.mode == "hang":
+                    with stub._lock:
+                        stub.in_flight.append(body)
+                    stub.release.wait(60)
+                    self._answer(503, b"gone", "text/plain")
+                elif stub.mode == "down":
+                    self._answer(503, b"down", "text/plain", {"Retry-After": "0"})
+                elif stub.mode == "refuse":
+                    problem = {"type": "https://rldp.dev/problems/window-refused", "title": "no", "detail": "refused"}
+                    self._answer(422, json.dumps(problem).encode(), "application/problem+json")
+                else:
+                    with stub._lock:
+                        stub.posts.append(body)
+                        duplicate = body["batch"] in stub.batches
+                        stub.batches.setdefault(body["batch"], body)
+                    answer = {"batch": body["batch"], "accepted": len(body["reports"]), "duplicate": duplicate}
+                    self._answer(200 if duplicate else 201, json.dumps(answer).encode(), "application/json")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -113,3 +133,4 @@ class Aggregator:
     def close(self) -> None:
         self.release.set()
         self.server.shutdown()
+        self.server.server_close()

@@ -1,5 +1,9 @@
-"""Fixtures for the client tests: a live aggregator on loopback (SQLite) to talk to, and a
-recording stub aggregator (:mod:`aggregator_stub`)."""
+"""Fixtures for the client's unit tests: a recording stub aggregator (:mod:`aggregator_stub`).
+
+Nothing here imports the aggregator: these tests run on a client-only install
+(``make test-client-only``). Tests against the real service use the ``server`` fixture of
+tests/conftest.py and are marked ``live``.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +11,6 @@ from typing import Any
 
 import pytest
 from aggregator_stub import Aggregator
-from service.rldp_live import Databases, LiveServer
-
-
-@pytest.fixture(scope="session")
-def client_databases(tmp_path_factory):
-    dbs = Databases(tmp_path_factory.mktemp("client-databases"))
-    yield dbs
-    dbs.cleanup()
-
-
-@pytest.fixture(scope="session")
-def server(client_databases, tmp_path_factory):
-    srv = LiveServer(client_databases.url("sqlite"), tmp_path_factory.mktemp("client-server"))
-    srv.start()
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture

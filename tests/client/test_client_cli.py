@@ -9,7 +9,7 @@ import msgpack
 import numpy as np
 import pytest
 from cli_helpers import run_cli
-from service.rldp_live import ADMIN_TOKEN, make_document
+from documents import ADMIN_TOKEN, make_document
 
 from rldp.client import Client, OfflineQueue, ProblemError
 

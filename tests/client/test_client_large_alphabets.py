@@ -120,7 +120,8 @@ def test_small_batches_use_the_keystream(monkeypatch):
 
 
 def test_mechanism_privatizes_into_a_compact_type():
-    from rldp.aggregator.design import grr_matrix
+    from documents import grr as grr_matrix
+
     from rldp.client import Mechanism
     from rldp.shared.document import build_document
     from rldp.shared.records import Alphabet, Attribute

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from service.rldp_live import make_document, tampered
+from documents import make_document, tampered
 
 from rldp.client import Mechanism, MechanismRejected
 from rldp.shared.document import build_document

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 from aggregator_stub import grr_document
-from service.rldp_live import SMALL_ALPHABET
+from documents import SMALL_ALPHABET
 
 from rldp.client import Client, StateFileError
 from rldp.client.state import STATE_FORMAT

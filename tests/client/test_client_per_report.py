@@ -18,7 +18,7 @@ import sqlite3
 import numpy as np
 import pytest
 from aggregator_stub import DAY, Clock, grr_document
-from service.rldp_live import SMALL_ALPHABET
+from documents import SMALL_ALPHABET
 
 from rldp.aggregator.design import add_per_report_layer, grr_matrix
 from rldp.client import Client, MechanismRejected

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN_TOKEN, SMALL_ALPHABET
+from documents import ADMIN_TOKEN, SMALL_ALPHABET, grr
 
-from rldp.aggregator.design import grr_matrix
 from rldp.client import Client, Mechanism, MechanismRejected, VerificationPolicy
 from rldp.shared.divergence import confidence_radius
 from rldp.shared.document import build_document
@@ -25,7 +24,7 @@ def document(n: int, tag: str) -> dict:
     radius = confidence_radius(n, BETA, SMALL_ALPHABET.size, 2.0)
     return build_document(
         method="grr",
-        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        matrix=grr(SMALL_ALPHABET.size, 1.0),
         alphabet=SMALL_ALPHABET,
         public_distribution=P_HAT,
         privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": radius, "n": n, "beta": BETA}},
@@ -74,7 +73,7 @@ def test_max_public_n_also_refuses_a_small_radius_without_n(honest):
     radius = confidence_radius(10 * N_PUBLIC, BETA, SMALL_ALPHABET.size, 2.0)
     sly = build_document(
         method="grr",
-        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        matrix=grr(SMALL_ALPHABET.size, 1.0),
         alphabet=SMALL_ALPHABET,
         public_distribution=P_HAT,
         privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": radius}},
@@ -96,14 +95,14 @@ def test_min_radius_refuses_a_smaller_confidence_set(honest, inflated):
 def test_documents_without_a_finite_set_pass_the_floors():
     unbounded = build_document(
         method="grr",
-        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        matrix=grr(SMALL_ALPHABET.size, 1.0),
         alphabet=SMALL_ALPHABET,
         public_distribution=P_HAT,
         privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": None}},
     )
     ldp = build_document(
         method="grr",
-        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        matrix=grr(SMALL_ALPHABET.size, 1.0),
         alphabet=SMALL_ALPHABET,
         public_distribution=P_HAT,
         privacy={"notion": "ldp", "epsilon": 1.0},

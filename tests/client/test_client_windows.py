@@ -169,7 +169,7 @@ def test_a_refused_batch_releases_its_window(aggregator, tmp_path):
 
 
 def test_windowed_submit_end_to_end(server, tmp_path):
-    from service.rldp_live import ADMIN_TOKEN
+    from documents import ADMIN_TOKEN
 
     doc = grr_document(window="P1D")
     with Client(server.url, token=ADMIN_TOKEN, state_path=tmp_path / "s.sqlite3", retries=0) as client:

@@ -1,11 +1,11 @@
-"""Helpers for tests that run the real service: live servers on loopback, databases, documents.
+"""Helpers for tests that run the real service: live servers on loopback, databases.
 
-Imported as ``service.rldp_live`` (tests/ is on sys.path) by tests/service and tests/client.
+Imported as ``service.rldp_live`` (tests/ is on sys.path). The documents and tokens live in
+:mod:`documents` (client-safe) and are re-exported here.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -19,17 +19,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import numpy as np
 import pytest
 import requests
+from documents import ADMIN_TOKEN, READ_TOKEN, SMALL_ALPHABET, make_document, tampered  # noqa: F401 (re-exported)
 
-from rldp.aggregator.design import grr_matrix
 from rldp.aggregator.http import create_app
-from rldp.shared.document import build_document
-from rldp.shared.records import Alphabet, Attribute
 
-ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
-READ_TOKEN = "test-read-token-0123456789abcdef"
 POSTGRES_ENV = "RLDP_TEST_POSTGRES_URL"
 BACKENDS = ["sqlite", "postgresql"]
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -37,10 +32,7 @@ MAX_BODY = 4_000_000  # bytes: the shared live servers' body limit (small enough
 READ = {"Authorization": f"Bearer {READ_TOKEN}"}
 
 
-# --------------------------------------------------------------------------- documents
-
-
-SMALL_ALPHABET = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("colour", ("blue", "green", "red"))])
+# --------------------------------------------------------------------------- in-process app
 
 
 @contextmanager
@@ -58,46 +50,6 @@ def in_process_app(tmp_path: Path, **config: Any) -> Iterator[Any]:
         yield app
     finally:
         app.extensions["rldp"].storage.close()
-
-
-def make_document(
-    tag: str | None = None,
-    *,
-    epsilon: float = 1.0,
-    leak: float | None = None,
-    alphabet: Alphabet = SMALL_ALPHABET,
-    window: str | None = None,
-) -> dict[str, Any]:
-    """A small valid GRR mechanism claiming (ε, all distributions)-RLDP; unique per ``tag``.
-
-    With ``leak``, the matrix is GRR at ε = ``leak`` while the document still claims
-    ``epsilon``: a correctly hashed document that fails its audit. With ``window`` (e.g.
-    "P1D") it collects by window: ``"collection": {"window": window}``.
-    """
-    extra: dict[str, Any] = {"test": tag or uuid.uuid4().hex}
-    if window is not None:
-        extra["collection"] = {"window": window}
-    k = alphabet.size
-    q = grr_matrix(k, leak if leak is not None else epsilon)
-    p = np.full(alphabet.shape, 1.0 / k)
-    return build_document(
-        method="grr",
-        matrix=q,
-        alphabet=alphabet,
-        public_distribution=p,
-        privacy={"notion": "rldp", "epsilon": epsilon, "uncertainty": {"order": 2, "radius": None}},
-        extra=extra,
-    )
-
-
-def tampered(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document with two matrix entries swapped (still stochastic) but the old id."""
-    out = json.loads(json.dumps(doc))
-    col = [row[0] for row in out["matrix"]]
-    out["matrix"][0][0], out["matrix"][1][0] = col[1], col[0]
-    if col[0] == col[1]:
-        out["matrix"][0][0], out["matrix"][1][0] = col[0] * 0.5, col[1] + col[0] * 0.5
-    return out
 
 
 # --------------------------------------------------------------------------- databases

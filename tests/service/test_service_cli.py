@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 
+import pytest
 import requests
 from cli_helpers import run_cli
 from service.rldp_live import LiveServer
@@ -40,6 +41,7 @@ def test_token_and_hash():
     assert run("token", "--hash", stdin="").returncode == 2
 
 
+@pytest.mark.live
 def test_dev_server_serves(tmp_path):
     server = LiveServer(f"sqlite:///{tmp_path}/dev.sqlite3", tmp_path / "logs", dev=True).start()
     try:

@@ -100,6 +100,7 @@ def _answer(port: int, head: bytes) -> bytes:
     return data
 
 
+@pytest.mark.live
 def test_the_front_answers_dashboard_forms_over_the_limit_with_an_html_page(tmp_path):
     server = LiveServer(
         f"sqlite:///{tmp_path}/db.sqlite3",

@@ -17,6 +17,7 @@ THREADS = 6
 
 
 @pytest.mark.parametrize("backend, sync", [("sqlite", "FULL"), ("sqlite", "NORMAL"), ("postgresql", None)])
+@pytest.mark.live
 def test_kill9_mid_ingestion_then_restart(backend, sync, databases, tmp_path):
     url = databases.url(backend)
     if sync:

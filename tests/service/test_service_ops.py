@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import requests
 from cli_helpers import RLDP
 from service.rldp_live import LiveServer, in_process_app, make_document
@@ -26,6 +27,7 @@ def _owned_dirs(tmp: Path) -> list[str]:
     return sorted(p.name for p in tmp.iterdir() if p.name.startswith(("rldp-writer-", "rldp-metrics-")))
 
 
+@pytest.mark.live
 def test_a_second_serve_on_a_busy_port_refuses(tmp_path):
     server = LiveServer(f"sqlite:///{tmp_path}/a.sqlite3", tmp_path / "logs", workers=1, threads=1).start()
     try:
@@ -49,6 +51,7 @@ def test_a_second_serve_on_a_busy_port_refuses(tmp_path):
         server.stop()
 
 
+@pytest.mark.live
 def test_folders_of_a_killed_server_are_removed_at_the_next_start(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -116,6 +119,7 @@ def _read_answer(sock: socket.socket) -> bytes:
     return head + b"\r\n\r\n" + rest
 
 
+@pytest.mark.live
 def test_sigterm_drains_the_uploads_in_flight(tmp_path):
     url = f"sqlite:///{tmp_path}/db.sqlite3"
     server = LiveServer(url, tmp_path / "logs", workers=2, threads=4).start()
@@ -189,6 +193,7 @@ def _raw(port: int, data: bytes, *, half_close: bool = True) -> bytes:
         return _read_answer(sock)
 
 
+@pytest.mark.live
 def test_incomplete_bodies_are_refused_and_not_stored(tmp_path):
     url = f"sqlite:///{tmp_path}/db.sqlite3"
     server = LiveServer(url, tmp_path / "logs", workers=1, threads=2).start()
@@ -219,6 +224,7 @@ def test_incomplete_bodies_are_refused_and_not_stored(tmp_path):
         store.close()
 
 
+@pytest.mark.live
 def test_slow_bodies_do_not_take_the_threads(tmp_path):
     """Trickling clients hold no app thread: with one worker × one thread and 16 connections
     sending a byte every 0.5 s, /healthz and a normal upload are answered (a body that never
@@ -250,6 +256,7 @@ def test_slow_bodies_do_not_take_the_threads(tmp_path):
         server.stop()
 
 
+@pytest.mark.live
 def test_unbuffered_serves_the_app_under_wsgi_without_the_front(tmp_path):
     """``--unbuffered`` (behind a buffering proxy): the same API under Granian's WSGI interface, said
     at start-up; uploads are stored as with the front."""

@@ -181,6 +181,7 @@ def test_bad_public_name_is_an_invalid_parameter(checked):
 # -- the real server
 
 
+@pytest.mark.live
 def test_the_live_server_reads_public_data_from_the_environment(databases, tmp_path, adult_csv, documents):
     server = LiveServer(databases.url("sqlite"), tmp_path / "logs", env={"RLDP_PUBLIC_DATA": str(adult_csv)})
     server.start()

@@ -139,6 +139,7 @@ def writer_pid(server: LiveServer) -> int:
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the writer process through /proc")
+@pytest.mark.live
 def test_kill9_of_the_writer_mid_ingestion_loses_no_acknowledged_batch(tmp_path):
     url = f"sqlite:///{tmp_path}/live.sqlite3"
     server = LiveServer(url, tmp_path / "logs", workers=2, threads=4).start()
