@@ -89,7 +89,7 @@ class DesignRequest:
     time_budget: float = _field(
         DEFAULT_TIME_BUDGET,
         "seconds",
-        "seconds for the design (held within about 10 %%); the best certified mechanism found is "
+        "seconds for the design (held within about 10 %); the best certified mechanism found is "
         "returned (default 60). Ctrl-C writes the best one found so far and exits 130",
     )
     target: Any = _field(None, "target", "method coupling: the common target over U", flag=False)

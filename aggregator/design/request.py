@@ -151,8 +151,8 @@ def validate_request(
     ``beta_ceiling`` (a service's trust bound) refuses a larger β. DesignParameterError naming the field.
     """
     notion = _notion(request)
-    method = _method(request.method, notion)
     claim = _claim(request, notion)
+    method = _method(request.method, notion)
     uncertainty = _uncertainty(request, beta_ceiling)
     try:
         check_solver_options(

@@ -14,9 +14,11 @@ from typing import Any
 
 from rldp.aggregator.design import (
     COST_RULES,
+    SOLVERS,
     TARGET_RULES,
     DesignParameterError,
     check_design_size,
+    request_fields,
     request_from_json,
     validate_request,
 )
@@ -36,11 +38,15 @@ __all__ = [
     "DEFAULT_MAX_BETA",
     "DEFAULT_PUBLIC_NAME",
     "DESIGN_NOTIONS",
+    "DESIGN_REQUEST_FIELDS",
+    "DESIGN_SOLVERS",
     "design_request",
 ]
 
 DEFAULT_PUBLIC_NAME = "uploaded CSV"  # the provenance name of the public data when the request gives none
 _FIELDS = ("csv", "sensitive", "released", "method")
+#: The fields of a design request (for the API's schema) and the solvers it may name.
+DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS = request_fields(), SOLVERS
 #: The named targets and transport costs of the coupling mechanism (method coupling, notion distp).
 COUPLING_TARGETS, COUPLING_COSTS = TARGET_RULES, COST_RULES
 
