@@ -179,7 +179,7 @@ def test_a_confidence_set_at_a_large_beta_is_refused_by_default():
     radius = confidence_radius(N_PUBLIC, 0.999999, SMALL_ALPHABET.size, 2.0)
     doc = build_document(
         method="grr",
-        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        matrix=grr(SMALL_ALPHABET.size, 1.0),
         alphabet=SMALL_ALPHABET,
         public_distribution=P_HAT,
         privacy={
