@@ -22,6 +22,7 @@ N = ADULT_N
 MARGIN = 1 - DESIGN_MARGIN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("same_sensitive", [False, True])
 @pytest.mark.parametrize("shape, seed, eps", [((2, 3), 12, 0.9), ((3, 2), 4, 2.0), ((3, 3), 7, 0.5)])
 def test_section_bound_is_at_least_the_best_vertex_for_any_prices(same_sensitive, shape, seed, eps):
@@ -42,6 +43,7 @@ def test_section_bound_is_at_least_the_best_vertex_for_any_prices(same_sensitive
         assert r_old is not None and r <= r_old + 1e-6 * (1 + abs(r_old))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape, seed, eps", [((2, 3), 2, 1.0), ((3, 3), 5, 2.0), ((2, 4), 9, 0.5)])
 def test_section_bound_at_the_optimal_duals_bounds_exact_polyopt_and_is_tighter(shape, seed, eps):
     p = jeffreys(shape, seed)
@@ -59,6 +61,7 @@ def test_section_bound_at_the_optimal_duals_bounds_exact_polyopt_and_is_tighter(
     assert res.upper_bound is not None and exact - 1e-9 <= res.upper_bound <= new * (1 + 2e-3)
 
 
+@pytest.mark.slow
 def test_section_bound_is_tighter_on_converged_problems():
     # The measurement: the old bound was 1.30-1.51× the optimum at ε = 1 on converged
     # problems (1.41-1.82× on these draws, at the same duals); the pieces give 1.10-1.34×.
@@ -72,6 +75,7 @@ def test_section_bound_is_tighter_on_converged_problems():
         assert res.information <= res.upper_bound <= min(0.85 * old, 1.35 * res.lp_value), shape
 
 
+@pytest.mark.slow
 def test_section_bound_respects_its_deadline():
     p = jeffreys((3, 3), 2)
     cone = GammaCone(UncertaintySet.from_confidence(p, N, 0.05).lower_bounds(), 1.0)
@@ -106,6 +110,7 @@ def test_aggregation_keeps_the_fine_problems_self_pairs():
     assert not plain[0]
 
 
+@pytest.mark.slow
 def test_the_coarse_to_fine_ladder_has_nested_rungs_and_certified_designs():
     p = jeffreys((12, 16), 8)
     assert cg.coarse_aggregation(p).shape == (12, 8)
@@ -120,6 +125,7 @@ def test_the_coarse_to_fine_ladder_has_nested_rungs_and_certified_designs():
     assert_ladder_certified(res, uset)
 
 
+@pytest.mark.slow
 def test_polyopt_reports_the_bound_kind_and_gap():
     p = jeffreys((5, 6), 3)
     uset = UncertaintySet.from_confidence(p, N, 0.05)

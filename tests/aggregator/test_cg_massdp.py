@@ -61,6 +61,7 @@ def test_dp_bound_is_at_least_the_best_vertex_for_any_prices(same_sensitive, sha
             assert r is not None and r >= best - 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "shape, seed, eps, ratio",
     [((2, 5), 1, 1.0, 1.03), ((3, 4), 2, 1.0, 1.03), ((2, 4), 9, 0.5, 1.01), ((3, 3), 5, 2.0, 1.08)],
@@ -105,6 +106,7 @@ def test_the_binding_tuple_is_a_point_of_the_piece_with_the_dp_value():
         assert value >= r - 0.02 * (1 + abs(r))
 
 
+@pytest.mark.slow
 def test_refinement_and_the_price_search_keep_proofs_and_tighten_them():
     # Refining the pieces and searching λ never go below exact PolyOpt and never loosen the bound.
     from rldp.aggregator.design.cg.proof import Prover

@@ -18,6 +18,7 @@ def designed(adult_csv, tmp_path_factory):
     return out, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_design_json_line(designed):
     out, record = designed
     assert set(record) == {
@@ -36,6 +37,7 @@ def test_design_json_line(designed):
     assert json.loads(out.read_text())["id"] == record["id"]
 
 
+@pytest.mark.slow
 def test_audit_pass_and_fail(designed, tmp_path):
     out, _ = designed
     proc = run("audit", out, "--json")

@@ -18,6 +18,7 @@ from rldp.shared.tables import Table, blank_counts, header_looks_like_data, read
 SMALL = "sex,race\nMale,White\nFemale,Black\nMale,Black\nFemale,White\nMale,White\nFemale,White\n"
 
 
+@pytest.mark.slow
 def test_headerless_file_gets_a_hint_to_use_names(tmp_path):
     proc = run(*design_args(adult_path(), tmp_path / "m.json", method="grr"))
     assert_one_line_error(proc, "no column 'sex'", "looks like data", "--names")
@@ -39,6 +40,7 @@ def _blank_csv(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_blank_cells_warn_by_default_and_follow_missing(tmp_path):
     path = _blank_csv(tmp_path)
     assert blank_counts(read_csv(path), ["sex", "race"]) == {"sex": 1, "race": 1}
@@ -64,6 +66,7 @@ def test_blank_cells_warn_by_default_and_follow_missing(tmp_path):
     assert proc.returncode == 0 and "warning" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_delimiter_and_encoding(tmp_path):
     tsv = tmp_path / "public.tsv"
     tsv.write_bytes(SMALL.replace(",", "\t").replace("White", "Wh\u00efte").encode("latin-1"))
@@ -81,6 +84,7 @@ def test_delimiter_and_encoding(tmp_path):
         read_csv(tsv, delimiter=";;")
 
 
+@pytest.mark.slow
 def test_continuous_column_is_refused_before_allocating(tmp_path):
     """Adult's fnlwgt has ~21k values: |X| = 2 × 21k; GRR alone would be a 14 GiB matrix."""
     proc = run(
@@ -92,6 +96,7 @@ def test_continuous_column_is_refused_before_allocating(tmp_path):
     assert_one_line_error(proc, "|X| = ", f"> {MAX_DESIGN_SYMBOLS:,}", "'fnlwgt' has", "Bin it")
 
 
+@pytest.mark.slow
 def test_out_into_a_missing_folder_names_the_folder(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text(SMALL)

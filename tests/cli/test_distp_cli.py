@@ -29,6 +29,7 @@ def coupling_doc(adult_csv, tmp_path_factory):
     return out, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_design_prints_the_claim_the_audit_and_the_coupling(coupling_doc):
     out, record = coupling_doc
     assert record["notion"] == "distp" and record["method"] == "coupling"
@@ -44,6 +45,7 @@ def test_design_prints_the_claim_the_audit_and_the_coupling(coupling_doc):
     assert json.loads(audit.stdout)["notion"] == "distp"
 
 
+@pytest.mark.slow
 def test_evaluate_reports_delta_divergences_xdistp_and_loss(coupling_doc):
     out, _ = coupling_doc
     proc = run("evaluate", out, "--data", adult_path("adult.test.csv.gz"), "--json")
@@ -61,6 +63,7 @@ def test_evaluate_reports_delta_divergences_xdistp_and_loss(coupling_doc):
     assert text.returncode == 0 and "XDistP w.r.t. EMD (hamming cost)" in text.stdout
 
 
+@pytest.mark.slow
 def test_a_cost_matrix_from_a_csv(adult_csv, tmp_path):
     cost = tmp_path / "cost.csv"
     cost.write_text("\n".join(",".join("0" if i == j else "2" for j in range(6)) for i in range(6)) + "\n")
@@ -72,6 +75,7 @@ def test_a_cost_matrix_from_a_csv(adult_csv, tmp_path):
     assert doc["parameters"]["target_rule"] == "marginal" and doc["audit"]["extra"]["scope"] == "at P̂ only"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "needles"),
     [
@@ -90,6 +94,7 @@ def test_bad_input_gets_one_line_naming_the_field(adult_csv, tmp_path, extra, ne
     assert_one_line_error(_design(adult_csv, tmp_path / "x.json", *extra), *needles)
 
 
+@pytest.mark.slow
 def test_bad_epsilon_costs_and_methods(adult_csv, tmp_path):
     out = tmp_path / "x.json"
     negative = tmp_path / "neg.csv"

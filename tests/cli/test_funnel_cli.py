@@ -33,6 +33,7 @@ def _write(tmp_path, privacy: dict, name: str) -> object:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("radius", [0.0, 0.02])
 def test_audit_reports_both_sides_the_worst_place_and_the_scope(tmp_path, radius: float) -> None:
     lower, upper = lip_epsilons(Q, P_HAT)
@@ -57,6 +58,7 @@ def test_audit_reports_both_sides_the_worst_place_and_the_scope(tmp_path, radius
     assert "worst upper lift at output" in text.stdout
 
 
+@pytest.mark.slow
 def test_evaluate_reports_lift_measures_and_the_funnel_epsilons(tmp_path) -> None:
     path = _write(tmp_path, {"notion": "lip", "epsilon": 1.0, "uncertainty": {"order": 2.0, "radius": 0.0}}, "lip")
     proc = run("evaluate", path, "--json")

@@ -15,6 +15,7 @@ def _design(public, out, *extra: object):
     return run("design", public, *FUNNEL, "--out", out, *extra)
 
 
+@pytest.mark.slow
 def test_alip_watchdog_on_adult_passes_the_audit(adult_csv, tmp_path):
     out = tmp_path / "wd.json"
     proc = _design(
@@ -36,6 +37,7 @@ def test_alip_watchdog_on_adult_passes_the_audit(adult_csv, tmp_path):
     assert json.loads(audit.stdout)["notion"] == "alip"
 
 
+@pytest.mark.slow
 def test_lip_grr_json_record(adult_csv, tmp_path):
     proc = _design(adult_csv, tmp_path / "grr.json", "--notion", "lip", "--epsilon", "0.5", "--method", "grr", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -43,6 +45,7 @@ def test_lip_grr_json_record(adult_csv, tmp_path):
     assert record["method"] == "grr" and record["epsilon"] == 0.5 and record["epsilon_audited"] <= 0.5 + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "needles"),
     [

@@ -12,6 +12,7 @@ from cli_helpers import run_cli as run
 S_INPUT = ("--sensitive", "relationship", "--released", "occupation", "--radius", "0", "--method", "optimal")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "budget",
     [("--notion", "lip", "--epsilon", "1"), ("--notion", "alip", "--epsilon-lower", "2", "--epsilon-upper", "1")],
@@ -30,12 +31,14 @@ def test_optimal_lip_on_87_symbols(adult_csv, tmp_path, budget):
     assert json.loads(audit.stdout)["notion"] == budget[1]
 
 
+@pytest.mark.slow
 def test_human_summary_names_the_solver_and_bound(adult_csv, tmp_path):
     proc = run("design", adult_csv, *S_INPUT, "--notion", "lip", "--epsilon", "2", "--out", tmp_path / "o.json")
     assert proc.returncode == 0, proc.stderr
     assert "solver   cg" in proc.stdout and "lagrangian-exact-pricing" in proc.stdout
 
 
+@pytest.mark.slow
 def test_exact_solver_on_87_symbols_is_one_line(adult_csv, tmp_path):
     out = tmp_path / "x.json"
     proc = run("design", adult_csv, *S_INPUT, "--notion", "lip", "--epsilon", "1", "--solver", "exact", "--out", out)

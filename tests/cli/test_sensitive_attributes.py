@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from cli_helpers import design_args, run_cli
 
 from rldp.shared.audit import audit_document
 from rldp.shared.document import FORMAT_2, alphabet, mechanism_matrix, read_document
 
 
+@pytest.mark.slow
 def test_a_product_secret_designs_and_audits(adult_csv: Path, tmp_path: Path) -> None:
     out = tmp_path / "sex-race.json"
     proc = run_cli(
@@ -39,6 +41,7 @@ def test_a_product_secret_designs_and_audits(adult_csv: Path, tmp_path: Path) ->
     assert audit.returncode == 0 and "PASS" in audit.stdout
 
 
+@pytest.mark.slow
 def test_a_latent_secret_designs_audits_and_evaluates(adult_csv: Path, tmp_path: Path) -> None:
     out = tmp_path / "latent.json"
     proc = run_cli(*design_args(adult_csv, out, method="grr", released="relationship"), "--latent")
@@ -54,6 +57,7 @@ def test_a_latent_secret_designs_audits_and_evaluates(adult_csv: Path, tmp_path:
     assert np.isclose(record["epsilon_ldp"], 1.0) and 0 < record["nmi"] < 1
 
 
+@pytest.mark.slow
 def test_a_latent_secret_refuses_methods_that_read_it(adult_csv: Path, tmp_path: Path) -> None:
     proc = run_cli(*design_args(adult_csv, tmp_path / "x.json", method="polyopt", released="relationship"), "--latent")
     assert proc.returncode == 2

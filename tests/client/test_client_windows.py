@@ -73,6 +73,7 @@ def test_batches_without_windows_keep_todays_wire_format():
     assert msgpack.unpackb(item.body)["window"] == "2026-11-24" and item.window == "2026-11-24"
 
 
+@pytest.mark.slow
 def test_memoised_reports_over_many_windows_have_the_one_report_distribution(aggregator, tmp_path):
     doc = grr_document(epsilon=1.0, window="P1D")
     agg = aggregator(doc)

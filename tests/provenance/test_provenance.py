@@ -118,6 +118,7 @@ def shifted_doc(public):
     return designed(shifted(public))
 
 
+@pytest.mark.slow
 def test_designs_record_their_provenance(honest, public):
     prov = provenance_of(honest)
     assert prov == {
@@ -204,6 +205,7 @@ def test_the_designer_refuses_a_provenance_that_does_not_describe_its_data(publi
 # -- the attacks
 
 
+@pytest.mark.slow
 def test_both_attacks_pass_the_plain_audit_and_leak_for_the_real_population(honest, inflated_doc, shifted_doc, public):
     honest_set = UncertaintySet.from_confidence(public.distribution, public.n, BETA)
     for doc in (honest, inflated_doc, shifted_doc):
@@ -247,6 +249,7 @@ def test_without_provenance_the_attack_is_still_caught_by_p_hat_n_and_radius(inf
     assert {m.field for m in check.mismatches} == {"n", "radius"} and "no provenance" in check.notes[0]
 
 
+@pytest.mark.slow
 def test_a_radius_without_beta_is_held_to_the_default_confidence_level(public, adult):
     doc = designed(public, radius=1e-7)
     assert "beta" not in doc["privacy"]["uncertainty"] and audit_document(doc).passed

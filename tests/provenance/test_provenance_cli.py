@@ -48,6 +48,7 @@ def _mismatch_line(proc) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_design_records_where_p_hat_came_from(adult_csv, counts, tmp_path):
     out = tmp_path / "m.json"
     proc = run_cli(*design_args(adult_csv, out, method="srr"))
@@ -67,6 +68,7 @@ def test_design_records_where_p_hat_came_from(adult_csv, counts, tmp_path):
     assert json.loads(named.read_text())["provenance"]["name"] == "UCI Adult, adult.data (1996)"
 
 
+@pytest.mark.slow
 def test_audit_with_the_public_data_passes_the_honest_design(documents, adult_csv, counts):
     proc = run_cli("audit", documents["honest"], "--public-data", adult_csv)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -76,6 +78,7 @@ def test_audit_with_the_public_data_passes_the_honest_design(documents, adult_cs
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "attack, needles",
     [
@@ -103,6 +106,7 @@ def test_audit_with_the_public_data_catches_a_misstated_p_hat(documents, adult_c
     assert record["epsilon_audited"] <= 1.0 + 1e-9  # its own audit passes: only the data tells
 
 
+@pytest.mark.slow
 def test_a_document_without_provenance_is_said_so_and_still_compared(documents, adult_csv, tmp_path):
     with open(documents["honest"]) as fh:
         doc = json.load(fh)
@@ -120,6 +124,7 @@ def test_a_document_without_provenance_is_said_so_and_still_compared(documents, 
     assert proc.returncode == 1 and "radius: the document's 5e-05" in _mismatch_line(proc), proc.stdout
 
 
+@pytest.mark.slow
 def test_public_data_that_cannot_be_compared_is_one_clear_line(documents, adult_csv, tmp_path):
     lines = adult_csv.read_text().splitlines()
     no_sex = tmp_path / "no_sex.csv"
@@ -136,6 +141,7 @@ def test_public_data_that_cannot_be_compared_is_one_clear_line(documents, adult_
     assert_one_line_error(proc, "outside the document's alphabet", "race: 'Martian'")
 
 
+@pytest.mark.slow
 def test_an_inconsistent_provenance_fails_the_plain_audit(documents, tmp_path):
     with open(documents["honest"]) as fh:
         doc = json.load(fh)

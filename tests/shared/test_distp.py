@@ -91,6 +91,7 @@ def grr_document(eps_mechanism: float, claim: dict, *, latent: bool = False) -> 
 # --------------------------------------------------------------------------- the δ audit is exact
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("outputs", [1, 2, 5, 9, 12])
 def test_smallest_delta_equals_brute_force_over_every_output_set_in_both_directions(outputs: int) -> None:
     rng = np.random.default_rng(100 + outputs)
