@@ -61,6 +61,7 @@ def test_audit_pass_and_fail(designed, tmp_path):
     assert "FAIL" in proc.stdout and "exceeds the claimed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_evaluate_under_users_distribution(designed):
     out, _ = designed
     proc = run("evaluate", out, "--data", adult_path("adult.test.csv.gz"), "--json")
@@ -70,6 +71,7 @@ def test_evaluate_under_users_distribution(designed):
     assert rec["epsilon_realised"] is not None and rec["epsilon_realised"] <= 1.0 + 1e-9
 
 
+@pytest.mark.slow
 def test_bad_inputs_get_one_clear_line(adult_csv, tmp_path):
     out = tmp_path / "m.json"
     assert_one_line_error(
@@ -98,6 +100,7 @@ def test_non_stochastic_matrix_is_refused(designed, tmp_path):
     assert_one_line_error(run("audit", bad), "sum")
 
 
+@pytest.mark.slow
 def test_warm_start_seeds_a_design_and_refuses_a_foreign_alphabet(adult_csv, tmp_path):
     low, high = tmp_path / "low.json", tmp_path / "high.json"
     solver = ("--solver", "cg", "--time-budget", "2", "--json")

@@ -177,6 +177,7 @@ def test_mixing_is_the_least_that_passes_and_delta_decreases_in_t():
     )
 
 
+@pytest.mark.slow
 def test_the_default_target_is_no_worse_than_the_marginal_after_mixing():
     rng = np.random.default_rng(11)
     for _ in range(3):

@@ -38,6 +38,7 @@ def problems(draw):
     return p_hat, n, eps
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=problems())
 def test_every_designer_is_stochastic_and_passes_its_audit(problem):

@@ -289,6 +289,7 @@ def test_max_iter_reports_non_convergence():
 # --------------------------------------------------------------------------- statistics
 
 
+@pytest.mark.slow
 def test_inverse_l1_error_matches_its_exact_covariance():
     """E‖θ̃ − θ‖₁ = Σ_x sd_x·sqrt(2/π) for the unbiased (Gaussian in the limit) inverse
     estimator; the projection onto the simplex can only shorten the L2 error. Mean over
@@ -337,6 +338,7 @@ def _check_coverage(cells, marginal, reps):
     assert abs(cells.mean() - LEVEL) <= 4 * pooled + 0.01, cells.mean()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["em", "inverse"])
 def test_delta_intervals_cover_95_percent(method):
     q = srr_matrix(2, 3, 1.0)
@@ -350,6 +352,7 @@ def test_bootstrap_intervals_cover_95_percent():
     _check_coverage(cells, marginal, 100)
 
 
+@pytest.mark.slow
 def test_delta_interval_at_the_boundary_is_conservative():
     """A true zero cell: the MLE sits at or near 0 and its interval still covers 0."""
     theta = np.array([0.0, 0.3, 0.1, 0.2, 0.15, 0.25])

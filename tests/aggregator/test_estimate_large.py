@@ -18,6 +18,7 @@ def _draw(q: np.ndarray, n: int, seed: int) -> np.ndarray:
     return rng.multinomial(n, pi / pi.sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "q",
     [

@@ -41,6 +41,7 @@ def p_small() -> np.ndarray:
 CASES = [(notion, method) for notion in FUNNEL for method in NOTION_METHODS[notion]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("notion", "method"), CASES)
 @pytest.mark.parametrize("latent", [True, False])
 @pytest.mark.parametrize("radius", [0.0, 0.02])
@@ -138,6 +139,7 @@ def adult_claims():
     return p, {eps: Claim("alip", eps / 2, eps / 2, u, True) for eps in (1.0, 2.0)}
 
 
+@pytest.mark.slow
 def test_the_papers_watchdog_leaks_on_adult_and_rldps_does_not(adult_claims):
     p, claims = adult_claims
     paper, _ = watchdog(claims[2.0], enforce=False)
@@ -182,6 +184,7 @@ def test_zds23_adult_utilities(adult_claims):
     assert normalized_mutual_information(srr[0], p_u) >= normalized_mutual_information(aorr, p_u) - 0.01
 
 
+@pytest.mark.slow
 def test_zds23_synthetic_means():
     """[ZDS23], |X| = 17, |S| = 5, P_SX = normalised uniform draws, λ = 0.5: complete merging 0.17 and
     subset merging 0.73 at ε = 1, complete merging 0.52 and AORR 0.94 at ε = 2. Tolerance: the

@@ -26,6 +26,7 @@ def adult(request):
     return alph, p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", EPSILONS)
 def test_latent_optimal_lip_on_adult_passes_its_audit(adult, eps):
     alph, p = adult
@@ -35,6 +36,7 @@ def test_latent_optimal_lip_on_adult_passes_its_audit(adult, eps):
     np.testing.assert_allclose(np.asarray(doc["matrix"]).sum(axis=0), 1.0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_s_as_an_input_on_adult_goes_to_column_generation(adult):
     alph, p = adult  # X = (S, U) has 87 symbols with positive probability: beyond the exact method
     doc = design("optimal", alphabet=alph, public_distribution=p, radius=0.0, notion="lip", epsilon=3.0)
@@ -43,6 +45,7 @@ def test_s_as_an_input_on_adult_goes_to_column_generation(adult):
         design("optimal", alphabet=alph, public_distribution=p, radius=0.0, notion="lip", epsilon=3.0, solver="exact")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", EPSILONS)
 def test_cddlib_finds_every_vertex_the_support_enumeration_finds(eps):
     from rldp.demo.datasets import adult_distribution
@@ -56,6 +59,7 @@ def test_cddlib_finds_every_vertex_the_support_enumeration_finds(eps):
     assert by_cdd and by_cdd == by_support
 
 
+@pytest.mark.slow
 def test_a_lossy_enumeration_falls_back_to_the_supports(monkeypatch):
     """If the floating-point enumeration loses vertices so that p_X is out of their hull, the optimum is
     still found (by supports), and equals the one from a complete enumeration."""

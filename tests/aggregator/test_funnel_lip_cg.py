@@ -44,6 +44,7 @@ def adult():
     return alph, p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pricing", ["auto", "heuristic"])
 @pytest.mark.parametrize("budgets", BUDGETS)
 def test_cg_matches_exact_on_synthetic_17x5(budgets, pricing):
@@ -59,6 +60,7 @@ def test_cg_matches_exact_on_synthetic_17x5(budgets, pricing):
             assert res.upper_bound <= exact.information + 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sensitive", "released"), [("relationship", "occupation"), ("occupation", "relationship")])
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
 def test_cg_matches_exact_on_adult_latent(sensitive, released, eps):
@@ -169,6 +171,7 @@ def test_column_generation_beyond_its_limit_is_one_clear_error():
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_robust_optimal_lip_on_87_symbols_passes_the_robust_audit(adult):
     alph, p = adult
     doc = design(

@@ -70,6 +70,7 @@ def test_matches_exact_polyopt_and_passes_the_audit(shape, seed, eps, same_sensi
     assert res.upper_bound is not None and res.upper_bound >= exact.information - 1e-9
 
 
+@pytest.mark.slow
 def test_paper_example3_numbers():
     uset = UncertaintySet.from_confidence(EXAMPLE_P_HAT, EXAMPLE_N, 0.05)
     low = uset.lower_bounds()
@@ -81,6 +82,7 @@ def test_paper_example3_numbers():
         assert audit_rldp(res.matrix, uset, EXAMPLE_EPSILON + 1e-9).passed
 
 
+@pytest.mark.slow
 def test_anytime_returns_a_certified_mechanism_at_least_as_good_as_its_seeds():
     p = jeffreys((6, 6), 11)
     uset = UncertaintySet.from_confidence(p, N, 0.05)
@@ -236,6 +238,7 @@ def test_nr_hull_bound_covers_every_subset(monkeypatch):
 # -- design() and the CLI ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_design_solver_selection_and_record():
     alphabet = _alphabet(2, 2)
     auto = design("polyopt", alphabet=alphabet, public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2), n=EXAMPLE_N)
@@ -292,6 +295,7 @@ def test_exact_solver_refuses_large_alphabets_with_a_hint():
         design_matrix("polyopt", uset, 1.0, budget=3)
 
 
+@pytest.mark.slow
 def test_cli_solver_flags(adult_csv, tmp_path):
     out = tmp_path / "po.json"
     proc = run_cli(
@@ -311,6 +315,7 @@ def test_cli_solver_flags(adult_csv, tmp_path):
         assert proc.returncode == 2 and "Traceback" not in proc.stderr and needle in proc.stderr
 
 
+@pytest.mark.slow
 def test_exact_set_design_is_certified_and_never_below_polyopt():
     p = jeffreys((2, 3), 21, n=3000)
     uset = UncertaintySet.from_confidence(p, 3000, 0.05)
@@ -322,6 +327,7 @@ def test_exact_set_design_is_certified_and_never_below_polyopt():
     assert res.information >= base.information * 0.995
 
 
+@pytest.mark.slow
 def test_nr_with_an_unseen_sensitive_value_falls_back_to_the_polytope_solver():
     p = jeffreys((4, 4), 3)
     p[0, :] = 0.0
@@ -428,6 +434,7 @@ def test_large_alphabets_start_from_the_coarse_problem():
     assert_ladder_certified(res, uset)  # its rows seed the master
 
 
+@pytest.mark.slow
 def test_warm_start_from_a_smaller_epsilon_keeps_sweeps_monotone():
     p = jeffreys((10, 8), 6)
     uset = UncertaintySet.from_confidence(p, N, 0.05)
@@ -443,6 +450,7 @@ def test_warm_start_from_a_smaller_epsilon_keeps_sweeps_monotone():
         design_matrix("polyopt", uset, 1.2, solver="cg", time_budget=0.5, warm_start=[q1[:, :10]])
 
 
+@pytest.mark.slow
 def test_coarse_to_fine_on_a_small_shape_matches_exact_and_bounds_it(monkeypatch):
     # Force the coarse stage where exact enumeration is possible:
     # the result must still be certified and near the optimum, and the bound (which now
