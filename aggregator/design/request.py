@@ -69,8 +69,8 @@ def _method(method: Any, notion: str) -> str:
     methods = methods_for(notion)
     if method is None:
         raise _err(f"a design needs a method; methods for {notion}: {', '.join(methods)}", parameter="method")
-    if method in methods:
-        return str(method)
+    if isinstance(method, str) and method in methods:
+        return method
     if method not in ALL_METHODS:
         raise _err(
             f"unknown method {describe(method)}; choose one of: {', '.join(methods)} (notion {notion})",
@@ -96,7 +96,11 @@ def _claim(request: DesignRequest, notion: str) -> dict[str, Any]:
     if "epsilon_lower" in claim:
         for name in ("epsilon_lower", "epsilon_upper"):
             if getattr(request, name) is None:
-                raise _err(f"notion {notion} needs {name} (ε_l and ε_u, finite numbers > 0, nats)", parameter=name)
+                raise _err(
+                    f"notion {notion} needs epsilon_lower and epsilon_upper (ε_l, ε_u: finite numbers > 0, nats); "
+                    f"{name} is missing",
+                    parameter=name,
+                )
             out[name] = check_epsilon(getattr(request, name), name, error=_err)
         top = max(out["epsilon_lower"], out["epsilon_upper"])
         if (
@@ -246,8 +250,6 @@ def _transport(check: Any, name: str) -> None:
 
 
 _JSON_TYPES = {
-    "method": "string",
-    "notion": "string",
     "solver": "string",
     "window": "string",
     "bool": "boolean",
@@ -257,8 +259,8 @@ _JSON_TYPES = {
 
 def _json_value(kind: str, name: str, value: Any) -> Any:
     """One JSON value checked for its type by the field's kind (ranges are :func:`validate_request`'s)."""
-    if value is None:
-        return None
+    if value is None or kind in ("notion", "method"):  # validate_request names their choices
+        return value
     if kind in ("epsilon", "delta", "beta", "order", "seconds") or (
         kind == "radius" and value not in ("inf", "Infinity")
     ):
@@ -278,7 +280,8 @@ def _json_value(kind: str, name: str, value: Any) -> Any:
     expected = _JSON_TYPES[kind]
     ok = {"string": isinstance(value, str), "boolean": isinstance(value, bool), "integer": type(value) is int}[expected]
     if not ok:
-        raise _err(f"{name} must be a {expected}; got {describe(value)}", parameter=name)
+        wanted = "true or false" if expected == "boolean" else f"a {expected}"
+        raise _err(f"{name} must be {wanted}; got {describe(value)}", parameter=name)
     return value
 
 

@@ -45,7 +45,11 @@ def test_defaults_are_applied_once() -> None:
         ({"delta": 0.1}, "delta", "delta applies to notion distp only"),
         ({"notion": "distp", "method": "grr", "delta": 1.0}, "delta", "delta must be a number in [0, 1)"),
         ({"epsilon_lower": 0.5}, "epsilon_lower", "applies to notion alip only"),
-        ({"notion": "alip", "method": "grr", "epsilon": None, "epsilon_lower": 0.5}, "epsilon_upper", "needs epsilon_upper"),
+        (
+            {"notion": "alip", "method": "grr", "epsilon": None, "epsilon_lower": 0.5},
+            "epsilon_upper",
+            "needs epsilon_upper",
+        ),
         (
             {"notion": "alip", "method": "grr", "epsilon": 2.0, "epsilon_lower": 0.5, "epsilon_upper": 1.0},
             "epsilon",
