@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from service.rldp_live import ADMIN, ADMIN_TOKEN, finished_job, in_process_app, run_design_job
 
-from rldp.shared.notions import DESIGN_NOTIONS
 from rldp.aggregator.http.openapi import build_openapi
 from rldp.shared.audit import audit_document, lip_epsilons
 from rldp.shared.document import alphabet, mechanism_matrix
+from rldp.shared.notions import DESIGN_NOTIONS
 
 # 60 rows, S = sex, X = colour; the papers' watchdog (unenforced) leaks here at ε = 0.5 (audited 0.62).
 COUNTS = {("F", "blue"): 2, ("F", "green"): 9, ("F", "red"): 7, ("F", "white"): 10}
@@ -93,7 +93,12 @@ def test_a_distp_coupling_job_takes_delta_target_and_cost(http):
         ({**LIP, "notion": 3}, "invalid-parameter", "notion", "must be one of"),
         ({**LIP, "method": "srr"}, "invalid-parameter", "method", "does not design for notion 'lip'"),
         ({**LIP, "latent": "yes"}, "invalid-parameter", "latent", "true or false"),
-        ({**LIP, "method": "cr", "latent": True}, "invalid-parameter", "latent", "needs the sensitive attribute as an input"),
+        (
+            {**LIP, "method": "cr", "latent": True},
+            "invalid-parameter",
+            "latent",
+            "needs the sensitive attribute as an input",
+        ),
         ({**LIP, "epsilon_lower": 0.5}, "invalid-parameter", "epsilon_lower", "alip only"),
         ({**LIP, "epsilon": 0.0}, "invalid-parameter", "epsilon", "epsilon must be"),
         ({k: v for k, v in LIP.items() if k != "epsilon"}, "missing-field", "epsilon", "'epsilon'"),
