@@ -59,7 +59,7 @@ def _client(args: argparse.Namespace, *, auth: bool = False, read: bool = False)
             raise ValidationError(
                 f"set {ADMIN_TOKEN_ENV}{also}: this command needs the service's admin token (rldp token --plain makes one)"
             )
-    return Client(url, timeout=args.timeout, retries=args.retries, token=secret)
+    return Client(url, timeout=args.timeout, retries=args.retries, token=secret, state_path=None)  # draws nothing
 
 
 def _resolve(given: str, known: Callable[[], list[str]], kind: str, length: int, listing: str) -> str:
