@@ -131,7 +131,9 @@ def collection_paths(
                     _401=unauthorized,
                     _404=problem("unknown-mechanism"),
                     _409=problem("collection-exists / mechanism-retired"),
-                    _422=problem("missing-field / wrong-type / invalid-parameter / claim-policy-violated / rotation-refused"),
+                    _422=problem(
+                        "missing-field / wrong-type / invalid-parameter / claim-policy-violated / rotation-refused"
+                    ),
                     body=True,
                 ),
             },

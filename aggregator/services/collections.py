@@ -51,7 +51,10 @@ __all__ = ["COLLECTION_NAME", "POLICY_PARAMETERS", "Collections", "check_policy"
 #: A collection's name: what an app writes in its code (lowercase, digits, '.', '_', '-').
 COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 #: The parameters of a claim policy per notion (every other notion: ε alone).
-POLICY_PARAMETERS: dict[str, tuple[str, ...]] = {"distp": ("epsilon", "delta"), "alip": ("epsilon_lower", "epsilon_upper")}
+POLICY_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "distp": ("epsilon", "delta"),
+    "alip": ("epsilon_lower", "epsilon_upper"),
+}
 _DESCRIPTION_MAX = 1000
 
 
@@ -68,7 +71,9 @@ def _number(policy: Mapping[str, Any], key: str, *, low: float, closed: bool, hi
 def check_policy(policy: Any) -> dict[str, Any]:
     """A claim policy ``{"notion", <its parameters>}`` checked and normalised (InvalidParameter otherwise)."""
     if not isinstance(policy, Mapping):
-        raise WrongType(f"policy must be an object such as {{'notion': 'rldp', 'epsilon': 1}}; got {describe_value(policy)}")
+        raise WrongType(
+            f"policy must be an object such as {{'notion': 'rldp', 'epsilon': 1}}; got {describe_value(policy)}"
+        )
     notion = policy.get("notion")
     if notion not in notions():
         raise InvalidParameter(

@@ -24,6 +24,7 @@ __all__ = ["CollectionChanged", "CollectionEntry", "CollectionRecord", "Collecti
 class CollectionChanged(RldpError):
     """A rotation was checked against a collection state that another request changed meanwhile."""
 
+
 #: Version 4's tables (also run by the 3 → 4 migration). ``collection_window`` and ``seq``:
 #: WINDOW is a reserved word of PostgreSQL.
 COLLECTION_STATEMENTS = [
@@ -87,7 +88,9 @@ class CollectionStore:
         if row is None:
             return None
         entries = conn.execute(
-            self._sql("SELECT mechanism, since, until FROM rldp_collection_mechanisms WHERE collection = ? ORDER BY seq"),
+            self._sql(
+                "SELECT mechanism, since, until FROM rldp_collection_mechanisms WHERE collection = ? ORDER BY seq"
+            ),
             (name,),
         ).fetchall()
         return CollectionRecord(
@@ -98,9 +101,7 @@ class CollectionStore:
             status=row[4],
             created=float(row[5]),
             retired=None if row[6] is None else float(row[6]),
-            mechanisms=tuple(
-                CollectionEntry(str(m), float(s), None if u is None else float(u)) for m, s, u in entries
-            ),
+            mechanisms=tuple(CollectionEntry(str(m), float(s), None if u is None else float(u)) for m, s, u in entries),
         )
 
     def create_collection(
@@ -180,7 +181,9 @@ class CollectionStore:
         """Mark a collection retired (idempotent); None if unknown."""
         with self.write_transaction() as conn:
             conn.execute(
-                self._sql("UPDATE rldp_collections SET status = 'retired', retired = ? WHERE name = ? AND status <> 'retired'"),
+                self._sql(
+                    "UPDATE rldp_collections SET status = 'retired', retired = ? WHERE name = ? AND status <> 'retired'"
+                ),
                 (time.time(), name),
             )
             return self._collection(conn, name)

@@ -136,8 +136,11 @@ def test_create_get_list_rotate_retire_over_http(http):
     assert [c["name"] for c in http.get("/v1/collections").json["collections"]] == ["app-usage"]
     retired = http.post("/v1/collections/app-usage/retire", headers=ADMIN)
     assert retired.status_code == 200 and retired.json["status"] == "retired"
-    refused(http.post("/v1/collections/app-usage/rotate", json={"mechanism": publish(http)}, headers=ADMIN), 409,
-            "collection-retired")
+    refused(
+        http.post("/v1/collections/app-usage/rotate", json={"mechanism": publish(http)}, headers=ADMIN),
+        409,
+        "collection-retired",
+    )
 
 
 def test_admin_calls_need_the_admin_token(http):
