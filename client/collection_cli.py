@@ -16,7 +16,6 @@ import argparse
 from typing import Any
 
 from rldp.shared.arguments import positive_float
-from rldp.shared.errors import ValidationError
 
 from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
 

@@ -25,7 +25,7 @@ import numpy as np
 from rldp.aggregator.estimate import estimate_combined
 from rldp.aggregator.storage import CollectionChanged, CollectionRecord, Storage
 from rldp.shared.audit import notions
-from rldp.shared.collection import Window, collection_window
+from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.reports import describe_value
 from rldp.shared.tolerances import AUDIT_TOLERANCE

@@ -84,7 +84,7 @@ class Storage(CollectionStore, ABC):
             self._lock_schema(conn)
             upgrade_schema(conn, self._sql, self.blob_type)
 
-    def _lock_schema(self, conn: Any) -> None:  # noqa: B027 - optional hook
+    def _lock_schema(self, conn: Any) -> None:
         """Serialise concurrent schema creation (PostgreSQL; SQLite's write lock suffices)."""
 
     @contextmanager

@@ -376,7 +376,9 @@ def test_receipt_counts_what_the_bounded_queue_still_holds(tmp_path):
     with Client(dead, retries=0, queue_path=tmp_path / "probe.sqlite3", state_path=None) as client:
         client.submit_reports("a" * 64, np.arange(10) % 6, batch_size=10)
         body = client.queue.stats()["bytes"]
-    with Client(dead, retries=0, queue_path=tmp_path / "q.sqlite3", queue_limit_bytes=int(3.5 * body), state_path=None) as client:
+    with Client(
+        dead, retries=0, queue_path=tmp_path / "q.sqlite3", queue_limit_bytes=int(3.5 * body), state_path=None
+    ) as client:
         receipt = client.submit_reports("a" * 64, np.arange(100) % 6, batch_size=10)
         stats = client.queue.stats()
     assert stats["pending_batches"] == 3
