@@ -236,6 +236,13 @@ class Collections:
                 f"collection {record.name!r} ({', '.join(current_alpha.names)}: {current_alpha.size} values)",
                 mechanism=mechanism_id,
             )
+        scopes = [self._document(i)["privacy"].get("uncertainty") is None for i in (record.current, mechanism_id)]
+        if record.policy["notion"] == "ldp" and scopes[0] and not scopes[1]:
+            raise RotationRefused(  # ε-LDP w.r.t. S over F is weaker than the collection's ε-LDP w.r.t. X
+                f"mechanism {mechanism_id} claims ε-LDP with respect to S over an uncertainty set; collection "
+                f"{record.name!r} is private with respect to X for every distribution",
+                mechanism=mechanism_id,
+            )
         if (None if window is None else window.text) != record.window:
             raise RotationRefused(
                 f"mechanism {mechanism_id} collects {'without windows' if window is None else f'by {window.text}'}; "

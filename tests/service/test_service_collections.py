@@ -8,10 +8,12 @@ import uuid
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, READ, in_process_app, make_document
+from service.rldp_live import ADMIN, READ, SMALL_ALPHABET, in_process_app, make_document
 
+from rldp.aggregator.design import grr_matrix
 from rldp.aggregator.storage import SCHEMA_VERSION, CollectionChanged, open_storage
 from rldp.aggregator.storage.schema import schema_statements
+from rldp.shared.document import build_document
 from rldp.shared.records import Alphabet, Attribute
 
 POLICY = {"notion": "rldp", "epsilon": 1.0}
@@ -229,3 +231,28 @@ def test_the_estimate_combines_every_mechanism_of_the_collection(http, app):
         assert np.all(high - low <= width.reshape(-1) + 1e-12)
     sd = (high - low) / (2 * 1.96)
     assert np.all(np.abs(joint - truth) <= 4.5 * sd + 1e-9), (joint, truth)
+
+
+def _ldp_document(tag: str, uncertainty: bool) -> dict:
+    privacy = {"notion": "ldp", "epsilon": 1.0}
+    if uncertainty:  # ε-LDP with respect to S over F: weaker than with respect to X for every distribution
+        privacy["uncertainty"] = {"order": 2, "radius": 0.1}
+    return build_document(
+        method="grr",
+        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        alphabet=SMALL_ALPHABET,
+        public_distribution=np.full(SMALL_ALPHABET.shape, 1.0 / SMALL_ALPHABET.size),
+        privacy=privacy,
+        extra={"test": tag},
+    )
+
+
+def test_an_ldp_collection_on_x_does_not_rotate_to_ldp_on_s(http):
+    docs = [_ldp_document(uuid.uuid4().hex, u) for u in (False, True, False)]
+    for doc in docs:
+        assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201, doc
+    body = {"name": "ldp", "policy": {"notion": "ldp", "epsilon": 1}, "mechanism": docs[0]["id"]}
+    assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
+    rotate = lambda mid: http.post("/v1/collections/ldp/rotate", json={"mechanism": mid}, headers=ADMIN)  # noqa: E731
+    assert "with respect to S over an uncertainty set" in refused(rotate(docs[1]["id"]), 422, "rotation-refused")
+    assert rotate(docs[2]["id"]).status_code == 200
