@@ -73,7 +73,9 @@ def test_errors_are_one_line(server, mechanism_id, users_csv, tmp_path):
     one_line_error(
         run("privatize", "--server", server.url, "--mechanism", mechanism_id, tmp_path / "none.csv"), "none.csv"
     )
-    one_line_error(run("privatize", "--server", server.url, users_csv), "--mechanism ID or --collection NAME is required")
+    one_line_error(
+        run("privatize", "--server", server.url, users_csv), "--mechanism ID or --collection NAME is required"
+    )
     one_line_error(run("privatize", "--mechanism", mechanism_id, users_csv), "give --server URL or set RLDP_SERVER")
     one_line_error(run("privatize", "--server", server.url, "--flush"), "--flush needs --queue")
 
