@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -90,7 +91,7 @@ def cmd_design(args: argparse.Namespace) -> int:
     try:  # every rule, before any work
         request = validate_request(request, released_size=alphabet.n_released)
     except DesignParameterError as exc:
-        raise CommandError(f"--{exc.parameter.split(' ')[0].replace('_', '-')}: {exc}") from None
+        raise CommandError(_as_flags(str(exc))) from None
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
     iterative = args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))
@@ -188,6 +189,18 @@ def cmd_design(args: argparse.Namespace) -> int:
 
 
 _FUNNEL = ("ldp", "lip", "alip")
+
+
+#: Request fields named by flags of their own here (the rest are generated from the request's fields).
+_NAMED_FLAGS = ("notion", "method", "radius", "beta", "target", "cost", "window", "latent")
+
+
+def _as_flags(message: str) -> str:
+    """A request's refusal in this command's words: each field it names becomes its flag (epsilon_lower
+    → --epsilon-lower), so the line says what to type."""
+    flags = sorted({*(f.name for f in request_fields() if f.flag), *_NAMED_FLAGS}, key=len, reverse=True)
+    pattern = re.compile(r"(?<![-\w])(" + "|".join(map(re.escape, flags)) + r")\b")
+    return pattern.sub(lambda m: "--" + m.group(1).replace("_", "-"), message)
 
 
 def _funnel_line(doc: dict[str, Any], record: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ the field, which the service answers as a 422 for that parameter and the CLI pri
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -69,8 +70,8 @@ def _method(method: Any, notion: str) -> str:
     methods = methods_for(notion)
     if method is None:
         raise _err(f"a design needs a method; methods for {notion}: {', '.join(methods)}", parameter="method")
-    if method in methods:
-        return str(method)
+    if isinstance(method, str) and method in methods:
+        return method
     if method not in ALL_METHODS:
         raise _err(
             f"unknown method {describe(method)}; choose one of: {', '.join(methods)} (notion {notion})",
@@ -96,7 +97,11 @@ def _claim(request: DesignRequest, notion: str) -> dict[str, Any]:
     if "epsilon_lower" in claim:
         for name in ("epsilon_lower", "epsilon_upper"):
             if getattr(request, name) is None:
-                raise _err(f"notion {notion} needs {name} (ε_l and ε_u, finite numbers > 0, nats)", parameter=name)
+                raise _err(
+                    f"notion {notion} needs epsilon_lower and epsilon_upper (ε_l, ε_u: finite numbers > 0, nats); "
+                    f"{name} is missing",
+                    parameter=name,
+                )
             out[name] = check_epsilon(getattr(request, name), name, error=_err)
         top = max(out["epsilon_lower"], out["epsilon_upper"])
         if (
@@ -185,8 +190,10 @@ def validate_request(
         except ValidationError as exc:
             raise _err(f"window: {one_line(exc)}", parameter="window") from None
     check_transport(method, request.target, request.cost, released_size)
+    other = _by_kind(request)
     return replace(
         request,
+        **other,
         method=method,
         notion=notion,
         **claim,
@@ -209,6 +216,36 @@ def check_design_size(alphabet: Alphabet, where: str) -> None:
         "Bin it into a few ranges (a new column) first",
         parameter="csv",
     )
+
+
+#: The single-field validator of each kind (kinds of the fields declared in .options).
+_KIND_CHECKS: dict[str, Callable[..., Any]] = {
+    "epsilon": check_epsilon,
+    "delta": check_delta,
+    "beta": check_beta,
+    "radius": check_radius,
+    "order": check_order,
+    "seconds": lambda value, name, error: check_number(
+        value, name, accept=lambda v: math.isfinite(v) and v > 0, expected="a finite number of seconds > 0", error=error
+    ),
+    "count": lambda value, name, error: check_count(value, name, error=error),
+}
+#: The fields validate_request checks by their own rules above (the rest: by their kind alone).
+_RULED = frozenset(
+    {"method", "notion", "epsilon", "epsilon_lower", "epsilon_upper", "delta", "radius", "beta", "n", "order"}
+    | {"solver", "time_budget", "latent", "per_report_epsilon", "window", "target", "cost"}
+)
+
+
+def _by_kind(request: DesignRequest) -> dict[str, Any]:
+    """Every other field checked by its kind's validator (a new option needs no rule of its own here)."""
+    out = {}
+    for f in request_fields():
+        value = getattr(request, f.name)
+        if f.name in _RULED or value is None or f.kind not in _KIND_CHECKS:
+            continue
+        out[f.name] = _KIND_CHECKS[f.kind](value, f.name, error=_err)
+    return out
 
 
 def check_transport(method: str, target: Any, cost: Any, released_size: int | None) -> None:
@@ -246,8 +283,6 @@ def _transport(check: Any, name: str) -> None:
 
 
 _JSON_TYPES = {
-    "method": "string",
-    "notion": "string",
     "solver": "string",
     "window": "string",
     "bool": "boolean",
@@ -257,8 +292,8 @@ _JSON_TYPES = {
 
 def _json_value(kind: str, name: str, value: Any) -> Any:
     """One JSON value checked for its type by the field's kind (ranges are :func:`validate_request`'s)."""
-    if value is None:
-        return None
+    if value is None or kind in ("notion", "method"):  # validate_request names their choices
+        return value
     if kind in ("epsilon", "delta", "beta", "order", "seconds") or (
         kind == "radius" and value not in ("inf", "Infinity")
     ):
@@ -278,7 +313,8 @@ def _json_value(kind: str, name: str, value: Any) -> Any:
     expected = _JSON_TYPES[kind]
     ok = {"string": isinstance(value, str), "boolean": isinstance(value, bool), "integer": type(value) is int}[expected]
     if not ok:
-        raise _err(f"{name} must be a {expected}; got {describe(value)}", parameter=name)
+        wanted = "true or false" if expected == "boolean" else f"a {expected}"
+        raise _err(f"{name} must be {wanted}; got {describe(value)}", parameter=name)
     return value
 
 

@@ -23,7 +23,7 @@ from rldp.aggregator.design import (
     validate_request,
 )
 from rldp.shared.errors import ParameterError, one_line
-from rldp.shared.notions import DESIGN_NOTIONS, NOTIONS
+from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS, NOTIONS
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_text
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
@@ -79,10 +79,15 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
                 '"time_budget"',
                 field=name,
             )
-    if "epsilon" not in data and data.get("notion") != "alip":
-        raise MissingField(
-            f"the design request has no 'epsilon' field (notion {data.get('notion', 'rldp')})", field="epsilon"
-        )
+    notion = data.get("notion", DEFAULT_NOTION)
+    if isinstance(notion, str) and notion in NOTIONS:  # the claim's fields must be there (δ defaults to 0)
+        for name in NOTIONS[notion].claim:
+            if name != "delta" and data.get(name) is None:
+                raise MissingField(
+                    f"the design request has no {name!r} field (notion {notion} claims "
+                    f"{' and '.join(NOTIONS[notion].claim)})",
+                    field=name,
+                )
     try:
         csv_text = data["csv"]
         if not isinstance(csv_text, str) or not csv_text.strip():
@@ -105,7 +110,9 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
                 )
             names = [check_text(n, "names") for n in names]
         public_name = check_text(data.get("public_name", DEFAULT_PUBLIC_NAME), "public_name")
-        request = validate_request(request_from_json(data), beta_ceiling=max_beta, released_size=None)
+        # Every rule that needs no data, before the CSV is read; n is the CSV's row count, counted below
+        # (1 stands in for it here: no rule but the radius's depends on its value).
+        request = validate_request(request_from_json(data, n=1), beta_ceiling=max_beta, released_size=None)
     except (ParameterError, DesignParameterError) as exc:
         raise _invalid(exc) from None
     # read_csv reads files (plain or gzip); the request's text goes through a private temporary one.
