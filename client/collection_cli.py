@@ -17,6 +17,8 @@ from typing import Any
 
 from rldp.shared.arguments import positive_float
 
+from .operator_client import mechanism_id as _mechanism_id
+from .operator_client import operator_client as _client
 from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["add_parsers"]
@@ -42,8 +44,6 @@ def _show(c: dict[str, Any]) -> None:
 
 def cmd_collections(args: argparse.Namespace) -> int:
     """``rldp collections``: every collection, oldest first."""
-    from .operator_cli import _client
-
     with _client(args) as client:
         collections = client.collections()
         url = client.url
@@ -72,8 +72,6 @@ def cmd_collections(args: argparse.Namespace) -> int:
 
 def cmd_collection(args: argparse.Namespace) -> int:
     """``rldp collection ACTION NAME …``."""
-    from .operator_cli import _client, _mechanism_id
-
     with _client(args, auth=args.action != "show", read=args.action == "estimate") as client:
         if args.action == "create":
             policy: dict[str, Any] = {"notion": args.notion}

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
-import re
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from rldp.shared.arguments import positive_int
@@ -31,58 +28,20 @@ from rldp.shared.errors import ValidationError
 
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
-from .connection import SERVER_ENV, connection_options, server_url
+from .connection import SERVER_ENV, connection_options
+from .operator_client import ADMIN_TOKEN_ENV, READ_TOKEN_ENV, SHORT
+from .operator_client import mechanism_id as _mechanism_id
+from .operator_client import operator_client as _client
+from .operator_client import resolve_id as _resolve
 from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
-ADMIN_TOKEN_ENV = "RLDP_ADMIN_TOKEN"
-READ_TOKEN_ENV = "RLDP_READ_TOKEN"
-#: How many characters of an id the tables show (a prefix this long is unique in practice).
-SHORT = 12
 #: Jobs searched for a job id prefix (the server's largest page).
 JOB_SEARCH = 500
-_HEX = re.compile(r"[0-9a-f]+")
 
 
 # --------------------------------------------------------------------------- connecting
-
-
-def _client(args: argparse.Namespace, *, auth: bool = False, read: bool = False) -> Client:
-    """A Client of ``--server`` / RLDP_SERVER; with ``auth``, bearing the admin token from RLDP_ADMIN_TOKEN
-    (with ``read`` too, RLDP_READ_TOKEN when there is no admin token: the call only reads)."""
-    url = server_url(args)
-    secret = None
-    if auth:
-        secret = os.environ.get(ADMIN_TOKEN_ENV) or (os.environ.get(READ_TOKEN_ENV) if read else None)
-        if not secret:
-            also = f" (or {READ_TOKEN_ENV}, a token that may read estimates)" if read else ""
-            raise ValidationError(
-                f"set {ADMIN_TOKEN_ENV}{also}: this command needs the service's admin token (rldp token --plain makes one)"
-            )
-    return Client(url, timeout=args.timeout, retries=args.retries, token=secret, state_path=None)  # draws nothing
-
-
-def _resolve(given: str, known: Callable[[], list[str]], kind: str, length: int, listing: str) -> str:
-    """The full id ``given`` abbreviates: itself when it has ``length`` hex digits, else the one id of
-    ``known()`` it is a prefix of (refused when none or several are)."""
-    text = given.strip().lower()
-    if not _HEX.fullmatch(text) or len(text) > length:
-        raise ValidationError(f"a {kind} id is {length} hexadecimal characters (or a prefix of one); got {given!r}")
-    if len(text) == length:
-        return text
-    matches = sorted(i for i in known() if i.startswith(text))
-    if not matches:
-        raise ValidationError(f"no {kind} id starts with {given!r} on this server ({listing} lists them)")
-    if len(matches) > 1:
-        shown = ", ".join(m[:SHORT] for m in matches[:5])
-        raise ValidationError(f"{given!r} is the prefix of {len(matches)} {kind} ids ({shown}); give more characters")
-    return matches[0]
-
-
-def _mechanism_id(client: Client, given: str) -> str:
-    """The full mechanism id ``given`` abbreviates (the catalogue is public: no token needed)."""
-    return _resolve(given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms")
 
 
 def _job_id(client: Client, given: str) -> str:
