@@ -15,22 +15,26 @@ def run(*args, env=None, stdin=None) -> subprocess.CompletedProcess:
     return run_cli(*args, env=env, stdin=stdin, timeout=60)
 
 
+@pytest.mark.slow
 def test_bad_database_url_is_one_line(tmp_path):
     proc = run("serve", "--db", "mysql://x/y", "--port", "0")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("rldp serve: error: unsupported database URL scheme")
 
 
+@pytest.mark.slow
 def test_short_admin_token_is_refused(tmp_path):
     proc = run("serve", "--db", f"sqlite:///{tmp_path}/x.sqlite3", env={"RLDP_ADMIN_TOKEN": "abc"})
     assert proc.returncode == 2 and "too short" in proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_bad_port_is_a_usage_error():
     proc = run("serve", "--port", "70000")
     assert proc.returncode == 2 and "port must be in 0..65535" in proc.stderr
 
 
+@pytest.mark.slow
 def test_token_and_hash():
     proc = run("token")
     assert proc.returncode == 0

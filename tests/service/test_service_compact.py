@@ -60,6 +60,7 @@ def large_grr(tmp_path_factory) -> tuple[dict, bytes]:
     return read_document(out), data
 
 
+@pytest.mark.slow
 def test_large_grr_publishes_downloads_verifies_and_privatises(tmp_path, large_grr):
     doc, body = large_grr
     assert doc["format"] == FORMAT_3 and doc["matrix"]["form"] == "grr" and doc["matrix"]["size"] == A1 * A2

@@ -44,6 +44,7 @@ def fuzz_target(live_server):
     return live_server
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=30, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 def test_api_never_fails_and_matches_its_document(case, fuzz_target):
