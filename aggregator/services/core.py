@@ -21,6 +21,7 @@ from .events import ServiceEvents
 from .ingest import Ingest, Receipt
 from .jobs import DesignRunner
 from .mechanisms import MechanismCatalog
+from .pilots import pilot_switch
 from .publish import publish_document
 
 __all__ = ["AggregatorService", "WRITE_FAILURE_SECONDS"]
@@ -89,6 +90,17 @@ class AggregatorService:
     def submit_design(self, data: Any) -> JobRecord:
         """Validate a decoded design request and start it as a job."""
         return self.designs.submit(data)
+
+    def switch_collection(self, name: Any, data: Any) -> JobRecord:
+        """End a collection's pilot: a design job over the pilot's confidence set, whose mechanism is
+        published and made the collection's current one if it beats the pilot (:mod:`.pilots`)."""
+        payload, summary = pilot_switch(self.collections, name, data, max_beta=self.config["MAX_BETA"])
+        collection = summary["collection"]
+
+        def rotate(record: MechanismRecord) -> None:
+            self.collections.rotate(collection, {"mechanism": record.id})
+
+        return self.designs.start(payload, summary, rotate)
 
     def design_status(self, job_id: str) -> JobRecord:
         """A design job's current state."""
