@@ -23,7 +23,7 @@ SMALL_ALPHABET = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("colo
 
 def grr(k: int, epsilon: float) -> np.ndarray:
     """GRR on k symbols by its definition [LZG24, eq. 56]: e^ε/(e^ε + k − 1) on the diagonal, 1/(e^ε + k − 1)
-    elsewhere; equal to the designer's ``grr_matrix`` (tests/aggregator/test_documents_helper.py)."""
+    elsewhere; equal to the designer's ``grr_matrix`` (tests/aggregator/design/test_documents_helper.py)."""
     # The designer's arithmetic (divided by e^ε first), so the same documents and ids as with it.
     diag = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
     q = np.full((k, k), diag * math.exp(-epsilon))

@@ -19,7 +19,7 @@ For a linear functional wᵀθ (a cell, a marginal, any row of ``weights`` in
     unbiased one: near the simplex boundary the MLE moves mass off the clipped cells and its
     information understates the spread of the large ones (Adult sex × race, GRR ε = 1,
     n = 1,000: the largest cell was covered 0.905, the race marginal 0.935; with the union
-    ≥ 0.96 everywhere, ≥ 0.948 at n = 10⁴; tests/aggregator/test_interval_coverage.py).
+    ≥ 0.96 everywhere, ≥ 0.948 at n = 10⁴; tests/aggregator/estimate/test_interval_coverage.py).
   - ``"bootstrap"``: for Q of full column rank, the basic bootstrap of the unbiased
     θ̃ = Q⁺c/n: B count vectors c* ~ Multinomial(n, c/n), linear replicates θ̃* = Q⁺c*/n (no
     re-fit), and the interval [min(θ̂, θ̃) − (q₉₇.₅ − θ̃), max(θ̂, θ̃) + (θ̃ − q₂.₅)] of the
