@@ -95,6 +95,7 @@ def published():
         yield url, doc, alphabet
 
 
+@pytest.mark.slow
 def test_memoisation_holds_the_attack_to_one_report(published):
     url, doc, alphabet = published
     n = 3_000

@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 
+@pytest.mark.slow
 def test_demo_quick_end_to_end(tmp_path):
     out = tmp_path / "demo-output"
     proc = subprocess.run(
@@ -60,6 +62,7 @@ def test_demo_quick_end_to_end(tmp_path):
     assert "averaging attack  after 30 windows" in proc.stdout
 
 
+@pytest.mark.slow
 def test_demo_bad_options_one_line(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "rldp.cli", "demo", "--epsilon", "-1", "--out", str(tmp_path)],
@@ -78,6 +81,7 @@ def test_demo_bad_options_one_line(tmp_path):
     assert proc.returncode == 2 and "no column 'nope'" in proc.stderr
 
 
+@pytest.mark.slow
 def test_demo_without_curves_draws_no_bars_into_a_file(tmp_path):
     """stderr is a pipe here, not a terminal: no progress bars by default; --no-curves designs at
     --epsilon only and draws no privacy-utility figure."""

@@ -32,6 +32,7 @@ def _check(summary):
     assert summary["l1_error"] <= summary["l1_bound"], (summary["l1_error"], summary["l1_bound"])
 
 
+@pytest.mark.slow
 def test_latent_grr_end_to_end(tmp_path):
     summary, _ = _demo(tmp_path, "--method", "grr")
     _check(summary)

@@ -46,6 +46,7 @@ def test_a_latent_lip_design_is_published_and_passes_its_audit(http):
     assert max(lower, upper) <= 0.5 + 1e-9
 
 
+@pytest.mark.slow
 def test_an_alip_design_takes_its_two_budgets(http):
     request = {**BASE, "method": "grr", "notion": "alip", "epsilon_lower": 0.3, "epsilon_upper": 0.6}
     status = run_design_job(http, {**request, "latent": True, "radius": 0.0})
@@ -57,6 +58,7 @@ def test_an_alip_design_takes_its_two_budgets(http):
     assert lower <= 0.3 + 1e-9 and upper <= 0.6 + 1e-9
 
 
+@pytest.mark.slow
 def test_a_design_that_fails_its_audit_is_never_published(http):
     request = {**BASE, "method": "watchdog-paper", "notion": "lip", "epsilon": 0.5, "latent": True, "radius": 0.0}
     status = run_design_job(http, request)
@@ -69,6 +71,7 @@ LIP = {**BASE, "method": "optimal", "notion": "lip", "epsilon": 1.0}
 DISTP = {**BASE, "method": "coupling", "notion": "distp", "epsilon": 1.0}
 
 
+@pytest.mark.slow
 def test_a_distp_coupling_job_takes_delta_target_and_cost(http):
     request = {**DISTP, "delta": 0.05, "target": "uniform", "cost": "hamming", "radius": 0.0}
     status = run_design_job(http, request)

@@ -138,6 +138,7 @@ def adult_polyopt() -> dict:
     )
 
 
+@pytest.mark.slow
 def test_the_designer_adds_the_least_noise_that_meets_the_single_report_claim(adult_polyopt):
     doc = add_per_report_layer(adult_polyopt, 0.5)
     result = audit_document(doc)
@@ -183,6 +184,7 @@ def test_the_designer_refuses_what_it_cannot_state(adult_polyopt, epsilon, famil
         per_report_matrix(adult_polyopt, epsilon, family)
 
 
+@pytest.mark.slow
 def test_the_cli_builds_a_layered_document(tmp_path):
     rng = np.random.default_rng(13)
     sexes, colours = rng.choice(["Female", "Male"], 3000), rng.choice(["blue", "green", "red"], 3000)

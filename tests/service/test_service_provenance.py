@@ -52,11 +52,13 @@ def _problem(resp, reason: str) -> dict:
     return body
 
 
+@pytest.mark.slow
 def test_the_honest_design_is_published(checked, documents):
     resp = checked.test_client().post("/v1/mechanisms", json=documents["honest"], headers=ADMIN)
     assert resp.status_code == 201, resp.json
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "attack, needles",
     [
@@ -102,6 +104,7 @@ def test_a_provenance_that_contradicts_its_document_is_refused_anyway(tmp_path, 
         app.extensions["rldp"].storage.close()
 
 
+@pytest.mark.slow
 def test_a_document_over_other_columns_is_refused_naming_them(checked):
     doc = make_document()  # sex × colour: adult.csv has no 'colour'
     body = _problem(checked.test_client().post("/v1/mechanisms", json=doc, headers=ADMIN), "public-data-mismatch")
@@ -123,6 +126,7 @@ def test_several_public_tables_by_name(tmp_path, adult, documents):
         app.extensions["rldp"].storage.close()
 
 
+@pytest.mark.slow
 def test_public_data_configuration(tmp_path, adult_csv):
     config = load_config({}, environ={"RLDP_PUBLIC_DATA": f"adult={adult_csv}, {adult_csv}"})
     assert sorted(config["PUBLIC_DATA"]) == ["adult", "adult.csv"]
@@ -137,6 +141,7 @@ def test_public_data_configuration(tmp_path, adult_csv):
             load_config({}, environ={"RLDP_PUBLIC_DATA": value})
 
 
+@pytest.mark.slow
 def test_openapi_documents_the_check(checked):
     spec = checked.test_client().get("/openapi.json").json
     publish = spec["paths"]["/v1/mechanisms"]["post"]

@@ -116,6 +116,7 @@ def sweep_app(tmp_path_factory):
         yield app
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(
     route=st.sampled_from(PATHS),

@@ -94,6 +94,7 @@ def test_a_malformed_request_is_refused_and_the_writer_carries_on(sqlite_url, wr
     assert writer._proc.poll() is None  # the same writer process carried on
 
 
+@pytest.mark.slow
 def test_a_writer_that_cannot_start_is_one_clear_error(tmp_path):
     with pytest.raises(WriterError, match="writer process failed to start.*SQLite stores only") as caught:
         WriterProcess("postgresql://nobody@127.0.0.1:1/none").start()
@@ -104,6 +105,7 @@ def test_a_writer_that_cannot_start_is_one_clear_error(tmp_path):
         WriterProcess(f"sqlite:///{blocked}/under-a-file.sqlite3").start()
 
 
+@pytest.mark.slow
 def test_a_dead_writer_is_a_503_then_it_is_restarted(sqlite_url, writer, monkeypatch):
     app = create_app({"DATABASE_URL": sqlite_url, "WRITER_SOCKET": writer.path})
     http = app.test_client()
