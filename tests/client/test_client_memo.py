@@ -235,6 +235,7 @@ def _privatise_in_a_process(args):
         return np.concatenate(out).tolist()
 
 
+@pytest.mark.slow
 def test_processes_sharing_a_state_file_agree(aggregator, tmp_path):
     doc = grr_document()
     agg = aggregator(doc)

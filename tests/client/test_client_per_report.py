@@ -86,6 +86,7 @@ def test_a_document_whose_single_report_claim_fails_is_rejected():
         Mechanism.from_document(doc)
 
 
+@pytest.mark.slow
 def test_the_memo_stores_y_and_every_window_sends_a_fresh_report_of_it(aggregator, tmp_path):
     doc = layered_document(split_layer(), 1.0)
     agg = aggregator(doc)

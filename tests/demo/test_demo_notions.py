@@ -38,6 +38,7 @@ def test_latent_grr_end_to_end(tmp_path):
     _check(summary)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif("lip" not in NOTION_METHODS, reason="no designer registers notion lip in this build yet")
 def test_lip_latent_end_to_end(tmp_path):
     summary, _ = _demo(tmp_path, "--notion", "lip")
@@ -45,6 +46,7 @@ def test_lip_latent_end_to_end(tmp_path):
     assert summary["mechanism"]["notion"] == "lip"
 
 
+@pytest.mark.slow
 def test_unknown_notion_is_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rldp.cli", "demo", "--notion", "alip", "--quick"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip

@@ -92,6 +92,7 @@ def fig4_quick(tmp_path_factory):
     return result, out, paths
 
 
+@pytest.mark.slow
 def test_fig4_quick_writes_tidy_csv_png_and_metadata(fig4_quick):
     result, out, paths = fig4_quick
     assert {p.name for p in paths} == {"fig4.csv", "fig4_draws.csv", "fig4.png", "fig4.json"}
@@ -140,6 +141,7 @@ def test_fig4_polyopt_keeps_its_promise_when_p_star_is_in_F_and_nr_does_not(fig4
     assert np.mean([e > smallest for e in nr]) > 0.5  # NR leaks more than it claims [LZG24, Fig 4]
 
 
+@pytest.mark.slow
 def test_cli_experiment_is_deterministic_across_worker_counts_and_replots(tmp_path, capsys):
     args = ["experiment", "fig4", "--quick", "--draws", "2", "--epsilons", "0.3", "--no-progress", "--seed", "7"]
     assert main([*args, "--out", str(tmp_path / "one"), "--workers", "1"]) == 0
@@ -197,6 +199,7 @@ def fig2_small(tmp_path_factory):
     return result, out
 
 
+@pytest.mark.slow
 def test_fig2_quick_outputs(fig2_small):
     result, out = fig2_small
     assert (out / "fig2.png").read_bytes().startswith(PNG_MAGIC)

@@ -36,6 +36,7 @@ def _value(result, panel, method, statistic, epsilon=None):
     return value
 
 
+@pytest.mark.slow
 def test_example_2_is_reproduced(example):
     result, _, _ = example
     assert _value(result, "coupling", "coupling", "emd") == pytest.approx(0.3, abs=1e-12)
@@ -82,6 +83,7 @@ def test_example_outputs_on_disk(example):
     assert "paper: 0.2, 0.4, 0.4" in experiments.report(again)
 
 
+@pytest.mark.slow
 def test_distp_adult_quick_through_the_cli(tmp_path):
     proc = run_cli("experiment", "distp-adult", "--quick", "--out", tmp_path, "--no-progress")
     assert proc.returncode == 0, proc.stderr

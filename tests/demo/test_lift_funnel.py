@@ -53,6 +53,7 @@ def _run(name, out, **kw):
     return result, paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     ["lift-fig1", "lift-fig3", "lift-fig5", "lift-fig7", "lift-fig9", "lift-fig12", "lift-fig2", "lift-fig13",
@@ -77,6 +78,7 @@ def test_quick_run_writes_csv_png_json(name, tmp_path):
             assert float(r["value"]) == 1.0, r
 
 
+@pytest.mark.slow
 def test_product_and_rebuild_agree(adult):
     """The product's optimal ALIP / LDP w.r.t. S and the experiment's row cone (kept for what the product
     has no designer for: Thm 4's factors, the paper's subset RR) give the same optimum."""
@@ -229,6 +231,7 @@ def test_thm4_product_meets_the_premise_and_still_leaks():
     assert mutual_information(fixed, joint.reshape(2, 4)) > 0
 
 
+@pytest.mark.slow
 def test_funnel_fig4_three_attributes(tmp_path):
     """The paper's set-up (sizes 3, 3, 4): the premise holds per factor, and optimal LIP beats the product in
     utility but is not SRLIP (it leaks through the side channels)."""
@@ -273,6 +276,7 @@ def test_alpha_lift_of_high_order_does_not_overflow():
     assert up[0] < lift.max()
 
 
+@pytest.mark.slow
 def test_funnel_fig8_alpha_orders_utility_on_adult():
     """[LTS20, Fig 8]: where α_GRR > α_CR GRR has the larger I(X;Y), and the opposite (occupation/education
     and occupation/relationship at ε = 1, both calibrated to 1-LIP by the product's exact audit)."""
@@ -284,6 +288,7 @@ def test_funnel_fig8_alpha_orders_utility_on_adult():
         assert (mutual_information(q_grr, joint) > mutual_information(q_cr, joint)) == grr_wins
 
 
+@pytest.mark.slow
 def test_lift_fig10_large_alphabet_designs_pass():
     """[ZDS23, Fig 10] on one 15 × 200 draw: rldp's subset RR and subset merging pass the exact ALIP audit and
     subset RR keeps more utility than merging (it randomises inside each subset instead of merging it)."""

@@ -132,6 +132,7 @@ def test_designs_record_their_provenance(honest, public):
     assert check_document_provenance(honest).passed and check_document_provenance(honest).counts_sha256 == public.sha256
 
 
+@pytest.mark.slow
 def test_provenance_is_covered_by_the_id(honest):
     renamed = json.loads(json.dumps(honest))
     renamed["provenance"]["name"] = "something else"
@@ -223,6 +224,7 @@ def test_the_public_data_passes_the_honest_design(honest, adult, public):
     assert check.n == 32561 and check.counts_sha256 == public.sha256
 
 
+@pytest.mark.slow
 def test_the_public_data_catches_an_inflated_n(inflated_doc, adult):
     check = check_public_data(inflated_doc, adult)
     assert not check.passed
@@ -233,6 +235,7 @@ def test_the_public_data_catches_an_inflated_n(inflated_doc, adult):
     assert "n: the document says 325610" in check.summary() and "\n" not in check.summary()
 
 
+@pytest.mark.slow
 def test_the_public_data_catches_a_shifted_p_hat(shifted_doc, adult):
     check = check_public_data(shifted_doc, adult)
     fields = {m.field: m for m in check.mismatches}

@@ -384,6 +384,7 @@ def test_estimate(http, mech):
 # -- designs
 
 
+@pytest.mark.slow
 def test_design_job_publishes_an_audited_mechanism(http, app):
     csv = "sex,colour\n" + "\n".join(["Female,red"] * 30 + ["Male,red"] * 40 + ["Male,blue"] * 30) + "\n"
     resp = http.post(
@@ -432,6 +433,7 @@ def test_bad_design_requests(http, change, reason, needle):
     assert needle in detail
 
 
+@pytest.mark.slow
 def test_a_design_job_can_add_a_per_report_layer(http):
     csv = "sex,colour\n" + "\n".join(["Female,red"] * 30 + ["Male,red"] * 40 + ["Male,blue"] * 30) + "\n"
     body = {"csv": csv, "sensitive": "sex", "released": ["colour"], "epsilon": 2.0, "method": "srr", "beta": 0.05}

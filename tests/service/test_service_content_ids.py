@@ -24,6 +24,7 @@ def _finished(http, job: dict) -> dict:
         time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_the_same_design_twice_is_one_mechanism(tmp_path):
     with in_process_app(tmp_path) as app:
         http = app.test_client()

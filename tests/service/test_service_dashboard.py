@@ -280,6 +280,7 @@ def test_downloads_match_the_api_estimate(http, mechanism) -> None:
 # --------------------------------------------------------------------------- design jobs, index, /docs
 
 
+@pytest.mark.slow
 def test_a_design_job_through_the_form(http) -> None:
     login(http, ADMIN_TOKEN)
     rows = "\n".join(f"{s},{c}" for s, c in [("Female", "red"), ("Male", "blue"), ("Male", "green")] * 40)

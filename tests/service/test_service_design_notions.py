@@ -33,6 +33,7 @@ def _p_hat() -> np.ndarray:
     return p / p.sum()
 
 
+@pytest.mark.slow
 def test_a_latent_lip_design_is_published_and_passes_its_audit(http):
     status = run_design_job(http, {**BASE, "method": "optimal", "notion": "lip", "epsilon": 0.5, "latent": True})
     assert status["status"] == "done", status
@@ -170,6 +171,7 @@ def _form(token: str, **fields: str) -> dict:
     return {"csrf_token": token, "csv": (io.BytesIO(CSV.encode()), "public.csv"), "sensitive": "sex", **fields}
 
 
+@pytest.mark.slow
 def test_the_dashboard_form_designs_a_latent_lip_mechanism(http):
     token = _form_login(http)
     page = http.get("/ui/designs").get_data(as_text=True)
@@ -192,6 +194,7 @@ def test_the_dashboard_form_refuses_alip_without_its_upper_budget(http):
     assert resp.status_code == 422 and 'class="alert"' in text and "epsilon_upper must be a number" in text
 
 
+@pytest.mark.slow
 def test_the_dashboard_form_designs_a_distp_coupling(http):
     token = _form_login(http)
     page = http.get("/ui/designs").get_data(as_text=True)

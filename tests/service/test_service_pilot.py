@@ -49,6 +49,7 @@ def _report(http, pilot: dict, n: int, seed: int) -> None:
         assert http.post("/v1/reports", json=body).status_code == 201
 
 
+@pytest.mark.slow
 def test_a_large_pilot_switches_the_collection_to_a_design_over_its_confidence_set(http, pilot):
     _start(http, pilot)
     refused = http.post("/v1/collections/app-usage/switch", json={"method": "polyopt"}, headers=ADMIN)
@@ -72,6 +73,7 @@ def test_a_large_pilot_switches_the_collection_to_a_design_over_its_confidence_s
     assert again.status_code == 422 and "not in a pilot phase" in again.json["detail"]
 
 
+@pytest.mark.slow
 def test_a_design_with_less_utility_keeps_the_pilot_and_the_job_says_why(http, pilot):
     _start(http, pilot, "small")
     _report(http, pilot, 3_000, seed=6)

@@ -77,6 +77,7 @@ def test_a_misstated_p_hat_is_refused(checked, documents, attack, needles):
     assert 'rldp_rejections_total{reason="public-data-mismatch"} 1.0' in metrics
 
 
+@pytest.mark.slow
 def test_without_public_data_the_service_cannot_tell(tmp_path, documents):
     app = _app(tmp_path)
     try:
@@ -153,6 +154,7 @@ def test_openapi_documents_the_check(checked):
 # -- design jobs
 
 
+@pytest.mark.slow
 def test_design_jobs_record_provenance_and_are_checked(tmp_path):
     rows = ["Female,red"] * 30 + ["Male,red"] * 40 + ["Male,blue"] * 30
     csv = "sex,colour\n" + "\n".join(rows) + "\n"

@@ -236,6 +236,7 @@ def test_estimates_per_window_equal_estimates_from_those_reports_alone(http):
     assert "window" not in http.get(f"/v1/mechanisms/{plain}/estimate", headers=READ).json
 
 
+@pytest.mark.slow
 def test_a_design_job_can_collect_by_window(http):
     csv = "sex,colour\n" + "\n".join(["Female,red"] * 30 + ["Male,red"] * 40 + ["Male,blue"] * 30) + "\n"
     request = {"csv": csv, "sensitive": "sex", "released": ["colour"], "epsilon": 1.0, "method": "srr", "beta": 0.05}

@@ -91,6 +91,7 @@ def test_bad_inputs_get_one_clear_line(adult_csv, tmp_path):
     assert_one_line_error(run("audit", tmp_path / "missing.json"), "missing.json")
 
 
+@pytest.mark.slow
 def test_non_stochastic_matrix_is_refused(designed, tmp_path):
     out, _ = designed
     doc = json.loads(out.read_text())

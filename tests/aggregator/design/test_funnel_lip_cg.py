@@ -97,6 +97,7 @@ def test_admission_mixes_an_outside_column_back_inside():
     assert slack.min() >= 0 and slack.min() < 1e-5
 
 
+@pytest.mark.slow
 def test_heuristic_pricing_beyond_enumeration_beats_grr_and_bounds_hold():
     """|S| = 8, |X| = 60: the polytope's vertices are too many to enumerate, so pricing is heuristic;
     the result still passes the audit, and no mechanism beats its bound (GRR is one)."""
@@ -191,6 +192,7 @@ def test_input_joint_of_adult_has_87_live_symbols_in_6_groups(adult):
     assert Groups(joint[:, live] / joint.sum(axis=0)[live]).size == 6
 
 
+@pytest.mark.slow
 def test_no_feasible_small_vertex_still_starts_from_a_feasible_mechanism():
     """|X| = 300 with no symbol inside Δ alone (and too many vertices to enumerate): the master starts
     from each symbol mixed with p_X (randomised response towards the prior), not from p_X alone, so

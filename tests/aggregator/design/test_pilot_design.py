@@ -49,6 +49,7 @@ def test_a_small_pilot_keeps_the_pilot_and_says_why(pilot):
     assert "kept the pilot" in outcome.reason and "more pilot reports" in outcome.reason
 
 
+@pytest.mark.slow
 def test_a_large_pilot_switches_to_a_design_over_its_confidence_set(pilot, tmp_path):
     counts = np.random.default_rng(2).multinomial(2_000_000, report_matrix(pilot) @ TRUTH.ravel())
     outcome = switch_after_pilot(

@@ -49,6 +49,7 @@ def _alphabet(a1, a2):
 SMALL = [((2, 2), 1, 0.5), ((2, 3), 2, 1.0), ((3, 2), 3, 2.0), ((2, 3), 4, 0.3), ((3, 2), 5, 1.0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("same_sensitive", [False, True])
 @pytest.mark.parametrize("shape,seed,eps", SMALL)
 def test_matches_exact_polyopt_and_passes_the_audit(shape, seed, eps, same_sensitive):
@@ -426,6 +427,7 @@ def test_aggregated_rows_expand_into_gamma_with_the_same_information():
     assert not np.all(GammaCone(low, eps).contains(agg.expand(loose)))
 
 
+@pytest.mark.slow
 def test_large_alphabets_start_from_the_coarse_problem():
     p = jeffreys((10, 8), 4)
     uset = UncertaintySet.from_confidence(p, N, 0.05)

@@ -346,6 +346,7 @@ def test_delta_intervals_cover_95_percent(method):
     _check_coverage(cells, marginal, 200)
 
 
+@pytest.mark.slow
 def test_bootstrap_intervals_cover_95_percent():
     q = ir_matrix(2, 3, 1.0, 1.0)
     cells, marginal = _coverage(q, THETA.ravel(), SHAPE, 5000, 100, seed=7, interval="bootstrap", n_bootstrap=200)
