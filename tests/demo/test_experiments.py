@@ -120,6 +120,7 @@ def test_fig4_quick_writes_tidy_csv_png_and_metadata(fig4_quick):
             assert q == sorted(q)
 
 
+@pytest.mark.slow  # with the other users of fig4_quick: the module fixture runs the experiment
 def test_fig4_polyopt_keeps_its_promise_when_p_star_is_in_F_and_nr_does_not(fig4_quick):
     result, _, _ = fig4_quick
     n = experiments.N_ADULT
@@ -212,6 +213,7 @@ def test_fig2_quick_outputs(fig2_small):
     assert not result.notes  # every method is feasible on these pairs
 
 
+@pytest.mark.slow  # with the other users of fig2_small: the module fixture runs the experiment
 def test_fig2_orderings_the_theory_guarantees(fig2_small):
     result, _ = fig2_small
     tol = 1e-7  # LP optima, solved to HiGHS's tolerance
