@@ -1,0 +1,408 @@
+"""Drift watch: does the reporting population still lie in the uncertainty set F the claim rests on?
+
+A robust claim — ``rldp``, ``distp``, ``lip``, ``alip``, ``srlip``, and ``ldp`` with an uncertainty
+set — holds for every population P in F = {P : D_α(P̂ ‖ P) ≤ B} [LZG24, eq 10], and for no other
+population in particular. :func:`watch` reads the report counts c_y of one mechanism and gives:
+
+**(a) The realised ε* at the estimate** [LZG24, Sec 8.3]: ε*(θ̂) = max_{y, s₁ ≠ s₂}
+log(P(y|s₁)/P(y|s₂)) with P(y|s) = Σ_u Q(y|s,u) θ̂_u|s (:func:`rldp.shared.audit.realised_epsilon`).
+For ``rldp`` and ``ldp`` over F it is the notion's own ε at that population; for ``distp`` it bounds
+the ε at every δ, and for ``lip``/``alip``/``srlip`` every lift, a ratio of P(y|A) or P(y) — mixtures
+of the P(y|s) — to one of them, is at most e^{ε*}. So ε* ≤ claim is what "the claim holds for
+the reporting population" means, whatever the notion.
+
+**and an upper bound over the estimate's 95 % confidence region** (:func:`realised_upper_bound`).
+The region is the box of the per-cell intervals made simultaneous by Bonferroni: each cell's
+interval widened about θ̂ by z_{1−0.05/(2|X|)} / z_{0.975} (for a non-identifiable Q the
+partial-identification intervals come from one simultaneous box for P_Y already and are used as
+they are). The box contains the true θ with probability ≥ 95 % (asymptotically, like the intervals).
+Over a box the blocks θ_s· of different s vary independently and P(y|s) depends only on θ_s·, so
+max over the box of P(y|s₁)/P(y|s₂) = max_box P(y|s₁) / min_box P(y|s₂) exactly. Each is a
+linear-fractional maximum Σ a_u x_u / Σ x_u over l ≤ x ≤ h, attained at a threshold vertex
+(x_u = h_u for the j largest a_u, l_u for the rest), so the j = 0…|U| candidates give it exactly
+(:func:`_box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: the result is ≥ the
+maximum of ε* over the region, hence ≥ ε*(θ) with probability ≥ 95 %.
+
+**(b) A test of H0: θ ∈ F** (:func:`projection_statistic`). With q̂ = c/n and f(P) = KL(q̂ ‖ QP),
+
+    T = 2n · (min_{P ∈ F} f(P) − min_{P ∈ Δ} f(P)),
+
+the likelihood ratio of "θ ∈ F" against "θ anywhere". Under H0 the true θ is in F, so the first
+minimum is ≤ f(θ), and the second is ≥ the minimum over the affine hull of the simplex; hence
+T ≤ 2n (f(θ) − min_aff f), the likelihood ratio of the simple hypothesis θ against a model whose
+image {Qθ'} has dimension r − 1 (r = rank Q), which is asymptotically χ²_{r−1} (Wilks). So
+P(T > χ²_{r−1, 1−a}) ≤ a asymptotically for every θ ∈ F: the false-alarm rate is at most a
+(conservative inside F, where T is usually 0). The p-value is P(χ²_{r−1} ≥ T).
+
+Both minimisations are convex (f is convex in P, and F is convex: D_α is convex in its second
+argument [van Erven & Harremoës 2014, Thm 12]). The computed T must not exceed the true one, so:
+the second minimum is replaced by f at a point of Δ (≥ it; the estimate θ̂ or the solver's point),
+and the first by a certified lower bound, f(P) + min_{R ∈ F} ∇f(P)·(R − P) ≤ min_F f for any P
+(convexity), whose inner minimum is the Rényi ball's support function — the same Lagrange search as
+the exact audit, rounded downwards (:meth:`UncertaintySet.extremes`). The solver (SLSQP, from P̂)
+only decides how tight that bound is, i.e. the test's power, never its validity.
+
+A latent S: the reports identify P_U only. H0 implies D_α(P̂_U ‖ P_U) ≤ D_α(P̂ ‖ P) ≤ B (data
+processing), so the same test runs on the U marginal; ε* is then not identified (it depends on
+P_U|s, which the reports do not reveal) and is reported as None.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rldp.shared.audit import realised_epsilon
+from rldp.shared.document import alphabet as document_alphabet
+from rldp.shared.document import epsilon as document_epsilon
+from rldp.shared.document import mechanism_matrix, notion, public_distribution, report_matrix
+from rldp.shared.document import uncertainty_parameters
+from rldp.shared.errors import ValidationError
+from rldp.shared.uncertainty import UncertaintySet
+
+from .estimator import estimate_distribution
+from .intervals import LEVEL, Z95
+from .result import Estimate
+
+__all__ = [
+    "DRIFT_SIGNIFICANCE",
+    "Drift",
+    "drift_scope",
+    "projection_statistic",
+    "realised_upper_bound",
+    "watch",
+]
+
+#: The test's default significance level a (the false-alarm rate it allows).
+DRIFT_SIGNIFICANCE = 0.05
+#: Notions whose claim rests on an uncertainty set F (ldp only when its document has one).
+ROBUST_NOTIONS = ("rldp", "distp", "lip", "alip", "srlip", "ldp")
+# SLSQP works on dense |X| × |X| quasi-Newton matrices: beyond this many cells the bound is taken
+# at the best point of the segment from P̂ to the estimate (still valid, less tight).
+_SLSQP_MAX_CELLS = 400
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The drift watch's answer for one mechanism's reports (see the module docstring)."""
+
+    notion: str
+    claimed_epsilon: float
+    realised_epsilon: float | None  # ε* at the estimate (None: not identified, S latent)
+    realised_epsilon_upper: float | None  # ≥ ε* over the 95 % region
+    statistic: float  # T
+    dof: int  # r − 1
+    p_value: float
+    significance: float  # a
+    n: int
+    claim_text: str
+
+    @property
+    def rejected(self) -> bool:
+        """Whether H0 (the reporting population lies in F) is rejected at level a."""
+        return self.p_value < self.significance
+
+    @property
+    def statement(self) -> str:
+        """One plain line saying what the numbers mean."""
+        up = self.realised_epsilon_upper
+        star = (
+            "realised ε* not identified (S is latent)"
+            if self.realised_epsilon is None
+            else f"realised ε* {self.realised_epsilon:.3g}" + ("" if up is None else f", up to {_num(up)} at 95 %")
+        )
+        if self.rejected:
+            return (
+                f"the reporting population no longer looks like P̂ (p = {self.p_value:.2g} < {self.significance:g}): "
+                f"the claim {self.claim_text} may not hold for it; {star}"
+            )
+        return f"no evidence that the reporting population left F around P̂ (p = {self.p_value:.2g}); {star}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API's ``drift`` object (JSON-ready: an infinite bound is null)."""
+        return {
+            "notion": self.notion,
+            "claimed_epsilon": self.claimed_epsilon,
+            "realised_epsilon": _finite(self.realised_epsilon),
+            "realised_epsilon_upper": _finite(self.realised_epsilon_upper),
+            "statistic": self.statistic,
+            "dof": self.dof,
+            "p_value": self.p_value,
+            "rejected": self.rejected,
+            "alpha": self.significance,
+            "n": self.n,
+            "statement": self.statement,
+        }
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _num(value: float) -> str:
+    return "∞" if not math.isfinite(value) else f"{value:.3g}"
+
+
+def drift_scope(doc: Mapping[str, Any]) -> str | None:
+    """None when the document's claim rests on an uncertainty set F (drift applies); else why not."""
+    kind = notion(doc)
+    privacy = doc.get("privacy") or {}
+    if kind not in ROBUST_NOTIONS or (kind == "ldp" and "uncertainty" not in privacy):
+        return (
+            f"notion {kind!r} without an uncertainty set makes no assumption on the population "
+            "(its claim holds for every distribution): nothing to drift from"
+        )
+    if math.isinf(uncertainty_parameters(doc)["radius"]):
+        return "the uncertainty set F is every distribution (radius null): nothing to drift from"
+    return None
+
+
+def _claim_text(doc: Mapping[str, Any]) -> str:
+    privacy = doc["privacy"]
+    eps = document_epsilon(doc)
+    if notion(doc) == "distp" and "delta" in privacy:
+        return f"(ε, δ) = ({eps:g}, {float(privacy['delta']):g})"
+    if notion(doc) == "alip":
+        return f"(ε_l, ε_u) = ({float(privacy['epsilon_lower']):g}, {float(privacy['epsilon_upper']):g})"
+    return f"ε = {eps:g}"
+
+
+# --------------------------------------------------------------------------- (b) the test
+
+
+def _kl_terms(qhat: np.ndarray, q: np.ndarray, p: np.ndarray) -> tuple[float, np.ndarray]:
+    """f(P) = KL(q̂ ‖ QP) over the outputs seen, and its gradient −Qᵀ(q̂/QP)."""
+    pi = q @ p
+    seen = qhat > 0
+    if np.any(pi[seen] <= 0):
+        return math.inf, np.zeros_like(p)
+    value = float(np.sum(qhat[seen] * (np.log(qhat[seen]) - np.log(pi[seen]))))
+    ratio = np.zeros_like(pi)
+    ratio[seen] = qhat[seen] / pi[seen]
+    return value, -(q.T @ ratio)
+
+
+def _lower_bound(qhat: np.ndarray, q: np.ndarray, p: np.ndarray, ball: UncertaintySet) -> float:
+    """f(P) + min_{R ∈ F} ∇f(P)·(R − P) ≤ min_F f (convexity); the inner min rounded down."""
+    value, grad = _kl_terms(qhat, q, p)
+    if not math.isfinite(value):
+        return 0.0  # f ≥ 0 always
+    _, low = ball.extremes(grad.reshape(1, 1, -1))
+    return max(0.0, value + float(low[0, 0]) - float(grad @ p))
+
+
+def _divergence_and_gradient(p_hat: np.ndarray, p: np.ndarray, order: float) -> tuple[float, np.ndarray]:
+    """D_α(P̂ ‖ P) and its gradient −(P̂/P)^α / Σ P̂^α P^{1−α} (cells with P̂ = 0 cost nothing)."""
+    supp = p_hat > 0
+    ratio = np.zeros_like(p)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ratio[supp] = p_hat[supp] / p[supp]
+        if order == 1.0:
+            value = float(np.sum(p_hat[supp] * np.log(ratio[supp])))
+            return value, -ratio
+        s = float(np.sum(p_hat[supp] * ratio[supp] ** (order - 1.0)))
+        return math.log(s) / (order - 1.0), -(ratio**order) / s
+
+
+def _solve(qhat: np.ndarray, q: np.ndarray, ball: UncertaintySet, start: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """A point of F near argmin_F f (SLSQP from P̂; the segment P̂ → estimate for large |X|)."""
+    p_hat, radius, order = ball.public_distribution.ravel(), ball.radius, ball.order
+
+    def inside(p: np.ndarray) -> bool:
+        return _divergence_and_gradient(p_hat, p, order)[0] <= radius
+
+    if p_hat.size > _SLSQP_MAX_CELLS:
+        lo, hi = 0.0, 1.0  # the largest t with (1 − t)P̂ + tθ̂ in F (D along the segment is convex)
+        if inside(target):
+            return target
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if inside((1 - mid) * p_hat + mid * target) else (lo, mid)
+        return (1 - lo) * p_hat + lo * target
+    from scipy.optimize import minimize  # imported here: scipy.optimize costs ~0.4 s to import
+
+    floor = 1e-12
+    res = minimize(
+        lambda p: _kl_terms(qhat, q, np.maximum(p, floor)),
+        start,
+        jac=True,
+        method="SLSQP",
+        bounds=[(floor, 1.0)] * start.size,
+        constraints=[
+            {"type": "eq", "fun": lambda p: np.sum(p) - 1.0, "jac": lambda p: np.ones_like(p)},
+            {
+                "type": "ineq",
+                "fun": lambda p: radius - _divergence_and_gradient(p_hat, np.maximum(p, floor), order)[0],
+                "jac": lambda p: -_divergence_and_gradient(p_hat, np.maximum(p, floor), order)[1],
+            },
+        ],
+        options={"maxiter": 500, "ftol": 1e-14},
+    )
+    point = np.maximum(np.asarray(res.x, dtype=float), 0.0)
+    return point / point.sum()
+
+
+def projection_statistic(
+    report_matrix: Any, counts: Any, ball: UncertaintySet, estimate: Any | None = None
+) -> tuple[float, int]:
+    """(T, r − 1): the test statistic of H0 θ ∈ F and its χ² degrees of freedom (module docstring).
+
+    ``report_matrix`` is the distribution of one report given x (|Y| × |X|, columns summing to 1),
+    ``counts`` the reports per output, ``ball`` F over X flattened to one row (shape (1, |X|)),
+    ``estimate`` a point of the simplex near the maximum-likelihood θ̂ (default: P̂). T is never
+    larger than the exact statistic (a certified lower bound of min_F minus an upper bound of min_Δ).
+    """
+    q = np.asarray(report_matrix, dtype=float)
+    c = np.asarray(counts, dtype=float)
+    if q.ndim != 2 or c.shape != (q.shape[0],):
+        raise ValidationError(f"counts must have one entry per output ({q.shape[0]}); got shape {c.shape}")
+    if ball.public_distribution.shape != (1, q.shape[1]):
+        raise ValidationError(f"ball must be over the {q.shape[1]} inputs as one row; got {ball.public_distribution.shape}")
+    n = float(c.sum())
+    if n <= 0:
+        raise ValidationError("the drift test needs at least one report")
+    qhat = c / n
+    live = q.sum(axis=1) > 0  # outputs no input can produce carry no information
+    dof = max(int(np.linalg.matrix_rank(q[live])) - 1, 0)
+    p_hat = ball.public_distribution.ravel()
+    theta = p_hat if estimate is None else np.clip(np.asarray(estimate, dtype=float).ravel(), 0.0, None)
+    theta = theta / theta.sum()
+    polished = _em(qhat, q, theta)
+    point = _solve(qhat, q, ball, p_hat.copy(), polished)
+    bound = max(_lower_bound(qhat, q, point, ball), _lower_bound(qhat, q, p_hat, ball))
+    # min over the simplex: f at any point of it is an upper bound (the estimate, or the F point).
+    floor = min(_kl_terms(qhat, q, x)[0] for x in (theta, polished, point))
+    return max(0.0, 2.0 * n * (bound - floor)), dof
+
+
+def _em(qhat: np.ndarray, q: np.ndarray, theta: np.ndarray, steps: int = 300) -> np.ndarray:
+    """EM steps θ ← θ ⊙ Qᵀ(q̂/Qθ) from ``theta``: each lowers f (monotone), so f at the result is a
+    tighter upper bound of min_Δ f; started inside the simplex's interior so no cell is stuck at 0."""
+    theta = 0.99 * theta + 0.01 / theta.size
+    seen = qhat > 0
+    qs, hs = q[seen], qhat[seen]
+    for _ in range(steps):
+        pi = qs @ theta
+        theta = theta * (qs.T @ (hs / np.maximum(pi, 1e-300)))
+        theta /= theta.sum()
+    return theta
+
+
+def _p_value(statistic: float, dof: int) -> float:
+    if dof == 0 or statistic <= 0:
+        return 1.0
+    from scipy.stats import chi2
+
+    return float(chi2.sf(statistic, dof))
+
+
+# --------------------------------------------------------------------------- (a) realised ε*
+
+
+def _box_ratio_max(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """max over l ≤ x ≤ h of Σ a_u x_u / Σ x_u, along the last axis (a: (..., k); l, h: (k,)).
+
+    A linear-fractional maximum over a box sits at a threshold vertex: x_u = h_u for the j largest
+    a_u and l_u for the others; the |U| + 1 candidates are all evaluated (exact). A box that allows
+    x = 0 allows any single cell alone, so the largest a_u with h_u > 0 is among the candidates.
+    """
+    order = np.argsort(-a, axis=-1, kind="stable")
+    a_s = np.take_along_axis(a, order, axis=-1)
+    lo = np.broadcast_to(low, a.shape)
+    hi = np.broadcast_to(high, a.shape)
+    lo_s, hi_s = np.take_along_axis(lo, order, axis=-1), np.take_along_axis(hi, order, axis=-1)
+    zero = np.zeros((*a.shape[:-1], 1))
+    # numerator/denominator with the first j at h and the rest at l, j = 0 … k
+    num = np.concatenate([zero, np.cumsum(a_s * hi_s, axis=-1)], axis=-1)
+    num += np.concatenate([np.cumsum((a_s * lo_s)[..., ::-1], axis=-1)[..., ::-1], zero], axis=-1)
+    den = np.concatenate([zero, np.cumsum(hi_s, axis=-1)], axis=-1)
+    den += np.concatenate([np.cumsum(lo_s[..., ::-1], axis=-1)[..., ::-1], zero], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(den > 0, num / den, -np.inf)
+    single = np.where(hi > 0, a, -np.inf).max(axis=-1)  # x = h_u e_u, reachable when l can be 0
+    can_vanish = lo.sum(axis=-1) <= 0
+    return np.maximum(ratio.max(axis=-1), np.where(can_vanish, single, -np.inf))
+
+
+def realised_upper_bound(matrix: Any, low: Any, high: Any) -> float:
+    """max of ε*(θ) over the box low ≤ θ ≤ high (|S| × |U|), exact over the box (module docstring)."""
+    lo = np.asarray(low, dtype=float)
+    hi = np.asarray(high, dtype=float)
+    from rldp.shared.audit import joint_matrix
+
+    q = joint_matrix(matrix, lo.shape[0], lo.shape[1]).reshape(-1, lo.shape[0], lo.shape[1])
+    top = np.stack([_box_ratio_max(q[:, s, :], lo[s], hi[s]) for s in range(lo.shape[0])], axis=1)
+    bottom = np.stack([-_box_ratio_max(-q[:, s, :], lo[s], hi[s]) for s in range(lo.shape[0])], axis=1)
+    # an s whose block may be all zero may have no users; still counted (conservative)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.log(top[:, :, None]) - np.log(np.maximum(bottom[:, None, :], 0.0))
+    ratios = np.where(top[:, :, None] <= 0, -np.inf, ratios)
+    k = lo.shape[0]
+    ratios[:, np.arange(k), np.arange(k)] = -np.inf
+    return max(float(np.max(ratios)), 0.0) if ratios.size else 0.0
+
+
+def simultaneous_box(est: Estimate) -> tuple[np.ndarray, np.ndarray]:
+    """The estimate's cell intervals made simultaneous (Bonferroni over the |X| cells)."""
+    from scipy.stats import norm
+
+    theta = est.joint
+    cells = theta.size
+    widen = float(norm.ppf(1.0 - (1.0 - LEVEL) / (2.0 * cells))) / Z95 if est.identifiable else 1.0
+    low = np.clip(theta - (theta - est.ci95_low) * widen, 0.0, 1.0)
+    high = np.clip(theta + (est.ci95_high - theta) * widen, 0.0, 1.0)
+    return low, high
+
+
+# --------------------------------------------------------------------------- the entry point
+
+
+def watch(
+    doc: Mapping[str, Any],
+    counts: Any,
+    estimate: Estimate | None = None,
+    significance: float = DRIFT_SIGNIFICANCE,
+) -> Drift:
+    """The drift watch for a validated document and its report counts (raises ValidationError when
+    the document's claim rests on no F: see :func:`drift_scope`).
+
+    ``estimate`` is the estimate of P_X from these counts (computed by EM with delta intervals if
+    None; for a latent S, of P_U with shape (1, |U|)). ``significance`` is the test's level a.
+    """
+    reason = drift_scope(doc)
+    if reason is not None:
+        raise ValidationError(reason)
+    if not 0.0 < significance < 1.0:
+        raise ValidationError(f"significance must be in (0, 1); got {significance!r}")
+    params = uncertainty_parameters(doc)
+    alpha = document_alphabet(doc)
+    p_hat = public_distribution(doc)
+    reports = report_matrix(doc)
+    c = np.asarray(counts, dtype=float)
+    shape = (1, alpha.size) if alpha.latent else alpha.shape
+    marginal = p_hat.sum(axis=0, keepdims=True) if alpha.latent else p_hat
+    if estimate is None:
+        estimate = estimate_distribution(reports, c, shape, prior=marginal)
+    ball = UncertaintySet(marginal.reshape(1, -1), params["radius"], params["order"])
+    statistic, dof = projection_statistic(reports, c, ball, estimate.joint)
+    star = upper = None
+    if not alpha.latent:
+        q = mechanism_matrix(doc)  # the memoised y's mechanism: the claim is about it
+        star = realised_epsilon(q, estimate.joint)
+        upper = max(realised_upper_bound(q, *simultaneous_box(estimate)), star)
+    return Drift(
+        notion=notion(doc),
+        claimed_epsilon=document_epsilon(doc),
+        realised_epsilon=star,
+        realised_epsilon_upper=upper,
+        statistic=statistic,
+        dof=dof,
+        p_value=_p_value(statistic, dof),
+        significance=float(significance),
+        n=int(c.sum()),
+        claim_text=_claim_text(doc),
+    )
