@@ -127,6 +127,7 @@ class Drift:
         return {
             "notion": self.notion,
             "claimed_epsilon": self.claimed_epsilon,
+            "claim": self.claim_text,
             "realised_epsilon": _finite(self.realised_epsilon),
             "realised_epsilon_upper": _finite(self.realised_epsilon_upper),
             "statistic": self.statistic,
