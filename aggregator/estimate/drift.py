@@ -59,8 +59,7 @@ import numpy as np
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import epsilon as document_epsilon
-from rldp.shared.document import mechanism_matrix, notion, public_distribution, report_matrix
-from rldp.shared.document import uncertainty_parameters
+from rldp.shared.document import mechanism_matrix, notion, public_distribution, report_matrix, uncertainty_parameters
 from rldp.shared.errors import ValidationError
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -262,7 +261,9 @@ def projection_statistic(
     if q.ndim != 2 or c.shape != (q.shape[0],):
         raise ValidationError(f"counts must have one entry per output ({q.shape[0]}); got shape {c.shape}")
     if ball.public_distribution.shape != (1, q.shape[1]):
-        raise ValidationError(f"ball must be over the {q.shape[1]} inputs as one row; got {ball.public_distribution.shape}")
+        raise ValidationError(
+            f"ball must be over the {q.shape[1]} inputs as one row; got {ball.public_distribution.shape}"
+        )
     n = float(c.sum())
     if n <= 0:
         raise ValidationError("the drift test needs at least one report")

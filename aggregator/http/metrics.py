@@ -30,7 +30,13 @@ class Metrics(ServiceEvents):
     BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
     def __init__(self) -> None:
-        from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram  # see the docstring
+        from prometheus_client import (  # see the docstring
+            CONTENT_TYPE_LATEST,
+            CollectorRegistry,
+            Counter,
+            Gauge,
+            Histogram,
+        )
 
         self.content_type = CONTENT_TYPE_LATEST
         self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
@@ -75,7 +81,10 @@ class Metrics(ServiceEvents):
             multiprocess_mode="mostrecent",
         )
         self.drift_alarms = Counter(
-            "rldp_drift_detected", "Times the drift test started rejecting (population left F).", ["mechanism"], registry=r
+            "rldp_drift_detected",
+            "Times the drift test started rejecting (population left F).",
+            ["mechanism"],
+            registry=r,
         )
         for reason in PROBLEMS:  # every reason shows up (as 0) from the start
             self.rejections.labels(reason)

@@ -238,7 +238,10 @@ SCHEMAS: dict[str, Any] = {
             "statistic": {"type": "number", "description": "the likelihood-ratio statistic T of H0"},
             "dof": {"type": "integer", "description": "degrees of freedom of T's χ² reference"},
             "p_value": {"type": "number", "minimum": 0, "maximum": 1},
-            "rejected": {"type": "boolean", "description": "p_value < alpha: the claim may not hold for this population"},
+            "rejected": {
+                "type": "boolean",
+                "description": "p_value < alpha: the claim may not hold for this population",
+            },
             "alpha": {"type": "number", "description": "the test's significance level (its false-alarm rate)"},
             "n": {"type": "integer"},
             "statement": {"type": "string", "description": "one plain line saying what the numbers mean"},

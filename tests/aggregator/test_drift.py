@@ -49,7 +49,9 @@ def _segment_point(p: np.ndarray, target: np.ndarray, predicate) -> np.ndarray:
 
 def _boundary_point(p: np.ndarray, ball: UncertaintySet) -> np.ndarray:
     """The last point of F on the segment towards the skewed population (on F's boundary)."""
-    outside = _segment_point(p, skewed_population(p), lambda x: renyi_divergence(p.ravel(), x.ravel(), 2.0) > ball.radius)
+    outside = _segment_point(
+        p, skewed_population(p), lambda x: renyi_divergence(p.ravel(), x.ravel(), 2.0) > ball.radius
+    )
     t_in = 1.0 - 1e-9  # step back inside by round-off
     return t_in * outside + (1 - t_in) * p
 
