@@ -11,7 +11,7 @@ the ε at every δ, and for ``lip``/``alip``/``srlip`` every lift, a ratio of P(
 of the P(y|s) — to one of them, is at most e^{ε*}. So ε* ≤ claim is what "the claim holds for
 the reporting population" means, whatever the notion.
 
-**and an upper bound over the estimate's 95 % confidence region** (:func:`realised_upper_bound`).
+**and an upper bound over the estimate's 95 % confidence region** (:mod:`.realised`).
 The region is the box of the per-cell intervals made simultaneous by Bonferroni: each cell's
 interval widened about θ̂ by z_{1−0.05/(2|X|)} / z_{0.975} (for a non-identifiable Q the
 partial-identification intervals come from one simultaneous box for P_Y already and are used as
@@ -20,7 +20,7 @@ Over a box the blocks θ_s· of different s vary independently and P(y|s) depend
 max over the box of P(y|s₁)/P(y|s₂) = max_box P(y|s₁) / min_box P(y|s₂) exactly. Each is a
 linear-fractional maximum Σ a_u x_u / Σ x_u over l ≤ x ≤ h, attained at a threshold vertex
 (x_u = h_u for the j largest a_u, l_u for the rest), so the j = 0…|U| candidates give it exactly
-(:func:`_box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: the result is ≥ the
+(:func:`~.realised.box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: the result is ≥ the
 maximum of ε* over the region, hence ≥ ε*(θ) with probability ≥ 95 %.
 
 **(b) A test of H0: θ ∈ F** (:func:`projection_statistic`). With q̂ = c/n and f(P) = KL(q̂ ‖ QP),
@@ -64,7 +64,7 @@ from rldp.shared.errors import ValidationError
 from rldp.shared.uncertainty import UncertaintySet
 
 from .estimator import estimate_distribution
-from .intervals import LEVEL, Z95
+from .realised import realised_upper_bound, simultaneous_box
 from .result import Estimate
 
 __all__ = [
@@ -72,7 +72,6 @@ __all__ = [
     "Drift",
     "drift_scope",
     "projection_statistic",
-    "realised_upper_bound",
     "watch",
 ]
 
@@ -300,64 +299,6 @@ def _p_value(statistic: float, dof: int) -> float:
     from scipy.stats import chi2
 
     return float(chi2.sf(statistic, dof))
-
-
-# --------------------------------------------------------------------------- (a) realised ε*
-
-
-def _box_ratio_max(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """max over l ≤ x ≤ h of Σ a_u x_u / Σ x_u, along the last axis (a: (..., k); l, h: (k,)).
-
-    A linear-fractional maximum over a box sits at a threshold vertex: x_u = h_u for the j largest
-    a_u and l_u for the others; the |U| + 1 candidates are all evaluated (exact). A box that allows
-    x = 0 allows any single cell alone, so the largest a_u with h_u > 0 is among the candidates.
-    """
-    order = np.argsort(-a, axis=-1, kind="stable")
-    a_s = np.take_along_axis(a, order, axis=-1)
-    lo = np.broadcast_to(low, a.shape)
-    hi = np.broadcast_to(high, a.shape)
-    lo_s, hi_s = np.take_along_axis(lo, order, axis=-1), np.take_along_axis(hi, order, axis=-1)
-    zero = np.zeros((*a.shape[:-1], 1))
-    # numerator/denominator with the first j at h and the rest at l, j = 0 … k
-    num = np.concatenate([zero, np.cumsum(a_s * hi_s, axis=-1)], axis=-1)
-    num += np.concatenate([np.cumsum((a_s * lo_s)[..., ::-1], axis=-1)[..., ::-1], zero], axis=-1)
-    den = np.concatenate([zero, np.cumsum(hi_s, axis=-1)], axis=-1)
-    den += np.concatenate([np.cumsum(lo_s[..., ::-1], axis=-1)[..., ::-1], zero], axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(den > 0, num / den, -np.inf)
-    single = np.where(hi > 0, a, -np.inf).max(axis=-1)  # x = h_u e_u, reachable when l can be 0
-    can_vanish = lo.sum(axis=-1) <= 0
-    return np.maximum(ratio.max(axis=-1), np.where(can_vanish, single, -np.inf))
-
-
-def realised_upper_bound(matrix: Any, low: Any, high: Any) -> float:
-    """max of ε*(θ) over the box low ≤ θ ≤ high (|S| × |U|), exact over the box (module docstring)."""
-    lo = np.asarray(low, dtype=float)
-    hi = np.asarray(high, dtype=float)
-    from rldp.shared.audit import joint_matrix
-
-    q = joint_matrix(matrix, lo.shape[0], lo.shape[1]).reshape(-1, lo.shape[0], lo.shape[1])
-    top = np.stack([_box_ratio_max(q[:, s, :], lo[s], hi[s]) for s in range(lo.shape[0])], axis=1)
-    bottom = np.stack([-_box_ratio_max(-q[:, s, :], lo[s], hi[s]) for s in range(lo.shape[0])], axis=1)
-    # an s whose block may be all zero may have no users; still counted (conservative)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.log(top[:, :, None]) - np.log(np.maximum(bottom[:, None, :], 0.0))
-    ratios = np.where(top[:, :, None] <= 0, -np.inf, ratios)
-    k = lo.shape[0]
-    ratios[:, np.arange(k), np.arange(k)] = -np.inf
-    return max(float(np.max(ratios)), 0.0) if ratios.size else 0.0
-
-
-def simultaneous_box(est: Estimate) -> tuple[np.ndarray, np.ndarray]:
-    """The estimate's cell intervals made simultaneous (Bonferroni over the |X| cells)."""
-    from scipy.stats import norm
-
-    theta = est.joint
-    cells = theta.size
-    widen = float(norm.ppf(1.0 - (1.0 - LEVEL) / (2.0 * cells))) / Z95 if est.identifiable else 1.0
-    low = np.clip(theta - (theta - est.ci95_low) * widen, 0.0, 1.0)
-    high = np.clip(theta + (est.ci95_high - theta) * widen, 0.0, 1.0)
-    return low, high
 
 
 # --------------------------------------------------------------------------- the entry point

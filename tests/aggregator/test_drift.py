@@ -15,13 +15,8 @@ import pytest
 from helpers import adult_sex_race_polyopt, skewed_population
 from scipy.stats import beta as beta_dist
 
-from rldp.aggregator.estimate.drift import (
-    _box_ratio_max,
-    drift_scope,
-    projection_statistic,
-    realised_upper_bound,
-    watch,
-)
+from rldp.aggregator.estimate.drift import drift_scope, projection_statistic, watch
+from rldp.aggregator.estimate.realised import box_ratio_max, realised_upper_bound
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.divergence import renyi_divergence
 from rldp.shared.document import mechanism_matrix, public_distribution
@@ -78,14 +73,14 @@ def _cp_lower(k: int, n: int, conf: float = 0.99) -> float:
 # --------------------------------------------------------------------------- exact pieces
 
 
-def test_box_ratio_maximum_is_the_best_vertex():
+def testbox_ratio_maximum_is_the_best_vertex():
     rng = np.random.default_rng(3)
     for _ in range(50):
         k = 5
         a = rng.random((3, k))
         low = rng.random(k) * (rng.random(k) < 0.7) * 0.3
         high = low + rng.random(k) * 0.5
-        got = _box_ratio_max(a, low, high)
+        got = box_ratio_max(a, low, high)
         for row in range(3):
             best = -math.inf
             for bits in itertools.product((0, 1), repeat=k):
