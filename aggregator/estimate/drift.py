@@ -246,7 +246,7 @@ def _solve(qhat: np.ndarray, q: np.ndarray, ball: UncertaintySet, start: np.ndar
 
 
 def projection_statistic(
-    report_matrix: Any, counts: Any, ball: UncertaintySet, estimate: Any | None = None
+    report_matrix: Any, counts: Any, ball: UncertaintySet, estimate: Any | None = None, rank: int | None = None
 ) -> tuple[float, int]:
     """(T, r − 1): the test statistic of H0 θ ∈ F and its χ² degrees of freedom (module docstring).
 
@@ -254,6 +254,7 @@ def projection_statistic(
     ``counts`` the reports per output, ``ball`` F over X flattened to one row (shape (1, |X|)),
     ``estimate`` a point of the simplex near the maximum-likelihood θ̂ (default: P̂). T is never
     larger than the exact statistic (a certified lower bound of min_F minus an upper bound of min_Δ).
+    ``rank``: the rank r of the report matrix if known (an estimate has it), else computed (an SVD).
     """
     q = np.asarray(report_matrix, dtype=float)
     c = np.asarray(counts, dtype=float)
@@ -268,7 +269,7 @@ def projection_statistic(
         raise ValidationError("the drift test needs at least one report")
     qhat = c / n
     live = q.sum(axis=1) > 0  # outputs no input can produce carry no information
-    dof = max(int(np.linalg.matrix_rank(q[live])) - 1, 0)
+    dof = max((int(np.linalg.matrix_rank(q[live])) if rank is None else int(rank)) - 1, 0)
     p_hat = ball.public_distribution.ravel()
     theta = p_hat if estimate is None else np.clip(np.asarray(estimate, dtype=float).ravel(), 0.0, None)
     theta = theta / theta.sum()
@@ -331,7 +332,7 @@ def watch(
     if estimate is None:
         estimate = estimate_distribution(reports, c, shape, prior=marginal)
     ball = UncertaintySet(marginal.reshape(1, -1), params["radius"], params["order"])
-    statistic, dof = projection_statistic(reports, c, ball, estimate.joint)
+    statistic, dof = projection_statistic(reports, c, ball, estimate.joint, estimate.rank or None)
     star = upper = None
     if not alpha.latent:
         q = mechanism_matrix(doc)  # the memoised y's mechanism: the claim is about it

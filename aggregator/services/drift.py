@@ -29,9 +29,13 @@ from rldp.shared.errors import RldpError, one_line
 from .events import ServiceEvents
 from .mechanisms import LRU, MechanismCatalog
 
-__all__ = ["DriftWatch", "DriftAnswer"]
+__all__ = ["DriftWatch", "DriftAnswer", "SCRAPE_MAX_ENTRIES"]
 
 log = logging.getLogger("rldp.service")
+
+#: A /metrics scrape runs the watch only on mechanisms with at most this many entries |Y'|·|X| (the
+#: watch costs an estimate: larger mechanisms get their gauges from their estimate requests only).
+SCRAPE_MAX_ENTRIES = 1 << 20
 
 #: (the drift object, or None with the reason it is absent)
 DriftAnswer = tuple[dict[str, Any] | None, str | None]
@@ -96,8 +100,12 @@ class DriftWatch:
         return answer
 
     def refresh(self) -> None:
-        """Check every mechanism on all its reports (the /metrics scrape); cached answers cost nothing."""
+        """Check every mechanism on all its reports (the /metrics scrape) up to :data:`SCRAPE_MAX_ENTRIES`;
+        cached answers cost nothing."""
         for record in self.catalog.list():
             if self._scope(record.id)[1] is not None:
+                continue
+            matrix, _, _ = self.catalog.parsed(record.id)
+            if matrix.size > SCRAPE_MAX_ENTRIES:
                 continue
             self.check(record, self.storage.counts(record.id, record.outputs))

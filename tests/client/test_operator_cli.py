@@ -284,3 +284,8 @@ def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_pa
     drift = json.loads(ok(op("estimate", doc["id"], "--json")))["drift"]
     assert drift["rejected"] is True and drift["realised_epsilon"] > 3.0
     assert set(drift) >= {"realised_epsilon", "realised_epsilon_upper", "p_value", "rejected", "alpha", "statement"}
+    # /metrics of the live (multi-process) server carries the gauges
+    metrics = requests.get(f"{server.url}/metrics", timeout=60).text
+    gauge = next(x for x in metrics.splitlines() if x.startswith(f'rldp_drift_p_value{{mechanism="{doc["id"]}"}}'))
+    assert float(gauge.split()[-1]) == drift["p_value"]
+    assert f'rldp_realised_epsilon{{mechanism="{doc["id"]}"}}' in metrics
