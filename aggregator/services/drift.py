@@ -1,10 +1,10 @@
 """The drift watch of the service: per mechanism, is the reporting population still in F?
 
-:func:`rldp.aggregator.estimate.drift.watch` does the statistics; this module decides when to run it and
-whom to tell. It runs on every estimate (on that estimate's reports) and on every /metrics scrape (on
-every mechanism's reports), and caches each answer under (mechanism, window, report count): reports
-are only ever added, so the count names the counts, and a scrape between two uploads recomputes
-nothing. Each fresh answer goes to :meth:`ServiceEvents.drift_checked` (the /metrics gauges); one that
+:func:`rldp.aggregator.estimate.drift.watch` does the statistics; this module decides when to run
+it and whom to tell. It runs on every estimate (on that estimate's reports) and on every /metrics
+scrape (on every mechanism's reports, or for a mechanism with collection windows its latest
+window's), and caches each answer under (mechanism, window, report count): reports are only ever
+added, so the count names the counts, and a scrape between two uploads recomputes nothing. Each fresh answer on what the gauges follow goes to :meth:`ServiceEvents.drift_checked`; one that
 rejects H0 where the previous one for that mechanism and window did not also goes to
 :meth:`ServiceEvents.drift_detected` (an alarm counter, and a warning in the service log).
 
@@ -91,7 +91,7 @@ class DriftWatch:
             answer = (drift, None)
             before = None if cached is None else cached[1][0]
             self._answers.put(key, (n, answer))
-        if label is None:  # the gauges follow every report of a mechanism, not one window
+        if label == self._watched(record):
             self.events.drift_checked(record, drift)
         if drift["rejected"] and not (before is not None and before["rejected"]):
             where = "" if label is None else f" (window {label})"
@@ -99,13 +99,21 @@ class DriftWatch:
             self.events.drift_detected(record, drift)
         return answer
 
+    def _watched(self, record: MechanismRecord) -> str | None:
+        """What the gauges follow: every report (None), or for a mechanism with windows its latest window
+        with reports — so that a drift shows within one window instead of being diluted by the history."""
+        window = self.catalog.window(record.id)
+        stored = {} if window is None else self.storage.windows(record.id)
+        return None if window is None or not stored else max(stored, key=window.start_of)
+
     def refresh(self) -> None:
-        """Check every mechanism on all its reports (the /metrics scrape) up to :data:`SCRAPE_MAX_ENTRIES`;
-        cached answers cost nothing."""
+        """Check every mechanism (the /metrics scrape) up to :data:`SCRAPE_MAX_ENTRIES`, on what its gauges
+        follow (:meth:`_watched`); cached answers cost nothing."""
         for record in self.catalog.list():
             if self._scope(record.id)[1] is not None:
                 continue
             matrix, _, _ = self.catalog.parsed(record.id)
             if matrix.size > SCRAPE_MAX_ENTRIES:
                 continue
-            self.check(record, self.storage.counts(record.id, record.outputs))
+            label = self._watched(record)
+            self.check(record, self.storage.counts(record.id, record.outputs, window=label), label)

@@ -6,13 +6,16 @@ a skewed population (60 % Female|Amer-Indian-Eskimo) are flagged, 5,000 from P̂
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from helpers import adult_sex_race_polyopt, skewed_population
 from service.rldp_live import ADMIN, READ, READ_TOKEN, in_process_app, make_document
 from service.test_service_dashboard import login
 
-from rldp.shared.document import public_distribution, report_matrix
+from rldp.shared.collection import Window
+from rldp.shared.document import content_id, public_distribution, report_matrix
 
 
 @pytest.fixture
@@ -21,11 +24,14 @@ def app(tmp_path):
         yield app
 
 
-def _upload(http, doc, population, n, seed, batch="b"):
+def _upload(http, doc, population, n, seed, batch="b", window=None):
     rng = np.random.default_rng(seed)
     q = report_matrix(doc)
     reports = rng.choice(q.shape[0], size=n, p=q @ np.asarray(population).ravel()).tolist()
-    resp = http.post("/v1/reports", json={"mechanism": doc["id"], "batch": batch, "reports": reports})
+    body = {"mechanism": doc["id"], "batch": batch, "reports": reports}
+    if window is not None:
+        body["window"] = window
+    resp = http.post("/v1/reports", json=body)
     assert resp.status_code == 201, resp.json
 
 
@@ -54,8 +60,7 @@ def test_skewed_population_is_flagged_in_the_estimate_metrics_and_events(http, a
     assert boot["drift"]["p_value"] == drift["p_value"]
     _upload(http, doc, skewed_population(public_distribution(doc)), 10, seed=2, batch="c")  # a new count
     metrics = http.get("/metrics").data.decode()
-    line = next(x for x in metrics.splitlines() if x.startswith(f'rldp_drift_p_value{{mechanism="{doc["id"]}"}}'))
-    assert float(line.split()[-1]) < 0.001
+    assert _gauge(metrics, "rldp_drift_p_value", doc["id"]) < 0.001
     assert f'rldp_realised_epsilon{{mechanism="{doc["id"]}"}}' in metrics
     assert f"{alarm} 1.0" in metrics  # still rejected: no new alarm
 
@@ -93,3 +98,27 @@ def test_dashboard_shows_a_plain_banner_only_when_rejected(http, app):
     page = http.get(f"/ui/mechanisms/{doc['id']}/estimate").data.decode()
     assert "the reporting population no longer looks like P̂: the claim ε = 1.5 may not hold for it" in page
     assert "realised ε* up to" in page
+
+
+def _gauge(metrics: str, name: str, mechanism: str) -> float:
+    line = next(x for x in metrics.splitlines() if x.startswith(f'{name}{{mechanism="{mechanism}"}}'))
+    return float(line.split()[-1])
+
+
+def test_with_windows_the_gauges_follow_the_latest_window(http, app):
+    """A day of reports from P̂, then a drifted day: the gauges (latest window) flag it at once; yesterday's
+    estimate does not; the estimate over every window sees the mixture."""
+    doc = {k: v for k, v in adult_sex_race_polyopt(1.5).items() if k != "id"}
+    doc["collection"] = {"window": "P1D"}
+    doc["id"] = content_id(doc)
+    _publish(http, doc)
+    day = Window.parse("P1D")
+    today, yesterday = day.label_at(time.time()), day.label_at(time.time() - 86_400)
+    p_hat = public_distribution(doc)
+    _upload(http, doc, p_hat, 20_000, seed=6, batch="y", window=yesterday)
+    assert _gauge(http.get("/metrics").data.decode(), "rldp_drift_p_value", doc["id"]) >= 0.05
+    _upload(http, doc, skewed_population(p_hat), 300, seed=7, batch="t", window=today)
+    assert _gauge(http.get("/metrics").data.decode(), "rldp_drift_p_value", doc["id"]) < 0.001
+    old = http.get(f"/v1/mechanisms/{doc['id']}/estimate?window={yesterday}", headers=READ).json["drift"]
+    new = http.get(f"/v1/mechanisms/{doc['id']}/estimate?window={today}", headers=READ).json["drift"]
+    assert not old["rejected"] and new["rejected"] and new["n"] == 300
