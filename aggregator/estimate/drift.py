@@ -7,9 +7,9 @@ population in particular. :func:`watch` reads the report counts c_y of one mecha
 **(a) The realised ε* at the estimate** [LZG24, Sec 8.3]: ε*(θ̂) = max_{y, s₁ ≠ s₂}
 log(P(y|s₁)/P(y|s₂)) with P(y|s) = Σ_u Q(y|s,u) θ̂_u|s (:func:`rldp.shared.audit.realised_epsilon`).
 For ``rldp`` and ``ldp`` over F it is the notion's own ε at that population; for ``distp`` it bounds
-the ε at every δ, and for ``lip``/``alip``/``srlip`` every lift, a ratio of P(y|A) or P(y) — mixtures
-of the P(y|s) — to one of them, is at most e^{ε*}. So ε* ≤ claim is what "the claim holds for
-the reporting population" means, whatever the notion.
+the ε at every δ; for ``lip``/``alip`` both lifts P(y|s)/P(y) and P(y)/P(y|s) are at most e^{ε*}
+(P(y) is a mixture of the P(y|s′)). For ``srlip`` (drift applies at radius 0 only) it is the
+LDP-w.r.t.-S leakage, not the side-channel lifts the notion also bounds.
 
 **and an upper bound over the estimate's 95 % confidence region** (:mod:`.realised`).
 The region is the box of the per-cell intervals made simultaneous by Bonferroni: each cell's
@@ -35,7 +35,7 @@ P(T > χ²_{r−1, 1−a}) ≤ a asymptotically for every θ ∈ F: the false-al
 (conservative inside F, where T is usually 0). The p-value is P(χ²_{r−1} ≥ T).
 
 Both minimisations are convex (f is convex in P, and F is convex: D_α is convex in its second
-argument [van Erven & Harremoës 2014, Thm 12]). The computed T must not exceed the true one, so:
+argument [vEH14, Thm 12]). The computed T must not exceed the true one, so:
 the second minimum is replaced by f at a point of Δ (≥ it; the estimate θ̂ or the solver's point),
 and the first by a certified lower bound, f(P) + min_{R ∈ F} ∇f(P)·(R − P) ≤ min_F f for any P
 (convexity), whose inner minimum is the Rényi ball's support function — the same Lagrange search as
@@ -155,8 +155,11 @@ def drift_scope(doc: Mapping[str, Any]) -> str | None:
             f"notion {kind!r} without an uncertainty set makes no assumption on the population "
             "(its claim holds for every distribution): nothing to drift from"
         )
-    if math.isinf(uncertainty_parameters(doc)["radius"]):
+    radius = uncertainty_parameters(doc)["radius"]
+    if math.isinf(radius):
         return "the uncertainty set F is every distribution (radius null): nothing to drift from"
+    if kind == "srlip" and radius > 0:  # its audit over F is ε-LDP w.r.t. the input (shared/audit/srlip.py)
+        return "an srlip claim over F > {P̂} is audited as ε-LDP w.r.t. the input, which holds for every distribution"
     return None
 
 

@@ -174,6 +174,7 @@ def test_false_alarm_rate_is_at_most_alpha(where):
     assert renyi_divergence(p.ravel(), pop.ravel(), 2.0) <= ball.radius
     runs = 300
     hits = _rate(q, pop, ball, n=5000, runs=runs, seed=1 if where == "p_hat" else 2)
+    print(f"false alarms from {where}: {hits}/{runs} (99 % CP upper bound {_cp_upper(hits, runs):.3f})")
     assert _cp_upper(hits, runs) <= ALPHA, f"{hits}/{runs} false alarms"
 
 
@@ -188,4 +189,5 @@ def test_power_against_twice_the_claim_within_5000_reports(population):
     assert realised_epsilon(q, pop) >= 3.0
     runs = 100
     hits = _rate(q, pop, ball, n=5000, runs=runs, seed=3)
+    print(f"power against {population}: {hits}/{runs} (99 % CP lower bound {_cp_lower(hits, runs):.3f})")
     assert _cp_lower(hits, runs) >= 0.95, f"{hits}/{runs} flagged"
