@@ -191,3 +191,37 @@ def test_power_against_twice_the_claim_within_5000_reports(population):
     hits = _rate(q, pop, ball, n=5000, runs=runs, seed=3)
     print(f"power against {population}: {hits}/{runs} (99 % CP lower bound {_cp_lower(hits, runs):.3f})")
     assert _cp_lower(hits, runs) >= 0.95, f"{hits}/{runs} flagged"
+
+
+def test_a_latent_secret_is_tested_on_the_u_marginal_and_its_epsilon_is_not_identified():
+    from rldp.aggregator.frames import design_from_frame
+    from rldp.demo.datasets import load_adult
+
+    doc = design_from_frame(
+        load_adult(), sensitive="sex", released=["race"], method="grr", epsilon=1.5, name="adult", latent=True
+    )
+    q, p_u = mechanism_matrix(doc), public_distribution(doc).sum(axis=0)
+    assert q.shape[1] == p_u.size  # reads U only
+    rng = np.random.default_rng(8)
+    calm = watch(doc, rng.multinomial(5000, q @ p_u))
+    assert calm.realised_epsilon is None and calm.realised_epsilon_upper is None
+    assert not calm.rejected and "not identified (S is latent)" in calm.statement
+    drifted = np.array([0.6, *(0.4 * p_u[1:] / p_u[1:].sum())])  # 60 % Amer-Indian-Eskimo
+    assert watch(doc, rng.multinomial(1000, q @ drifted)).rejected
+
+
+def test_every_robust_notion_is_watched():
+    doc, *_ = _setup()
+    unc = doc["privacy"]["uncertainty"]
+    for privacy in (
+        {"notion": "distp", "epsilon": 1.5, "delta": 0.01, "uncertainty": unc},
+        {"notion": "ldp", "epsilon": 1.5, "uncertainty": unc},
+        {"notion": "lip", "epsilon": 1.5, "uncertainty": unc},
+        {"notion": "srlip", "epsilon": 1.5, "uncertainty": {**unc, "radius": 0.0}},
+    ):
+        assert drift_scope({**doc, "privacy": privacy}) is None, privacy
+    distp = {**doc, "privacy": {"notion": "distp", "epsilon": 1.5, "delta": 0.01, "uncertainty": unc}}
+    counts = np.random.default_rng(9).multinomial(500, mechanism_matrix(doc) @ public_distribution(doc).ravel())
+    assert watch(distp, counts).to_dict()["claim"] == "(ε, δ) = (1.5, 0.01)"
+    srlip = {**doc, "privacy": {"notion": "srlip", "epsilon": 1.5, "uncertainty": unc}}
+    assert "holds for every distribution" in drift_scope(srlip)
