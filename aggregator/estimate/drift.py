@@ -39,8 +39,8 @@ argument [vEH14, Thm 12]). The computed T must not exceed the true one, so:
 the second minimum is replaced by f at a point of Δ (≥ it; the estimate θ̂ or the solver's point),
 and the first by a certified lower bound, f(P) + min_{R ∈ F} ∇f(P)·(R − P) ≤ min_F f for any P
 (convexity), whose inner minimum is the Rényi ball's support function — the same Lagrange search as
-the exact audit, rounded downwards (:meth:`UncertaintySet.extremes`). The solver (SLSQP, from P̂)
-only decides how tight that bound is, i.e. the test's power, never its validity.
+the exact audit, rounded downwards (:meth:`UncertaintySet.extremes`). The solver (an interior-point
+method, :mod:`.ball_fit`) only decides how tight that bound is, i.e. the test's power, never its validity.
 
 A latent S: the reports identify P_U only. H0 implies D_α(P̂_U ‖ P_U) ≤ D_α(P̂ ‖ P) ≤ B (data
 processing), so the same test runs on the U marginal; ε* is then not identified (it depends on
@@ -63,6 +63,7 @@ from rldp.shared.document import mechanism_matrix, notion, public_distribution, 
 from rldp.shared.errors import ValidationError
 from rldp.shared.uncertainty import UncertaintySet
 
+from .ball_fit import ball_fit, certified_lower_bound, kl_terms
 from .estimator import estimate_distribution
 from .realised import realised_upper_bound, simultaneous_box
 from .result import Estimate
@@ -79,9 +80,6 @@ __all__ = [
 DRIFT_SIGNIFICANCE = 0.05
 #: Notions whose claim rests on an uncertainty set F (ldp only when its document has one).
 ROBUST_NOTIONS = ("rldp", "distp", "lip", "alip", "srlip", "ldp")
-# SLSQP works on dense |X| × |X| quasi-Newton matrices: beyond this many cells the bound is taken
-# at the best point of the segment from P̂ to the estimate (still valid, less tight).
-_SLSQP_MAX_CELLS = 400
 
 
 @dataclass(frozen=True)
@@ -176,78 +174,6 @@ def _claim_text(doc: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- (b) the test
 
 
-def _kl_terms(qhat: np.ndarray, q: np.ndarray, p: np.ndarray) -> tuple[float, np.ndarray]:
-    """f(P) = KL(q̂ ‖ QP) over the outputs seen, and its gradient −Qᵀ(q̂/QP)."""
-    pi = q @ p
-    seen = qhat > 0
-    if np.any(pi[seen] <= 0):
-        return math.inf, np.zeros_like(p)
-    value = float(np.sum(qhat[seen] * (np.log(qhat[seen]) - np.log(pi[seen]))))
-    ratio = np.zeros_like(pi)
-    ratio[seen] = qhat[seen] / pi[seen]
-    return value, -(q.T @ ratio)
-
-
-def _lower_bound(qhat: np.ndarray, q: np.ndarray, p: np.ndarray, ball: UncertaintySet) -> float:
-    """f(P) + min_{R ∈ F} ∇f(P)·(R − P) ≤ min_F f (convexity); the inner min rounded down."""
-    value, grad = _kl_terms(qhat, q, p)
-    if not math.isfinite(value):
-        return 0.0  # f ≥ 0 always
-    _, low = ball.extremes(grad.reshape(1, 1, -1))
-    return max(0.0, value + float(low[0, 0]) - float(grad @ p))
-
-
-def _divergence_and_gradient(p_hat: np.ndarray, p: np.ndarray, order: float) -> tuple[float, np.ndarray]:
-    """D_α(P̂ ‖ P) and its gradient −(P̂/P)^α / Σ P̂^α P^{1−α} (cells with P̂ = 0 cost nothing)."""
-    supp = p_hat > 0
-    ratio = np.zeros_like(p)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        ratio[supp] = p_hat[supp] / p[supp]
-        if order == 1.0:
-            value = float(np.sum(p_hat[supp] * np.log(ratio[supp])))
-            return value, -ratio
-        s = float(np.sum(p_hat[supp] * ratio[supp] ** (order - 1.0)))
-        return math.log(s) / (order - 1.0), -(ratio**order) / s
-
-
-def _solve(qhat: np.ndarray, q: np.ndarray, ball: UncertaintySet, start: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """A point of F near argmin_F f (SLSQP from P̂; the segment P̂ → estimate for large |X|)."""
-    p_hat, radius, order = ball.public_distribution.ravel(), ball.radius, ball.order
-
-    def inside(p: np.ndarray) -> bool:
-        return _divergence_and_gradient(p_hat, p, order)[0] <= radius
-
-    if p_hat.size > _SLSQP_MAX_CELLS:
-        lo, hi = 0.0, 1.0  # the largest t with (1 − t)P̂ + tθ̂ in F (D along the segment is convex)
-        if inside(target):
-            return target
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if inside((1 - mid) * p_hat + mid * target) else (lo, mid)
-        return (1 - lo) * p_hat + lo * target
-    from scipy.optimize import minimize  # imported here: scipy.optimize costs ~0.4 s to import
-
-    floor = 1e-12
-    res = minimize(
-        lambda p: _kl_terms(qhat, q, np.maximum(p, floor)),
-        start,
-        jac=True,
-        method="SLSQP",
-        bounds=[(floor, 1.0)] * start.size,
-        constraints=[
-            {"type": "eq", "fun": lambda p: np.sum(p) - 1.0, "jac": lambda p: np.ones_like(p)},
-            {
-                "type": "ineq",
-                "fun": lambda p: radius - _divergence_and_gradient(p_hat, np.maximum(p, floor), order)[0],
-                "jac": lambda p: -_divergence_and_gradient(p_hat, np.maximum(p, floor), order)[1],
-            },
-        ],
-        options={"maxiter": 500, "ftol": 1e-14},
-    )
-    point = np.maximum(np.asarray(res.x, dtype=float), 0.0)
-    return point / point.sum()
-
-
 def projection_statistic(
     report_matrix: Any, counts: Any, ball: UncertaintySet, estimate: Any | None = None, rank: int | None = None
 ) -> tuple[float, int]:
@@ -277,10 +203,10 @@ def projection_statistic(
     theta = p_hat if estimate is None else np.clip(np.asarray(estimate, dtype=float).ravel(), 0.0, None)
     theta = theta / theta.sum()
     polished = _em(qhat, q, theta)
-    point = _solve(qhat, q, ball, p_hat.copy(), polished)
-    bound = max(_lower_bound(qhat, q, point, ball), _lower_bound(qhat, q, p_hat, ball))
+    point = ball_fit(qhat, q, ball, polished, n)
+    bound = max(certified_lower_bound(qhat, q, point, ball), certified_lower_bound(qhat, q, p_hat, ball))
     # min over the simplex: f at any point of it is an upper bound (the estimate, or the F point).
-    floor = min(_kl_terms(qhat, q, x)[0] for x in (theta, polished, point))
+    floor = min(kl_terms(qhat, q, x)[0] for x in (theta, polished, point))
     return max(0.0, 2.0 * n * (bound - floor)), dof
 
 
