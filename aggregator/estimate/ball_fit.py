@@ -120,9 +120,11 @@ def _fit(qhat: np.ndarray, q: np.ndarray, ball: UncertaintySet, target: np.ndarr
     qs, hs = q[seen], qhat[seen]
 
     def barrier(z: np.ndarray, t: float) -> float:
+        if np.any(z <= 0):  # outside the barrier's domain (checked first: c needs z > 0)
+            return math.inf
         c = con.value(z)
         pi = qs @ z
-        if c >= 0 or np.any(z <= 0) or np.any(pi <= 0):
+        if c >= 0 or np.any(pi <= 0):
             return math.inf
         return float(-t * np.sum(hs * np.log(pi)) - math.log(-c) - np.sum(np.log(z)))
 

@@ -225,3 +225,28 @@ def test_every_robust_notion_is_watched():
     assert watch(distp, counts).to_dict()["claim"] == "(ε, δ) = (1.5, 0.01)"
     srlip = {**doc, "privacy": {"notion": "srlip", "epsilon": 1.5, "uncertainty": unc}}
     assert "holds for every distribution" in drift_scope(srlip)
+
+
+@pytest.mark.parametrize("order", [0.5, 1.0, 2.0, 4.0])
+def test_the_fit_stays_in_f_and_its_certificate_never_exceeds_the_minimum(order):
+    """For every Rényi order: the interior-point point lies in F, and the certified lower bound is ≤ f at
+    random members of F (so ≤ min_F f) and close to f at the fitted point (tight)."""
+    from rldp.aggregator.estimate.ball_fit import ball_fit, certified_lower_bound, kl_terms
+
+    _, q, p, _ = _setup()
+    ball = UncertaintySet(p.reshape(1, -1), 0.01, order)
+    counts = np.random.default_rng(12).multinomial(4000, q @ skewed_population(p, 0.1).ravel())
+    qhat = counts / counts.sum()
+    point = ball_fit(qhat, q, ball, p.ravel(), 4000)
+    assert renyi_divergence(p.ravel(), point, order) <= ball.radius * (1 + 1e-9)
+    bound = certified_lower_bound(qhat, q, point, ball)
+    assert 0 < bound <= kl_terms(qhat, q, point)[0]
+    assert 2 * 4000 * (kl_terms(qhat, q, point)[0] - bound) < 0.01  # tight on the T scale
+    rng = np.random.default_rng(13)
+    for _ in range(100):
+        other = rng.dirichlet(np.ones(p.size))
+        member = _segment_point(
+            p, other.reshape(p.shape), lambda x: renyi_divergence(p.ravel(), x.ravel(), order) > ball.radius
+        )
+        member = 0.999 * member.ravel() + 0.001 * p.ravel()  # inside
+        assert bound <= kl_terms(qhat, q, member)[0] + 1e-12
