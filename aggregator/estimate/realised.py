@@ -18,6 +18,9 @@ from .result import Estimate
 
 __all__ = ["box_ratio_max", "realised_upper_bound", "simultaneous_box"]
 
+# Rows of Q per call of box_ratio_max are capped at this many entries (2 MB of float64 per temporary).
+_CHUNK_ENTRIES = 1 << 18
+
 
 def box_ratio_max(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """max over l ≤ x ≤ h of Σ a_u x_u / Σ x_u, along the last axis (a: (..., k); l, h: (k,)).
@@ -44,20 +47,44 @@ def box_ratio_max(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarra
     return np.maximum(ratio.max(axis=-1), np.where(can_vanish, single, -np.inf))
 
 
+def _by_rows(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """:func:`box_ratio_max` over the rows of ``a`` a few MB at a time (its temporaries are |Y|·|U| each)."""
+    step = max(1, _CHUNK_ENTRIES // max(a.shape[1], 1))
+    return np.concatenate([box_ratio_max(a[i : i + step], low, high) for i in range(0, a.shape[0], step)])
+
+
+def _worst_pair(top: np.ndarray, bottom: np.ndarray) -> float:
+    """max over y and s₁ ≠ s₂ of log top[y, s₁] − log bottom[y, s₂] (0/0 → no leakage, x/0 → inf),
+    from the two largest tops and two smallest bottoms of each row (no |Y|·|S|² array)."""
+    with np.errstate(divide="ignore"):
+        lt = np.where(top > 0, np.log(np.maximum(top, 1e-300)), -np.inf)
+        lb = np.where(bottom > 0, np.log(np.maximum(bottom, 1e-300)), -np.inf)
+    rows = np.arange(top.shape[0])
+    hi_order = np.argsort(-lt, axis=1, kind="stable")[:, :2]
+    lo_order = np.argsort(lb, axis=1, kind="stable")[:, :2]
+    best = np.full(top.shape[0], -np.inf)
+    for i in range(2):
+        for j in range(2):
+            s1, s2 = hi_order[:, i], lo_order[:, j]
+            num, den = lt[rows, s1], lb[rows, s2]
+            with np.errstate(invalid="ignore"):
+                value = np.where(num == -np.inf, -np.inf, num - den)
+            best = np.maximum(best, np.where(s1 != s2, value, -np.inf))
+    return max(float(best.max()), 0.0) if best.size else 0.0
+
+
 def realised_upper_bound(matrix: Any, low: Any, high: Any) -> float:
     """max of ε*(θ) over the box low ≤ θ ≤ high (|S| × |U|), exact over the box (module docstring)."""
     lo = np.asarray(low, dtype=float)
     hi = np.asarray(high, dtype=float)
-    q = joint_matrix(matrix, lo.shape[0], lo.shape[1]).reshape(-1, lo.shape[0], lo.shape[1])
-    top = np.stack([box_ratio_max(q[:, s, :], lo[s], hi[s]) for s in range(lo.shape[0])], axis=1)
-    bottom = np.stack([-box_ratio_max(-q[:, s, :], lo[s], hi[s]) for s in range(lo.shape[0])], axis=1)
-    # an s whose block may be all zero may have no users; still counted (conservative)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.log(top[:, :, None]) - np.log(np.maximum(bottom[:, None, :], 0.0))
-    ratios = np.where(top[:, :, None] <= 0, -np.inf, ratios)
     k = lo.shape[0]
-    ratios[:, np.arange(k), np.arange(k)] = -np.inf
-    return max(float(np.max(ratios)), 0.0) if ratios.size else 0.0
+    if k < 2:
+        return 0.0
+    q = joint_matrix(matrix, k, lo.shape[1]).reshape(-1, k, lo.shape[1])
+    top = np.stack([_by_rows(q[:, s, :], lo[s], hi[s]) for s in range(k)], axis=1)
+    bottom = np.stack([-_by_rows(-q[:, s, :], lo[s], hi[s]) for s in range(k)], axis=1)
+    # an s whose block may be all zero may have no users; still counted (conservative)
+    return _worst_pair(top, np.maximum(bottom, 0.0))
 
 
 def simultaneous_box(est: Estimate) -> tuple[np.ndarray, np.ndarray]:

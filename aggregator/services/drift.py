@@ -50,7 +50,8 @@ class DriftWatch:
         self.events = events
         self._answers = LRU(1024)  # (id, window label) → (n, DriftAnswer)
         self._scopes = LRU(4096)  # id → (document, reason or None)
-        self._lock = threading.Lock()  # one computation per key at a time; answers are cheap to read
+        self._locks: dict[tuple[str, str | None], threading.Lock] = {}  # one computation per key at a time
+        self._locks_lock = threading.Lock()
 
     def _scope(self, mechanism_id: str) -> tuple[dict[str, Any], str | None]:
         cached = self._scopes.get(mechanism_id)
@@ -78,7 +79,9 @@ class DriftWatch:
         cached = self._answers.get(key)
         if cached is not None and cached[0] == n:
             return cached[1]  # type: ignore[no-any-return]
-        with self._lock:
+        with self._locks_lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
             cached = self._answers.get(key)
             if cached is not None and cached[0] == n:
                 return cached[1]  # type: ignore[no-any-return]

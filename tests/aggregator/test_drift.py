@@ -250,3 +250,21 @@ def test_the_fit_stays_in_f_and_its_certificate_never_exceeds_the_minimum(order)
         )
         member = 0.999 * member.ravel() + 0.001 * p.ravel()  # inside
         assert bound <= kl_terms(qhat, q, member)[0] + 1e-12
+
+
+def test_realised_upper_bound_matches_every_pair_by_brute_force():
+    from helpers import sparse_columns
+
+    rng = np.random.default_rng(14)
+    for trial in range(30):
+        q = sparse_columns(6, 9, seed=trial, density=0.6)  # zeros: some P(y|s) can vanish
+        low = rng.random((3, 3)) * (rng.random((3, 3)) < 0.5) * 0.1
+        high = low + rng.random((3, 3)) * 0.3
+        blocks = q.reshape(6, 3, 3)
+        top = np.stack([box_ratio_max(blocks[:, s], low[s], high[s]) for s in range(3)], axis=1)
+        bottom = np.stack([-box_ratio_max(-blocks[:, s], low[s], high[s]) for s in range(3)], axis=1)
+        best = 0.0
+        for y, s1, s2 in itertools.product(range(6), range(3), range(3)):
+            if s1 != s2 and top[y, s1] > 0:
+                best = max(best, math.inf if bottom[y, s2] <= 0 else math.log(top[y, s1] / bottom[y, s2]))
+        assert realised_upper_bound(q, low, high) == pytest.approx(best, rel=1e-12)
