@@ -1,7 +1,7 @@
-"""The drift watch: its cost per check, and how many drifted reports it needs (issue 24, "Drift watch").
+"""The drift watch: its cost per check, and how many drifted reports it needs.
 
 Sex/race PolyOpt at ε = 1.5 from the Adult public data. Exposure: N₀ reports from P̂, then m from a
-drifted population (issue 24's skewed one, 60 % Female|Amer-Indian-Eskimo, and the first point
+drifted population (the skewed one, 60 % Female|Amer-Indian-Eskimo, and the first point
 towards it whose realised ε* is 2 × the claim); the smallest m on a grid at which ≥ 95 % of
 ``--runs`` simulated runs reject H0 (seeds m + N₀). Prints one figure per line, ``name value unit``.
 

@@ -124,7 +124,7 @@ _SEX_RACE: dict[float, dict[str, Any]] = {}
 
 
 def adult_sex_race_polyopt(epsilon: float = 1.5) -> dict[str, Any]:
-    """The sex/race PolyOpt document designed from the Adult public data (issue 24's drift example), cached."""
+    """The sex/race PolyOpt document designed from the Adult public data (the drift watch's example), cached."""
     if epsilon not in _SEX_RACE:
         from rldp.aggregator.frames import design_from_frame
         from rldp.demo.datasets import load_adult

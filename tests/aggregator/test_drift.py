@@ -1,6 +1,6 @@
 """The drift watch (rldp.aggregator.estimate.drift): its pieces exactly, and its error rates by simulation.
 
-Simulations use issue 24's example: the sex/race PolyOpt document at ε = 1.5 from the Adult public
+Simulations use the drift watch's example: the sex/race PolyOpt document at ε = 1.5 from the Adult public
 data, and its skewed population (60 % Female|Amer-Indian-Eskimo). Rates are judged by exact
 Clopper–Pearson bounds at 99 %, so a test fails only when the Monte-Carlo evidence says so.
 """

@@ -263,7 +263,7 @@ def test_token_plain_prints_only_the_token():
 
 
 def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_path):
-    """Issue 24's skewed population (60 % Female|Amer-Indian-Eskimo) through the sex/race PolyOpt
+    """The skewed population (60 % Female|Amer-Indian-Eskimo) through the sex/race PolyOpt
     document at ε = 1.5: `rldp estimate` ends with a warning line, and --json carries the drift object."""
     from helpers import adult_sex_race_polyopt, skewed_population
 

@@ -1,6 +1,6 @@
 """The drift watch through the service: the estimate's ``drift`` object, /metrics gauges, the event, the dashboard.
 
-Issue 24's example: the sex/race PolyOpt document at ε = 1.5 from Adult; 1,000 reports drawn from
+The example: the sex/race PolyOpt document at ε = 1.5 from Adult; 1,000 reports drawn from
 a skewed population (60 % Female|Amer-Indian-Eskimo) are flagged, 5,000 from P̂ are not.
 """
 
