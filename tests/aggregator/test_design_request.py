@@ -48,7 +48,7 @@ def test_defaults_are_applied_once() -> None:
         (
             {"notion": "alip", "method": "grr", "epsilon": None, "epsilon_lower": 0.5},
             "epsilon_upper",
-            "needs epsilon_upper",
+            "epsilon_upper is missing",
         ),
         (
             {"notion": "alip", "method": "grr", "epsilon": 2.0, "epsilon_lower": 0.5, "epsilon_upper": 1.0},
