@@ -32,7 +32,7 @@ from rldp.shared.errors import ValidationError
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
 from .connection import SERVER_ENV, connection_options, server_url
-from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
+from .operator_output import drift_line, estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
@@ -182,6 +182,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             f"note: P_X is not identifiable from these reports (rank {answer.get('rank', '?')}); "
             "the estimate of a cell outside the identified ones is not determined by the data"
         )
+    print(drift_line(answer))
     return 0
 
 

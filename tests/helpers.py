@@ -118,3 +118,25 @@ def jeffreys(shape: tuple[int, int], seed: int, n: int = ADULT_N) -> np.ndarray:
         p = rng.multinomial(n, rng.dirichlet(np.full(shape[0] * shape[1], 0.5))).reshape(shape) / n
         if np.all(p.sum(axis=1) > 0):
             return p
+
+
+_SEX_RACE: dict[float, dict[str, Any]] = {}
+
+
+def adult_sex_race_polyopt(epsilon: float = 1.5) -> dict[str, Any]:
+    """The sex/race PolyOpt document designed from the Adult public data (the drift watch's example), cached."""
+    if epsilon not in _SEX_RACE:
+        from rldp.aggregator.frames import design_from_frame
+        from rldp.demo.datasets import load_adult
+
+        _SEX_RACE[epsilon] = design_from_frame(
+            load_adult(), sensitive="sex", released=["race"], method="polyopt", epsilon=epsilon, name="adult"
+        )
+    return _SEX_RACE[epsilon]
+
+
+def skewed_population(p_hat: np.ndarray, share: float = 0.6, cell: int = 0) -> np.ndarray:
+    """``share`` of the population in one cell (0: Female|Amer-Indian-Eskimo for sex/race), the rest as P̂."""
+    skew = np.asarray(p_hat, dtype=float) * (1.0 - share)
+    skew.flat[cell] += share
+    return skew

@@ -15,6 +15,7 @@ from typing import Any
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 
 from .collections import Collections
+from .drift import DriftWatch
 from .errors import DatabaseUnavailable
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
@@ -38,6 +39,7 @@ class AggregatorService:
         self.storage = storage
         self.events = events or ServiceEvents()
         self.catalog = MechanismCatalog(storage)
+        self.drift = DriftWatch(storage, self.catalog, self.events)
         self.collections = Collections(storage, self.catalog)
         self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
         self.designs = DesignRunner(
@@ -74,7 +76,11 @@ class AggregatorService:
 
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
-        return estimate(self.storage, self.catalog, mechanism_id, args)
+        return estimate(self.storage, self.catalog, mechanism_id, args, self.drift)
+
+    def refresh_drift(self) -> None:
+        """Run the drift watch on every mechanism's reports (before a /metrics scrape; cached by report count)."""
+        self.drift.refresh()
 
     def windows(self, mechanism_id: str) -> dict[str, Any]:
         """A mechanism's collection windows: ``{"mechanism", "collection": <length> | None,
