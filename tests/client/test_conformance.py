@@ -89,6 +89,11 @@ def test_case(suite: str, case: dict[str, Any]) -> None:
     elif suite == "sampling":
         q, spec = _sampler_matrix(case)
         actual = sampler_outcome(q, spec, case["xs"], case["us"])
+        if case.get("exact_tables") is False:  # a composed R·Q: its last bits are the BLAS kernel's
+            expected = {k: v for k, v in case["expect"].items() if not k.startswith("thresholds")}
+            actual = {k: v for k, v in actual.items() if not k.startswith("thresholds")}
+            _close(actual, expected, case["name"])
+            return
     elif suite == "alias":
         actual = alias_outcome([[int(v) for v in row] for row in case["thresholds"]])
     else:
