@@ -121,7 +121,7 @@ class Client(AdminCalls):
     @max_epsilon.setter
     def max_epsilon(self, value: float | None) -> None:
         p = self.policy
-        self.policy = VerificationPolicy(value, p.pinned, p.min_radius, p.max_public_n, p.beta)
+        self.policy = VerificationPolicy(value, p.pinned, p.min_radius, p.max_public_n, p.beta, p.max_beta)
 
     def close(self) -> None:
         """Close the HTTP session, the queue and the state file."""

@@ -25,9 +25,15 @@ import math
 
 import numpy as np
 
+from rldp.shared.parameters import check_epsilon
 from rldp.shared.tolerances import STOCHASTIC_TOLERANCE
 
 from .errors import SolverError
+
+
+def _solver_error(message: str, *, parameter: str) -> SolverError:
+    return SolverError(message)
+
 
 __all__ = ["GammaCone", "gamma_inequalities"]
 
@@ -48,8 +54,7 @@ class GammaCone:
             raise SolverError(f"lower bounds must have shape (|S| ≥ 2, |U| ≥ 1); got {low.shape}")
         if np.any(low < 0) or np.any(low.sum(axis=1) > 1 + STOCHASTIC_TOLERANCE) or not np.all(np.isfinite(low)):
             raise SolverError("lower bounds L must be finite, ≥ 0 and sum to at most 1 for every s")
-        if not (math.isfinite(epsilon) and epsilon > 0):
-            raise SolverError(f"epsilon must be a finite number > 0; got {epsilon!r}")
+        check_epsilon(epsilon, error=_solver_error)
         self.lower = low
         self.slack = np.maximum(1.0 - low.sum(axis=1), 0.0)  # ℓ_s = 1 − Σ_u L_u|s
         self.epsilon = float(epsilon)

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rldp.shared.audit.distp import robust_distp_delta
+from rldp.shared.notions import DEFAULT_NOTION
 from rldp.shared.uncertainty import UncertaintySet
 
 from . import polyopt
@@ -191,13 +192,10 @@ _DESIGNERS: tuple[Designer, ...] = (
 )
 #: Notion → (method name → designer), in the order methods are listed to users.
 NOTION_METHODS: Mapping[str, Mapping[str, Designer]] = MappingProxyType(
-    {
-        notion: MappingProxyType({d.name: d for d in _DESIGNERS if notion in d.notions})
-        for notion in sorted(NOTIONS, key=lambda n: (n != "rldp", n))
-    }
+    {notion: MappingProxyType({d.name: d for d in _DESIGNERS if notion in d.notions}) for notion in NOTIONS}
 )
 #: Method name → designer for the default notion ``rldp``, in the order methods are listed to users.
-REGISTRY: Mapping[str, Designer] = NOTION_METHODS["rldp"]
+REGISTRY: Mapping[str, Designer] = NOTION_METHODS[DEFAULT_NOTION]
 METHODS = REGISTRY
 #: Methods that take a target and a transport cost (DesignOptions.target / .cost).
 TRANSPORT_METHODS = ("coupling",)

@@ -22,7 +22,7 @@ from rldp.shared.reports import (
 
 from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
-from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS
+from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
 from .errors import (
     AddressInUse,
     AuditFailed,
@@ -78,6 +78,8 @@ __all__ = [
     "InvalidDocument",
     "InvalidParameter",
     "DESIGN_NOTIONS",
+    "DESIGN_REQUEST_FIELDS",
+    "DESIGN_SOLVERS",
     "JOB_LIST_DEFAULT",
     "JOB_LIST_MAX",
     "JobRecord",

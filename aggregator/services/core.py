@@ -44,12 +44,20 @@ class AggregatorService:
             timeout=config["DESIGN_TIMEOUT"],
             stale_seconds=config["JOB_STALE_SECONDS"],
             events=self.events,
+            max_beta=config["MAX_BETA"],
         )
         self._write_failure: tuple[float, str] | None = None  # (monotonic time, why) of the last failed upload
 
     def publish_bytes(self, body: bytes, kind: str) -> tuple[MechanismRecord, bool]:
         """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created)."""
-        return publish_document(self.storage, body, kind, self.events, public_data=self.config["PUBLIC_DATA"])
+        return publish_document(
+            self.storage,
+            body,
+            kind,
+            self.events,
+            public_data=self.config["PUBLIC_DATA"],
+            max_beta=self.config["MAX_BETA"],
+        )
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded report batch (see :meth:`Ingest.submit`)."""

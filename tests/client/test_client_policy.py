@@ -173,3 +173,25 @@ def test_changing_the_ceiling_applies_to_cached_mechanisms(aggregator, honest):
         with pytest.raises(MechanismRejected, match="above the allowed maximum 0.5"):
             client.mechanism(honest["id"])
         assert client.policy.max_epsilon == 0.5 and agg.gets == 1
+
+
+def test_a_confidence_set_at_a_large_beta_is_refused_by_default():
+    """D3: β → 1 shrinks F to a point; the default policy refuses β above 0.05, as the service does."""
+    radius = confidence_radius(N_PUBLIC, 0.999999, SMALL_ALPHABET.size, 2.0)
+    doc = build_document(
+        method="grr",
+        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        alphabet=SMALL_ALPHABET,
+        public_distribution=P_HAT,
+        privacy={
+            "notion": "rldp",
+            "epsilon": 1.0,
+            "uncertainty": {"order": 2, "radius": radius, "n": N_PUBLIC, "beta": 0.999999},
+        },
+        extra={"test": "policy-large-beta"},
+    )
+    with pytest.raises(MechanismRejected, match="beta = 0.999999, above max_beta = 0.05"):
+        Mechanism.from_document(doc)
+    Mechanism.from_document(doc, policy=VerificationPolicy(max_beta=None))  # an app may opt out, explicitly
+    with pytest.raises(ValueError, match="max_beta"):
+        VerificationPolicy(max_beta=1.5)
