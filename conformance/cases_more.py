@@ -350,6 +350,11 @@ def policy(docs: dict[str, Doc], encoded: Callable[[Doc, str], Doc], case: Calla
         ("lip-min-radius", docs["lip/grr"], {"min_radius": 10.0}),
         ("distp-max-epsilon", docs["distp/coupling"], {"max_epsilon": 0.5}),
         ("alip-max-epsilon", docs["alip/optimal-latent"], {"max_epsilon": 1.1}),
+        ("max-beta-tighter", rldp, {"max_beta": 0.01}),
+        ("max-beta-equal", rldp, {"max_beta": 0.05}),
+        ("beta0.1-default-policy", docs["policy-only/rldp-grr-beta0.1"], {}),
+        ("beta0.1-max-beta-none", docs["policy-only/rldp-grr-beta0.1"], {"max_beta": None}),
+        ("beta0.1-max-beta-loose", docs["policy-only/rldp-grr-beta0.1"], {"max_beta": 0.2}),
         ("sex-race-max-public-n", docs["rldp/polyopt-paper-sex-race"], {"max_public_n": 500}),
         ("sex-race-max-public-n-smaller", docs["rldp/polyopt-paper-sex-race"], {"max_public_n": 400}),
     ]

@@ -70,6 +70,7 @@ def designed() -> list[tuple[str, dict[str, Any]]]:
     add("rldp/cr-order-half", "cr", A, 5, epsilon=1.0, order=0.5)
     add("rldp/polyopt-paper-sex-race", "polyopt-paper", SEX_RACE, 6, epsilon=1.0)
     add("rldp/grr-radius0", "grr", A, 7, epsilon=1.0, radius=0.0, n=None)
+    add("policy-only/rldp-grr-beta0.1", "grr", A, 8, epsilon=1.0, beta=0.1)  # refused by the default policy
     # ldp w.r.t. S over F [LTS20, Def 1], and w.r.t. X (no uncertainty set) [LZG24, Def 2].
     for method, alpha in (("grr", A), ("grr", LATENT), ("optimal", LATENT), ("oue", LATENT), ("watchdog", LATENT)):
         add(f"ldp/{method}{'-latent' if alpha.latent else ''}", method, alpha, 11, epsilon=1.0, notion="ldp")
@@ -200,6 +201,8 @@ def document_cases(docs: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dic
     files: dict[str, list[dict[str, Any]]] = {}
     for name, doc in docs:
         group = name.split("/")[0]
+        if group == "policy-only":
+            continue
         for form, variant in forms_of(doc):
             for encoding in ("json", "msgpack"):
                 case = document_case(f"{name}/{form}/{encoding}", encoded(variant, encoding))

@@ -33,6 +33,7 @@ _RULES = (
     ("the server returned a different mechanism", "expected_id"),
     ("is not pinned", "pinned"),
     ("above the allowed maximum", "max_epsilon"),
+    ("above max_beta", "max_beta"),
     ("below min_radius", "min_radius"),
     ("max_public_n", "max_public_n"),
     ("cannot be audited", "audit_error"),
@@ -61,7 +62,9 @@ def number(value: float | None) -> float | str | None:
 def policy_from(spec: dict[str, Any] | None) -> VerificationPolicy | None:
     if spec is None:
         return None
+    extra = {"max_beta": spec["max_beta"]} if "max_beta" in spec else {}  # absent: the default (0.05)
     return VerificationPolicy(
+        **extra,
         max_epsilon=spec.get("max_epsilon"),
         pinned=spec.get("pinned"),
         min_radius=spec.get("min_radius"),
@@ -101,7 +104,7 @@ def document_outcome(case: dict[str, Any]) -> dict[str, Any]:
         mech = Mechanism.from_document(doc, expected_id=case.get("expected_id"), policy=policy_from(case.get("policy")))
     except MechanismRejected as exc:
         out.update(verdict="rejected", error="MechanismRejected", rule=rule_of(exc))
-        if out["rule"] in ("audit", "pinned", "max_epsilon", "min_radius", "max_public_n", "expected_id"):
+        if out["rule"] in ("audit", "pinned", "max_epsilon", "max_beta", "min_radius", "max_public_n", "expected_id"):
             out["audit"] = _audit_values(doc)
         return out
     out.update(verdict="accepted", error=None, rule=None, audit=_audit_values(doc))

@@ -17,6 +17,8 @@ export interface PolicyOptions {
   minRadius?: number | null;
   maxPublicN?: number | null;
   beta?: number;
+  /** Refuse a confidence set at a significance level β above this (default 0.05; null: no rule). */
+  maxBeta?: number | null;
 }
 
 /** The app's acceptance rules; every rule is optional. */
@@ -26,10 +28,13 @@ export class VerificationPolicy {
   readonly minRadius: number | null;
   readonly maxPublicN: number | null;
   readonly beta: number;
+  readonly maxBeta: number | null;
   private floors = new Map<string, number>();
 
   constructor(options: PolicyOptions = {}) {
-    const { maxEpsilon = null, pinned = null, minRadius = null, maxPublicN = null, beta = 0.05 } = options;
+    const { maxEpsilon = null, pinned = null, minRadius = null, maxPublicN = null, beta = 0.05, maxBeta = 0.05 } = options;
+    if (maxBeta !== null && !(maxBeta > 0 && maxBeta < 1)) throw new ValidationError(`maxBeta must be in (0, 1) or null; got ${maxBeta}`);
+    this.maxBeta = maxBeta;
     if (maxEpsilon !== null && !(maxEpsilon > 0)) throw new ValidationError(`maxEpsilon must be > 0 (nats); got ${maxEpsilon}`);
     if (minRadius !== null && !(Number.isFinite(minRadius) && minRadius >= 0)) {
       throw new ValidationError(`minRadius must be a finite number ≥ 0 (nats); got ${minRadius}`);
@@ -56,7 +61,7 @@ export class VerificationPolicy {
   withMaxEpsilon(maxEpsilon: number | null | undefined): VerificationPolicy {
     if (maxEpsilon === null || maxEpsilon === undefined) return this;
     const tighter = this.maxEpsilon === null ? maxEpsilon : Math.min(this.maxEpsilon, maxEpsilon);
-    return new VerificationPolicy({ maxEpsilon: tighter, pinned: this.pinned, minRadius: this.minRadius, maxPublicN: this.maxPublicN, beta: this.beta });
+    return new VerificationPolicy({ maxEpsilon: tighter, pinned: this.pinned, minRadius: this.minRadius, maxPublicN: this.maxPublicN, beta: this.beta, maxBeta: this.maxBeta });
   }
 
   /** Refuse an id outside the pinned set (before anything is downloaded). */
@@ -77,6 +82,14 @@ export class VerificationPolicy {
       throw new MechanismRejected(name, `claims epsilon ${fmt(eps)}, above the allowed maximum ${fmt(this.maxEpsilon)}`, "max_epsilon");
     }
     const unc = privacy.uncertainty as Obj | undefined;
+    const statedBeta = unc && typeof unc === "object" && unc.beta !== undefined && unc.beta !== null ? Number(unc.beta) : null;
+    if (this.maxBeta !== null && statedBeta !== null && statedBeta > this.maxBeta) {
+      throw new MechanismRejected(
+        name,
+        `its confidence set is at significance level beta = ${fmt(statedBeta)}, above max_beta = ${fmt(this.maxBeta)} this app accepts (a larger beta is a smaller set)`,
+        "max_beta",
+      );
+    }
     if (!unc || typeof unc !== "object" || unc.radius === null || unc.radius === undefined) return;
     const radius = Number(unc.radius);
     const order = "order" in unc ? Number(unc.order) : 2;

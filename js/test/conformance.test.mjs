@@ -38,7 +38,7 @@ function documentOutcome(c) {
   }
   const out = { id: valid.id, format: valid.doc.format };
   const policy = c.policy
-    ? new rldp.VerificationPolicy({ maxEpsilon: c.policy.max_epsilon, pinned: c.policy.pinned, minRadius: c.policy.min_radius, maxPublicN: c.policy.max_public_n, beta: c.policy.beta })
+    ? new rldp.VerificationPolicy({ maxEpsilon: c.policy.max_epsilon, pinned: c.policy.pinned, minRadius: c.policy.min_radius, maxPublicN: c.policy.max_public_n, beta: c.policy.beta, ...("max_beta" in c.policy ? { maxBeta: c.policy.max_beta } : {}) })
     : undefined;
   try {
     const mech = rldp.Mechanism.fromDocument(valid, { expectedId: c.expected_id, policy });
