@@ -36,6 +36,12 @@ export function floatRepr(x: number): string {
   if (x === Infinity) return "Infinity";
   if (x === -Infinity) return "-Infinity";
   if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const ax = Math.abs(x);
+  if (ax >= 1e-4 && ax < 1e16) {
+    // Both languages write shortest round-trip digits in fixed notation here; Python adds ".0" to integers.
+    const text = String(x);
+    return text.includes(".") ? text : `${text}.0`;
+  }
   const sign = x < 0 ? "-" : "";
   const [mant, expText] = Math.abs(x).toExponential().split("e");
   const digits = mant.replace(".", "");

@@ -9,6 +9,8 @@ export interface RandomSource {
   u53(n: number): Float64Array;
   /** `n` independent uniform 16-bit integers (optional; the CSPRNG's fast path). */
   u16?(n: number): Uint16Array;
+  /** `n` independent uniform bytes (optional; the CSPRNG's fast path). */
+  u8?(n: number): Uint8Array;
   /** `n` independent uniform 32-bit integers (optional). */
   u32?(n: number): Uint32Array;
 }
@@ -33,6 +35,12 @@ export class CryptoRandom implements RandomSource {
 
   u16(n: number): Uint16Array {
     const out = new Uint16Array(n);
+    fill(out);
+    return out;
+  }
+
+  u8(n: number): Uint8Array {
+    const out = new Uint8Array(n);
     fill(out);
     return out;
   }
@@ -86,6 +94,12 @@ export class SeededRandom implements RandomSource {
   u16(n: number): Uint16Array {
     const out = new Uint16Array(n);
     for (let i = 0; i < n; i++) out[i] = this.next() >>> 16;
+    return out;
+  }
+
+  u8(n: number): Uint8Array {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.next() >>> 24;
     return out;
   }
 

@@ -9,6 +9,12 @@ import { isObj, pyRepr, typeName, type Value } from "./pyjson.js";
 
 const MAX_LISTED = 50;
 
+function internalise(v: string): string {
+  const o: Record<string, number> = Object.create(null);
+  o[v] = 0;
+  return Object.keys(o)[0];
+}
+
 function listing(values: readonly string[]): string {
   if (values.length <= MAX_LISTED) return values.join(", ");
   return `${values.slice(0, MAX_LISTED).join(", ")}, ... (${values.length - MAX_LISTED} more)`;
@@ -17,7 +23,12 @@ function listing(values: readonly string[]): string {
 /** A categorical attribute: a name and its ordered, distinct string values. */
 export class Attribute {
   readonly index: Map<string, number>;
-  constructor(readonly name: string, readonly values: readonly string[]) {
+  readonly values: readonly string[];
+  constructor(readonly name: string, valuesIn: readonly string[]) {
+    // Values parsed from a document are fresh strings; made property keys they become the engine's
+    // internalised copies, which the same text written in app code is too: === is then a pointer test.
+    const values = Array.isArray(valuesIn) ? valuesIn.map((v) => (typeof v === "string" ? internalise(v) : v)) : valuesIn;
+    this.values = values;
     if (typeof name !== "string" || !name) throw new AlphabetError(`attribute name must be a non-empty string, got ${pyRepr(name)}`);
     if (!Array.isArray(values)) throw new AlphabetError(`attribute '${name}': values must be a sequence of strings`);
     if (!values.length) throw new AlphabetError(`attribute '${name}' has no values; need at least 1`);
@@ -52,6 +63,16 @@ export class Attribute {
     if (!Array.isArray(data.values)) throw new AlphabetError(`attribute ${pyRepr(data.name)}: 'values' must be a list of strings`);
     return new Attribute(data.name as string, data.values as string[]);
   }
+}
+
+/** A value's code: a scan with === for few values (pointer-equal strings compare at once), else the map; −1 if unknown. */
+function code(values: readonly string[] | null, map: Map<string, number>, v: unknown): number {
+  if (values !== null) {
+    for (let t = 0; t < values.length; t++) if (values[t] === v) return t;
+    return -1;
+  }
+  const c = map.get(v as string);
+  return c === undefined ? -1 : c;
 }
 
 function strides(sizes: number[]): number[] {
@@ -159,39 +180,33 @@ export class Alphabet {
   encode(records: readonly RecordLike[]): Int32Array {
     const out = new Int32Array(records.length);
     const attrs = this.inputs;
-    const st = this.strides;
-    if (records.length && !Array.isArray(records[0]) && attrs.length <= 4) {
-      // Objects of strings, the common case: one Map lookup per attribute.
-      const [a0, a1, a2, a3] = attrs;
-      for (let i = 0; i < records.length; i++) {
-        const r = records[i] as Record<string, unknown>;
-        let x = 0;
-        let ok = r !== null && typeof r === "object" && !Array.isArray(r);
-        if (ok) {
-          const c0 = a0.index.get(r[a0.name] as string);
-          if (c0 === undefined) ok = false;
-          else x = c0 * st[0];
-          if (ok && a1) {
-            const c1 = a1.index.get(r[a1.name] as string);
-            if (c1 === undefined) ok = false;
-            else x += c1 * st[1];
-          }
-          if (ok && a2) {
-            const c2 = a2.index.get(r[a2.name] as string);
-            if (c2 === undefined) ok = false;
-            else x += c2 * st[2];
-          }
-          if (ok && a3) {
-            const c3 = a3.index.get(r[a3.name] as string);
-            if (c3 === undefined) ok = false;
-            else x += c3 * st[3];
-          }
-        }
-        out[i] = ok ? x : this.encodeChecked(records[i], i);
-      }
+    if (attrs.length > 4) {
+      for (let i = 0; i < records.length; i++) out[i] = this.encodeChecked(records[i], i);
       return out;
     }
-    for (let i = 0; i < records.length; i++) out[i] = this.encodeChecked(records[i], i);
+    // Objects of strings, the common case, unrolled for up to four attributes (a missing one codes as
+    // 0 values and stride 0); −1 sends the record to the checked path, which names what is wrong.
+    const pad = (j: number): [string, readonly string[] | null, Map<string, number>, number] =>
+      j < attrs.length ? [attrs[j].name, attrs[j].size <= 16 ? attrs[j].values : null, attrs[j].index, this.strides[j]] : ["", [""], new Map(), 0];
+    const [k0, v0, m0, s0] = pad(0);
+    const [k1, v1, m1, s1] = pad(1);
+    const [k2, v2, m2, s2] = pad(2);
+    const [k3, v3, m3, s3] = pad(3);
+    const n1 = attrs.length > 1;
+    const n2 = attrs.length > 2;
+    const n3 = attrs.length > 3;
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i] as Record<string, unknown>;
+      let x = -1;
+      if (typeof r === "object" && r !== null && !Array.isArray(r)) {
+        const c0 = code(v0, m0, r[k0]);
+        const c1 = n1 ? code(v1, m1, r[k1]) : 0;
+        const c2 = n2 ? code(v2, m2, r[k2]) : 0;
+        const c3 = n3 ? code(v3, m3, r[k3]) : 0;
+        if ((c0 | c1 | c2 | c3) >= 0) x = c0 * s0 + c1 * s1 + c2 * s2 + c3 * s3;
+      }
+      out[i] = x >= 0 ? x : this.encodeChecked(records[i], i);
+    }
     return out;
   }
 

@@ -16,7 +16,6 @@ import type { RandomSource } from "./random.js";
 import { CryptoRandom } from "./random.js";
 
 const TWO53 = 2 ** 53;
-const TWO37 = 2 ** 37;
 const TWO32 = 2 ** 32;
 const MAX_TABLE = 2 ** 22;
 const FAST_TABLE = 2 ** 20;
@@ -117,6 +116,11 @@ export interface Sampler {
 }
 
 function checkIndices(xs: ArrayLike<number>, n: number): void {
+  if (xs instanceof Int32Array || xs instanceof Uint32Array || xs instanceof Uint16Array || xs instanceof Uint8Array) {
+    let bad = 0; // integers already: one range check, branch-free
+    for (let i = 0; i < xs.length; i++) bad |= +((xs[i] >>> 0) >= n);
+    if (!bad) return;
+  }
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i];
     if (!(x >= 0 && x < n) || !Number.isInteger(x)) throw new RecordError(`record ${i}: input index ${x} is outside 0..${n - 1}`);
@@ -132,8 +136,9 @@ export class ColumnSampler implements Sampler {
   readonly kind: "inversion" | "alias";
   readonly thresholds: Float64Array;
   readonly alias: AliasTable | null;
-  private guide: Int32Array | null = null;
+  private guide: Int8Array | Int16Array | Int32Array | null = null;
   private guideBits = 0;
+  private pendingBuffer = new Int32Array(0);
 
   constructor(q: Matrix) {
     const [b, a] = [q.rows, q.cols];
@@ -168,14 +173,20 @@ export class ColumnSampler implements Sampler {
     return y;
   }
 
-  /** The guide table: the output of every (x, top k bits of u) whose interval holds no threshold, else −1 − lo. */
+  /** Bits of u drawn first on the CSPRNG path: 8 for few outputs (a table of |X|·256 bytes stays in L1), else up to 16. */
+  get firstBits(): number {
+    return this.nOutputs <= 16 ? 8 : 16;
+  }
+
+  /** The guide table: the output of every (top k bits of u, x) whose interval holds no threshold, else −1 − lo. */
   private buildGuide(): void {
     const [a, b] = [this.nInputs, this.nOutputs];
-    const k = Math.min(16, a <= MAX_TABLE ? Math.floor(Math.log2(MAX_TABLE / a)) : 0);
+    const k = Math.min(this.firstBits, a <= MAX_TABLE ? Math.floor(Math.log2(MAX_TABLE / a)) : 0);
     this.guideBits = k;
     const size = 2 ** k;
     const width = 2 ** (53 - k);
-    const guide = new Int32Array(a * size);
+    // The smallest type that holds every entry (y or −1 − lo): gathers from it stay in cache.
+    const guide = b <= 127 ? new Int8Array(a * size) : b <= 32767 ? new Int16Array(a * size) : new Int32Array(a * size);
     const t = this.thresholds;
     for (let x = 0; x < a; x++) {
       let lo = 0;
@@ -191,42 +202,61 @@ export class ColumnSampler implements Sampler {
     this.guide = guide;
   }
 
-  sample(xs: ArrayLike<number>, source?: RandomSource, out?: Int32Array): Int32Array {
-    checkIndices(xs, this.nInputs);
-    const n = xs.length;
+  sample(xsIn: ArrayLike<number>, source?: RandomSource, out?: Int32Array): Int32Array {
+    const n = xsIn.length;
     const result = out ?? new Int32Array(n);
     const src = source ?? CRYPTO;
+    const fast = !this.alias && src.u8 && src.u16 && src.u32 && xsIn instanceof Int32Array;
+    if (!fast) checkIndices(xsIn, this.nInputs);
     if (this.alias) {
       const u = src.u53(n);
-      for (let i = 0; i < n; i++) result[i] = this.alias.draw(xs[i], u[i]);
+      for (let i = 0; i < n; i++) result[i] = this.alias.draw(xsIn[i], u[i]);
       return result;
     }
-    if (!src.u16 || !src.u32) {
+    if (!fast) {
       const u = src.u53(n); // an injected source: every record's whole u, as Python's u53_from
-      for (let i = 0; i < n; i++) result[i] = this.invert(xs[i], u[i]);
+      for (let i = 0; i < n; i++) result[i] = this.invert(xsIn[i], u[i]);
       return result;
     }
+    const xs = xsIn as Int32Array;
     if (!this.guide) this.buildGuide();
-    const guide = this.guide as Int32Array;
-    const a = this.nInputs;
-    const top = src.u16(n);
-    const shift = 16 - this.guideBits;
-    const pending: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const g = guide[(top[i] >> shift) * a + xs[i]];
-      result[i] = g;
-      if (g < 0) pending.push(i);
-    }
-    if (pending.length) {
-      const rest = src.u32(2 * pending.length);
-      for (let j = 0; j < pending.length; j++) {
+    const first = this.firstBits;
+    const top = first === 8 ? src.u8!(n) : src.u16!(n);
+    if (this.pendingBuffer.length < n) this.pendingBuffer = new Int32Array(n);
+    const pending = this.pendingBuffer;
+    const m = guideLoop(this.guide as Int8Array, top, first - this.guideBits, this.nInputs, xs, result, pending);
+    if (m < 0) checkIndices(xs, this.nInputs); // names the first bad index
+    if (m > 0) {
+      // The remaining 53 − first bits of u: the top (21 − first) bits of one word, then 32 more.
+      const rest = src.u32!(2 * m);
+      const high = 2 ** (53 - first);
+      for (let j = 0; j < m; j++) {
         const i = pending[j];
-        const u = top[i] * TWO37 + (rest[2 * j] >>> 27) * TWO32 + rest[2 * j + 1];
+        const u = top[i] * high + (rest[2 * j] >>> (first + 11)) * TWO32 + rest[2 * j + 1];
         result[i] = this.invert(xs[i], u, -1 - result[i]);
       }
     }
     return result;
   }
+}
+
+/**
+ * The hot loop of the CSPRNG path (its own small function: V8 optimises it for the arrays it sees):
+ * y from the guide table, the records it cannot decide listed in `pending`; returns how many, or −1
+ * when some x is outside [0, a) (the caller then names it).
+ */
+function guideLoop(guide: Int8Array, top: Uint8Array | Uint16Array, shift: number, a: number, xs: Int32Array, result: Int32Array, pending: Int32Array): number {
+  let m = 0;
+  let bad = 0;
+  const n = result.length;
+  for (let i = 0; i < n; i++) {
+    const x = xs[i];
+    bad |= +((x >>> 0) >= a);
+    const g = guide[(top[i] >> shift) * a + x];
+    result[i] = g;
+    if (g < 0) pending[m++] = i;
+  }
+  return bad ? -1 : m;
 }
 
 /** A float64 as an exact fraction m · 2^e (m a BigInt). */

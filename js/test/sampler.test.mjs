@@ -104,40 +104,41 @@ test("the χ² check has power: draws from one column fail against another", () 
   assert.ok(!r.ok, "a wrong column must be refused");
 });
 
-test("the CSPRNG path (16 bits first, 37 more when needed) is exact inversion of the u it draws", () => {
-  for (const q of [sexRace.reportMatrix(), cases[2][1]()]) {
+test("the CSPRNG path (a few bits first, the rest when needed) is exact inversion of the u it draws", () => {
+  const wide = { rows: 20, cols: 3, data: Float64Array.from({ length: 60 }, (_, i) => (1 + (i % 7)) / [0, 1, 2].reduce((s, x) => s, 0) || 0) };
+  for (let x = 0; x < 3; x++) {
+    let t = 0;
+    for (let y = 0; y < 20; y++) t += 1 + ((y * 3 + x) % 7);
+    for (let y = 0; y < 20; y++) wide.data[y * 3 + x] = (1 + ((y * 3 + x) % 7)) / t;
+  }
+  for (const q of [sexRace.reportMatrix(), cases[2][1](), wide]) {
     const s = new rldp.ColumnSampler(q);
+    const first = s.firstBits;
     const n = 200_000;
     const xs = Int32Array.from({ length: n }, (_, i) => i % s.nInputs);
     const inner = new rldp.SeededRandom(11);
     let tops = null;
-    const rests = [];
+    let words = new Uint32Array(0);
     const recording = {
-      u16(m) {
-        tops = inner.u16(m);
-        return tops;
-      },
-      u32(m) {
-        const w = inner.u32(m);
-        rests.push(w);
-        return w;
-      },
+      u8: (m) => (tops = inner.u8(m)),
+      u16: (m) => (tops = inner.u16(m)),
+      u32: (m) => (words = inner.u32(m)),
       u53: (m) => inner.u53(m),
     };
     const fast = s.sample(xs, recording);
-    // Rebuild each record's u: its 16 drawn bits, then (records that needed them, in order) 37 more.
-    const u = Float64Array.from(tops, (t) => t * 2 ** 37);
-    const words = rests.length ? rests[0] : new Uint32Array(0);
+    // Rebuild each record's u: its first bits, then (records that needed them, in order) 53 − first more.
+    const high = 2 ** (53 - first);
+    const u = Float64Array.from(tops, (t) => t * high);
+    const probe = s.sample(xs, new rldp.ReplayRandom(u)); // all-zero low bits: right whenever the first bits decide
     let j = 0;
-    const probe = s.sample(xs, new rldp.ReplayRandom(u)); // all-zero low bits: right whenever 16 bits decide
     for (let i = 0; i < n && j < words.length / 2; i++) {
-      const lo = s.sample([xs[i]], new rldp.ReplayRandom([u[i] + 2 ** 37 - 1]))[0];
-      if (lo !== probe[i]) {
-        u[i] += (words[2 * j] >>> 27) * 2 ** 32 + words[2 * j + 1];
+      const top = s.sample([xs[i]], new rldp.ReplayRandom([u[i] + high - 1]))[0];
+      if (top !== probe[i]) {
+        u[i] += (words[2 * j] >>> (first + 11)) * 2 ** 32 + words[2 * j + 1];
         j++;
       }
     }
-    assert.equal(j, words.length / 2, "every record that drew 37 more bits is one whose 16 bits do not decide");
+    assert.equal(j, words.length / 2, "every record that drew more bits is one whose first bits do not decide");
     assert.deepEqual(Array.from(fast), Array.from(s.sample(xs, new rldp.ReplayRandom(u))));
   }
 });
