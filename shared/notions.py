@@ -8,8 +8,9 @@ and HTTP choices, the designers' registry (each designer declares which of these
 and the way a claim is shown. The exact audit of each notion is registered under the same name in
 :mod:`.audit.registry` (a test checks the two agree).
 
-Adding a notion: a row here, its audit (a :class:`~.audit.registry.NotionAudit`), and the designers
-that serve it (docs: CONTRIBUTING.md, "Adding a notion").
+Adding a notion: a row here (naming its audit), its audit (a :class:`~.audit.registry.NotionAudit`
+in a module of :mod:`rldp.shared.audit`), and the designers that serve it (CONTRIBUTING.md, "Adding a
+notion"): three files.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class Notion:
     funnel: bool = False
     #: One line for a person choosing a notion (CLI help, the dashboard's form).
     help: str = ""
+    #: Its exact audit, "module:Class" in rldp.shared.audit (registered from this table, by name).
+    audit: str = ""
 
 
 _TABLE = (
@@ -66,6 +69,7 @@ _TABLE = (
         ("epsilon",),
         None,
         help="(epsilon, F)-RLDP: every ratio P(y|s)/P(y|s') <= e^epsilon for every P in F (default)",
+        audit="rldp:RldpAudit",
     ),
     Notion(
         "distp",
@@ -75,6 +79,7 @@ _TABLE = (
         ("notion", "epsilon", "delta", "uncertainty"),
         zero_epsilon=True,
         help="(epsilon, delta)-distribution privacy between every pair P(U|s) over the same set F",
+        audit="distp:DistpAudit",
     ),
     Notion(
         "ldp",
@@ -85,6 +90,7 @@ _TABLE = (
         uncertainty="optional",
         funnel=True,
         help="epsilon-LDP w.r.t. S over F",
+        audit="ldp:LdpAudit",
     ),
     Notion(
         "lip",
@@ -94,6 +100,7 @@ _TABLE = (
         ("notion", "epsilon", "uncertainty"),
         funnel=True,
         help="epsilon-LIP: every lift P(y|s)/P(y) within [e^-epsilon, e^epsilon]",
+        audit="lip:LipAudit",
     ),
     Notion(
         "alip",
@@ -103,6 +110,7 @@ _TABLE = (
         ("notion", "epsilon", "epsilon_lower", "epsilon_upper", "uncertainty"),
         funnel=True,
         help="(eps_l, eps_u)-ALIP: every lift within [e^-eps_l, e^eps_u]",
+        audit="lip:AlipAudit",
     ),
     Notion(
         "srlip",
@@ -112,6 +120,7 @@ _TABLE = (
         ("notion", "epsilon", "uncertainty"),
         designable=False,
         help="epsilon-SRLIP (audited only)",
+        audit="srlip:SrlipAudit",
     ),
 )
 

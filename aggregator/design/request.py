@@ -189,8 +189,10 @@ def validate_request(
         except ValidationError as exc:
             raise _err(f"window: {one_line(exc)}", parameter="window") from None
     check_transport(method, request.target, request.cost, released_size)
+    other = _by_kind(request)
     return replace(
         request,
+        **other,
         method=method,
         notion=notion,
         **claim,
@@ -213,6 +215,36 @@ def check_design_size(alphabet: Alphabet, where: str) -> None:
         "Bin it into a few ranges (a new column) first",
         parameter="csv",
     )
+
+
+#: The single-field validator of each kind (kinds of the fields declared in .options).
+_KIND_CHECKS = {
+    "epsilon": check_epsilon,
+    "delta": check_delta,
+    "beta": check_beta,
+    "radius": check_radius,
+    "order": check_order,
+    "seconds": lambda value, name, error: check_number(
+        value, name, accept=lambda v: math.isfinite(v) and v > 0, expected="a finite number of seconds > 0", error=error
+    ),
+    "count": lambda value, name, error: check_count(value, name, error=error),
+}
+#: The fields validate_request checks by their own rules above (the rest: by their kind alone).
+_RULED = frozenset(
+    {"method", "notion", "epsilon", "epsilon_lower", "epsilon_upper", "delta", "radius", "beta", "n", "order"}
+    | {"solver", "time_budget", "latent", "per_report_epsilon", "window", "target", "cost"}
+)
+
+
+def _by_kind(request: DesignRequest) -> dict[str, Any]:
+    """Every other field checked by its kind's validator (a new option needs no rule of its own here)."""
+    out = {}
+    for f in request_fields():
+        value = getattr(request, f.name)
+        if f.name in _RULED or value is None or f.kind not in _KIND_CHECKS:
+            continue
+        out[f.name] = _KIND_CHECKS[f.kind](value, f.name, error=_err)
+    return out
 
 
 def check_transport(method: str, target: Any, cost: Any, released_size: int | None) -> None:

@@ -48,7 +48,7 @@ def test_defaults_are_applied_once() -> None:
         (
             {"notion": "alip", "method": "grr", "epsilon": None, "epsilon_lower": 0.5},
             "epsilon_upper",
-            "needs epsilon_upper",
+            "epsilon_upper is missing",
         ),
         (
             {"notion": "alip", "method": "grr", "epsilon": 2.0, "epsilon_lower": 0.5, "epsilon_upper": 1.0},
@@ -128,3 +128,13 @@ def test_design_refuses_an_oversized_alphabet_before_any_matrix() -> None:
     p_hat = np.full((2, len(values)), 1 / (2 * len(values)))
     with pytest.raises(DesignParameterError, match="symbols"):
         design("grr", alphabet=alphabet, public_distribution=p_hat, epsilon=1.0, n=100)
+
+
+def test_no_field_escapes_validation() -> None:
+    """Every field is checked: by a rule of validate_request, or by its kind's validator (a new option)."""
+    from rldp.aggregator.design.request import _KIND_CHECKS, _RULED
+
+    unchecked = [
+        f.name for f in request_fields() if f.name not in _RULED and f.kind not in _KIND_CHECKS and f.kind != "local"
+    ]
+    assert not unchecked
