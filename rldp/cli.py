@@ -78,7 +78,7 @@ COMMAND_GROUPS: tuple[CommandGroup, ...] = (
     CommandGroup(("serve", "token"), _serve_cli, "rldp[aggregator]", "run the aggregator service"),
     CommandGroup(("privatize",), _client_cli, "rldp", "privatise records and submit them"),
     CommandGroup(
-        ("publish", "mechanisms", "estimate", "retire", "jobs", "job"),
+        ("publish", "mechanisms", "estimate", "retire", "jobs", "job", "collections", "collection"),
         _operator_cli,
         "rldp",
         "operate an aggregator over its HTTP API",

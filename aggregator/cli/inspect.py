@@ -31,7 +31,7 @@ def _check_pilot(doc: dict, pilot: dict, record: dict) -> tuple[bool, list[str]]
         float(pilot["privacy"]["uncertainty"]["radius"])
     )
     mismatches = pilot_mismatches(doc, report_matrix(pilot), str(pilot["id"]))
-    ok = pilot_audit.passed and unbounded and not mismatches
+    ok = bool(pilot_audit.passed) and unbounded and not mismatches
     problems = [m[3] for m in mismatches]
     if not pilot_audit.passed:
         problems.append(f"the pilot fails its own audit: {'; '.join(pilot_audit.reasons)}")

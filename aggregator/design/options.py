@@ -111,6 +111,13 @@ class DesignRequest:
     warm_start: Any = _field(None, "local", "earlier matrices seeding the search", wire=False, flag=False, json=False)
     extra: dict | None = _field(None, "local", "fields added to the document", wire=False, flag=False, json=False)
 
+    @property
+    def level(self) -> float:
+        """ε as a number: what designers read (a validated request always has one)."""
+        if self.epsilon is None:
+            raise DesignError("the design request has no epsilon (validate_request fills it in)")
+        return float(self.epsilon)
+
     def check_solver(self) -> None:
         """Raise DesignError naming the first bad solver field."""
         check_solver_options({"solver": self.solver, "time_budget": self.time_budget, "progress": self.progress})

@@ -80,7 +80,7 @@ class GrrDesigner:
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         k = uncertainty.n_released if options.latent else uncertainty.public_distribution.size
-        return grr_matrix(k, options.epsilon), {}
+        return grr_matrix(k, options.level), {}
 
 
 class SrrDesigner:
@@ -92,7 +92,7 @@ class SrrDesigner:
     notions = frozenset({"rldp", "distp"})
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        return srr_matrix(uncertainty.n_sensitive, uncertainty.n_released, options.epsilon), {}
+        return srr_matrix(uncertainty.n_sensitive, uncertainty.n_released, options.level), {}
 
 
 _Build = Callable[[UncertaintySet, float], tuple[np.ndarray, dict[str, Any]]]
@@ -116,7 +116,7 @@ class ReportingDesigner:
         self.build = calibrate if calibrated else theorem
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        return self.build(uncertainty, float(options.epsilon))
+        return self.build(uncertainty, options.level)
 
 
 class PolyOptDesigner:
@@ -165,7 +165,7 @@ class CouplingDesigner:
     notions = frozenset({"distp"})
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        epsilon, delta = float(options.epsilon), float(options.delta or 0.0)
+        epsilon, delta = options.level, float(options.delta or 0.0)
 
         def leaks(q: np.ndarray) -> bool:
             return robust_distp_delta(q, uncertainty, epsilon)[0] > delta

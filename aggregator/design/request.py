@@ -12,6 +12,7 @@ the field, which the service answers as a 422 for that parameter and the CLI pri
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -218,7 +219,7 @@ def check_design_size(alphabet: Alphabet, where: str) -> None:
 
 
 #: The single-field validator of each kind (kinds of the fields declared in .options).
-_KIND_CHECKS = {
+_KIND_CHECKS: dict[str, Callable[..., Any]] = {
     "epsilon": check_epsilon,
     "delta": check_delta,
     "beta": check_beta,

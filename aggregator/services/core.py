@@ -1,7 +1,7 @@
 """The aggregator service: the domain operations one server process offers, over one storage.
 
-:class:`AggregatorService` wires the parts (mechanism catalog, publishing, ingestion,
-estimates, design jobs) to one storage and one :class:`ServiceEvents` sink. The HTTP
+:class:`AggregatorService` wires the parts (mechanism catalog, collections, publishing,
+ingestion, estimates, design jobs) to one storage and one :class:`ServiceEvents` sink. The HTTP
 layer (rldp.aggregator.http) only decodes requests, calls these methods and encodes their
 results or refusals.
 """
@@ -14,6 +14,7 @@ from typing import Any
 
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 
+from .collections import Collections
 from .errors import DatabaseUnavailable
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
@@ -36,6 +37,7 @@ class AggregatorService:
         self.storage = storage
         self.events = events or ServiceEvents()
         self.catalog = MechanismCatalog(storage)
+        self.collections = Collections(storage, self.catalog)
         self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
         self.designs = DesignRunner(
             storage,

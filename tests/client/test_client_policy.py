@@ -140,7 +140,7 @@ def test_the_ceiling_only_tightens():
 
 def test_a_pinned_client_refuses_before_downloading(aggregator, honest, inflated):
     agg = aggregator(honest, inflated)
-    with Client(agg.url, pinned=[honest["id"]]) as client:
+    with Client(agg.url, pinned=[honest["id"]], state_path=None) as client:
         with pytest.raises(MechanismRejected, match="is not pinned"):
             client.mechanism(inflated["id"])
         assert agg.gets == 0
@@ -151,13 +151,13 @@ def test_a_pinned_client_refuses_before_downloading(aggregator, honest, inflated
 
 
 def test_clients_with_floors_against_the_real_server(server, honest, inflated):
-    with Client(server.url, token=ADMIN_TOKEN) as admin:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         for doc in (honest, inflated):
             admin.publish(doc)
         assert admin.mechanism(inflated["id"]).id == inflated["id"]  # no policy: accepted
     radius = honest["privacy"]["uncertainty"]["radius"]
     for kwargs in ({"pinned": [honest["id"]]}, {"max_public_n": N_PUBLIC}, {"min_radius": radius}):
-        with Client(server.url, **kwargs) as client:
+        with Client(server.url, **kwargs, state_path=None) as client:
             assert client.mechanism(honest["id"]).id == honest["id"]
             with pytest.raises(MechanismRejected):
                 client.mechanism(inflated["id"])
@@ -167,7 +167,7 @@ def test_clients_with_floors_against_the_real_server(server, honest, inflated):
 
 def test_changing_the_ceiling_applies_to_cached_mechanisms(aggregator, honest):
     agg = aggregator(honest)
-    with Client(agg.url) as client:
+    with Client(agg.url, state_path=None) as client:
         client.mechanism(honest["id"])
         client.max_epsilon = 0.5
         with pytest.raises(MechanismRejected, match="above the allowed maximum 0.5"):
