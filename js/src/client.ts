@@ -11,7 +11,7 @@ import { AUDIT_TOLERANCE } from "./audit.js";
 import { makeBatches, newBatchId, type PreparedBatch } from "./batches.js";
 import { base64Decode, base64Encode } from "./bytes.js";
 import { Window } from "./document.js";
-import { DocumentError, MechanismRejected, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { CollectionRetired, DocumentError, MechanismRejected, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
 import { Mechanism, parseDocument } from "./mechanism.js";
 import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
@@ -119,6 +119,11 @@ export class Client {
     }
     policy.check(mech.document, id); // the policy may have changed since it was cached
     return mech;
+  }
+
+  /** The collection `name`, followed: each submit uses its current mechanism (see {@link Collection}). */
+  collection(name: string): Collection {
+    return new Collection(this, name);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -373,4 +378,50 @@ function stored(b: PreparedBatch, now: number): StoredBatch {
 
 function unstored(s: StoredBatch): PreparedBatch {
   return { batch: s.batch, mechanism: s.mechanism, window: s.window, count: s.count, body: base64Decode(s.body) as Uint8Array };
+}
+
+/**
+ * A collection followed through a {@link Client} (port of `rldp.client.collections`): a stable
+ * name whose mechanism the operator can rotate. Each submit looks it up (one small GET) and uses
+ * its current mechanism, downloaded and verified once per mechanism like any other, its draws
+ * memoised per mechanism and charged to the budget: a rotation means a fresh draw of every record,
+ * never beyond the budget. When the service cannot be reached the last mechanism seen is used.
+ */
+export class Collection {
+  last: Record<string, unknown> | null = null;
+  constructor(readonly client: Client, readonly name: string) {
+    if (typeof name !== "string" || !name) throw new ValidationError(`a collection name must be a non-empty string; got ${name}`);
+  }
+
+  /** The collection now (GET /v1/collections/{name}): `current`, `mechanisms`, `policy`, `status`, … */
+  async info(): Promise<Record<string, unknown>> {
+    const resp = await this.client.http.request("GET", `/v1/collections/${encodeURIComponent(this.name)}`);
+    this.last = (await resp.json()) as Record<string, unknown>;
+    return this.last;
+  }
+
+  /** The current mechanism, verified; the last one seen when the service cannot be reached. */
+  async current(): Promise<Mechanism> {
+    let info: Record<string, unknown>;
+    try {
+      info = await this.info();
+    } catch (exc) {
+      if (!(exc instanceof ServiceUnavailable) || this.last === null) throw exc;
+      info = this.last;
+    }
+    if (info.status !== "active") throw new CollectionRetired(`collection '${this.name}' was retired; it takes no more reports`);
+    return this.client.mechanism(String(info.current));
+  }
+
+  /** [current mechanism id, one report per record]; nothing is sent. */
+  async privatize(records: readonly RecordLike[] | Record<string, readonly unknown[]>, options: { owners?: Owners; random?: RandomSource } = {}): Promise<[string, Int32Array]> {
+    const mech = await this.current();
+    return [mech.id, await this.client.privatize(mech.id, records, options)];
+  }
+
+  /** Privatise and upload under the current mechanism ({@link Client.submit}). */
+  async submit(records: readonly RecordLike[] | Record<string, readonly unknown[]>, options: { owners?: Owners; batchSize?: number; random?: RandomSource } = {}): Promise<Receipt> {
+    const mech = await this.current();
+    return this.client.submit(mech.id, records, options);
+  }
 }

@@ -127,3 +127,6 @@ export class WindowRequired extends BatchError {}
 export class UnexpectedWindow extends BatchError {}
 export class InvalidWindow extends BatchError {}
 export class FutureWindow extends BatchError {}
+
+/** The collection (`client.collection(name)`) was retired by its operator: it takes no more reports. */
+export class CollectionRetired extends RldpError {}

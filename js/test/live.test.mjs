@@ -21,6 +21,8 @@ if (missing) console.log(`# live test skipped: no Python venv at ${PYTHON} (make
 const CASES = (file) => JSON.parse(readFileSync(join(ROOT, "conformance", "cases", file), "utf8")).cases;
 const DOC = CASES("documents-rldp.json").find((c) => c.name === "rldp/polyopt-paper-sex-race/rows/msgpack");
 const DAILY = CASES("documents-window.json").find((c) => c.name === "window/rldp-grr-P1D/grr/msgpack");
+const FIRST = CASES("documents-rldp.json").find((c) => c.name === "rldp/grr/rows/msgpack");
+const SECOND = CASES("documents-rldp.json").find((c) => c.name === "rldp/cr/palette/msgpack");
 
 let server;
 let url;
@@ -66,8 +68,7 @@ before(async () => {
     if (Date.now() > deadline || server.exitCode !== null) throw new Error(`rldp serve did not become ready:\n${log}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  await publish(DOC);
-  await publish(DAILY);
+  for (const c of [DOC, DAILY, FIRST, SECOND]) await publish(c);
 });
 
 after(() => {
@@ -122,4 +123,34 @@ test("live: verify, privatise, submit (memoised, windowed), then the server's es
 test("live: the server refuses an out-of-range report with a typed ProblemError", { skip: missing }, async () => {
   const client = new rldp.Client(url);
   await assert.rejects(client.submitReports(DOC.expect.id, [0, 10_000]), (e) => e instanceof rldp.ProblemError && e.status === 422 || e.status === 400);
+});
+
+async function admin(method, path, body) {
+  const resp = await fetch(`${url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${ADMIN}`, "Content-Type": "application/json" },
+    body: body && JSON.stringify(body),
+  });
+  const text = await resp.text();
+  assert.ok(resp.ok, `${method} ${path}: ${resp.status} ${text}`);
+  return JSON.parse(text);
+}
+
+test("live: a followed collection reports under its current mechanism, a rotation draws afresh within the budget", { skip: missing }, async () => {
+  const name = `usage-${process.pid}`;
+  await admin("POST", "/v1/collections", { name, mechanism: FIRST.expect.id, policy: { notion: "rldp", epsilon: 1.0 }, description: "js" });
+  const eps = FIRST.expect.mechanism.epsilon_audited + SECOND.expect.mechanism.epsilon_audited;
+  const client = new rldp.Client(url, { store: new rldp.MemoryStateStore(), budget: new rldp.PrivacyBudget(eps + 1e-6) });
+  const usage = client.collection(name);
+  const record = [{ sex: "Female", colour: "red" }];
+  for (let i = 0; i < 2; i++) assert.equal((await usage.submit(record)).accepted, 1);
+  const [first] = await usage.privatize(record);
+  assert.equal(first, FIRST.expect.id);
+  await admin("POST", `/v1/collections/${name}/rotate`, { mechanism: SECOND.expect.id });
+  const [second] = await usage.privatize(record);
+  assert.equal(second, SECOND.expect.id);
+  assert.equal((await usage.submit(record)).accepted, 1);
+  await assert.rejects(usage.submit([{ sex: "Male", colour: "blue" }]), rldp.PrivacyBudgetExceeded);
+  await admin("POST", `/v1/collections/${name}/retire`);
+  await assert.rejects(usage.submit(record), rldp.CollectionRetired);
 });
