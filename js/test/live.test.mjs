@@ -16,6 +16,7 @@ const PYTHON = process.env.RLDP_PYTHON ?? join(ROOT, ".venv", "bin", "python");
 const ADMIN = "js-live-admin-token-0123456789abcdef";
 const READ = "js-live-read-token-0123456789abcdef";
 const missing = !existsSync(PYTHON);
+const PAGE_ORIGIN = "http://127.0.0.1:9";
 if (missing) console.log(`# live test skipped: no Python venv at ${PYTHON} (make .venv/.rldp-installed)`);
 
 const CASES = (file) => JSON.parse(readFileSync(join(ROOT, "conformance", "cases", file), "utf8")).cases;
@@ -51,7 +52,7 @@ before(async () => {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "rldp-js-live-"));
   url = `http://127.0.0.1:${port}`;
-  server = spawn(PYTHON, ["-m", "rldp.cli", "serve", "--host", "127.0.0.1", "--port", String(port), "--db", `sqlite:///${dir}/rldp.sqlite3`, "--dev"], {
+  server = spawn(PYTHON, ["-m", "rldp.cli", "serve", "--host", "127.0.0.1", "--port", String(port), "--db", `sqlite:///${dir}/rldp.sqlite3`, "--dev", "--cors-origin", PAGE_ORIGIN], {
     env: { ...process.env, RLDP_ADMIN_TOKEN: ADMIN, RLDP_READ_TOKEN: READ },
     stdio: ["ignore", "ignore", "pipe"],
     detached: true,
@@ -153,4 +154,14 @@ test("live: a followed collection reports under its current mechanism, a rotatio
   await assert.rejects(usage.submit([{ sex: "Male", colour: "blue" }]), rldp.PrivacyBudgetExceeded);
   await admin("POST", `/v1/collections/${name}/retire`);
   await assert.rejects(usage.submit(record), rldp.CollectionRetired);
+});
+
+test("live: rldp serve --cors-origin lets that origin's pages call it (preflight and answers), no other", { skip: missing }, async () => {
+  const pre = await fetch(`${url}/v1/reports`, { method: "OPTIONS", headers: { Origin: PAGE_ORIGIN, "Access-Control-Request-Method": "POST" } });
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers.get("access-control-allow-origin"), PAGE_ORIGIN);
+  const got = await fetch(`${url}/v1/mechanisms/${DOC.expect.id}`, { headers: { Origin: PAGE_ORIGIN } });
+  assert.equal(got.headers.get("access-control-allow-origin"), PAGE_ORIGIN);
+  const other = await fetch(`${url}/v1/mechanisms/${DOC.expect.id}`, { headers: { Origin: "http://elsewhere.example" } });
+  assert.equal(other.headers.get("access-control-allow-origin"), null);
 });
