@@ -22,7 +22,8 @@ $(STAMP): pyproject.toml shared/_string_index.c client/_alias.c
 demo: $(STAMP)
 	$(VENV)/bin/rldp demo $(ARGS)
 
-test: $(STAMP)
+# With Node, the SDK's packages are installed first: the browser test (tests/browser) bundles it.
+test: $(STAMP) $(if $(NODE_OK),$(JS_STAMP))
 	$(PY) -m pytest -q $(ARGS)
 	@$(MAKE) --no-print-directory js-test
 
