@@ -28,6 +28,7 @@ import numpy as np
 from rldp.aggregator.design import DesignError, DesignRequest, design, grr_matrix
 from rldp.aggregator.design.pilot import design_pilot, switch_after_pilot
 from rldp.aggregator.design.sources import PilotData, design_from
+from rldp.aggregator.estimate import estimate_combined
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.divergence import confidence_radius, renyi_divergence
 from rldp.shared.document import report_matrix
@@ -38,7 +39,7 @@ from ..datasets import adult_distribution
 from .config import Config, Result
 from .stats import row
 
-__all__ = ["PILOT_PAIRS", "PILOT_SIZES", "USERS", "run_pilot", "em_several"]
+__all__ = ["PILOT_PAIRS", "PILOT_SIZES", "USERS", "run_pilot"]
 
 PILOT_PAIRS = (("sex", "race"), ("race", "education"))
 PILOT_SIZES = (1_000, 10_000, 100_000, 1_000_000)
@@ -48,21 +49,10 @@ BETA = 0.05
 NAME = "pilot"
 
 
-def em_several(matrices: list[np.ndarray], counts: list[np.ndarray], iterations: int = 2000) -> np.ndarray:
-    """The maximum-likelihood P from report counts of several mechanisms at once: EM over
-    Σ_m Σ_y c_{m,y} log (Q_m p)_y (each matrix |Y_m| × |X|)."""
-    k = matrices[0].shape[1]
-    total = sum(float(c.sum()) for c in counts)
-    p = np.full(k, 1.0 / k)
-    for _ in range(iterations):
-        step = np.zeros(k)
-        for q, c in zip(matrices, counts):
-            step += q.T @ (c / np.maximum(q @ p, 1e-300))
-        new = p * step / total
-        if np.abs(new - p).sum() < 1e-12:
-            return new
-        p = new
-    return p
+def _estimate(matrices: list[np.ndarray], counts: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    """The maximum-likelihood P from every phase's reports at once (one likelihood over both matrices)."""
+    estimate, _ = estimate_combined(matrices, counts, shape, method="em")
+    return np.asarray(estimate.joint).ravel()
 
 
 def _coverage(pair: tuple[str, str], cfg: Config, draws: int, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -128,7 +118,7 @@ def _utility(pair: tuple[str, str], cfg: Config, rng: np.random.Generator) -> li
         )
     )
     for label, q in (("grr-everyone", grr), ("public-design", public)):
-        est = em_several([q], [rng.multinomial(users, q @ truth)])
+        est = _estimate([q], [rng.multinomial(users, q @ truth)], p.shape)
         out.append(
             {
                 "pair": "×".join(pair),
@@ -148,7 +138,7 @@ def _utility(pair: tuple[str, str], cfg: Config, rng: np.random.Generator) -> li
         )
         main = report_matrix(sw.document) if sw.switch else pilot_q
         rest = rng.multinomial(users - n1, main @ truth)
-        est = em_several([pilot_q, main], [counts, rest])
+        est = _estimate([pilot_q, main], [counts, rest], p.shape)
         nmi = (
             n1 * normalized_mutual_information(pilot_q, truth)
             + (users - n1) * normalized_mutual_information(main, truth)
