@@ -96,7 +96,7 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
         if drift:
             verdict = "FLAGGED" if drift.get("rejected") else "not flagged"
             print(
-                f"drift watch     {drift['users']:,} drifted users ({100 * 0.6:.0f} % {drift['cell']}): {verdict} "
+                f"drift watch     {drift['users']:,} drifted users ({100 * drift['share']:.0f} % {drift['cell']}): {verdict} "
                 f"(p = {drift.get('p_value', float('nan')):.2g}); realised ε* {drift.get('realised_epsilon', float('nan')):.3g}, "
                 f"up to {drift.get('realised_epsilon_upper', float('nan')):.3g} at 95 %, against the claim ε = "
                 f"{drift.get('claimed_epsilon', float('nan')):g}"

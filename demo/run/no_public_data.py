@@ -133,7 +133,12 @@ def run_no_public_data(
     drifted = _drifted(users, names, alphabet, cell, cfg.seed or 0)
     simulate_users(cfg, url, doc["id"], drifted, names)
     drift = fetch_estimate(url, token, doc["id"]).get("drift") or {}
-    out["drift"] = {"cell": "|".join(alphabet.decode(cell)[0]), "users": drifted.n_rows, **drift}
+    out["drift"] = {
+        "cell": "|".join(alphabet.decode(cell)[0]),
+        "users": drifted.n_rows,
+        "share": DRIFTED_SHARE,
+        **drift,
+    }
     flagged = "FLAGGED" if drift.get("rejected") else "not flagged"
     say(
         cfg,
