@@ -8,6 +8,7 @@ results or refusals.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -16,7 +17,7 @@ from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, Storage
 
 from .collections import Collections
 from .drift import DriftWatch
-from .errors import DatabaseUnavailable
+from .errors import DatabaseUnavailable, ServiceError
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
 from .ingest import Ingest, Receipt
@@ -26,6 +27,8 @@ from .pilots import pilot_switch
 from .publish import publish_document
 
 __all__ = ["AggregatorService", "WRITE_FAILURE_SECONDS"]
+
+log = logging.getLogger("rldp.aggregator")
 
 #: For how long a failed upload makes /readyz report the store unwritable (unless one succeeds).
 WRITE_FAILURE_SECONDS = 10.0
@@ -39,7 +42,7 @@ class AggregatorService:
         self.storage = storage
         self.events = events or ServiceEvents()
         self.catalog = MechanismCatalog(storage)
-        self.drift = DriftWatch(storage, self.catalog, self.events)
+        self.drift = DriftWatch(storage, self.catalog, self.events, self._drift_policy)
         self.collections = Collections(storage, self.catalog)
         self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
         self.designs = DesignRunner(
@@ -97,10 +100,27 @@ class AggregatorService:
         """Validate a decoded design request and start it as a job."""
         return self.designs.submit(data)
 
-    def switch_collection(self, name: Any, data: Any) -> JobRecord:
+    def _drift_policy(self, record: MechanismRecord, drift: Mapping[str, Any]) -> None:
+        """Apply the drift policy of every collection whose current mechanism drifted: ``warn`` (the
+        default: the event and the banner only) or ``redesign`` (a design job over the confidence set of
+        the live reports, as after a pilot; clients follow the rotation)."""
+        for name in self.storage.collections_of(record.id):
+            collection = self.collections.get(name)
+            if collection.current != record.id or collection.policy.get("drift", "warn") != "redesign":
+                continue
+            try:
+                job = self.switch_collection(name, {"method": "polyopt"}, redesign=True)
+            except ServiceError as exc:
+                log.warning("drift: collection %s could not be redesigned: %s", name, exc.detail)
+            else:
+                log.warning("drift: collection %s is redesigned over its live reports (job %s)", name, job.id)
+
+    def switch_collection(self, name: Any, data: Any, *, redesign: bool = False) -> JobRecord:
         """End a collection's pilot: a design job over the pilot's confidence set, whose mechanism is
         published and made the collection's current one if it beats the pilot (:mod:`.pilots`)."""
-        payload, summary = pilot_switch(self.collections, name, data, max_beta=self.config["MAX_BETA"])
+        payload, summary = pilot_switch(
+            self.collections, name, data, max_beta=self.config["MAX_BETA"], redesign=redesign
+        )
         collection = summary["collection"]
 
         def rotate(record: MechanismRecord) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -44,10 +45,17 @@ DriftAnswer = tuple[dict[str, Any] | None, str | None]
 class DriftWatch:
     """Drift answers per (mechanism, window), cached by report count; events on each fresh one."""
 
-    def __init__(self, storage: Storage, catalog: MechanismCatalog, events: ServiceEvents) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        catalog: MechanismCatalog,
+        events: ServiceEvents,
+        on_detected: Callable[[MechanismRecord, dict[str, Any]], None] | None = None,
+    ) -> None:
         self.storage = storage
         self.catalog = catalog
         self.events = events
+        self.on_detected = on_detected  # a collection's drift policy (AggregatorService)
         self._answers = LRU(1024)  # (id, window label) → (n, DriftAnswer)
         self._scopes = LRU(4096)  # id → (document, reason or None)
         self._locks: dict[tuple[str, str | None], threading.Lock] = {}  # one computation per key at a time
@@ -100,6 +108,8 @@ class DriftWatch:
             where = "" if label is None else f" (window {label})"
             log.warning("drift: mechanism %s%s: %s", record.id, where, drift["statement"])
             self.events.drift_detected(record, drift)
+            if self.on_detected is not None:
+                self.on_detected(record, drift)
         return answer
 
     def _watched(self, record: MechanismRecord) -> str | None:
