@@ -160,6 +160,31 @@ def test_login_refusals_and_safe_redirect(app) -> None:
         assert resp.status_code == 303 and resp.headers["Location"] == expected, target
 
 
+# Issue 27 D1 (a newline in Location was a 500) and D9 (dot segments left /ui/).
+_HOSTILE_NEXT = (
+    ("/ui/\nX", "/ui/"),
+    ("/ui/\r\nSet-Cookie: x=1", "/ui/"),
+    ("/ui/designs?x=\n1", "/ui/"),
+    ("/ui/../../v1/mechanisms", "/ui/"),
+    ("/ui/%2e%2e/v1/mechanisms", "/ui/"),
+    ("/ui/./designs/../designs", "/ui/designs"),
+    ("/ui/designs/", "/ui/designs/"),
+    ("/ui/mechanisms/abc?retired=1", "/ui/mechanisms/abc?retired=1"),
+    ("/ui/é", "/ui/%C3%A9"),
+)
+
+
+@pytest.mark.parametrize(("target", "expected"), _HOSTILE_NEXT)
+def test_login_next_is_normalised_and_kept_under_ui(app, target, expected) -> None:
+    client = app.test_client()
+    page = client.get("/ui/login")
+    resp = client.post("/ui/login", data={"token": ADMIN_TOKEN, "csrf_token": _nonce(page), "next": target})
+    assert resp.status_code == 303 and resp.headers["Location"] == expected, target
+    # Logged in, GET /ui/login?next=... redirects the same way (percent-encoded in the query).
+    again = client.get("/ui/login", query_string={"next": target})
+    assert again.status_code == 302 and again.headers["Location"] == expected, target
+
+
 def test_csrf_rejection_and_logout(http, mechanism) -> None:
     login(http, ADMIN_TOKEN)
     for data in ({}, {"csrf_token": ""}, {"csrf_token": "not-the-session-nonce"}):
