@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rldp.shared.document import MAX_SYMBOLS
 from rldp.shared.errors import ValidationError
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
@@ -26,7 +27,7 @@ __all__ = ["MAX_DESIGN_SYMBOLS", "design_from_frame", "check_design_size"]
 # designer holds |Y| × |X| float matrices (GRR: |X| × |X|; column generation: up to 20·|X| + 2000
 # columns of |X|), so at 8,192 symbols one dense matrix is 512 MiB — the K = 4,000 alphabets that
 # compact documents serve fit, while Adult's fnlwgt (21,648 values) × sex would need 14 GiB for GRR alone.
-MAX_DESIGN_SYMBOLS = 8192
+MAX_DESIGN_SYMBOLS = MAX_SYMBOLS  # the documents' bound (rldp.shared.document): every design can be published
 
 
 def check_design_size(alphabet: Alphabet, where: str) -> None:
