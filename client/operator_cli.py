@@ -28,6 +28,7 @@ from typing import Any
 from rldp.shared.arguments import positive_int
 from rldp.shared.document import from_json, read_document
 from rldp.shared.errors import ValidationError
+from rldp.shared.tables import csv_text_cell
 
 from .client import Client
 from .connection import SERVER_ENV, connection_options, server_url
@@ -162,7 +163,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.csv:
         out = csv.writer(sys.stdout, lineterminator="\n")
         out.writerow(("cell", "estimate", "low", "high"))
-        out.writerows((f"{s}|{u}", *("" if v is None else repr(float(v)) for v in values)) for s, u, *values in rows)
+        out.writerows(
+            (csv_text_cell(f"{s}|{u}"), *("" if v is None else repr(float(v)) for v in values))
+            for s, u, *values in rows
+        )
         return 0
     labels = answer.get("labels") or {}
     s_name = labels.get("sensitive", {}).get("name", "s")

@@ -258,3 +258,20 @@ def test_token_plain_prints_only_the_token():
     )
     assert exported.returncode == 0 and re.fullmatch(r"[A-Za-z0-9_-]{43}", exported.stdout), exported
     assert run_cli("token", "--plain", "--hash").returncode == 2
+
+
+# Issue 27 D10: category values a spreadsheet would run as formulas.
+FORMULAS = ("=1+1", "@SUM(1)", "+2", "-3+4")
+
+
+def test_estimate_csv_escapes_formula_cells(op, server, tmp_path):
+    from rldp.shared.records import Alphabet, Attribute
+
+    hostile = Alphabet(Attribute("sex", FORMULAS[:2]), [Attribute("colour", FORMULAS[2:])])
+    doc = published(op, tmp_path, "operator-formulas", alphabet=hostile)
+    with Client(server.url) as client:
+        client.submit_reports(doc["id"], np.arange(200) % 4)
+    rows = list(csv.reader(io.StringIO(ok(op("estimate", doc["id"], "--csv")))))
+    cells = [r[0] for r in rows[1:]]
+    assert cells == [f"'{s}|{u}" for s in FORMULAS[:2] for u in FORMULAS[2:]]
+    assert all(float(v) == float(v) for r in rows[1:] for v in r[1:])  # the numbers stay numbers

@@ -464,3 +464,24 @@ def test_reports_of_the_last_day(app, http, mechanism) -> None:
     assert row["recent"] == row["reports"]["total"] == N_REPORTS
     (later,) = mechanism_rows(service, now=now + RECENT_SECONDS + 60)  # the batch is now older than a day
     assert later["recent"] == 0 and later["reports"]["total"] == N_REPORTS
+
+
+def test_downloaded_csv_escapes_formula_cells(http) -> None:
+    # Issue 27 D10: =, +, -, @ at the start of a cell make a spreadsheet run it as a formula.
+    from service.rldp_live import make_document
+
+    from rldp.shared.records import Alphabet, Attribute
+
+    values = ("=1+1", "@SUM(1)", "+2", "-3+4")
+    doc = make_document("formulas", alphabet=Alphabet(Attribute("sex", values[:2]), [Attribute("colour", values[2:])]))
+    assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+    http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "b1", "reports": [0, 1, 2, 3] * 50})
+    login(http, READ_TOKEN)
+    rows = list(
+        csv.DictReader(io.StringIO(http.get(f"/ui/mechanisms/{doc['id']}/estimate.csv").get_data(as_text=True)))
+    )
+    categories = [r["category"] for r in rows]
+    assert categories[:4] == [f"'{v}" for v in values]
+    assert categories[4:] == [f"'{s} | {u}" for s in values[:2] for u in values[2:]]
+    assert all(c[0] not in "=+-@\t\r" for r in rows for c in (r["attribute"], r["category"]))
+    assert all(float(r["estimate"]) == float(r["estimate"]) for r in rows)
