@@ -110,3 +110,16 @@ def test_write_document_names_the_missing_folder(tmp_path):
     with pytest.raises(DocumentError, match="no such folder") as info:
         write_document({}, tmp_path / "nowhere" / "m.json")
     assert ".tmp-" not in str(info.value)
+
+
+def test_polyopt_at_a_large_epsilon_designs_or_says_its_range(tmp_path):
+    # Issue 27 D11: --epsilon 50 --method polyopt was "internal error (ZeroDivisionError)".
+    public = tmp_path / "public.csv"
+    public.write_text(SMALL * 10)
+    proc = run(*design_args(public, tmp_path / "m.json", method="polyopt", epsilon="50"), "--no-progress")
+    assert proc.returncode == 0 and "Warning" not in proc.stderr, proc.stderr
+    audit = run("audit", tmp_path / "m.json")
+    assert audit.returncode == 0 and "PASS" in audit.stdout, audit.stdout + audit.stderr
+    proc = run(*design_args(public, tmp_path / "m.json", method="polyopt", epsilon="301"), "--no-progress")
+    assert proc.returncode == 2
+    assert_one_line_error(proc, "epsilon 301", "300 nats", "polyopt")
