@@ -145,6 +145,14 @@ def _message(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``rldp`` command; returns its exit status."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # also while a command's part loads (scipy's import takes ~0.4 s)
+        print("rldp: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
     if first is None and "--version" in args_list:  # answered before any part of rldp is loaded
