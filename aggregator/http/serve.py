@@ -45,6 +45,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from werkzeug.serving import run_simple
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: the bind probe alone
+    fcntl = None  # type: ignore[assignment]
+
 from rldp.aggregator.services import (
     DEFAULT_URL,
     AddressInUse,
@@ -58,7 +63,7 @@ from rldp.shared.arguments import port, positive_int
 
 from .app import create_app
 
-__all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "cmd_token", "redact_url"]
+__all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "cmd_token", "redact_url", "hold_port_lock"]
 
 #: What each Granian worker calls to build its app (the Flask app behind the buffering front).
 APP_FACTORY = "rldp.aggregator.http.front:create_front"
@@ -114,6 +119,32 @@ def check_address_free(host: str, port: int) -> None:
             raise
 
 
+def hold_port_lock(host: str, port: int, tmp: str | None = None) -> int | None:
+    """Take this user's lock on ``port`` for the life of this process (the descriptor is returned and
+    never closed); :class:`AddressInUse` when another ``rldp serve`` holds it.
+
+    Why: :func:`check_address_free` sees only listeners. Two ``rldp serve`` started at the same moment
+    both find the port free, then both bind it with SO_REUSEPORT and split the requests between two
+    stores. The lock makes the check and the bind one step per port: exactly one of them starts.
+    """
+    if port == 0 or fcntl is None:
+        return None
+    path = os.path.join(tmp or tempfile.gettempdir(), f"rldp-serve-{os.getuid()}-{port}.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EACCES):
+            where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            raise AddressInUse(
+                f"address in use: {where} (another rldp serve is starting or running on port {port}; "
+                "stop it or choose --port)"
+            ) from None
+        raise
+    return fd
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the service (Granian, or Werkzeug's server with ``--dev``) until interrupted."""
     overrides: dict[str, Any] = {"DATABASE_URL": args.db}
@@ -121,6 +152,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         overrides["MAX_BODY_BYTES"] = args.max_body_bytes
     config = load_config(overrides)  # validates the environment too, before any worker starts
     url = config["DATABASE_URL"] or DEFAULT_URL
+    hold_port_lock(args.host, args.port)  # held until this process ends
     check_address_free(args.host, args.port)
     needs_writer = check_storage(url)
     where = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}"

@@ -78,3 +78,57 @@ def test_the_runner_tells_its_design_process_who_its_server_is(monkeypatch) -> N
     except (RuntimeError, AttributeError):
         pass
     assert seen["target"] is jobs._design_child and seen["args"][2] == os.getpid()
+
+
+def test_two_serves_started_at_once_on_one_port_exactly_one_binds(tmp_path) -> None:
+    # Issue 27 D7: both found the port free, both bound it with SO_REUSEPORT and split the requests.
+    import requests
+    from cli_helpers import RLDP
+    from service.rldp_live import ADMIN_TOKEN, free_port
+
+    for trial in range(2):
+        port = free_port()
+        env = {**os.environ, "RLDP_ADMIN_TOKEN": ADMIN_TOKEN}
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        procs = [
+            subprocess.Popen(
+                [
+                    *RLDP,
+                    "serve",
+                    "--port",
+                    str(port),
+                    "--db",
+                    f"sqlite:///{tmp_path}/{trial}-{i}.sqlite3",
+                    "--workers",
+                    "1",
+                ],
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                start_new_session=True,
+            )
+            for i in range(2)
+        ]
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and all(p.poll() is None for p in procs):
+                time.sleep(0.1)
+            refused = [p for p in procs if p.poll() is not None]
+            assert len(refused) == 1, "both rldp serve are running on one port"
+            err = refused[0].communicate(timeout=10)[1]
+            assert refused[0].returncode == 2 and "address in use" in err.strip().splitlines()[-1], err
+            (running,) = [p for p in procs if p is not refused[0]]
+            for _ in range(600):  # the other serves
+                try:
+                    if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                        break
+                except requests.ConnectionError:
+                    time.sleep(0.1)
+            else:
+                raise AssertionError("the rldp serve that took the port does not answer")
+            assert running.poll() is None
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+                    p.communicate(timeout=60)
