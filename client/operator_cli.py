@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rldp.shared.arguments import positive_int
+from rldp.shared.claims import ascii_text, claim_text, record_audited_text
 from rldp.shared.document import from_json, read_document
 from rldp.shared.errors import ValidationError
 from rldp.shared.tables import csv_text_cell
@@ -103,9 +104,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
         return 0
     verb = "published" if answer.get("created", True) else "already published (unchanged)"
     print(f"{verb} {answer['id']}")
+    notion = str(document["privacy"].get("notion", "rldp"))
+    audited = record_audited_text(notion, answer.get("epsilon_audited"))
     print(
-        f"  {answer['method']}, epsilon {short_number(answer['epsilon'])} claimed, "
-        f"{short_number(answer.get('epsilon_audited'))} audited by the server; status {answer['status']}"
+        ascii_text(
+            f"  {answer['method']}, {notion} claims {claim_text(document['privacy'])}; passed the server's audit "
+            f"(audited {audited}); status {answer['status']}"
+        )
     )
     return 0
 
@@ -129,14 +134,15 @@ def cmd_mechanisms(args: argparse.Namespace) -> int:
     if not mechanisms:
         print(f"no mechanisms published on {url}")
         return 0
-    header = ("ID", "METHOD", "NOTION", "EPSILON", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
+    header = ("ID", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
     rows = [
         (
             m["id"][:SHORT],
             m["method"],
             m.get("notion", "-"),
-            short_number(m["epsilon"]),
-            short_number(m.get("epsilon_audited")),
+            # In the notion's terms: (ε, δ) for distp, (ε_l, ε_u) for alip (older servers: ε alone).
+            ascii_text(claim_text(m.get("claim") or {"notion": m.get("notion", "rldp"), "epsilon": m["epsilon"]})),
+            ascii_text(record_audited_text(m.get("notion", "rldp"), m.get("epsilon_audited"))),
             str(m["outputs"]),
             m["status"],
             m["sensitive"],

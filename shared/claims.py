@@ -18,6 +18,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .tolerances import AUDIT_TOLERANCE
+
 __all__ = ["claim_fields", "claim_text", "audit_text", "record_audited_text", "ascii_text", "number"]
 
 
@@ -27,6 +29,13 @@ def number(value: Any) -> str:
         return "—"
     value = float(value)
     return "∞" if math.isinf(value) else f"{value:.4g}"
+
+
+def _relation(audited: Any, claimed: Any) -> str:
+    # From the numbers, not the verdict: a claim can fail on something else (a confidence radius).
+    if audited is None or claimed is None:
+        return ">" if audited is None else "≤"
+    return "≤" if float(audited) <= float(claimed) + AUDIT_TOLERANCE else ">"
 
 
 def claim_fields(privacy: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,27 +60,26 @@ def claim_text(privacy: Mapping[str, Any]) -> str:
     return f"ε = {number(claim['epsilon'])}"
 
 
-def audit_text(audit: Mapping[str, Any]) -> str:
+def audit_text(audit: Mapping[str, Any], verdict: bool = True) -> str:
     """The audit's verdict in one line, from :meth:`~rldp.shared.audit.AuditResult.to_dict`: what was
-    computed, against what it was compared, "Passed" or "Failed"."""
+    computed and against what it was compared, led by "Passed: " or "Failed: " (``verdict``)."""
     notion, extra = audit.get("notion"), audit.get("extra") or {}
-    verdict = "Passed" if audit.get("passed") else "Failed"
-    ok = bool(audit.get("passed"))
+    lead = ("Passed: " if audit.get("passed") else "Failed: ") if verdict else ""
     if notion == "distp":
-        rel = "≤" if ok else ">"
+        rel = _relation(extra.get("delta"), extra.get("delta_claimed"))
         return (
-            f"{verdict}: audited δ = {number(extra.get('delta'))} {rel} claimed δ = {number(extra.get('delta_claimed'))} "
+            f"{lead}audited δ = {number(extra.get('delta'))} {rel} claimed δ = {number(extra.get('delta_claimed'))} "
             f"at the claimed ε = {number(audit.get('claimed'))} (ε at δ = 0: {number(audit.get('epsilon'))})"
         )
     if notion == "alip":
         low, high = extra.get("epsilon_lower"), extra.get("epsilon_upper")
         claim_low, claim_high = extra.get("epsilon_lower_claimed"), extra.get("epsilon_upper_claimed")
         return (
-            f"{verdict}: audited (ε_l, ε_u) = ({number(low)}, {number(high)}) against claimed "
+            f"{lead}audited (ε_l, ε_u) = ({number(low)}, {number(high)}) against claimed "
             f"({number(claim_low)}, {number(claim_high)})"
         )
-    rel = "≤" if ok else ">"
-    return f"{verdict}: audited ε = {number(audit.get('epsilon'))} {rel} claimed ε = {number(audit.get('claimed'))}"
+    rel = _relation(audit.get("epsilon"), audit.get("claimed"))
+    return f"{lead}audited ε = {number(audit.get('epsilon'))} {rel} claimed ε = {number(audit.get('claimed'))}"
 
 
 def record_audited_text(notion: str, epsilon_audited: float | None) -> str:

@@ -80,10 +80,10 @@ def test_publish_then_list_the_mechanisms_as_a_table_and_as_json(op, server, tmp
     listed = json.loads(ok(op("mechanisms", "--json")))
     assert listed == requests.get(server.url + "/v1/mechanisms", timeout=10).json()  # the API's answer, unchanged
     rows = table(ok(op("mechanisms")))
-    assert rows[0][:7] == ["ID", "METHOD", "NOTION", "EPSILON", "AUDITED", "OUTPUTS", "STATUS"]
+    assert rows[0][:7] == ["ID", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS"]
     assert len(rows) == 1 + len(listed["mechanisms"])
     mine = next(r for r in rows[1:] if r[0] == doc["id"][:12])
-    assert mine[1:9] == ["grr", "rldp", "1", "1", "6", "active", "sex", "colour"]
+    assert mine[1:9] == ["grr", "rldp", "eps = 1", "1", "6", "active", "sex", "colour"]
 
 
 def test_publish_reads_json_on_stdin_and_refuses_a_tampered_document(op, server, tmp_path):
@@ -275,3 +275,41 @@ def test_estimate_csv_escapes_formula_cells(op, server, tmp_path):
     cells = [r[0] for r in rows[1:]]
     assert cells == [f"'{s}|{u}" for s in FORMULAS[:2] for u in FORMULAS[2:]]
     assert all(float(v) == float(v) for r in rows[1:] for v in r[1:])  # the numbers stay numbers
+
+
+def _distp_document(tag: str) -> dict:
+    """A GRR at ε = 3 claiming (1, δ)-distp: its ε at δ = 0 is above the claimed ε (issue 27 D13)."""
+    from service.rldp_live import SMALL_ALPHABET
+
+    from rldp.aggregator.design import grr_matrix
+    from rldp.shared.audit import audit_document
+    from rldp.shared.document import build_document
+
+    def doc(delta: float) -> dict:
+        return build_document(
+            method="grr",
+            matrix=grr_matrix(SMALL_ALPHABET.size, 3.0),
+            alphabet=SMALL_ALPHABET,
+            public_distribution=np.full(SMALL_ALPHABET.shape, 1 / SMALL_ALPHABET.size),
+            privacy={"notion": "distp", "epsilon": 1.0, "delta": delta, "uncertainty": {"order": 2, "radius": 0.01}},
+            extra={"test": tag},
+        )
+
+    return doc(float(f"{audit_document(doc(0.5)).extra['delta'] * 1.01:.3g}"))
+
+
+def test_publish_mechanisms_and_audit_state_distp_as_epsilon_and_delta(op, server, tmp_path):
+    doc = _distp_document("operator-distp")
+    delta = doc["privacy"]["delta"]
+    path = tmp_path / "distp.json"
+    write_document(doc, path)
+    out = ok(op("publish", path)).splitlines()
+    assert f"(eps, delta) = (1, {delta:.4g})" in out[1] and "at delta = 0" in out[1], out
+    rows = table(ok(op("mechanisms")))
+    assert rows[0][3:5] == ["CLAIM", "AUDITED"]
+    mine = next(r for r in rows[1:] if r[0] == doc["id"][:12])
+    assert mine[2:4] == ["distp", f"(eps, delta) = (1, {delta:.4g})"] and mine[4].endswith("at delta = 0"), mine
+    audit = run_cli("audit", path)
+    first = audit.stdout.splitlines()[0]
+    assert audit.returncode == 0 and "audited delta = " in first and f"<= claimed delta = {delta:.4g}" in first, first
+    assert "audited eps" not in first

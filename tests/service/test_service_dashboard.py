@@ -492,9 +492,8 @@ def test_each_notion_states_its_own_claim_and_audit(http) -> None:
     # Issue 27 D13: a distp mechanism read "Passed: audited ε = 2.5677 ≤ claimed 1" in green.
     import html
 
-    from rldp.shared.audit import audit_document
-
     from rldp.aggregator.design import grr_matrix
+    from rldp.shared.audit import audit_document
     from rldp.shared.document import build_document
 
     def distp_document(delta: float) -> dict:
