@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rldp.shared.arguments import names, positive_float, positive_int
+from rldp.shared.arguments import add_csv_flags, names, positive_float, positive_int
 from rldp.shared.errors import RldpError
 from rldp.shared.tables import read_csv
 
@@ -63,7 +63,11 @@ def cmd_privatize(args: argparse.Namespace) -> int:
                 )
                 return 0 if flushed.queued == 0 else 3
             mech = client.mechanism(args.mechanism)  # verify before reading any record
-            table = read_csv(args.data, names=args.names)
+            table = read_csv(args.data, names=args.names, delimiter=args.delimiter, encoding=args.encoding)
+            if len(table.columns) == 1 and any(c in table.columns[0] for c in ";\t|,"):
+                raise ValueError(
+                    f"{args.data} has a single column {table.columns[0]!r}: is the delimiter right? (--delimiter)"
+                )
             owners = table.column(args.owner_column) if args.owner_column else None
             receipt = client.submit(args.mechanism, table, owners=owners, batch_size=args.batch_size)
         except RldpError as exc:
@@ -113,6 +117,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("data", metavar="DATA.csv", nargs="?", help="records: CSV with a header row (.gz allowed)")
     p.add_argument("--mechanism", metavar="ID", help="mechanism id (see GET /v1/mechanisms)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
+    add_csv_flags(p)
     p.add_argument(
         "--batch-size", type=positive_int("batch size"), default=10_000, help="reports per upload (default 10000)"
     )

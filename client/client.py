@@ -28,6 +28,7 @@ from .admin import MSGPACK, AdminCalls
 from .budget import PrivacyBudget
 from .doc_cache import DocumentCache, cache_folder
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
+from .ids import resolve_prefix
 from .ledger import PreparedBatch, outbox_pending, outbox_remove, release_batch
 from .mechanism import Mechanism
 from .policy import VerificationPolicy
@@ -148,6 +149,7 @@ class Client(AdminCalls):
         """
         if not isinstance(mechanism_id, str) or not mechanism_id:
             raise ValueError(f"mechanism id must be a non-empty string; got {mechanism_id!r}")
+        mechanism_id = self._full_id(mechanism_id)
         policy = self.policy.with_max_epsilon(max_epsilon)
         policy.check_id(mechanism_id)
         with self._lock:
@@ -158,6 +160,17 @@ class Client(AdminCalls):
                 self._mechanisms[mechanism_id] = cached
         policy.check(cached.document, mechanism_id)  # the policy may have changed since it was cached
         return cached
+
+    def _full_id(self, given: str) -> str:
+        # A prefix (as every rldp command takes): a verified mechanism's, else the one in the catalogue.
+        if len(given) == 64:
+            return given
+        with self._lock:
+            mine = [i for i in self._mechanisms if i.startswith(given.strip().lower())]
+        known = mine if len(mine) == 1 else None
+        return resolve_prefix(
+            given, lambda: known or [m["id"] for m in self.mechanisms()], "mechanism", 64, "GET /v1/mechanisms"
+        )
 
     def _download(self, mechanism_id: str, policy: VerificationPolicy) -> Mechanism:
         resp = self._http.request(
@@ -269,7 +282,7 @@ class Client(AdminCalls):
         rng = rng if rng is not None else self.rng
         if self.reporter is None:
             self._stateless(mech, owners)
-            return self._send_all(make_batches(mechanism_id, mech.privatize_indices(x, rng), int(batch_size), None))
+            return self._send_all(make_batches(mech.id, mech.privatize_indices(x, rng), int(batch_size), None))
         prepared = self.reporter.prepare(mech, x, owners, rng, int(batch_size))
         if prepared.window is None:
             return self._send_all(prepared.batches)
@@ -285,7 +298,7 @@ class Client(AdminCalls):
         ys = np.asarray(reports)
         if ys.ndim != 1 or (ys.size and ys.dtype.kind not in "iu"):
             raise ValueError("reports must be a 1-D array of integer outputs")
-        return self._send_all(make_batches(mechanism_id, ys, int(batch_size), None))
+        return self._send_all(make_batches(self._full_id(mechanism_id), ys, int(batch_size), None))
 
     def _post_batch(self, body: bytes) -> dict[str, Any]:
         resp = self._http.request("POST", "/v1/reports", data=body, headers={"Content-Type": MSGPACK}, ok=(200, 201))

@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import re
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from rldp.shared.arguments import positive_int
@@ -33,6 +31,7 @@ from rldp.shared.tables import csv_text_cell
 
 from .client import Client
 from .connection import SERVER_ENV, connection_options, server_url
+from .ids import SHORT, resolve_prefix
 from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
@@ -40,10 +39,8 @@ __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 ADMIN_TOKEN_ENV = "RLDP_ADMIN_TOKEN"
 READ_TOKEN_ENV = "RLDP_READ_TOKEN"
 #: How many characters of an id the tables show (a prefix this long is unique in practice).
-SHORT = 12
 #: Jobs searched for a job id prefix (the server's largest page).
 JOB_SEARCH = 500
-_HEX = re.compile(r"[0-9a-f]+")
 
 
 # --------------------------------------------------------------------------- connecting
@@ -64,31 +61,14 @@ def _client(args: argparse.Namespace, *, auth: bool = False, read: bool = False)
     return Client(url, timeout=args.timeout, retries=args.retries, token=secret)
 
 
-def _resolve(given: str, known: Callable[[], list[str]], kind: str, length: int, listing: str) -> str:
-    """The full id ``given`` abbreviates: itself when it has ``length`` hex digits, else the one id of
-    ``known()`` it is a prefix of (refused when none or several are)."""
-    text = given.strip().lower()
-    if not _HEX.fullmatch(text) or len(text) > length:
-        raise ValidationError(f"a {kind} id is {length} hexadecimal characters (or a prefix of one); got {given!r}")
-    if len(text) == length:
-        return text
-    matches = sorted(i for i in known() if i.startswith(text))
-    if not matches:
-        raise ValidationError(f"no {kind} id starts with {given!r} on this server ({listing} lists them)")
-    if len(matches) > 1:
-        shown = ", ".join(m[:SHORT] for m in matches[:5])
-        raise ValidationError(f"{given!r} is the prefix of {len(matches)} {kind} ids ({shown}); give more characters")
-    return matches[0]
-
-
 def _mechanism_id(client: Client, given: str) -> str:
     """The full mechanism id ``given`` abbreviates (the catalogue is public: no token needed)."""
-    return _resolve(given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms")
+    return resolve_prefix(given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms")
 
 
 def _job_id(client: Client, given: str) -> str:
     """The full job id ``given`` abbreviates, among the JOB_SEARCH most recent jobs."""
-    return _resolve(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
+    return resolve_prefix(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
 
 
 # --------------------------------------------------------------------------- commands

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rldp.shared.arguments import add_csv_flags
 from rldp.shared.errors import ValidationError
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table, blank_counts, header_looks_like_data, read_csv
@@ -27,17 +28,9 @@ MISSING_POLICIES = ("keep", "drop", "error")
 _OUT_EXTENSIONS = (".json", ".msgpack", ".mpk")
 
 
-def _delimiter(text: str) -> str:
-    value = {"\\t": "\t", "tab": "\t"}.get(text, text)
-    if len(value) != 1:
-        raise argparse.ArgumentTypeError(f"delimiter must be one character (or '\\t' / tab); got {text!r}")
-    return value
-
-
 def add_table_flags(p: argparse.ArgumentParser) -> None:
     """``--delimiter``, ``--encoding`` and ``--missing`` on a command that reads a public CSV."""
-    p.add_argument("--delimiter", type=_delimiter, default=",", metavar="CHAR", help="field separator (default ',')")
-    p.add_argument("--encoding", default="utf-8-sig", metavar="CODEC", help="text encoding of the CSV (default utf-8)")
+    add_csv_flags(p)
     p.add_argument(
         "--missing",
         choices=MISSING_POLICIES,
