@@ -46,6 +46,7 @@ from typing import Any
 from rldp.aggregator.storage import DEFAULT_URL
 from rldp.shared.errors import TableError, one_line
 from rldp.shared.tables import Table, read_csv
+from rldp.shared.tokens import hash_token
 
 from .errors import ConfigError
 
@@ -80,11 +81,6 @@ _FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS", "BODY_TIMEOUT"}
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 #: Plain tokens shorter than this are refused: a bearer token must not be guessable.
 MIN_TOKEN_LENGTH = 16
-
-
-def hash_token(token: str) -> str:
-    """SHA-256 hex digest of a bearer token (what RLDP_*_TOKEN_SHA256 holds)."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def _hashes(plain: Any, hashed: Any, name: str) -> tuple[bytes, ...]:
