@@ -161,6 +161,11 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
     )
     merged["READ_HASHES"] = _hashes(merged.pop("READ_TOKEN", None), merged.pop("READ_TOKEN_SHA256", None), "READ_TOKEN")
+    if set(merged["READ_HASHES"]) & set(merged["ADMIN_HASHES"]):  # a "read-only" token that is the admin's
+        raise ConfigError(
+            "READ_TOKEN (RLDP_READ_TOKEN / RLDP_READ_TOKEN_SHA256) is the admin token: whoever holds it could "
+            "publish, retire and design; give read access its own token (rldp token --plain makes one)"
+        )
     merged["PUBLIC_DATA"] = _public_data(merged.get("PUBLIC_DATA"))
     return merged
 

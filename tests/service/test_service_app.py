@@ -203,6 +203,15 @@ def test_hashed_tokens_from_the_environment(tmp_path, monkeypatch):
         ({"MAX_BODY_BYTES": "lots"}, "must be an integer"),
         ({"MAX_BODY_BYTES": 0}, "must be ≥ 1"),
         ({"DESIGN_TIMEOUT": -1}, "must be > 0"),
+        # Issue 27 rough edge: a read token equal to the admin token made "read-only" mean admin.
+        ({"ADMIN_TOKEN": "same-token-0123456789abcdef", "READ_TOKEN": "same-token-0123456789abcdef"}, "READ_TOKEN"),
+        (
+            {
+                "ADMIN_TOKEN": "same-token-0123456789abcdef",
+                "READ_TOKEN_SHA256": hash_token("same-token-0123456789abcdef"),
+            },
+            "the admin token",
+        ),
     ],
 )
 def test_bad_configuration_is_a_clear_error(config, message):
