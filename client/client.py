@@ -203,7 +203,10 @@ class Client(AdminCalls):
 
     def mechanisms(self) -> list[dict[str, Any]]:
         """The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …."""
-        mechanisms: list[dict[str, Any]] = self._http.request("GET", "/v1/mechanisms").json()["mechanisms"]
+        answer = json_object(self._http.request("GET", "/v1/mechanisms"))
+        mechanisms = answer.get("mechanisms")
+        if not isinstance(mechanisms, list):
+            raise ValueError(f"{self.url}/v1/mechanisms answered no list of mechanisms: is this an rldp aggregator?")
         return mechanisms
 
     # -- privatisation

@@ -313,3 +313,37 @@ def test_publish_mechanisms_and_audit_state_distp_as_epsilon_and_delta(op, serve
     first = audit.stdout.splitlines()[0]
     assert audit.returncode == 0 and "audited delta = " in first and f"<= claimed delta = {delta:.4g}" in first, first
     assert "audited eps" not in first
+
+
+@pytest.fixture
+def not_rldp():
+    """A web server that is not an aggregator: HTML for every path (404, or 200 at /v1/mechanisms)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            page = b"<!DOCTYPE HTML><html><body><h1>Not Found</h1></body></html>"
+            self.send_response(200 if self.path == "/v1/mechanisms" else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_a_server_that_is_not_rldp_is_named_not_printed(not_rldp, tmp_path):
+    # Issue 27 rough edge: "404 about:blank: <!DOCTYPE HTML>…".
+    env = {"RLDP_SERVER": not_rldp, "RLDP_ADMIN_TOKEN": ADMIN_TOKEN}
+    for args in (("mechanisms",), ("estimate", "ab" * 32), ("retire", "ab" * 32)):
+        line = one_line_error(run_cli(*args, env=env, timeout=60), not_rldp, "not an rldp aggregator")
+        assert "<!DOCTYPE" not in line and "about:blank" not in line, line
