@@ -13,34 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rldp.shared.document import MAX_SYMBOLS
 from rldp.shared.errors import ValidationError
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table, blank_counts
 
-from .design import design
+from .design import MAX_DESIGN_SYMBOLS, check_design_size, design
 
 __all__ = ["MAX_DESIGN_SYMBOLS", "design_from_frame", "check_design_size"]
-
-# The largest alphabet |X| = |S|·|U| rldp designs for from data (here and ``rldp design``): every
-# designer holds |Y| × |X| float matrices (GRR: |X| × |X|; column generation: up to 20·|X| + 2000
-# columns of |X|), so at 8,192 symbols one dense matrix is 512 MiB — the K = 4,000 alphabets that
-# compact documents serve fit, while Adult's fnlwgt (21,648 values) × sex would need 14 GiB for GRR alone.
-MAX_DESIGN_SYMBOLS = MAX_SYMBOLS  # the documents' bound (rldp.shared.document): every design can be published
-
-
-def check_design_size(alphabet: Alphabet, where: str) -> None:
-    """Refuse an alphabet too large to design for, before any matrix is allocated, naming the column
-    with the most values and suggesting to bin it (a continuous column)."""
-    if alphabet.size <= MAX_DESIGN_SYMBOLS:
-        return
-    widest = max(alphabet.joint_attributes, key=lambda a: a.size)
-    raise ValidationError(
-        f"{where}: the alphabet has |X| = {alphabet.size:,} symbols (> {MAX_DESIGN_SYMBOLS:,} rldp designs for); "
-        f"column {widest.name!r} has {widest.size:,} distinct values: is it continuous? "
-        "Bin it into a few ranges (a new column) first"
-    )
 
 
 def design_from_frame(

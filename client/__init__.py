@@ -3,14 +3,17 @@
     from rldp.client import Client
 
     client = Client("https://agg.example", timeout=10)
+    usage = client.collection("app-usage")     # follows the collection's current mechanism
+    receipt = usage.submit([{"sex": "Male", "race": "White"}])  # verified, privatised, memoised, sent
     mech = client.mechanism(mechanism_id)      # downloaded, id checked, privacy audit recomputed
-    ys = mech.privatize([{"sex": "Male", "race": "White"}])   # OS CSPRNG, vectorised
-    receipt = client.submit(mechanism_id, records)            # privatise + upload in batches
+    ys = mech.privatize(records)               # OS CSPRNG, vectorised, a fresh draw each call
 
-Reporting over time: ``Client(url, state_path="rldp-state.sqlite3")`` memoises each record's
-draw (the same Y for every later report), sends at most one report per owner and window for
-mechanisms with a collection window, and with ``privacy_budget=PrivacyBudget(epsilon=3,
-per="P1D")`` refuses new draws beyond the budget. ``pinned=[id, …]``, ``min_radius`` and
+Reporting over time: ``Client(url)`` memoises each record's draw in a state file under the
+user's data folder (``state_path=...`` elsewhere, ``state_path=None`` to turn it off; see
+:mod:`.defaults`): the same Y for every later report; at most one report per owner and window
+for mechanisms with a collection window; a batch of several records needs ``owners``; with
+``privacy_budget=PrivacyBudget(epsilon=3, per="P1D")`` new draws beyond the budget (a
+collection's rotation included) are refused. ``pinned=[id, …]``, ``min_radius`` and
 ``max_public_n`` limit which documents the app accepts (:class:`VerificationPolicy`).
 
 Depends only on numpy, requests, msgpack, cryptography (optional: a faster CSPRNG for large
@@ -19,7 +22,10 @@ batches) and rldp.shared (no scipy, no flask).
 
 from .budget import PrivacyBudget
 from .client import DEFAULT_BATCH_SIZE, Client, Receipt
+from .collections import Collection
+from .defaults import DEFAULT_STATE, OwnersRequired, default_state_path
 from .errors import (
+    CollectionRetired,
     MechanismRejected,
     PrivacyBudgetExceeded,
     ProblemError,
@@ -35,6 +41,11 @@ from .sampling import ColumnSampler, OSRandom, uniform_from_bytes
 
 __all__ = [
     "Client",
+    "Collection",
+    "CollectionRetired",
+    "DEFAULT_STATE",
+    "OwnersRequired",
+    "default_state_path",
     "Receipt",
     "Mechanism",
     "MechanismRejected",

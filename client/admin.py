@@ -62,6 +62,42 @@ class AdminCalls:
         ``{"mechanism", "collection", "windows": [{"window": label, "reports": n}, …]}``."""
         return json_object(self._http.request("GET", f"/v1/mechanisms/{_segment(mechanism_id)}/windows", auth=True))
 
+    # -- collections (a stable name whose mechanism the operator rotates; apps follow it: Client.collection)
+    def collections(self) -> list[dict[str, Any]]:
+        """Every collection (GET /v1/collections), oldest first: name, policy, window, status, current, mechanisms."""
+        collections: list[dict[str, Any]] = json_object(self._http.request("GET", "/v1/collections"))["collections"]
+        return collections
+
+    def create_collection(
+        self, name: str, mechanism: str, policy: dict[str, Any], *, description: str = "", window: str | None = None
+    ) -> dict[str, Any]:
+        """Create a collection whose first mechanism is ``mechanism`` (admin); ``created`` False when it existed."""
+        body: dict[str, Any] = {"name": name, "mechanism": mechanism, "policy": policy, "description": description}
+        if window is not None:
+            body["window"] = window
+        resp = self._http.request("POST", "/v1/collections", auth=True, json=body)
+        return {**json_object(resp), "created": resp.status_code == 201}
+
+    def rotate_collection(self, name: str, mechanism: str) -> dict[str, Any]:
+        """Make ``mechanism`` the collection's current mechanism (admin)."""
+        path = f"/v1/collections/{_segment(name)}/rotate"
+        return json_object(self._http.request("POST", path, auth=True, json={"mechanism": mechanism}))
+
+    def retire_collection(self, name: str) -> dict[str, Any]:
+        """Retire a collection (admin): it no longer rotates and its clients stop reporting."""
+        return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/retire", auth=True))
+
+    def estimate_collection(self, name: str, **params: Any) -> dict[str, Any]:
+        """P(S, U) from every mechanism of the collection in one likelihood (admin or read token)."""
+        return json_object(
+            self._http.request(
+                "GET",
+                f"/v1/collections/{_segment(name)}/estimate",
+                auth=True,
+                params={k: v for k, v in params.items() if v is not None},
+            )
+        )
+
     def design(
         self,
         csv_text: str,

@@ -24,6 +24,7 @@ import numpy as np
 
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError
+from rldp.shared.parameters import check_epsilon
 from rldp.shared.tolerances import AUDIT_TOLERANCE
 
 from .errors import PrivacyBudgetExceeded
@@ -45,10 +46,7 @@ class PrivacyBudget:
     per: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.epsilon, bool) or not (isinstance(self.epsilon, (int, float)) and self.epsilon > 0):
-            raise ValueError(f"privacy budget epsilon must be a number > 0 (nats); got {self.epsilon!r}")
-        if not math.isfinite(self.epsilon):
-            raise ValueError(f"privacy budget epsilon must be finite; got {self.epsilon!r} (give no budget instead)")
+        check_epsilon(self.epsilon, "privacy budget epsilon")  # finite: for no budget, give none
         if self.per is not None:
             try:
                 Window.parse(self.per)

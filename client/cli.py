@@ -1,13 +1,16 @@
 """``rldp privatize``: privatise a CSV of records on this machine and submit the outputs.
 
     rldp privatize --server http://127.0.0.1:8000 --mechanism ID users.csv
+    rldp privatize --collection app-usage --state st.sqlite3 --owner-column user users.csv
 
 The mechanism is downloaded and verified (content id, privacy audit, and the app's policy:
 ``--pin``, ``--max-epsilon``, ``--min-radius``, ``--max-public-n``) before any record is read;
 records are randomised locally with the OS CSPRNG; only the outputs are sent. With ``--state
 FILE`` each record's draw is memoised (the same output on every later run) and mechanisms with
 a collection window get at most one report per owner and window (``--owner-column``: whose
-record each row is; without it every row is one owner's, the device's).
+record each row is; required with ``--state`` for more than one row, else identical rows of
+different people would share one draw). ``--collection NAME`` follows a collection: its current
+mechanism, verified the same way (a rotation means a fresh draw).
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ def cmd_privatize(args: argparse.Namespace) -> int:
         raise ValueError("--flush needs --queue FILE (the offline queue to send)")
     if args.data is None and not args.flush:
         raise ValueError("give DATA.csv to privatise (or --flush --queue FILE to send queued batches)")
-    if args.data is not None and not args.mechanism:
-        raise ValueError("--mechanism ID is required to privatise DATA.csv (see GET /v1/mechanisms)")
+    if args.data is not None and not (args.mechanism or args.collection):
+        raise ValueError("--mechanism ID or --collection NAME is required to privatise DATA.csv (see rldp mechanisms)")
+    if args.mechanism and args.collection:
+        raise ValueError("give --mechanism ID or --collection NAME, not both")
     if args.owner_column and not args.state:
         raise ValueError("--owner-column needs --state FILE (memoised outputs and windows are kept there)")
     with Client(
@@ -62,18 +67,26 @@ def cmd_privatize(args: argparse.Namespace) -> int:
                     f"queued; {flushed.rejected} refused by the server" + "".join(f"\n  {p}" for p in flushed.problems)
                 )
                 return 0 if flushed.queued == 0 else 3
-            mech = client.mechanism(args.mechanism)  # verify before reading any record
+            # verify before reading any record
+            mech = client.collection(args.collection).current() if args.collection else client.mechanism(args.mechanism)
             table = read_csv(args.data, names=args.names, delimiter=args.delimiter, encoding=args.encoding)
             if len(table.columns) == 1 and any(c in table.columns[0] for c in ";\t|,"):
                 raise ValueError(
                     f"{args.data} has a single column {table.columns[0]!r}: is the delimiter right? (--delimiter)"
                 )
+            if args.state and table.n_rows > 1 and not args.owner_column:
+                raise ValueError(
+                    f"{args.data} has {table.n_rows} rows and no --owner-column: with --state every row would be one "
+                    "person's and identical rows would share one draw; give --owner-column NAME (whose record each "
+                    "row is), or drop --state to draw afresh"
+                )
             owners = table.column(args.owner_column) if args.owner_column else None
-            receipt = client.submit(args.mechanism, table, owners=owners, batch_size=args.batch_size)
+            receipt = client.submit(mech.id, table, owners=owners, batch_size=args.batch_size)
         except RldpError as exc:
             done = f" (accepted before the error: {exc.receipt.accepted} reports)" if exc.receipt else ""
             raise ValueError(f"{exc}{done}") from None
     record: dict[str, object] = {
+        "collection": args.collection,
         "mechanism": mech.id,
         "method": mech.method,
         "epsilon": mech.epsilon,
@@ -115,7 +128,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         parents=[connection_options(retries=DEFAULT_RETRIES, json_help="print one JSON line")],
     )
     p.add_argument("data", metavar="DATA.csv", nargs="?", help="records: CSV with a header row (.gz allowed)")
-    p.add_argument("--mechanism", metavar="ID", help="mechanism id (see GET /v1/mechanisms)")
+    p.add_argument("--mechanism", metavar="ID", help="mechanism id (see rldp mechanisms)")
+    p.add_argument(
+        "--collection", metavar="NAME", help="follow this collection: its current mechanism (see rldp collections)"
+    )
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
     add_csv_flags(p)
     p.add_argument(
@@ -157,7 +173,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--owner-column",
         metavar="NAME",
         default=None,
-        help="with --state: the column saying whose record each row is (default: every row is one owner's)",
+        help="with --state: the column saying whose record each row is (required for more than one row)",
     )
     p.add_argument(
         "--queue",

@@ -1,8 +1,9 @@
 """The HTTP client: fetch and verify mechanisms, privatise, upload with retries and a queue.
 
-    client = Client("https://agg.example", timeout=10, state_path="rldp-state.sqlite3")
+    client = Client("https://agg.example", timeout=10)   # memoises in the user's data folder
+    receipt = client.collection("app-usage").submit(record)  # its current mechanism, verified
     mech = client.mechanism(mechanism_id)          # downloaded, id checked, audited (cached)
-    receipt = client.submit(mechanism_id, records) # privatise (memoised) + upload in batches
+    receipt = client.submit(mechanism_id, records, owners=user_ids)  # privatise (memoised) + upload
 
 Retries and the mapping of answers to errors are the transport's (:mod:`.transport`):
 transient failures are retried with backoff, POST included (uploads are idempotent by
@@ -26,6 +27,8 @@ from rldp.shared.errors import ValidationError
 
 from .admin import MSGPACK, AdminCalls
 from .budget import PrivacyBudget
+from .collections import Collection
+from .defaults import DEFAULT_STATE, DefaultState, default_state_path, require_owners
 from .doc_cache import DocumentCache, cache_folder
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
 from .ids import resolve_prefix
@@ -63,9 +66,10 @@ class Client(AdminCalls):
 
     Reporting over time (:mod:`.reporting`): ``state_path``, a private SQLite file (created
     with mode 0600) holding each record's memoised Y, the ledger of windows reported and
-    windowed batches not yet acknowledged; ``privacy_budget``, at most this much ε of new
-    draws per owner per period (needs ``state_path``); ``clock``, Unix seconds now (windows
-    and budget periods).
+    windowed batches not yet acknowledged — by default in the user's data folder
+    (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``, at most
+    this much ε of new draws per owner per period (needs a state file); ``clock``, Unix
+    seconds now (windows and budget periods).
     """
 
     def __init__(
@@ -84,7 +88,7 @@ class Client(AdminCalls):
         pinned: Iterable[str] | None = None,
         min_radius: float | None = None,
         max_public_n: int | None = None,
-        state_path: str | os.PathLike[str] | None = None,
+        state_path: str | os.PathLike[str] | DefaultState | None = DEFAULT_STATE,
         privacy_budget: PrivacyBudget | None = None,
         clock: Callable[[], float] = time.time,
         session: requests.Session | None = None,
@@ -93,7 +97,9 @@ class Client(AdminCalls):
         if privacy_budget is not None and not isinstance(privacy_budget, PrivacyBudget):
             raise ValueError(f"privacy_budget must be a PrivacyBudget; got {type(privacy_budget).__name__}")
         if privacy_budget is not None and state_path is None:
-            raise ValueError("privacy_budget needs state_path: the ledger of ε spent lives in the state file")
+            raise ValueError("privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there")
+        if isinstance(state_path, DefaultState):
+            state_path = default_state_path()
         self._http = Transport(
             url,
             timeout=timeout,
@@ -122,7 +128,7 @@ class Client(AdminCalls):
     @max_epsilon.setter
     def max_epsilon(self, value: float | None) -> None:
         p = self.policy
-        self.policy = VerificationPolicy(value, p.pinned, p.min_radius, p.max_public_n, p.beta)
+        self.policy = VerificationPolicy(value, p.pinned, p.min_radius, p.max_public_n, p.beta, p.max_beta)
 
     def close(self) -> None:
         """Close the HTTP session, the queue and the state file."""
@@ -201,6 +207,10 @@ class Client(AdminCalls):
                 mechanism_id, f"the cached document in {self.documents.folder} was refused ({exc}); it was removed"
             ) from None
 
+    def collection(self, name: str) -> Collection:
+        """The collection ``name``, followed: each submit uses its current mechanism (:mod:`.collections`)."""
+        return Collection(self, name)
+
     def mechanisms(self) -> list[dict[str, Any]]:
         """The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …."""
         answer = json_object(self._http.request("GET", "/v1/mechanisms"))
@@ -242,11 +252,11 @@ class Client(AdminCalls):
 
     def _stateless(self, mech: Mechanism, owners: Any) -> None:
         if owners is not None:
-            raise ValidationError("owners= needs Client(url, state_path=...): memos and windows live in the state file")
+            raise ValidationError("owners= needs a state file (the default; this client has state_path=None)")
         if mech.window is not None:
             raise ValidationError(
                 f"mechanism {mech.id} collects at most one report per owner per {mech.window.text} window; the "
-                "client must remember what it sent: give Client(url, state_path=...)"
+                "client must remember what it sent in a state file (the default; this client has state_path=None)"
             )
 
     # -- uploads
@@ -261,9 +271,10 @@ class Client(AdminCalls):
     ) -> Receipt:
         """Privatise ``records`` with the (verified) mechanism and upload them in batches.
 
-        ``owners``: whose record each one is — None (every record is the device owner's), one
-        string for all, or one string (or integer) per record; needs ``state_path``. With
-        ``state_path`` every (owner, mechanism, record value) sends its memoised Y. For a
+        ``owners``: whose record each one is — None (one record: the device owner's), one
+        string for all, or one string (or integer) per record; needs a state file. With one,
+        every (owner, mechanism, record value) sends its memoised Y, and several records
+        without owners are refused (:class:`~rldp.client.defaults.OwnersRequired`). For a
         mechanism with a collection window only each owner's first record is sent, and only
         if the owner has not reported in the current window (the others count in
         ``receipt.skipped``); batches carry ``"window"`` and are committed to the state file
@@ -282,6 +293,7 @@ class Client(AdminCalls):
             raise ValueError(f"batch_size must be ≥ 1; got {batch_size!r}")
         mech = self.mechanism(mechanism_id)
         x = mech.alphabet.encode(records)
+        require_owners(int(x.size), owners, self.reporter is not None)
         rng = rng if rng is not None else self.rng
         if self.reporter is None:
             self._stateless(mech, owners)

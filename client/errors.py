@@ -23,6 +23,7 @@ __all__ = [
     "ServiceUnavailable",
     "StateFileError",
     "PrivacyBudgetExceeded",
+    "CollectionRetired",
 ]
 
 #: The older name of the root error class, kept for code written against rldp 0.1.
@@ -104,3 +105,7 @@ class PrivacyBudgetExceeded(RldpError):
         self.spent = spent
         self.asked = asked
         self.owner = owner
+
+
+class CollectionRetired(RldpError):
+    """The collection (``Client.collection(name)``) was retired by its operator: it takes no more reports."""

@@ -30,6 +30,7 @@ from rldp.shared.errors import ValidationError
 from rldp.shared.tables import csv_text_cell
 
 from .client import Client
+from .collection_cli import add_parsers as add_collection_parsers
 from .connection import SERVER_ENV, connection_options, server_url
 from .ids import SHORT, resolve_prefix
 from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
@@ -58,7 +59,7 @@ def _client(args: argparse.Namespace, *, auth: bool = False, read: bool = False)
             raise ValidationError(
                 f"set {ADMIN_TOKEN_ENV}{also}: this command needs the service's admin token (rldp token --plain makes one)"
             )
-    return Client(url, timeout=args.timeout, retries=args.retries, token=secret)
+    return Client(url, timeout=args.timeout, retries=args.retries, token=secret, state_path=None)  # draws nothing
 
 
 def _mechanism_id(client: Client, given: str) -> str:
@@ -258,7 +259,7 @@ def cmd_job(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``publish``, ``mechanisms``, ``estimate``, ``retire``, ``jobs`` and ``job``."""
+    """Register ``publish``, ``mechanisms``, ``estimate``, ``retire``, ``jobs``, ``job``, ``collections``, ``collection``."""
     common = [connection_options(retries=2, json_help="print the API's answer as one JSON document")]
     admin = f" Needs {ADMIN_TOKEN_ENV}."
 
@@ -326,3 +327,4 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("job", metavar="ID", help="job id, or a unique prefix of one among the 500 most recent")
     p.set_defaults(func=cmd_job)
+    add_collection_parsers(subparsers, common, admin)

@@ -11,6 +11,8 @@ population. :class:`VerificationPolicy` closes that loop in one place:
 * ``max_epsilon`` — refuse a document that claims a larger ε.
 * ``min_radius`` — refuse a confidence set smaller than the app accepts: radius B < min_radius
   (in the document's own divergence, Rényi of its order α).
+* ``max_beta`` — refuse a confidence set at a significance level above it (default 0.05, as the
+  service's MAX_BETA): β → 1 shrinks F to a point whatever n is, so β is part of the trust check.
 * ``max_public_n`` — the most public samples the app believes exist. Refused: a document that
   states n > max_public_n, and one whose radius is below the (1 − β)-confidence radius of
   max_public_n samples [LZG24, eq 9] at β = ``beta`` (0.05, rldp design's default) — the
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rldp.shared.divergence import confidence_radius
+from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count, check_epsilon, check_number
 from rldp.shared.tolerances import RADIUS_RTOL
 
 from .errors import MechanismRejected
@@ -79,6 +82,7 @@ class VerificationPolicy:
     min_radius: float | None
     max_public_n: int | None
     beta: float
+    max_beta: float | None
 
     def __init__(
         self,
@@ -87,29 +91,32 @@ class VerificationPolicy:
         min_radius: float | None = None,
         max_public_n: int | None = None,
         beta: float = DEFAULT_POLICY_BETA,
+        max_beta: float | None = DEFAULT_MAX_BETA,
     ) -> None:
-        if max_epsilon is not None and not (float(max_epsilon) > 0):
-            raise ValueError(f"max_epsilon must be > 0 (nats); got {max_epsilon!r}")
-        if min_radius is not None and not (math.isfinite(min_radius) and min_radius >= 0):
-            raise ValueError(f"min_radius must be a finite number ≥ 0 (nats); got {min_radius!r}")
-        if max_public_n is not None and (
-            isinstance(max_public_n, bool) or not isinstance(max_public_n, int) or max_public_n < 1
-        ):
-            raise ValueError(f"max_public_n must be a positive integer (public samples); got {max_public_n!r}")
-        if not 0.0 < float(beta) < 1.0:
-            raise ValueError(f"beta must be in (0, 1); got {beta!r}")
-        object.__setattr__(self, "max_epsilon", None if max_epsilon is None else float(max_epsilon))
+        if max_epsilon is not None:
+            max_epsilon = check_epsilon(max_epsilon, "max_epsilon")
+        if min_radius is not None:
+            min_radius = check_number(
+                min_radius,
+                "min_radius",
+                accept=lambda v: math.isfinite(v) and v >= 0,
+                expected="a finite number ≥ 0 (nats)",
+            )
+        if max_public_n is not None:
+            max_public_n = check_count(max_public_n, "max_public_n (public samples)")
+        object.__setattr__(self, "max_epsilon", max_epsilon)
         object.__setattr__(self, "pinned", _pinned_ids(pinned))
-        object.__setattr__(self, "min_radius", None if min_radius is None else float(min_radius))
+        object.__setattr__(self, "min_radius", min_radius)
         object.__setattr__(self, "max_public_n", max_public_n)
-        object.__setattr__(self, "beta", float(beta))
+        object.__setattr__(self, "beta", check_beta(beta))
+        object.__setattr__(self, "max_beta", None if max_beta is None else check_beta(max_beta, "max_beta"))
 
     def with_max_epsilon(self, max_epsilon: float | None) -> VerificationPolicy:
         """This policy with the tighter of its ε ceiling and ``max_epsilon``."""
         if max_epsilon is None:
             return self
         tighter = max_epsilon if self.max_epsilon is None else min(self.max_epsilon, max_epsilon)
-        return VerificationPolicy(tighter, self.pinned, self.min_radius, self.max_public_n, self.beta)
+        return VerificationPolicy(tighter, self.pinned, self.min_radius, self.max_public_n, self.beta, self.max_beta)
 
     def check_id(self, mechanism_id: str) -> None:
         """Refuse an id outside the pinned set (before anything is downloaded)."""
@@ -127,6 +134,13 @@ class VerificationPolicy:
         if self.max_epsilon is not None and eps > self.max_epsilon:
             raise MechanismRejected(label, f"claims epsilon {eps:g}, above the allowed maximum {self.max_epsilon:g}")
         unc = privacy.get("uncertainty")
+        stated_beta = unc.get("beta") if isinstance(unc, Mapping) else None
+        if self.max_beta is not None and stated_beta is not None and float(stated_beta) > self.max_beta:
+            raise MechanismRejected(
+                label,
+                f"its confidence set is at significance level beta = {float(stated_beta):g}, above max_beta = "
+                f"{self.max_beta:g} this app accepts (a larger beta is a smaller set)",
+            )
         if not isinstance(unc, Mapping) or unc.get("radius") is None:
             return  # no uncertainty set (notion ldp) or an unbounded one: nothing to shrink
         radius, order = float(unc["radius"]), float(unc.get("order", 2.0))

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import msgpack
 import numpy as np
 
+from rldp.shared.reports import batch_body
+
 from .budget import PrivacyBudget, charge
 from .ledger import PreparedBatch, mark_reported, outbox_put, unreported
 from .mechanism import Mechanism
@@ -40,16 +42,13 @@ __all__ = ["Reporter", "Prepared", "make_batches"]
 def make_batches(mechanism: str, reports: np.ndarray, batch_size: int, window: str | None) -> list[PreparedBatch]:
     """Upload bodies of at most ``batch_size`` reports, each with a fresh batch id (uuid4).
 
-    Body (msgpack): ``{"mechanism": id, "batch": batch id, "reports": [y, …]}`` plus
-    ``"window": label`` when the mechanism has a collection window.
+    Body: :func:`rldp.shared.reports.batch_body` (the form the server's parser reads), as msgpack.
     """
     out = []
     for start in range(0, reports.size, batch_size):
         chunk = reports[start : start + batch_size]
         batch = uuid.uuid4().hex
-        body: dict[str, object] = {"mechanism": mechanism, "batch": batch, "reports": chunk.tolist()}
-        if window is not None:
-            body["window"] = window
+        body = batch_body(mechanism, batch, chunk, window)
         out.append(
             PreparedBatch(batch, mechanism, window or "", int(chunk.size), msgpack.packb(body, use_bin_type=True))
         )

@@ -12,14 +12,14 @@ them all. matplotlib, the one heavy import, is loaded only when a figure is draw
 from __future__ import annotations
 
 import argparse
-import math
 import signal
 import sys
 from pathlib import Path
 
 from rldp.aggregator.design import EXACT_MAX_SYMBOLS, METHODS
 from rldp.shared.arguments import add_progress_flags, names, nonnegative_int, positive_float, positive_int
-from rldp.shared.errors import ValidationError
+from rldp.shared.errors import ParameterError, ValidationError
+from rldp.shared.parameters import check_epsilon
 
 from .experiments import (
     DEFAULT_OUT,
@@ -128,12 +128,13 @@ def _epsilons(text: str) -> tuple[float, ...]:
         if not part:
             continue
         try:
-            value = float(part)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"epsilons must be comma-separated numbers; got {part!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"each epsilon must be a finite number > 0 (nats); got {part!r}")
-        out.append(value)
+            out.append(check_epsilon(float(part), "each epsilon"))
+        except ValueError as exc:  # not a number, or ParameterError naming the range
+            raise argparse.ArgumentTypeError(
+                str(exc)
+                if isinstance(exc, ParameterError)
+                else f"epsilons must be comma-separated numbers; got {part!r}"
+            ) from None
     if not out:
         raise argparse.ArgumentTypeError("expected one or more comma-separated epsilons")
     return tuple(sorted(set(out)))

@@ -22,7 +22,8 @@ def user_worker(
     url: str, mechanism_id: str, columns: dict[str, np.ndarray], batch_size: int, progress: Any, index: int
 ) -> dict:
     """One worker process: an app embedding the SDK. Records never leave it unprivatised."""
-    client = Client(url, timeout=CLIENT_TIMEOUT)
+    # Each simulated user reports once: no memo to keep (the averaging attack shows what one is for).
+    client = Client(url, timeout=CLIENT_TIMEOUT, state_path=None)
     client.mechanism(mechanism_id)  # download + verify id and audit once (cached)
     n = len(next(iter(columns.values())))
     accepted = duplicates = 0

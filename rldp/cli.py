@@ -85,7 +85,7 @@ COMMAND_GROUPS: tuple[CommandGroup, ...] = (
     CommandGroup(("token",), _token_cli, "rldp", "make the service's tokens"),
     CommandGroup(("privatize",), _client_cli, "rldp", "privatise records and submit them"),
     CommandGroup(
-        ("publish", "mechanisms", "estimate", "retire", "jobs", "job"),
+        ("publish", "mechanisms", "estimate", "retire", "jobs", "job", "collections", "collection"),
         _operator_cli,
         "rldp",
         "operate an aggregator over its HTTP API",

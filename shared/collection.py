@@ -24,7 +24,6 @@ numpy-free, standard library only (this module ships with the client).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import DocumentError, ValidationError
+from .parameters import check_epsilon
 
 __all__ = ["Window", "collection_window", "validate_collection", "PER_REPORT_FIELDS"]
 
@@ -105,6 +105,10 @@ def validate_collection(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+def _document_error(message: str, *, parameter: str) -> DocumentError:
+    return DocumentError(message)
+
+
 def _validate_per_report(layer: Any) -> None:
     """The structure of ``collection.per_report``: exactly ``matrix`` (a list of rows) and ``epsilon`` (> 0)."""
     if not isinstance(layer, Mapping):
@@ -118,9 +122,7 @@ def _validate_per_report(layer: Any) -> None:
             f"collection.per_report must have exactly the fields {' and '.join(PER_REPORT_FIELDS)}; "
             f"missing: {', '.join(missing) or 'none'}, unknown: {', '.join(sorted(unknown)) or 'none'}"
         )
-    eps = layer["epsilon"]
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (math.isfinite(eps) and eps > 0):
-        raise DocumentError(f"collection.per_report.epsilon must be a finite number > 0 (nats), got {eps!r}")
+    check_epsilon(layer["epsilon"], "collection.per_report.epsilon", error=_document_error)
     if not isinstance(layer["matrix"], list) or not layer["matrix"]:
         raise DocumentError(
             "collection.per_report.matrix must be a non-empty list of rows, R[y'][y] = R(y'|y), got "

@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 
 from .errors import RecordError
+from .tables import Table, frame_columns, is_data_frame
 
 __all__ = [
+    "as_columns",
     "python_values",
     "as_str",
     "fields_text",
@@ -110,3 +112,34 @@ def columns_from_rows(names: Sequence[str], records: Iterable[Any], sensitive: C
             for app, v in zip(appenders, record_tuple(names, rec, i), strict=True):
                 app(v)
     return cols
+
+
+def as_columns(records: Any, names: Sequence[str], sensitive: Collection[str] = ()) -> list[Any]:
+    """The one boundary of record input: any accepted form as one value sequence per name, in
+    ``names`` order (the alphabet then encodes columns only, :meth:`rldp.shared.records.Alphabet.encode`).
+
+    Accepted: a :class:`~rldp.shared.tables.Table`, a pandas DataFrame, a mapping of columns
+    ``{name: values}``, a 2-D array of rows in ``names`` order, or an iterable of records (dicts
+    ``{name: value}``, extra keys ignored, or tuples in ``names`` order). ``sensitive`` names the
+    attributes a record may lack only with a clearer message (they are S). RecordError naming the
+    record or column otherwise."""
+    if isinstance(records, Table):
+        missing = [name for name in names if name not in records.columns]
+        if missing:
+            raise RecordError(
+                f"table has no column {missing[0]!r} (attribute of the alphabet); available: {', '.join(records.columns)}"
+            )
+        return [records.column(n) for n in names]
+    if is_data_frame(records):  # a pandas DataFrame: its columns, as a mapping of columns
+        records = frame_columns(records)
+    if isinstance(records, Mapping):
+        return columns_from_mapping(names, records)
+    if isinstance(records, np.ndarray):
+        if records.ndim != 2 or records.shape[1] != len(names):
+            raise RecordError(
+                f"an array of records must have shape (n, {len(names)}) for {fields_text(names)}; got {records.shape}"
+            )
+        return [records[:, j] for j in range(len(names))]
+    if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
+        raise RecordError(f"cannot encode records of type {type(records).__name__}")
+    return columns_from_rows(names, records, sensitive)

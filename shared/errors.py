@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "RldpError",
     "ValidationError",
+    "ParameterError",
     "RecordError",
     "TableError",
     "AlphabetError",
@@ -41,6 +42,14 @@ class RldpError(Exception):
 
 class ValidationError(RldpError, ValueError):
     """Input that does not have the expected form or range; the message says which."""
+
+
+class ParameterError(ValidationError):
+    """A parameter out of its range or of the wrong kind; ``parameter`` names it (see :mod:`.parameters`)."""
+
+    def __init__(self, message: str, *, parameter: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 class RecordError(ValidationError):

@@ -37,6 +37,7 @@ import numpy as np
 from .attributes import product_strides
 from .divergence import confidence_radius
 from .errors import AlphabetError, DocumentError
+from .pilot import PILOT_SOURCE, validate_pilot_provenance
 from .public_counts import (
     COUNTS_FORMAT,
     POLICY,
@@ -85,6 +86,8 @@ def validate_provenance(value: Any) -> dict[str, Any]:
     """
     if not isinstance(value, Mapping):
         raise DocumentError(f"provenance must be an object with {', '.join(_REQUIRED)}; got {type(value).__name__}")
+    if value.get("source") == PILOT_SOURCE:  # P̂ from a private pilot (rldp.shared.pilot)
+        return validate_pilot_provenance(value)
     missing = [key for key in _REQUIRED if key not in value]
     if missing:
         raise DocumentError(f"provenance is missing required field(s) {', '.join(missing)}")
@@ -207,6 +210,12 @@ def check_document_provenance(doc: Mapping[str, Any]) -> ProvenanceCheck:
     if prov is None:
         return ProvenanceCheck(notes=(NO_PROVENANCE,))
     mismatches = _columns(prov, alphabet)
+    if prov.get("source") == PILOT_SOURCE:  # its P̂ and radius are recomputed with the pilot's matrix
+        note = (
+            f"P̂ and the radius came from a pilot of n = {prov['n']} reports (mechanism "
+            f"{prov['pilot_mechanism'][:16]}…, beta {prov['beta']:g}); recompute them with the pilot: rldp audit --pilot"
+        )
+        return ProvenanceCheck(tuple(mismatches), (note,), prov, prov["n"], None)
     n = int(prov["n"])
     stated = None if unc is None else unc.get("n")
     if stated is not None and stated != n:
@@ -271,6 +280,11 @@ def check_public_data(doc: Mapping[str, Any], table: Table, *, beta: float | Non
     """
     alphabet, p_hat, unc = _claims(doc)
     prov = provenance_of(doc)
+    if prov is not None and prov.get("source") == PILOT_SOURCE:
+        raise PublicDataError(
+            "the document's P̂ came from a private pilot, not from public data: check it against its pilot "
+            "(rldp audit --pilot PILOT)"
+        )
     if prov is not None and dict(prov["policy"]) != POLICY:
         raise PublicDataError(
             f"the document's provenance policy {json.dumps(prov['policy'], sort_keys=True)} is not the one this "

@@ -19,24 +19,22 @@ numpy and the standard library only (this module ships with the client).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .attributes import Attribute, product_strides, value_product
 from .columns import (
+    as_columns,
     as_str,
-    columns_from_mapping,
-    columns_from_rows,
-    fields_text,
     python_values,
     record_field,
     record_tuple,
 )
 from .errors import AlphabetError, RecordError, TableError
 from .python_strings import holds_python_objects
-from .tables import Table, frame_columns, is_data_frame
+from .tables import Table
 
 __all__ = ["Alphabet", "Attribute", "product_strides"]
 
@@ -288,27 +286,7 @@ class Alphabet:
 
     def _encode(self, attrs: Sequence[Attribute], strides: Sequence[int], records: Any) -> np.ndarray:
         names = tuple(a.name for a in attrs)
-        if isinstance(records, Table):
-            for name in names:
-                if name not in records.columns:
-                    raise RecordError(
-                        f"table has no column {name!r} (attribute of the alphabet); "
-                        f"available: {', '.join(records.columns)}"
-                    )
-            return self._combine(attrs, strides, [records.column(n) for n in names])
-        if is_data_frame(records):  # a pandas DataFrame: its columns, as a dict of columns
-            records = frame_columns(records)
-        if isinstance(records, Mapping):
-            return self._combine(attrs, strides, columns_from_mapping(names, records))
-        if isinstance(records, np.ndarray):
-            if records.ndim != 2 or records.shape[1] != len(names):
-                raise RecordError(
-                    f"an array of records must have shape (n, {len(names)}) for {fields_text(names)}; got {records.shape}"
-                )
-            return self._combine(attrs, strides, [records[:, j] for j in range(len(names))])
-        if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
-            raise RecordError(f"cannot encode records of type {type(records).__name__}")
-        return self._combine(attrs, strides, columns_from_rows(names, records, self._sensitive_names))
+        return self._combine(attrs, strides, as_columns(records, names, self._sensitive_names))
 
     def encode_one(self, record: Mapping[str, Any] | Sequence[Any]) -> int:
         """Input index x of a single record given as a dict or a tuple in :attr:`names` order."""

@@ -41,6 +41,7 @@ __all__ = [
     "NO_WINDOW",
     "json_type",
     "describe_value",
+    "batch_body",
     "parse_batch",
     "check_reports",
     "check_window",
@@ -137,6 +138,19 @@ def describe_value(value: Any) -> str:
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({json_type(value)})"
+
+
+def batch_body(mechanism: str, batch: str, reports: np.ndarray | list[int], window: str | None) -> dict[str, Any]:
+    """The upload body of one batch, as :func:`parse_batch` reads it (the client packs it as msgpack):
+    ``{"mechanism": id, "batch": batch id, "reports": [y, …]}`` plus ``"window": label`` when the
+    mechanism collects by window."""
+    if not BATCH_ID.fullmatch(batch):
+        raise ValidationError(f"batch id {batch!r} must be 1-128 characters of [A-Za-z0-9._:-]")
+    values = reports.tolist() if isinstance(reports, np.ndarray) else list(reports)
+    body: dict[str, Any] = {"mechanism": mechanism, "batch": batch, "reports": values}
+    if window is not None:
+        body["window"] = window
+    return body
 
 
 def parse_batch(data: Any, max_reports: int) -> tuple[Any, str, list[Any]]:

@@ -24,6 +24,18 @@ def adult_csv(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _user_data_folder(tmp_path_factory):
+    """The clients' default state file (rldp.client.defaults) in a temporary folder, never the tester's own."""
+    old = _os.environ.get("XDG_DATA_HOME")
+    _os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("user-data"))
+    yield
+    if old is None:
+        _os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        _os.environ["XDG_DATA_HOME"] = old
+
+
 # Property tests draw the same examples on every run (reproducible CI); set
 # RLDP_HYPOTHESIS_EXPLORE=1 to explore new examples locally.
 _settings.register_profile("ci", derandomize=True, database=None, print_blob=True)

@@ -16,23 +16,36 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tqdm import tqdm
 
-from rldp.shared.arguments import add_progress_flags, names, positive_float
+from rldp.shared.arguments import add_progress_flags, names, positive_float, positive_int
 from rldp.shared.collection import Window
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, read_document, write_document
 from rldp.shared.errors import ValidationError
 from rldp.shared.information import entropy
+from rldp.shared.notions import NOTIONS as NOTION_TABLE
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 
-from ..design import ALL_METHODS, NOTIONS, SOLVER_METHODS, SOLVERS, TRANSPORT_METHODS, add_per_report_layer, design
+from ..design import (
+    ALL_METHODS,
+    NOTIONS,
+    SOLVER_METHODS,
+    SOLVERS,
+    DesignParameterError,
+    DesignRequest,
+    design_document,
+    request_fields,
+    validate_request,
+)
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
 from .interrupted import BASELINE_METHOD, baseline_design
@@ -62,53 +75,42 @@ def cmd_design(args: argparse.Namespace) -> int:
     if args.warm_start and args.method not in SOLVER_METHODS:
         raise CommandError(f"--warm-start applies to {', '.join(sorted(SOLVER_METHODS))}, not to {args.method!r}")
     warm = _warm_start_matrices(args.warm_start or [], alphabet)
-    _check_epsilons(args)
-    if args.per_report_epsilon is not None and not args.per_report_epsilon < (args.epsilon or 0.0):
-        raise CommandError(f"--per-report-epsilon must be below --epsilon ({args.epsilon:g})")
-    if args.delta is not None and args.notion != "distp":
-        raise CommandError("--delta applies to --notion distp only (rldp claims epsilon alone)")
-    for option in ("target", "cost"):
-        if getattr(args, option) is not None and args.method not in TRANSPORT_METHODS:
-            raise CommandError(f"--{option} applies to --method {', '.join(TRANSPORT_METHODS)} only")
-    cost = read_cost(args.cost)
+    request = DesignRequest(
+        method=args.method,
+        notion=args.notion,
+        radius=args.radius,
+        beta=args.beta,
+        n=public.n,
+        window=args.window.text if args.window else None,
+        latent=alphabet.latent,
+        target=args.target,
+        cost=read_cost(args.cost),
+        warm_start=warm or None,
+        **{f.name: getattr(args, f.name) for f in request_fields() if f.flag},
+    )
+    try:  # every rule, before any work
+        request = validate_request(request, released_size=alphabet.n_released)
+    except DesignParameterError as exc:
+        raise CommandError(_as_flags(str(exc))) from None
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
     iterative = args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))
     show = (args.progress if args.progress is not None else sys.stderr.isatty()) and iterative
-    # The data and the claim; the GRR fallback after an early Ctrl-C (.interrupted) shares them.
-    common: dict[str, Any] = {
-        "alphabet": alphabet,
-        "public_distribution": p_hat,
-        "epsilon": args.epsilon,
-        "radius": args.radius,
-        "beta": None if args.radius is not None else args.beta,
-        "n": public.n,
-        "order": args.order,
-        "provenance": public.provenance(),
-        "extra": {"collection": {"window": args.window.text}} if args.window else None,
-        "delta": args.delta,
-        "epsilon_lower": args.epsilon_lower,
-        "epsilon_upper": args.epsilon_upper,
-    }
+    provenance = public.provenance()
     doc: dict | None = None
     with _DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
         try:
-            doc = design(
-                args.method,
-                notion=args.notion,
-                solver=args.solver,
-                time_budget=args.time_budget,
-                progress=bar.update,
-                warm_start=warm or None,
-                target=args.target,
-                cost=cost,
-                **common,
+            doc = design_document(
+                replace(request, progress=bar.update),
+                alphabet=alphabet,
+                public_distribution=p_hat,
+                provenance=provenance,
             )
         except KeyboardInterrupt:  # before any certified design of this method existed (else it is kept)
             pass
     fallback = doc is None
     if doc is None:
-        doc = baseline_design(args.method, args.notion, common)
+        doc = baseline_design(request, alphabet, p_hat, provenance)
         if doc is None:
             print(
                 f"rldp design: interrupted after {time.perf_counter() - start:.1f} s, before any certified "
@@ -116,8 +118,6 @@ def cmd_design(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_INTERRUPTED
-    if args.per_report_epsilon is not None:  # one report reveals at most E1 (rldp.aggregator.design.per_report)
-        doc = add_per_report_layer(doc, args.per_report_epsilon)
     seconds = time.perf_counter() - start
     write_document(doc, args.out)
     audit = doc["audit"]
@@ -191,22 +191,16 @@ def cmd_design(args: argparse.Namespace) -> int:
 _FUNNEL = ("ldp", "lip", "alip")
 
 
-def _check_epsilons(args: argparse.Namespace) -> None:
-    """--epsilon for every notion but alip; --epsilon-lower and --epsilon-upper for alip only."""
-    bounds = (args.epsilon_lower, args.epsilon_upper)
-    if args.notion == "alip":
-        if args.epsilon is not None:
-            raise CommandError("--notion alip takes --epsilon-lower and --epsilon-upper, not --epsilon")
-        for flag, value in zip(("--epsilon-lower", "--epsilon-upper"), bounds, strict=True):
-            if value is None:
-                raise CommandError(f"--notion alip needs {flag} (a number > 0, nats)")
-        return
-    if any(b is not None for b in bounds):
-        raise CommandError(
-            f"--epsilon-lower/--epsilon-upper apply to --notion alip only; --notion {args.notion} takes --epsilon"
-        )
-    if args.epsilon is None:
-        raise CommandError(f"--epsilon is required for --notion {args.notion} (a number > 0, nats)")
+#: Request fields named by flags of their own here (the rest are generated from the request's fields).
+_NAMED_FLAGS = ("notion", "method", "radius", "beta", "target", "cost", "window", "latent")
+
+
+def _as_flags(message: str) -> str:
+    """A request's refusal in this command's words: each field it names becomes its flag (epsilon_lower
+    → --epsilon-lower), so the line says what to type."""
+    flags = sorted({*(f.name for f in request_fields() if f.flag), *_NAMED_FLAGS}, key=len, reverse=True)
+    pattern = re.compile(r"(?<![-\w])(" + "|".join(map(re.escape, flags)) + r")\b")
+    return pattern.sub(lambda m: "--" + m.group(1).replace("_", "-"), message)
 
 
 def _funnel_line(doc: dict[str, Any], record: dict[str, Any]) -> str:
@@ -297,21 +291,6 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "protected through its correlation with U; P̂ is still learnt over S × U",
     )
     p.add_argument(
-        "--epsilon", type=positive_float("epsilon"), help="privacy level ε (nats); every notion but alip needs it"
-    )
-    p.add_argument(
-        "--epsilon-lower",
-        type=positive_float("epsilon-lower"),
-        metavar="EL",
-        help="--notion alip: the min-lift budget ε_l (nats; e^-ε_l ≤ P(y|s)/P(y))",
-    )
-    p.add_argument(
-        "--epsilon-upper",
-        type=positive_float("epsilon-upper"),
-        metavar="EU",
-        help="--notion alip: the max-lift budget ε_u (nats; P(y|s)/P(y) ≤ e^ε_u)",
-    )
-    p.add_argument(
         "--method",
         required=True,
         choices=list(ALL_METHODS),
@@ -323,15 +302,9 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "--notion",
         choices=list(NOTIONS),
         default="rldp",
-        help="the claim: rldp ((epsilon, F)-RLDP, default), distp ((epsilon, delta)-distribution privacy "
-        "between every pair P(U|s) over the same set F [KM19, Def 3]), ldp (epsilon-LDP w.r.t. S over F), "
-        "lip (epsilon-LIP), alip ((eps_l, eps_u)-ALIP); --radius 0: at P̂ only",
-    )
-    p.add_argument(
-        "--delta",
-        type=delta_level,
-        metavar="D",
-        help="--notion distp: the delta of the (epsilon, delta) claim, in [0, 1) (default 0)",
+        help="the claim: "
+        + "; ".join(f"{name} ({NOTION_TABLE[name].help})" for name in NOTIONS)
+        + "; --radius 0: at P̂ only",
     )
     p.add_argument(
         "--target",
@@ -347,11 +320,8 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "order (default), hamming, or a CSV of |U|×|U| numbers ≥ 0",
     )
     g = p.add_mutually_exclusive_group()
-    g.add_argument(
-        "--beta", type=significance_level, default=0.05, help="significance level of the confidence set (default 0.05)"
-    )
+    g.add_argument("--beta", type=significance_level, help="significance level of the confidence set (default 0.05)")
     g.add_argument("--radius", type=radius_nats, help="radius B of the Rényi ball, in nats (instead of --beta)")
-    p.add_argument("--order", type=positive_float("order"), default=2.0, help="Rényi order α (default 2)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
     add_table_flags(p)
     p.add_argument(
@@ -364,28 +334,7 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         help="collection window (ISO 8601, e.g. P1D, PT6H): clients send at most one report per record owner "
         "and window, and the service counts and estimates per window",
     )
-    p.add_argument(
-        "--per-report-epsilon",
-        type=positive_float("per-report epsilon"),
-        metavar="E1",
-        help="re-randomise the memoised output afresh on every report: one reveals at most E1 < epsilon",
-    )
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the document (.json or .msgpack)")
-    p.add_argument(
-        "--solver",
-        choices=list(SOLVERS),
-        default="auto",
-        help="polyopt, polyopt-paper, nr and optimal: 'exact' vertex enumeration (small alphabets only), "
-        "'cg' column generation (any size, anytime), 'auto' (default) exact where it is fast",
-    )
-    p.add_argument(
-        "--time-budget",
-        type=positive_float("time budget"),
-        default=60.0,
-        metavar="SECONDS",
-        help="seconds for the design (held within about 10 %%); the best certified mechanism found is "
-        "returned (default 60). Ctrl-C writes the best one found so far and exits 130",
-    )
     p.add_argument(
         "--warm-start",
         action="append",
@@ -395,5 +344,33 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "repeatable",
     )
     add_progress_flags(p, "show solver progress on stderr (default: when stderr is a terminal)", "never show progress")
+    _add_request_flags(p)
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.set_defaults(func=cmd_design)
+
+
+def _flag_type(kind: str, name: str) -> dict[str, Any]:
+    """argparse keywords for a request field of this kind (its range is checked again by the request)."""
+    label = name.replace("_", " ")
+    if kind == "delta":
+        return {"type": delta_level}
+    if kind == "solver":
+        return {"choices": list(SOLVERS)}
+    if kind in ("epsilon", "order", "seconds"):
+        return {"type": positive_float(label)}
+    if kind == "count":
+        return {"type": positive_int(label)}
+    raise TypeError(f"no command-line form for request field kind {kind!r} ({name})")
+
+
+def _add_request_flags(p: argparse.ArgumentParser) -> None:
+    """One flag per field the design request declares a flag (rldp.aggregator.design.options): a new
+    option declared there appears here with its help and default, nothing to add in this module."""
+    for f in request_fields():
+        if f.flag:
+            p.add_argument(
+                f"--{f.name.replace('_', '-')}",
+                default=f.default,
+                help=f.help.replace("%", "%%"),
+                **_flag_type(f.kind, f.name),
+            )

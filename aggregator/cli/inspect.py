@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from rldp.shared.arguments import names
 from rldp.shared.audit import all_distributions_epsilon, audit_document, ldp_epsilon, realised_epsilon
 from rldp.shared.claims import ascii_text, audit_text, claim_text
 from rldp.shared.document import alphabet as doc_alphabet
-from rldp.shared.document import mechanism_matrix, public_distribution, read_document
+from rldp.shared.document import mechanism_matrix, public_distribution, read_document, report_matrix
 from rldp.shared.information import entropy, mutual_information
+from rldp.shared.pilot import PILOT_SOURCE, pilot_mismatches
 from rldp.shared.provenance import check_document_provenance, check_public_data
 from rldp.shared.tables import read_csv
 
@@ -18,6 +20,29 @@ from .distp import evaluate_distp
 from .lift import audit_sides, evaluate_lift
 
 __all__ = ["add_check_parsers", "cmd_audit", "cmd_evaluate"]
+
+
+def _check_pilot(doc: dict, pilot: dict, record: dict) -> tuple[bool, list[str]]:
+    """The document's P̂ and radius recomputed from its pilot provenance and the pilot document, and the
+    pilot's own claim: private for every distribution (its audit over radius ∞ passes)."""
+    if (doc.get("provenance") or {}).get("source") != PILOT_SOURCE:
+        raise CommandError("--pilot: this document's P̂ did not come from a pilot (its provenance names no pilot)")
+    pilot_audit = audit_document(pilot)
+    unbounded = pilot["privacy"].get("uncertainty", {}).get("radius") is None or math.isinf(
+        float(pilot["privacy"]["uncertainty"]["radius"])
+    )
+    mismatches = pilot_mismatches(doc, report_matrix(pilot), str(pilot["id"]))
+    ok = bool(pilot_audit.passed) and unbounded and not mismatches
+    problems = [m[3] for m in mismatches]
+    if not pilot_audit.passed:
+        problems.append(f"the pilot fails its own audit: {'; '.join(pilot_audit.reasons)}")
+    if not unbounded:
+        problems.append("the pilot is not private for every distribution (its radius is finite)")
+    record["pilot"] = {"id": pilot["id"], "passed": ok, "mismatches": problems}
+    verdict = (
+        "MATCH (P̂ and the radius recomputed from the pilot's counts)" if ok else "MISMATCH: " + "; ".join(problems)
+    )
+    return ok, [f"  pilot {str(pilot['id'])[:12]}…: {verdict}"]
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -57,10 +82,22 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if own.provenance is not None:
         prov = own.provenance
         verdict = "consistent" if own.passed else f"INCONSISTENT: {own.summary()}"
-        lines.append(
-            f"  provenance {prov['name']}: n = {prov['n']}, counts sha256 {prov['counts_sha256'][:16]}… {verdict}"
-        )
+        if prov.get("source") == PILOT_SOURCE:
+            lines.append(
+                f"  provenance pilot {prov['pilot_mechanism'][:12]}…: n = {prov['n']} reports, beta {prov['beta']:g}, "
+                f"{prov['construction']} {verdict}"
+            )
+        else:
+            lines.append(
+                f"  provenance {prov['name']}: n = {prov['n']}, counts sha256 {prov['counts_sha256'][:16]}… {verdict}"
+            )
     passed = bool(result.passed) and own.passed
+    if args.pilot:
+        ok, more = _check_pilot(doc, read_document(args.pilot), record)
+        lines += more
+        passed = passed and ok
+    elif own.provenance is not None and own.provenance.get("source") == PILOT_SOURCE:
+        lines.append(f"  note: {own.notes[0]}")
     if args.public_data:
         check = check_public_data(doc, read_csv(args.public_data, names=args.names), beta=args.beta)
         record["public_data"] = {"file": str(args.public_data), **check.to_dict()}
@@ -133,6 +170,12 @@ def add_check_parsers(sub: argparse._SubParsersAction) -> None:
         help="recompute P̂, n, the radius and the counts hash from this public CSV; exit 1 if the document differs",
     )
     p.add_argument("--names", type=names, help="column names for a --public-data CSV without a header row")
+    p.add_argument(
+        "--pilot",
+        metavar="PILOT",
+        help="the pilot document of a design whose P̂ came from a pilot: recompute P̂ and the radius from the "
+        "counts its provenance records; exit 1 if the document differs",
+    )
     p.add_argument(
         "--beta",
         type=significance_level,

@@ -13,11 +13,13 @@ second Ctrl-C, or a notion or alphabet GRR does not cover), nothing is written.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rldp.shared.errors import RldpError
+from rldp.shared.records import Alphabet
 
-from ..design import design, methods_for
+from ..design import DesignRequest, design_document, methods_for
 
 __all__ = ["BASELINE_METHOD", "baseline_design"]
 
@@ -25,13 +27,18 @@ __all__ = ["BASELINE_METHOD", "baseline_design"]
 BASELINE_METHOD = "grr"
 
 
-def baseline_design(method: str, notion: str, common: dict[str, Any]) -> dict | None:
-    """The audited GRR document for the same data and claim (``common``: the keyword arguments of
-    :func:`design` that describe them), or None when there is none to offer: the requested method
-    was GRR itself, GRR does not design for ``notion``, its design fails, or Ctrl-C stops it too."""
-    if method == BASELINE_METHOD or BASELINE_METHOD not in methods_for(notion):
+def baseline_design(
+    request: DesignRequest, alphabet: Alphabet, public_distribution: Any, provenance: Any
+) -> dict | None:
+    """The audited GRR document for the same data and claim as ``request``, or None when there is none
+    to offer: the requested method was GRR itself, GRR does not design for its notion, its design
+    fails, or Ctrl-C stops it too."""
+    if request.method == BASELINE_METHOD or BASELINE_METHOD not in methods_for(request.notion):
         return None
+    baseline = replace(request, method=BASELINE_METHOD, progress=None, warm_start=None, target=None, cost=None)
     try:
-        return design(BASELINE_METHOD, notion=notion, **common)
+        return design_document(
+            baseline, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance
+        )
     except (KeyboardInterrupt, RldpError):
         return None

@@ -10,7 +10,8 @@ The package, one concept per module:
 * :mod:`.registry` — the designers (one object per method, one call signature) and
   :data:`METHODS`, :data:`SOLVER_METHODS`, :data:`NON_ROBUST`, :data:`LATENT_METHODS`;
   :data:`NOTION_METHODS` / :func:`methods_for` (the methods of each notion, ``rldp`` and ``distp``);
-* :mod:`.options` — :class:`DesignOptions`, what a request asks for;
+* :mod:`.options` — :class:`DesignRequest` (= ``DesignOptions``, the designers' name for it), what a
+  request asks for, its fields declared once; :mod:`.request` — :func:`validate_request`, its rules;
 * :mod:`.families` — GRR, SRR, IR, CR matrices ([LZG24, Def 4-5], [LZG21, Protocol 2]);
 * :mod:`.calibrate` — IR / CR parameters from the theorems or from the exact audit;
 * :mod:`.cone` — the cone Γ of PolyOpt ([LZG24, Def 3]), for both solvers;
@@ -37,11 +38,10 @@ from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
 from .cone import GammaCone, gamma_inequalities
 from .coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
-from .errors import CGError, DesignError, PolyOptError, PolyOptTooLarge, SolverError
+from .errors import CGError, DesignError, DesignParameterError, PolyOptError, PolyOptTooLarge, SolverError
 from .exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
 from .families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
-from .options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions
-from .parameters import check_transport
+from .options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions, DesignRequest, request_fields
 from .per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
 from .registry import (
     ALL_METHODS,
@@ -54,6 +54,13 @@ from .registry import (
     TRANSPORT_METHODS,
     Designer,
     methods_for,
+)
+from .request import (
+    MAX_DESIGN_SYMBOLS,
+    check_design_size,
+    check_transport,
+    request_from_json,
+    validate_request,
 )
 from .transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
 from .xdistp import emd_table, xdistp_epsilon
@@ -70,6 +77,12 @@ __all__ = [
     "per_report_matrix",
     "PER_REPORT_FAMILIES",
     "DesignOptions",
+    "DesignRequest",
+    "request_fields",
+    "request_from_json",
+    "validate_request",
+    "MAX_DESIGN_SYMBOLS",
+    "check_design_size",
     "Designer",
     "REGISTRY",
     "METHODS",
@@ -86,6 +99,7 @@ __all__ = [
     "EXACT_MAX_SYMBOLS",
     # errors
     "DesignError",
+    "DesignParameterError",
     "SolverError",
     "PolyOptError",
     "PolyOptTooLarge",

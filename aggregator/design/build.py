@@ -34,20 +34,21 @@ from rldp import __version__
 from rldp.shared.audit import audit_document, audit_rldp
 from rldp.shared.document import build_document
 from rldp.shared.information import entropy, mutual_information
+from rldp.shared.notions import NOTIONS
 from rldp.shared.provenance import check_document_provenance, validate_provenance
 from rldp.shared.records import Alphabet
 from rldp.shared.uncertainty import UncertaintySet
 
 from .errors import DesignError, PolyOptTooLarge, SolverError
-from .funnel.claim import FUNNEL_NOTIONS
-from .options import DEFAULT_TIME_BUDGET, DesignOptions, check_solver_options
-from .parameters import check_bounds, check_transport, validate_parameters
+from .options import DEFAULT_TIME_BUDGET, DesignRequest, check_solver_options
+from .per_report import add_per_report_layer
 from .registry import METHODS, methods_for
+from .request import check_design_size, validate_parameters, validate_request
 
 __all__ = ["design", "design_document", "design_matrix", "run_designer", "validate_parameters"]
 
 
-def run_designer(method: str, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict]:
+def run_designer(method: str, uncertainty: UncertaintySet, options: DesignRequest) -> tuple[np.ndarray, dict]:
     """(Q, parameters) of the registered designer for ``method`` (under ``options.notion``), not
     audited; a solver's failure becomes a DesignError, and outputs that never occur are dropped."""
     try:
@@ -73,14 +74,13 @@ def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **op
 
     Not audited: :func:`design` audits before it returns a document.
     """
-    validate_parameters(method, epsilon, radius=uncertainty.radius, order=uncertainty.order)
     check_solver_options(options)
     if not METHODS[method].takes_solver:
         options = {}
-    opts = DesignOptions(
-        epsilon=float(epsilon), radius=uncertainty.radius, beta=None, order=uncertainty.order, **options
+    request = DesignRequest(
+        method=method, epsilon=epsilon, radius=uncertainty.radius, order=uncertainty.order, **options
     )
-    return run_designer(method, uncertainty, opts)
+    return run_designer(method, uncertainty, validate_request(request))
 
 
 def design(
@@ -90,7 +90,7 @@ def design(
     public_distribution: Any,
     epsilon: float | None = None,
     radius: float | None = None,
-    beta: float | None = 0.05,
+    beta: float | None = None,
     n: int | None = None,
     order: float = 2.0,
     extra: dict | None = None,
@@ -106,18 +106,17 @@ def design(
     epsilon_lower: float | None = None,
     epsilon_upper: float | None = None,
 ) -> dict:
-    """Design, audit and package a mechanism as a document (docs/design.md).
+    """Design, audit and package a mechanism as a document (docs/design.md): the keyword form of
+    :func:`design_document` (one :class:`~.options.DesignRequest`), for notebooks.
 
-    ``notion`` may also be ``"ldp"`` (ε-LDP w.r.t. S over F), ``"lip"`` (ε-LIP) or ``"alip"``
-    ((ε_l, ε_u)-ALIP with ``epsilon_lower``/``epsilon_upper``; ``epsilon`` defaults to their max); the
-    methods are those of :mod:`.funnel` (``optimal``, ``grr``, ``oue``, ``cr``, the watchdog family).
-
-    ``notion`` is the claim: ``"rldp"`` (default) or ``"distp"`` with ``delta`` ∈ [0, 1) (default 0).
-    ``target`` and ``cost`` apply to ``coupling`` (see :class:`DesignOptions`).
+    ``notion`` is the claim (:data:`rldp.shared.notions.NOTIONS`): ``"rldp"`` (default); ``"distp"``
+    with ``delta`` ∈ [0, 1) (default 0); ``"ldp"`` (ε-LDP w.r.t. S over F), ``"lip"`` (ε-LIP) or
+    ``"alip"`` ((ε_l, ε_u)-ALIP with ``epsilon_lower``/``epsilon_upper``; ``epsilon`` defaults to their
+    max), whose methods are those of :mod:`.funnel`. ``target`` and ``cost`` apply to ``coupling``.
 
     The uncertainty set is F = {P : D_α(P̂‖P) ≤ B} with B = ``radius`` if given, else the
-    (1 − β)-confidence radius for ``n`` public records ([LZG24, eq. 9]). ``solver``,
-    ``warm_start``, ``time_budget`` (seconds) and ``progress`` apply to polyopt,
+    (1 − β)-confidence radius for ``n`` public records ([LZG24, eq. 9]; β = 0.05 unless given).
+    ``solver``, ``warm_start``, ``time_budget`` (seconds) and ``progress`` apply to polyopt,
     polyopt-paper and nr (see :func:`design_matrix`); the solver's record (iterations,
     seconds, columns, upper bound) lands in the document's ``parameters``.
 
@@ -130,96 +129,46 @@ def design(
     if provenance is not None:
         provenance = validate_provenance(provenance)
         n = provenance["n"] if n is None else n
-    if epsilon is None and notion == "alip":
-        check_bounds(notion, None, epsilon_lower, epsilon_upper)
-        epsilon = max(float(epsilon_lower or 0), float(epsilon_upper or 0))
-    options = DesignOptions(
-        epsilon=epsilon,  # type: ignore[arg-type]  # checked by validate_parameters
+    request = DesignRequest(
+        method=method,
+        notion=notion,
+        epsilon=epsilon,
+        epsilon_lower=epsilon_lower,
+        epsilon_upper=epsilon_upper,
+        delta=delta,
         radius=radius,
         beta=beta,
         n=n,
         order=order,
         solver=solver,
         time_budget=time_budget,
+        target=target,
+        cost=cost,
         progress=progress,
         warm_start=warm_start,
         extra=extra,
-        notion=notion,
-        delta=delta,
-        target=target,
-        cost=cost,
-        epsilon_lower=epsilon_lower,
-        epsilon_upper=epsilon_upper,
     )
-    return design_document(
-        method, alphabet=alphabet, public_distribution=public_distribution, options=options, provenance=provenance
-    )
-
-
-def _audit(
-    method: str, q: np.ndarray, uset: UncertaintySet, p_hat: np.ndarray, options: DesignOptions, robust: bool
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(privacy.uncertainty, audit) of the document; DesignError if the audit fails."""
-    eps = options.epsilon
-    uncertainty: dict[str, Any] = uset.describe()
-    if options.n is not None:
-        uncertainty["n"] = int(options.n)
-    if options.beta is not None:
-        uncertainty["beta"] = float(options.beta)
-    if robust:
-        result = audit_rldp(q, uset, eps)
-        audit = result.to_dict()
-    else:  # the claim is (ε, {P̂})-RLDP; record what the requested set would see
-        claimed = UncertaintySet(p_hat, 0.0, options.order)
-        result = audit_rldp(q, claimed, eps)
-        requested = audit_rldp(q, uset, eps)
-        uncertainty = dict(claimed.describe())
-        audit = dict(
-            result.to_dict(),
-            epsilon_requested_set=requested.to_dict()["epsilon"],
-            requested_radius=uset.describe()["radius"],
-        )
-    if not result.passed:
-        raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
-    return uncertainty, audit
+    return design_document(request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance)
 
 
 def design_document(
-    method: str,
+    request: DesignRequest,
     *,
     alphabet: Alphabet,
     public_distribution: Any,
-    options: DesignOptions,
     provenance: Mapping[str, Any] | None = None,
 ) -> dict:
-    """:func:`design` with its parameters as one :class:`DesignOptions` (and the provenance of P̂)."""
-    if provenance is not None and "provenance" in (options.extra or {}):
+    """Design, audit and package the mechanism ``request`` asks for, over ``alphabet`` with the public
+    estimate P̂ = ``public_distribution`` (and the provenance of P̂). Every notion is packaged and
+    audited the same way: the privacy block from the notion's claim fields, then the notion's
+    registered exact audit (:func:`rldp.shared.audit.audit_document`); a failed audit is a DesignError.
+    The request's ``window`` becomes the document's collection window, and its ``per_report_epsilon``
+    a per-report layer (:func:`.per_report.add_per_report_layer`)."""
+    if provenance is not None and "provenance" in (request.extra or {}):
         raise DesignError("give the provenance once: as provenance=, not also in extra")
-    if options.radius is not None:
-        options = replace(options, beta=None)
-    validate_parameters(
-        method,
-        options.epsilon,
-        radius=options.radius,
-        beta=options.beta,
-        n=options.n,
-        order=options.order,
-        notion=options.notion,
-        delta=options.delta,
-        epsilon_lower=options.epsilon_lower,
-        epsilon_upper=options.epsilon_upper,
-    )
-    options.check_solver()
-    designers = methods_for(options.notion)
-    designer = designers[method]
-    check_transport(method, options.target, options.cost, alphabet.n_released)
-    latent = alphabet.latent
-    if latent and not designer.supports_latent:
-        raise DesignError(
-            f"method {method!r} needs the sensitive attribute as an input of the mechanism; this "
-            f"alphabet's S is latent (the mechanism reads the released attributes only). Methods "
-            f"that support a latent S: {', '.join(n for n, d in designers.items() if d.supports_latent)}"
-        )
+    check_design_size(alphabet, "design")
+    request = validate_request(replace(request, latent=alphabet.latent), released_size=alphabet.n_released)
+    method = str(request.method)
     p_hat = np.asarray(public_distribution, dtype=float)
     if p_hat.shape != (alphabet.n_sensitive, alphabet.n_released):
         raise DesignError(
@@ -227,29 +176,74 @@ def design_document(
             f"({alphabet.n_sensitive}, {alphabet.n_released})"
         )
     if provenance is not None:  # checked before the design: a provenance that does not describe P̂ is a lie
-        draft = {**alphabet.to_dict(), "public_distribution": p_hat, "privacy": {"uncertainty": {"n": options.n}}}
+        draft = {**alphabet.to_dict(), "public_distribution": p_hat, "privacy": {"uncertainty": {"n": request.n}}}
         check = check_document_provenance({**draft, "provenance": provenance})
         if not check.passed:
             raise DesignError(f"the provenance does not describe this design's public data: {check.summary()}")
-    if options.radius is None:
-        if options.n is None or options.beta is None:
-            raise DesignError("give radius, or n (public records) and beta (significance level) for the confidence set")
-        uset = UncertaintySet.from_confidence(p_hat, int(options.n), float(options.beta), options.order)
+    if request.radius is None:
+        uset = UncertaintySet.from_confidence(p_hat, int(request.n or 0), float(request.beta or 0), request.order)
     else:
-        uset = UncertaintySet(p_hat, float(options.radius), options.order)
-    options = replace(options, epsilon=float(options.epsilon), latent=latent)
+        uset = UncertaintySet(p_hat, float(request.radius), request.order)
 
     start = time.perf_counter()
-    q, params = run_designer(method, uset, options)
+    q, params = run_designer(method, uset, request)
     seconds = time.perf_counter() - start
-    if options.notion in FUNNEL_NOTIONS or options.notion == "distp":
-        return _registered_document(method, q, params, seconds, alphabet, uset, options, provenance)
-    uncertainty, audit = _audit(method, q, uset, p_hat, options, designer.robust)
+    doc = _package(q, params, seconds, alphabet, uset, request, provenance)
+    if request.per_report_epsilon is not None:  # one report reveals at most ε₁ (.per_report)
+        doc = add_per_report_layer(doc, request.per_report_epsilon)
+    return doc
 
-    privacy = {"notion": "rldp", "epsilon": options.epsilon, "uncertainty": uncertainty}
-    doc_extra = _document_extra(q, params, audit, seconds, p_hat, latent, options, provenance)
+
+def _uncertainty_block(uset: UncertaintySet, request: DesignRequest) -> dict[str, Any]:
+    out: dict[str, Any] = uset.describe()
+    if request.n is not None:
+        out["n"] = int(request.n)
+    if request.beta is not None:
+        out["beta"] = float(request.beta)
+    return out
+
+
+def _privacy_block(request: DesignRequest, uncertainty: dict[str, Any]) -> dict[str, Any]:
+    """``{notion, epsilon, <the notion's claim fields>, uncertainty}`` (the notion table's claim)."""
+    privacy: dict[str, Any] = {"notion": request.notion, "epsilon": float(request.epsilon or 0.0)}
+    for name in NOTIONS[request.notion].claim:
+        if name != "epsilon":
+            privacy[name] = float(getattr(request, name) or 0.0)
+    privacy["uncertainty"] = uncertainty
+    return privacy
+
+
+def _package(
+    q: np.ndarray,
+    params: dict,
+    seconds: float,
+    alphabet: Alphabet,
+    uset: UncertaintySet,
+    request: DesignRequest,
+    provenance: Mapping[str, Any] | None,
+) -> dict:
+    """The audited document. A non-robust designer (``nr``) claims its notion at P̂ only (radius 0); what
+    the requested set would see is recorded as ``audit.epsilon_requested_set`` / ``requested_radius``."""
+    method = str(request.method)
+    robust = methods_for(request.notion)[method].robust
+    p_hat = uset.public_distribution
+    claimed = uset if robust else UncertaintySet(p_hat, 0.0, request.order)
+    uncertainty = _uncertainty_block(uset, request) if robust else dict(claimed.describe())
+    privacy = _privacy_block(request, uncertainty)
+    fields = _document_extra(q, params, None, seconds, p_hat, alphabet.latent, request, provenance)
+    draft = build_document(
+        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
+    )
+    result = audit_document(draft)
+    if not result.passed:
+        raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
+    audit = result.to_dict()
+    if not robust:
+        requested = audit_rldp(q, uset, float(request.epsilon or 0.0))
+        audit.update(epsilon_requested_set=requested.to_dict()["epsilon"], requested_radius=uset.describe()["radius"])
+    fields["audit"] = audit
     return build_document(
-        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=doc_extra
+        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
     )
 
 
@@ -274,7 +268,7 @@ def _document_extra(
     seconds: float,
     p_hat: np.ndarray,
     latent: bool,
-    options: DesignOptions,
+    options: DesignRequest,
     provenance: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """The document's fields besides the mechanism: parameters, audit, utility, design, provenance."""
@@ -296,47 +290,8 @@ def _document_extra(
     if audit is not None:
         doc_extra["audit"] = audit
     doc_extra.update(options.extra or {})
+    if options.window is not None:  # the collection window (rldp.shared.collection)
+        doc_extra["collection"] = {**doc_extra.get("collection", {}), "window": options.window}
     if provenance is not None:
         doc_extra["provenance"] = dict(provenance)
     return doc_extra
-
-
-def _registered_document(
-    method: str,
-    q: np.ndarray,
-    params: dict,
-    seconds: float,
-    alphabet: Alphabet,
-    uset: UncertaintySet,
-    options: DesignOptions,
-    provenance: Mapping[str, Any] | None,
-) -> dict:
-    """Package a distp/ldp/lip/alip design: the document is audited by its notion's registered audit
-    (as the service and the client will audit it) and refused (DesignError) if it fails; the result
-    is its ``audit``. Privacy blocks: distp ``{notion, epsilon, delta, uncertainty}``; ldp and lip
-    ``{notion, epsilon, uncertainty}``; alip ``{notion, epsilon = max(ε_l, ε_u), epsilon_lower,
-    epsilon_upper, uncertainty}`` (radius 0: the guarantee is stated at P̂ only)."""
-    uncertainty: dict[str, Any] = uset.describe()
-    if options.n is not None:
-        uncertainty["n"] = int(options.n)
-    if options.beta is not None:
-        uncertainty["beta"] = float(options.beta)
-    privacy: dict[str, Any] = {"notion": options.notion, "epsilon": options.epsilon}
-    if options.notion == "distp":
-        privacy["delta"] = float(options.delta or 0.0)
-    if options.notion == "alip":
-        privacy["epsilon_lower"] = float(options.epsilon_lower or 0.0)
-        privacy["epsilon_upper"] = float(options.epsilon_upper or 0.0)
-    privacy["uncertainty"] = uncertainty
-    p_hat = uset.public_distribution
-    fields = _document_extra(q, params, None, seconds, p_hat, alphabet.latent, options, provenance)
-    draft = build_document(
-        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
-    )
-    result = audit_document(draft)
-    if not result.passed:
-        raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
-    fields["audit"] = result.to_dict()
-    return build_document(
-        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
-    )

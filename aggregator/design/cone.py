@@ -25,9 +25,15 @@ import math
 
 import numpy as np
 
+from rldp.shared.parameters import check_epsilon
 from rldp.shared.tolerances import STOCHASTIC_TOLERANCE
 
 from .errors import SolverError
+
+
+def _solver_error(message: str, *, parameter: str) -> SolverError:
+    return SolverError(message)
+
 
 __all__ = ["GammaCone", "gamma_inequalities", "MAX_CONE_EPSILON"]
 
@@ -52,8 +58,7 @@ class GammaCone:
             raise SolverError(f"lower bounds must have shape (|S| ≥ 2, |U| ≥ 1); got {low.shape}")
         if np.any(low < 0) or np.any(low.sum(axis=1) > 1 + STOCHASTIC_TOLERANCE) or not np.all(np.isfinite(low)):
             raise SolverError("lower bounds L must be finite, ≥ 0 and sum to at most 1 for every s")
-        if not (math.isfinite(epsilon) and epsilon > 0):
-            raise SolverError(f"epsilon must be a finite number > 0; got {epsilon!r}")
+        check_epsilon(epsilon, error=_solver_error)
         if epsilon > MAX_CONE_EPSILON:
             raise SolverError(
                 f"epsilon {epsilon:g} is above the {MAX_CONE_EPSILON:g} nats the Γ-cone designers (polyopt and its "

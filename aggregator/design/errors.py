@@ -11,11 +11,19 @@ from __future__ import annotations
 
 from rldp.shared.errors import RldpError, ValidationError
 
-__all__ = ["DesignError", "SolverError", "PolyOptError", "PolyOptTooLarge", "CGError"]
+__all__ = ["DesignError", "DesignParameterError", "SolverError", "PolyOptError", "PolyOptTooLarge", "CGError"]
 
 
 class DesignError(ValidationError):
     """A design request was invalid, or its result failed the audit."""
+
+
+class DesignParameterError(DesignError):
+    """A design request's field out of its range or against another field; ``parameter`` names it."""
+
+    def __init__(self, message: str, *, parameter: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 class SolverError(RldpError, RuntimeError):

@@ -1,77 +1,167 @@
-"""What a design request asks for: :class:`DesignOptions`, and the checks of its solver fields."""
+"""What a design request asks for: :class:`DesignRequest` (its fields declared once, with their kinds and
+help), and the checks of its solver fields; the rules over the fields are :mod:`.request`."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+
+from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS
 
 from .errors import DesignError
 
 __all__ = [
     "SOLVERS",
     "NOTIONS",
+    "DEFAULT_BETA",
+    "DEFAULT_ORDER",
     "DEFAULT_TIME_BUDGET",
     "SOLVER_OPTIONS",
+    "DesignRequest",
     "DesignOptions",
+    "RequestField",
+    "request_fields",
     "check_solver_options",
     "warm_rows",
 ]
 
 SOLVERS = ("auto", "exact", "cg")
-#: The notions a design can claim: (ε, F)-RLDP [LZG24, Def 1], (ε, δ)-distribution privacy [KM19, Def 3]
-#: between the conditionals P_U|θ over the same uncertainty set F, and the privacy-funnel/lift notions
-#: ε-LDP w.r.t. S [LTS20, Def 1], ε-LIP [LTS20, Def 2], (ε_l, ε_u)-ALIP [ZDS23, Def 3] (docs/design.md, "Notions").
-NOTIONS = ("rldp", "distp", "ldp", "lip", "alip")
+#: The notions a design can claim (the designable rows of :data:`rldp.shared.notions.NOTIONS`).
+NOTIONS = DESIGN_NOTIONS
+DEFAULT_BETA = 0.05  # significance level of the confidence set when neither beta nor radius is given
+DEFAULT_ORDER = 2.0  # Rényi order α of the uncertainty set
 DEFAULT_TIME_BUDGET = 60.0  # seconds, for the column-generation solver
 # The keyword options of design_matrix(); they apply to the methods that take a solver.
 SOLVER_OPTIONS = ("solver", "time_budget", "progress", "warm_start")
 
 
+def _field(default: Any, kind: str, help: str, *, wire: bool = True, flag: bool = True, json: bool = True) -> Any:
+    """A request field: ``kind`` names its validator (:mod:`.request`), ``help`` is shown by the CLI and
+    the HTTP schema; ``wire`` fields cross to the design process, ``json`` ones are read from the
+    service's JSON body, ``flag`` ones are ``rldp design`` flags generated from this declaration."""
+    return field(default=default, metadata={"kind": kind, "help": help, "wire": wire, "flag": flag, "json": json})
+
+
 @dataclass(frozen=True)
-class DesignOptions:
-    """Everything a designer may use besides the uncertainty set it designs for.
+class DesignRequest:
+    """Everything a design asks for besides the data (the alphabet and P̂): one typed request.
 
-    ``epsilon`` is the privacy level (nats). ``radius`` / ``beta`` / ``n`` / ``order`` describe
-    the uncertainty set F = {P : D_α(P̂‖P) ≤ B} (B = ``radius`` if given, else the
-    (1 − β)-confidence radius for ``n`` public records, [LZG24, eq. 9]); a designer receives
-    the set already built. ``solver``, ``time_budget``, ``progress`` and ``warm_start`` apply
-    to the methods that take a solver (see :func:`rldp.aggregator.design.design_matrix`).
-    ``extra`` are fields added to the document. ``latent`` is True when S is not an input of
-    the mechanism (set by :func:`rldp.aggregator.design.design` from the alphabet).
+    The CLI builds it from its flags, the service from JSON (:func:`.request.request_from_json`),
+    the design process receives :meth:`to_wire`, and :func:`rldp.aggregator.design.design_document`
+    takes it after :func:`.request.validate_request` has checked every field and every cross-field
+    rule once. Designers receive it (as ``options``) with the uncertainty set already built.
 
-    ``notion`` is the claim the document makes and its audit checks: ``"rldp"`` (the default) or
-    ``"distp"`` ((ε, δ)-DistP between every pair P_U|θ, P_U|θ′ over F, ``delta`` ∈ [0, 1), default 0).
-    ``notion="alip"`` takes ``epsilon_lower`` and ``epsilon_upper`` (ε_l, ε_u; ``epsilon`` is then their max).
-    ``target`` and ``cost`` apply to method ``coupling`` only (:mod:`.coupling`): the common target
-    (None = the barycenter, "marginal", "uniform" or |U| probabilities) and the transport cost
-    ("absolute", "hamming" or a |U|×|U| matrix; None = "absolute").
+    ``epsilon`` is the privacy level (nats). ``radius`` / ``beta`` / ``n`` / ``order`` describe the
+    uncertainty set F = {P : D_α(P̂‖P) ≤ B} (B = ``radius`` if given, else the (1 − β)-confidence
+    radius for ``n`` public records, [LZG24, eq. 9]). ``notion`` is the claim (the table
+    :data:`rldp.shared.notions.NOTIONS`): ``"rldp"`` (default); ``"distp"`` with ``delta`` ∈ [0, 1);
+    ``"alip"`` with ``epsilon_lower`` and ``epsilon_upper`` (``epsilon`` is then their max).
+    ``target`` and ``cost`` apply to method ``coupling`` (:mod:`.coupling`). ``latent`` is True
+    when S is not an input of the mechanism.
     """
 
-    epsilon: float
-    radius: float | None = None
-    beta: float | None = 0.05
-    n: int | None = None
-    order: float = 2.0
-    solver: str = "auto"
-    time_budget: float = DEFAULT_TIME_BUDGET
-    progress: Callable[[dict], None] | None = None
-    warm_start: Any = None
-    extra: dict | None = None
-    latent: bool = False
-    notion: str = "rldp"
-    delta: float | None = None
-    target: Any = None
-    cost: Any = None
-    epsilon_lower: float | None = None
-    epsilon_upper: float | None = None
+    method: str | None = _field(None, "method", "the design method (README: notions × methods)", flag=False)
+    notion: str = _field(DEFAULT_NOTION, "notion", "the claim", flag=False)
+    epsilon: float | None = _field(None, "epsilon", "privacy level ε (nats); every notion but alip needs it")
+    epsilon_lower: float | None = _field(
+        None, "epsilon", "--notion alip: the min-lift budget ε_l (nats; e^-ε_l ≤ P(y|s)/P(y))"
+    )
+    epsilon_upper: float | None = _field(
+        None, "epsilon", "--notion alip: the max-lift budget ε_u (nats; P(y|s)/P(y) ≤ e^ε_u)"
+    )
+    delta: float | None = _field(None, "delta", "--notion distp: the δ of the (ε, δ) claim, in [0, 1) (default 0)")
+    radius: float | None = _field(None, "radius", "radius B of the Rényi ball, in nats (instead of --beta)", flag=False)
+    # None: DEFAULT_BETA unless a radius is given (validate_request applies it).
+    beta: float | None = _field(None, "beta", "significance level of the confidence set (default 0.05)", flag=False)
+    # n comes from the public data itself, never from a caller's word (a larger n is a smaller F).
+    n: int | None = _field(None, "count", "number of public records behind P̂", flag=False, json=False)
+    order: float = _field(DEFAULT_ORDER, "order", "Rényi order α (default 2)")
+    solver: str = _field(
+        "auto",
+        "solver",
+        "polyopt, polyopt-paper, nr and optimal: 'exact' vertex enumeration (small alphabets only), "
+        "'cg' column generation (any size, anytime), 'auto' (default) exact where it is fast",
+    )
+    time_budget: float = _field(
+        DEFAULT_TIME_BUDGET,
+        "seconds",
+        "seconds for the design (held within about 10 %); the best certified mechanism found is "
+        "returned (default 60). Ctrl-C writes the best one found so far and exits 130",
+    )
+    target: Any = _field(None, "target", "method coupling: the common target over U", flag=False)
+    cost: Any = _field(None, "cost", "method coupling: the transport cost over U", flag=False)
+    window: str | None = _field(
+        None,
+        "window",
+        "collection window (ISO 8601, e.g. P1D, PT6H): clients send at most one report per record owner "
+        "and window, and the service counts and estimates per window",
+        flag=False,
+    )
+    per_report_epsilon: float | None = _field(
+        None, "epsilon", "re-randomise the memoised output afresh on every report: one reveals at most E1 < epsilon"
+    )
+    latent: bool = _field(False, "bool", "S is not an input of the mechanism (the privacy funnel)", flag=False)
+    progress: Callable[[dict], None] | None = _field(
+        None, "local", "progress callback", wire=False, flag=False, json=False
+    )
+    warm_start: Any = _field(None, "local", "earlier matrices seeding the search", wire=False, flag=False, json=False)
+    extra: dict | None = _field(None, "local", "fields added to the document", wire=False, flag=False, json=False)
+
+    @property
+    def level(self) -> float:
+        """ε as a number: what designers read (a validated request always has one)."""
+        if self.epsilon is None:
+            raise DesignError("the design request has no epsilon (validate_request fills it in)")
+        return float(self.epsilon)
 
     def check_solver(self) -> None:
         """Raise DesignError naming the first bad solver field."""
         check_solver_options({"solver": self.solver, "time_budget": self.time_budget, "progress": self.progress})
+
+    def to_wire(self) -> dict[str, Any]:
+        """The fields that cross the service's JSON and a design process (msgpack- and JSON-safe)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["wire"]}
+        if out["radius"] is not None and math.isinf(out["radius"]):
+            out["radius"] = "inf"
+        return out
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> DesignRequest:
+        """The request :meth:`to_wire` wrote (unknown keys refused: the two ends are one version)."""
+        known = {f.name for f in fields(cls) if f.metadata["wire"]}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise DesignError(f"unknown design request field(s) {', '.join(unknown)}")
+        values = dict(data)
+        if values.get("radius") in ("inf", "Infinity"):
+            values["radius"] = math.inf
+        return cls(**values)
+
+
+#: The designers' view of a request (the same object; the name designers have always used).
+DesignOptions = DesignRequest
+
+
+@dataclass(frozen=True)
+class RequestField:
+    """A request field as the CLI and the HTTP schema see it."""
+
+    name: str
+    kind: str
+    help: str
+    default: Any
+    wire: bool
+    flag: bool
+    json: bool
+
+
+def request_fields() -> tuple[RequestField, ...]:
+    """Every field of :class:`DesignRequest`, in declaration order."""
+    return tuple(RequestField(name=f.name, default=f.default, **f.metadata) for f in fields(DesignRequest))
 
 
 def check_solver_options(options: dict[str, Any]) -> None:

@@ -42,9 +42,10 @@ from rldp.shared.document import (
     validate_document,
 )
 from rldp.shared.information import mutual_information, normalized_mutual_information
+from rldp.shared.parameters import check_epsilon
 from rldp.shared.tolerances import DESIGN_MARGIN
 
-from .errors import DesignError
+from .errors import DesignError, DesignParameterError
 from .search import largest_feasible
 
 __all__ = ["PER_REPORT_FAMILIES", "PER_REPORT_STEPS", "per_report_matrix", "add_per_report_layer"]
@@ -75,7 +76,8 @@ def per_report_matrix(
     doc = validate_document(document)
     claimed = epsilon(doc)
     e1 = per_report_epsilon
-    if isinstance(e1, bool) or not isinstance(e1, (int, float)) or not (math.isfinite(e1) and 0 < e1 < claimed):
+    e1 = check_epsilon(e1, "per_report_epsilon", error=DesignParameterError)
+    if not e1 < claimed:
         raise DesignError(
             f"the per-report epsilon must be a finite number > 0 and below the document's epsilon {claimed:g} "
             f"(one report must reveal less than the memoised output); got {per_report_epsilon!r}"

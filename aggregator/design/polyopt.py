@@ -197,7 +197,7 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
     Lagrangian bound of the column-generation master (block enumeration, bounds PolyOpt
     of this variant) and the NR bound (bounds every (ε, F)-RLDP mechanism, since P̂ ∈ F).
     """
-    eps, budget = float(options.epsilon), float(options.time_budget)
+    eps, budget = options.level, float(options.time_budget)
     p = uset.public_distribution
     warm = warm_rows(options.warm_start, p.size)
     if options.solver == "exact" or (options.solver == "auto" and p.size <= AUTO_EXACT_MAX_SYMBOLS):
@@ -257,7 +257,7 @@ def nr(uset: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict]:
     exact pricing, see :func:`_polish`) or column generation with exact pricing (a proven
     bound, optimal when ``status`` is converged). Seeded with the rows of the robust designs
     for the requested set (they are (ε, {P̂})-RLDP too, since P̂ ∈ F), so NR is never below them."""
-    eps, budget = float(options.epsilon), float(options.time_budget)
+    eps, budget = options.level, float(options.time_budget)
     warm = warm_rows(options.warm_start, uset.public_distribution.size)
     point = UncertaintySet(uset.public_distribution, 0.0, uset.order)
     p = point.public_distribution

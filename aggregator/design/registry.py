@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rldp.shared.audit.distp import robust_distp_delta
+from rldp.shared.notions import DEFAULT_NOTION
 from rldp.shared.uncertainty import UncertaintySet
 
 from . import polyopt
@@ -79,7 +80,7 @@ class GrrDesigner:
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         k = uncertainty.n_released if options.latent else uncertainty.public_distribution.size
-        return grr_matrix(k, options.epsilon), {}
+        return grr_matrix(k, options.level), {}
 
 
 class SrrDesigner:
@@ -91,7 +92,7 @@ class SrrDesigner:
     notions = frozenset({"rldp", "distp"})
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        return srr_matrix(uncertainty.n_sensitive, uncertainty.n_released, options.epsilon), {}
+        return srr_matrix(uncertainty.n_sensitive, uncertainty.n_released, options.level), {}
 
 
 _Build = Callable[[UncertaintySet, float], tuple[np.ndarray, dict[str, Any]]]
@@ -115,7 +116,7 @@ class ReportingDesigner:
         self.build = calibrate if calibrated else theorem
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        return self.build(uncertainty, float(options.epsilon))
+        return self.build(uncertainty, options.level)
 
 
 class PolyOptDesigner:
@@ -164,7 +165,7 @@ class CouplingDesigner:
     notions = frozenset({"distp"})
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
-        epsilon, delta = float(options.epsilon), float(options.delta or 0.0)
+        epsilon, delta = options.level, float(options.delta or 0.0)
 
         def leaks(q: np.ndarray) -> bool:
             return robust_distp_delta(q, uncertainty, epsilon)[0] > delta
@@ -191,13 +192,10 @@ _DESIGNERS: tuple[Designer, ...] = (
 )
 #: Notion → (method name → designer), in the order methods are listed to users.
 NOTION_METHODS: Mapping[str, Mapping[str, Designer]] = MappingProxyType(
-    {
-        notion: MappingProxyType({d.name: d for d in _DESIGNERS if notion in d.notions})
-        for notion in sorted(NOTIONS, key=lambda n: (n != "rldp", n))
-    }
+    {notion: MappingProxyType({d.name: d for d in _DESIGNERS if notion in d.notions}) for notion in NOTIONS}
 )
 #: Method name → designer for the default notion ``rldp``, in the order methods are listed to users.
-REGISTRY: Mapping[str, Designer] = NOTION_METHODS["rldp"]
+REGISTRY: Mapping[str, Designer] = NOTION_METHODS[DEFAULT_NOTION]
 METHODS = REGISTRY
 #: Methods that take a target and a transport cost (DesignOptions.target / .cost).
 TRANSPORT_METHODS = ("coupling",)

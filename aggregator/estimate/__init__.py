@@ -10,11 +10,13 @@ likelihood by EM with the Qᵀ update, SQUAREM and an interior-point finish; ide
 :mod:`.inverse` (the unbiased inverse estimator and the simplex projection),
 :mod:`.intervals` (delta-method, bootstrap and partial-identification intervals),
 :mod:`.result` (:class:`Estimate` and its JSON form), :mod:`.estimator` (the entry point),
-:mod:`.linalg` (shared linear algebra).
+:mod:`.linalg` (shared linear algebra), :mod:`.combined` (one likelihood over several mechanisms:
+:func:`estimate_combined`).
 """
 
 from __future__ import annotations
 
+from .combined import estimate_combined
 from .estimator import DEFAULT_BOOTSTRAP, INTERVALS, METHODS, estimate_distribution, estimate_many
 from .inputs import report_counts
 from .intervals import LEVEL
@@ -23,6 +25,7 @@ from .likelihood import Likelihood
 from .result import Estimate
 
 __all__ = [
+    "estimate_combined",
     "estimate_many",
     "DEFAULT_BOOTSTRAP",
     "Estimate",

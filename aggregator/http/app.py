@@ -20,7 +20,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
-from . import designs, health, mechanisms, reports
+from . import collections, designs, health, mechanisms, reports
 from .dashboard import init_dashboard
 from .dashboard.pages import too_large_page
 from .fastpath import ReportsFastPath
@@ -75,7 +75,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config["RLDP"] = {k: v for k, v in cfg.items() if not k.endswith("_HASHES")}
     app.extensions[EXTENSION] = service
     app.extensions[METRICS_EXTENSION] = metrics
-    for module in (health, mechanisms, reports, designs):
+    for module in (health, mechanisms, reports, designs, collections):
         app.register_blueprint(module.blueprint)
     init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
     app.wsgi_app = ReportsFastPath(app.wsgi_app, service, metrics)  # type: ignore[method-assign]

@@ -19,6 +19,7 @@ from rldp.aggregator.services import (
     JOB_LIST_MAX,
 )
 
+from .collection_openapi import COLLECTION_SCHEMAS, collection_paths
 from .problems import MEDIA_TYPE
 from .schemas import SCHEMAS
 
@@ -303,6 +304,7 @@ def _paths() -> dict[str, Any]:
                 ),
             },
         },
+        **collection_paths(_responses, _json, _body, _problem, _ADMIN),
     }
 
 
@@ -318,7 +320,7 @@ def build_openapi() -> dict[str, Any]:
         },
         "paths": _paths(),
         "components": {
-            "schemas": deepcopy(SCHEMAS),
+            "schemas": deepcopy({**SCHEMAS, **COLLECTION_SCHEMAS}),
             "securitySchemes": {
                 "bearerAuth": {
                     "type": "http",

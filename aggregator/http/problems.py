@@ -53,6 +53,8 @@ from rldp.aggregator.services import (
     WrongType,
 )
 
+from .collection_problems import COLLECTION_PROBLEMS, COLLECTION_REASONS
+
 __all__ = [
     "PROBLEM_BASE",
     "MEDIA_TYPE",
@@ -240,6 +242,7 @@ _TYPES = [
     ),
 ]
 
+_TYPES += [ProblemType(*problem) for problem in COLLECTION_PROBLEMS]
 PROBLEMS: dict[str, ProblemType] = {t.reason: t for t in _TYPES}
 
 #: The problem reason of each refusal type (the most specific class in an exception's MRO wins).
@@ -269,6 +272,7 @@ REASONS: dict[type[BaseException], str] = {
     UnknownJob: "unknown-job",
     NoReports: "no-reports",
     DatabaseUnavailable: "database-unavailable",
+    **COLLECTION_REASONS,
 }
 #: A syntax error's reason follows the encoding the body was declared in.
 _SYNTAX_REASONS = {"json": "invalid-json", "msgpack": "invalid-msgpack"}

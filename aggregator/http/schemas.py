@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from rldp.aggregator.services import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, MECHANISM_ID
+from rldp.aggregator.services import (
+    COUPLING_COSTS,
+    COUPLING_TARGETS,
+    DESIGN_NOTIONS,
+    DESIGN_REQUEST_FIELDS,
+    DESIGN_SOLVERS,
+    MECHANISM_ID,
+)
 from rldp.shared.document import FORMATS, REQUIRED_FIELDS
+from rldp.shared.notions import NOTIONS as NOTION_TABLE
 from rldp.shared.reports import BATCH_ID
 
 from .problems import PROBLEMS
@@ -29,6 +37,46 @@ _CLAIM: dict[str, Any] = {
     },
 }
 
+#: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.options).
+_KIND_SCHEMA: dict[str, dict[str, Any]] = {
+    "epsilon": {"type": "number", "exclusiveMinimum": 0},
+    "delta": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+    "beta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+    "radius": {"type": ["number", "string"]},
+    "order": {"type": "number", "exclusiveMinimum": 0},
+    "seconds": {"type": "number", "exclusiveMinimum": 0},
+    "method": {"type": "string"},
+    "notion": {"type": "string", "enum": list(DESIGN_NOTIONS), "default": "rldp"},
+    "solver": {"type": "string", "enum": list(DESIGN_SOLVERS), "default": "auto"},
+    "window": {"type": "string"},
+    "bool": {"type": "boolean", "default": False},
+    "target": {
+        "oneOf": [
+            {"type": "string", "enum": list(COUPLING_TARGETS)},
+            {"type": "array", "items": {"type": "number", "minimum": 0}},
+        ]
+    },
+    "cost": {
+        "oneOf": [
+            {"type": "string", "enum": list(COUPLING_COSTS)},
+            {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0}}},
+        ]
+    },
+}
+#: Descriptions for API readers where the CLI's help says less (the rest: the field's own help).
+_DESCRIPTIONS = {
+    "epsilon": "the budget in nats; required unless `notion` is alip (then it is optional and must equal "
+    "max(epsilon_lower, epsilon_upper))",
+    "method": "a method of the notion (README: notions × methods); a 422 lists the allowed ones",
+    "notion": "the guarantee: " + "; ".join(f"{name}: {NOTION_TABLE[name].help}" for name in DESIGN_NOTIONS),
+    "radius": 'Rényi radius in nats, or "inf" (instead of beta)',
+    "target": "method coupling: the common target over U, a rule or |U| probabilities (default best)",
+    "cost": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default absolute)",
+    "latent": "S is not an input of the mechanism (it reads the released attributes only); the CSV still holds "
+    "S, which the claim protects",
+    "window": "collect by window of this length (ISO 8601: 'P1D', 'P1W', 'PT6H', 'PT15M'): the document then "
+    "carries collection.window and each client reports at most once per window",
+}
 
 #: The schemas of every body the API takes or answers with (``components.schemas``).
 SCHEMAS: dict[str, Any] = {
@@ -237,69 +285,17 @@ SCHEMAS: dict[str, Any] = {
             "csv": {"type": "string", "description": "text of the public CSV (header row unless `names`)"},
             "sensitive": {"type": "string"},
             "released": {"type": "array", "items": {"type": "string"}},
-            "epsilon": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "description": "the budget in nats; required unless `notion` is alip (then it is optional and "
-                "must equal max(epsilon_lower, epsilon_upper))",
-            },
-            "method": {
-                "type": "string",
-                "description": "a method of the notion (README: notions × methods); a 422 lists the allowed ones",
-            },
-            "notion": {
-                "type": "string",
-                "enum": list(DESIGN_NOTIONS),
-                "default": "rldp",
-                "description": "the guarantee: rldp, ε-LDP w.r.t. S (ldp), ε-LIP (lip), (ε_l, ε_u)-ALIP (alip) or "
-                "(ε, δ)-distribution privacy (distp)",
-            },
-            "epsilon_lower": {"type": "number", "exclusiveMinimum": 0, "description": "ε_l of alip (alip only)"},
-            "delta": {
-                "type": "number",
-                "minimum": 0,
-                "exclusiveMaximum": 1,
-                "description": "δ of an (ε, δ)-distribution-privacy claim (distp only; default 0)",
-            },
-            "target": {
-                "oneOf": [
-                    {"type": "string", "enum": list(COUPLING_TARGETS)},
-                    {"type": "array", "items": {"type": "number", "minimum": 0}},
-                ],
-                "description": "method coupling: the common target over U, a rule or |U| probabilities (default best)",
-            },
-            "cost": {
-                "oneOf": [
-                    {"type": "string", "enum": list(COUPLING_COSTS)},
-                    {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0}}},
-                ],
-                "description": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default absolute)",
-            },
-            "epsilon_upper": {"type": "number", "exclusiveMinimum": 0, "description": "ε_u of alip (alip only)"},
-            "latent": {
-                "type": "boolean",
-                "default": False,
-                "description": "S is not an input of the mechanism (it reads the released attributes only); the "
-                "CSV still holds S, which the claim protects",
-            },
-            "beta": {
-                "type": "number",
-                "exclusiveMinimum": 0,
-                "exclusiveMaximum": 1,
-                "description": "significance level of the confidence set (default 0.05)",
-            },
-            "radius": {"type": ["number", "string"], "description": 'Rényi radius in nats, or "inf" (instead of beta)'},
-            "order": {"type": "number", "exclusiveMinimum": 0, "description": "Rényi order α (default 2)"},
             "names": {"type": "array", "items": {"type": "string"}},
             "public_name": {
                 "type": "string",
                 "minLength": 1,
                 "description": "the public data's name in the document's provenance (default 'uploaded CSV')",
             },
-            "window": {
-                "type": "string",
-                "description": "collect by window of this length (ISO 8601: 'P1D', 'P1W', 'PT6H', 'PT15M'): the "
-                "document then carries collection.window and each client reports at most once per window",
+            # Every design field the request declares readable from JSON (rldp.aggregator.design.options).
+            **{
+                f.name: {**_KIND_SCHEMA[f.kind], "description": _DESCRIPTIONS.get(f.name, f.help)}
+                for f in DESIGN_REQUEST_FIELDS
+                if f.json
             },
         },
     },

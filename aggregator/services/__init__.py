@@ -6,7 +6,7 @@ run design jobs, load the configuration. Every refusal is a typed exception
 (rldp.aggregator.http) reaches storage, design and estimation only through this package.
 """
 
-from rldp.aggregator.storage import JobRecord, MechanismRecord
+from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord
 from rldp.shared.reports import (
     BatchError,
     BatchFieldType,
@@ -20,15 +20,20 @@ from rldp.shared.reports import (
     WindowRequired,
 )
 
+from .collections import COLLECTION_NAME, POLICY_PARAMETERS, Collections
 from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
-from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS
+from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
 from .errors import (
     AddressInUse,
     AuditFailed,
     BatchConflict,
     BodySyntaxError,
     BodyTooLarge,
+    ClaimPolicyViolated,
+    CollectionConflict,
+    CollectionExists,
+    CollectionRetired,
     ConfigError,
     DatabaseUnavailable,
     DocumentIdMismatch,
@@ -38,9 +43,11 @@ from .errors import (
     MissingField,
     NoReports,
     PublicDataMismatch,
+    RotationRefused,
     ServiceError,
     StorageError,
     Unauthorized,
+    UnknownCollection,
     UnknownJob,
     UnknownMechanism,
     UnsupportedMediaType,
@@ -54,6 +61,16 @@ from .mechanisms import MECHANISM_ID, MechanismCatalog
 from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_service_storage, start_writer
 
 __all__ = [
+    "COLLECTION_NAME",
+    "POLICY_PARAMETERS",
+    "ClaimPolicyViolated",
+    "CollectionConflict",
+    "CollectionExists",
+    "CollectionRecord",
+    "CollectionRetired",
+    "Collections",
+    "RotationRefused",
+    "UnknownCollection",
     "COUPLING_COSTS",
     "COUPLING_TARGETS",
     "AddressInUse",
@@ -78,6 +95,8 @@ __all__ = [
     "InvalidDocument",
     "InvalidParameter",
     "DESIGN_NOTIONS",
+    "DESIGN_REQUEST_FIELDS",
+    "DESIGN_SOLVERS",
     "JOB_LIST_DEFAULT",
     "JOB_LIST_MAX",
     "JobRecord",

@@ -19,6 +19,8 @@ DESIGN_CONCURRENCY     RLDP_DESIGN_CONCURRENCY      design jobs running at once 
 JOB_STALE_SECONDS      RLDP_JOB_STALE_SECONDS       a job without heartbeat for this long has failed (120)
 WRITER_SOCKET          RLDP_WRITER_SOCKET           SQLite: socket of the writer process that commits
                                                     report batches (``rldp serve`` sets it)
+MAX_BETA               RLDP_MAX_BETA                the largest significance level β of a confidence set
+                                                    the service designs or publishes with (default 0.05)
 PUBLIC_DATA            RLDP_PUBLIC_DATA             public CSV files (header row) that every published
                                                     document's P̂, n and radius must match: ``PATH`` or
                                                     ``NAME=PATH``, comma-separated (the name defaults to
@@ -44,7 +46,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from rldp.aggregator.storage import DEFAULT_URL
-from rldp.shared.errors import TableError, one_line
+from rldp.shared.errors import ParameterError, TableError, one_line
+from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta
 from rldp.shared.tables import Table, read_csv
 from rldp.shared.tokens import hash_token
 
@@ -60,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "DESIGN_TIMEOUT": 3600.0,
     "DESIGN_CONCURRENCY": 1,
     "JOB_STALE_SECONDS": 120.0,
+    "MAX_BETA": DEFAULT_MAX_BETA,
 }
 _ENV = {
     "DATABASE_URL": "RLDP_DATABASE_URL",
@@ -75,6 +79,7 @@ _ENV = {
     "JOB_STALE_SECONDS": "RLDP_JOB_STALE_SECONDS",
     "WRITER_SOCKET": "RLDP_WRITER_SOCKET",
     "PUBLIC_DATA": "RLDP_PUBLIC_DATA",
+    "MAX_BETA": "RLDP_MAX_BETA",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
 _FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS", "BODY_TIMEOUT"}
@@ -157,6 +162,14 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
             raise ConfigError(f"{key} ({_ENV[key]}) must be a number of seconds; got {merged[key]!r}") from None
         if not merged[key] > 0:
             raise ConfigError(f"{key} ({_ENV[key]}) must be > 0; got {merged[key]}")
+    try:
+        merged["MAX_BETA"] = check_beta(
+            float(merged["MAX_BETA"]) if isinstance(merged["MAX_BETA"], str) else merged["MAX_BETA"], "MAX_BETA"
+        )
+    except (ValueError, ParameterError):
+        raise ConfigError(
+            f"MAX_BETA (RLDP_MAX_BETA) must be a significance level in (0, 1); got {merged['MAX_BETA']!r}"
+        ) from None
     merged["ADMIN_HASHES"] = _hashes(
         merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
     )

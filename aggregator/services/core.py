@@ -1,7 +1,7 @@
 """The aggregator service: the domain operations one server process offers, over one storage.
 
-:class:`AggregatorService` wires the parts (mechanism catalog, publishing, ingestion,
-estimates, design jobs) to one storage and one :class:`ServiceEvents` sink. The HTTP
+:class:`AggregatorService` wires the parts (mechanism catalog, collections, publishing,
+ingestion, estimates, design jobs) to one storage and one :class:`ServiceEvents` sink. The HTTP
 layer (rldp.aggregator.http) only decodes requests, calls these methods and encodes their
 results or refusals.
 """
@@ -14,6 +14,7 @@ from typing import Any
 
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 
+from .collections import Collections
 from .errors import DatabaseUnavailable
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
@@ -36,6 +37,7 @@ class AggregatorService:
         self.storage = storage
         self.events = events or ServiceEvents()
         self.catalog = MechanismCatalog(storage)
+        self.collections = Collections(storage, self.catalog)
         self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
         self.designs = DesignRunner(
             storage,
@@ -44,12 +46,20 @@ class AggregatorService:
             timeout=config["DESIGN_TIMEOUT"],
             stale_seconds=config["JOB_STALE_SECONDS"],
             events=self.events,
+            max_beta=config["MAX_BETA"],
         )
         self._write_failure: tuple[float, str] | None = None  # (monotonic time, why) of the last failed upload
 
     def publish_bytes(self, body: bytes, kind: str) -> tuple[MechanismRecord, bool]:
         """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created)."""
-        return publish_document(self.storage, body, kind, self.events, public_data=self.config["PUBLIC_DATA"])
+        return publish_document(
+            self.storage,
+            body,
+            kind,
+            self.events,
+            public_data=self.config["PUBLIC_DATA"],
+            max_beta=self.config["MAX_BETA"],
+        )
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded report batch (see :meth:`Ingest.submit`)."""

@@ -38,6 +38,12 @@ __all__ = [
     "PublicDataMismatch",
     "UnknownJob",
     "NoReports",
+    "UnknownCollection",
+    "CollectionExists",
+    "CollectionRetired",
+    "CollectionConflict",
+    "ClaimPolicyViolated",
+    "RotationRefused",
     "DatabaseUnavailable",
     "StorageError",
 ]
@@ -133,6 +139,33 @@ class PublicDataMismatch(ServiceError, ValueError):
 
 class NoReports(ServiceError):
     """An estimate was asked for a mechanism that has no reports."""
+
+
+# -- collections
+
+
+class UnknownCollection(ServiceError, LookupError):
+    """No collection with this name."""
+
+
+class CollectionExists(ServiceError):
+    """A collection with this name exists with other settings (creating the same one again is accepted)."""
+
+
+class CollectionRetired(ServiceError):
+    """The collection was retired: it cannot rotate (its history and estimates stay)."""
+
+
+class CollectionConflict(ServiceError):
+    """The collection was rotated or retired by another request while this one was checked."""
+
+
+class ClaimPolicyViolated(ServiceError, ValueError):
+    """A mechanism whose claim (notion and parameters) does not satisfy the collection's claim policy."""
+
+
+class RotationRefused(ServiceError, ValueError):
+    """A mechanism that cannot join the collection: another X or window, retired, or already in a collection."""
 
 
 # -- designs and operations

@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import add_per_report_layer, design
+from rldp.aggregator.design import DesignRequest, design_document
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 from rldp.shared.document import to_msgpack
 from rldp.shared.errors import one_line
 from rldp.shared.records import Alphabet
 
-from .designs import design_request
+from .designs import DEFAULT_MAX_BETA, design_request
 from .errors import InvalidParameter, ServiceError, UnknownJob
 from .events import ServiceEvents
 
@@ -75,27 +75,12 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
         exit_with_parent(parent_pid)
     try:
         alpha = Alphabet.from_dict(payload["alphabet"])
-        doc = design(
-            payload["method"],
+        doc = design_document(
+            DesignRequest.from_wire(payload["request"]),
             alphabet=alpha,
             public_distribution=np.array(payload["p_hat"]),
-            epsilon=payload["epsilon"],
-            radius=payload["radius"],
-            beta=payload["beta"],
-            n=payload["n"],
-            order=payload["order"],
-            extra={"collection": payload["collection"]} if payload.get("collection") else None,
             provenance=payload["provenance"],
-            # Requests queued before notions existed carry none: they are RLDP designs.
-            notion=payload.get("notion", "rldp"),
-            epsilon_lower=payload.get("epsilon_lower"),
-            epsilon_upper=payload.get("epsilon_upper"),
-            delta=payload.get("delta"),
-            target=payload.get("target"),
-            cost=payload.get("cost"),
         )
-        if payload.get("per_report_epsilon"):
-            doc = add_per_report_layer(doc, payload["per_report_epsilon"])
         conn.send(("ok", to_msgpack(doc)))
     except ValueError as exc:  # DesignError, DocumentError, bad parameters
         conn.send(("error", one_line(exc)))
@@ -124,8 +109,10 @@ class DesignRunner:
         timeout: float,
         stale_seconds: float,
         events: ServiceEvents | None = None,
+        max_beta: float = DEFAULT_MAX_BETA,
     ) -> None:
         self.storage = storage
+        self._max_beta = max_beta
         self._publish = publish
         self._slots = threading.Semaphore(concurrency)
         self._timeout = timeout
@@ -135,7 +122,7 @@ class DesignRunner:
 
     def submit(self, data: Any) -> JobRecord:
         """Validate a decoded design request, record the job and start it; the queued job."""
-        payload, summary = design_request(data)
+        payload, summary = design_request(data, max_beta=self._max_beta)
         job = self.storage.create_job(uuid.uuid4().hex, summary)
         threading.Thread(
             target=self._run, args=(job.id, payload), name=f"rldp-design-{job.id[:8]}", daemon=True

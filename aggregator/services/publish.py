@@ -23,6 +23,7 @@ from rldp.shared.audit import audit_document
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import from_json, from_msgpack, report_outputs, to_msgpack
 from rldp.shared.errors import AuditError, DocumentError, DocumentSyntaxError, IdMismatch, one_line
+from rldp.shared.parameters import DEFAULT_MAX_BETA
 from rldp.shared.provenance import PublicDataError, check_document_provenance, check_public_data
 from rldp.shared.tables import Table
 
@@ -55,13 +56,26 @@ def read_document(body: bytes, kind: str) -> dict:
         raise InvalidDocument(f"invalid mechanism document: {one_line(exc)}") from exc
 
 
-def check_public_data_claims(doc: Mapping[str, Any], public_data: Mapping[str, Table] | None) -> str | None:
+def check_public_data_claims(
+    doc: Mapping[str, Any], public_data: Mapping[str, Table] | None, *, max_beta: float = DEFAULT_MAX_BETA
+) -> str | None:
     """Refuse a document whose claims about its public data do not hold (:class:`PublicDataMismatch`).
 
-    Its provenance, if any, must agree with its own P̂ and n. With ``public_data`` ({name: table},
-    the PUBLIC_DATA configuration) the document must match one table: the one its provenance
-    names if configured, else any; returns that table's name (None without public data).
+    Its confidence level β must be at most ``max_beta`` (MAX_BETA): β → 1 shrinks the confidence set
+    to a point, so a radius "at β = 0.999999" is no confidence set at all. Its provenance, if any, must
+    agree with its own P̂ and n. With ``public_data`` ({name: table}, the PUBLIC_DATA configuration) the
+    document must match one table — the one its provenance names if configured, else any — with its
+    radius at least the confidence radius at min(its β, ``max_beta``); returns that table's name (None
+    without public data).
     """
+    uncertainty = doc["privacy"].get("uncertainty") or {}
+    stated_beta = uncertainty.get("beta")
+    if stated_beta is not None and float(stated_beta) > max_beta:
+        raise PublicDataMismatch(
+            f"the document's confidence set is at significance level beta = {float(stated_beta):g}, above this "
+            f"service's ceiling {max_beta:g} (MAX_BETA): a larger beta is a smaller set than the service accepts; "
+            f"design with beta <= {max_beta:g}"
+        )
     own = check_document_provenance(doc)
     if not own.passed:
         raise PublicDataMismatch(f"the document's provenance contradicts its own P̂ and n: {own.summary()}")
@@ -72,7 +86,7 @@ def check_public_data_claims(doc: Mapping[str, Any], public_data: Mapping[str, T
     differences = []
     for name, table in candidates.items():
         try:
-            check = check_public_data(doc, table)
+            check = check_public_data(doc, table, beta=min(float(stated_beta or max_beta), max_beta))
         except PublicDataError as exc:
             differences.append(f"{name}: {one_line(exc)}")
             continue
@@ -93,6 +107,7 @@ def publish_document(
     events: ServiceEvents | None = None,
     *,
     public_data: Mapping[str, Table] | None = None,
+    max_beta: float = DEFAULT_MAX_BETA,
 ) -> tuple[MechanismRecord, bool]:
     """Validate, audit, check against the public data and store a document; (record, created).
 
@@ -116,7 +131,7 @@ def publish_document(
             epsilon=doc["privacy"]["epsilon"],
             epsilon_audited=epsilon_audited,
         )
-    check_public_data_claims(doc, public_data)
+    check_public_data_claims(doc, public_data, max_beta=max_beta)
     alpha = document_alphabet(doc)
     record = MechanismRecord(
         id=doc["id"],

@@ -63,12 +63,14 @@ the last transactions before a power loss may be lost. PostgreSQL's defaults
 
 Modules: :mod:`.records` (records, :class:`BatchItem`, :class:`StorageError`),
 :mod:`.schema`, :mod:`.base` (:class:`Storage`, :class:`GroupSink`), :mod:`.group_commit`,
-:mod:`.sqlite`, :mod:`.postgres`, :mod:`.factory` (:func:`open_storage`).
+:mod:`.sqlite`, :mod:`.postgres`, :mod:`.factory` (:func:`open_storage`), :mod:`.collections`
+(collections: a stable name whose mechanism can change).
 """
 
 from __future__ import annotations
 
 from .base import GroupSink, Storage
+from .collections import CollectionChanged, CollectionEntry, CollectionRecord
 from .factory import DEFAULT_URL, open_storage
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
@@ -82,6 +84,9 @@ __all__ = [
     "MAX_GROUP",
     "SCHEMA_VERSION",
     "BatchItem",
+    "CollectionChanged",
+    "CollectionEntry",
+    "CollectionRecord",
     "GroupCommitter",
     "GroupSink",
     "IngestResult",

@@ -1,4 +1,4 @@
-"""The storage interface: :class:`Storage` (the statements both backends share) and :class:`GroupSink`."""
+"""The storage interface: :class:`Storage` (the statements both backends share), :class:`GroupSink`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.reports import batch_counts
 
+from .collections import CollectionStore
 from .group_commit import GroupCommitter
 from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
@@ -37,12 +38,10 @@ class GroupSink(Protocol):
     def close(self) -> None: ...
 
 
-class Storage(ABC):
-    """Mechanisms, batches, counts and jobs. Thread-safe; open one per process.
-
-    Every method raises :class:`StorageError` when the backend is unavailable. With a
-    ``sink``, :meth:`ingest` hands each batch to it; otherwise batches are committed here,
-    by group commit (:class:`~.group_commit.GroupCommitter`).
+class Storage(CollectionStore, ABC):
+    """Mechanisms, batches, counts, jobs, collections (:class:`~.collections.CollectionStore`). Thread-safe; open
+    one per process. Every method raises :class:`StorageError` when the backend is unavailable. With a
+    ``sink``, :meth:`ingest` hands each batch to it; else batches are committed here, by group commit.
     """
 
     dialect: str = ""
@@ -85,7 +84,7 @@ class Storage(ABC):
             self._lock_schema(conn)
             upgrade_schema(conn, self._sql, self.blob_type)
 
-    def _lock_schema(self, conn: Any) -> None:  # noqa: B027 - optional hook
+    def _lock_schema(self, conn: Any) -> None:
         """Serialise concurrent schema creation (PostgreSQL; SQLite's write lock suffices)."""
 
     @contextmanager

@@ -8,7 +8,8 @@ window), ``rldp_counts`` (per-output totals per window, split over shards), ``rl
 Versions: "1" had no windows; "2" adds ``window_label`` to batches and counts (``''`` for a
 batch of a mechanism without collection windows, so every version-1 row keeps its meaning);
 "3" adds the index ``rldp_batches_received`` on ``rldp_batches (received)``, so the
-dashboard's recent-activity count reads only the recent batches instead of every row.
+dashboard's recent-activity count reads only the recent batches instead of every row; "4"
+adds the collections (``rldp_collections``, ``rldp_collection_mechanisms``: :mod:`.collections`).
 :func:`migrations` lists the statements that bring a store from one version to the next;
 :meth:`Storage.init_schema` runs them when it opens an older store. (The column is not
 called ``window``: WINDOW is a reserved word of PostgreSQL.)
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .collections import COLLECTION_STATEMENTS
 from .records import StorageError
 
 __all__ = [
@@ -33,7 +35,7 @@ __all__ = [
     "values",
 ]
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 #: The columns of an rldp_batches row, in the order of :meth:`BatchItem.row`.
 BATCH_COLUMNS = "(mechanism, batch, n, digest, encoding, payload, received, window_label)"
@@ -76,6 +78,7 @@ def schema_statements(blob_type: str) -> list[str]:
         " created DOUBLE PRECISION NOT NULL, started DOUBLE PRECISION, finished DOUBLE PRECISION,"
         " heartbeat DOUBLE PRECISION NOT NULL)",
         _RECEIVED_INDEX,
+        *COLLECTION_STATEMENTS,
     ]
 
 
@@ -84,7 +87,7 @@ def migrations() -> dict[str, tuple[str, list[str]]]:
 
     1 → 2: batches gain ``window_label`` (``''``); the counts table is rebuilt with the window
     in its primary key (SQLite cannot change a primary key in place), every old total kept
-    under ``''``. 2 → 3: the index on ``rldp_batches (received)``. Both dialects run DDL inside
+    under ``''``. 2 → 3: the index on ``rldp_batches (received)``. 3 → 4: the collections' tables. Both dialects run DDL inside
     the open transaction: all or nothing.
     """
     return {
@@ -100,6 +103,7 @@ def migrations() -> dict[str, tuple[str, list[str]]]:
             ],
         ),
         "2": ("3", [_RECEIVED_INDEX]),
+        "3": ("4", list(COLLECTION_STATEMENTS)),
     }
 
 

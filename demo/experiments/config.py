@@ -15,6 +15,7 @@ from typing import Any
 
 from rldp.aggregator.design import METHODS
 from rldp.shared.errors import RldpError, ValidationError
+from rldp.shared.parameters import check_epsilon
 
 __all__ = [
     "ORDER",
@@ -103,10 +104,11 @@ class Config:
             raise ValidationError(f"workers must be an integer ≥ 1; got {self.workers!r}")
         if self.draws is not None and (int(self.draws) != self.draws or self.draws < 1):
             raise ValidationError(f"draws must be an integer ≥ 1; got {self.draws!r}")
-        if self.epsilons is not None and (
-            not self.epsilons or any(not (math.isfinite(e) and e > 0) for e in self.epsilons)
-        ):
-            raise ValidationError(f"epsilons must be finite numbers > 0 (nats); got {self.epsilons!r}")
+        if self.epsilons is not None:
+            if not self.epsilons:
+                raise ValidationError("epsilons must hold at least one ε")
+            for e in self.epsilons:
+                check_epsilon(e, "each of epsilons")
         if self.polyopt_solver is not None and self.polyopt_solver not in POLYOPT_SOLVERS:
             raise ValidationError(
                 f"polyopt_solver must be one of {', '.join(POLYOPT_SOLVERS)}; got {self.polyopt_solver!r}"

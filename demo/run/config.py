@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from rldp.shared.errors import ValidationError
+from rldp.shared.parameters import check_epsilon
 
 __all__ = ["ATTACK_USERS", "CERTIFIED", "CURVE_EPSILONS", "DEMO_NOTIONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
 
@@ -47,8 +47,7 @@ class DemoConfig:
     attack_users: int = ATTACK_USERS
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon) and self.epsilon > 0):
-            raise ValidationError(f"--epsilon must be a finite number > 0 (nats); got {self.epsilon!r}")
+        check_epsilon(self.epsilon, "--epsilon")
         if int(self.users) != self.users or self.users < 1:
             raise ValidationError(f"--users must be a positive integer; got {self.users!r}")
         if int(self.workers) != self.workers or not 1 <= self.workers <= MAX_WORKERS:

@@ -16,13 +16,14 @@ report's ε₁, which the same notion audit checks on R·Q (:mod:`.per_report`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 from typing import Any
 
 from ..document import matrix_shape, matrix_spec, notion, per_report_layer, validate_document
+from ..notions import NOTIONS
 from ..tolerances import AUDIT_TOLERANCE
 from .base import AuditResult, joint_matrix
 from .distp import (
-    DistpAudit,
     audit_distp,
     distp_delta,
     distp_epsilon,
@@ -31,11 +32,11 @@ from .distp import (
     smallest_delta,
     smallest_epsilon,
 )
-from .ldp import LdpAudit, ldp_epsilon
-from .lip import AlipAudit, LipAudit, audit_alip, audit_lip
+from .ldp import ldp_epsilon
+from .lip import audit_alip, audit_lip
 from .per_report import LayeredAuditResult, audit_with_layer, composed_document
 from .registry import NotionAudit, notion_audit, notions, register
-from .rldp import RldpAudit, all_distributions_epsilon, audit_rldp, realised_epsilon, rldp_epsilon
+from .rldp import all_distributions_epsilon, audit_rldp, realised_epsilon, rldp_epsilon
 from .secret import (
     LipLeakage,
     lip_epsilons,
@@ -45,7 +46,7 @@ from .secret import (
     robust_secret_ldp_epsilon,
     secret_ldp_epsilon,
 )
-from .srlip import SRLIP_MAX_ENTRIES, SrlipAudit, robust_srlip_leakage, srlip_leakage
+from .srlip import SRLIP_MAX_ENTRIES, robust_srlip_leakage, srlip_leakage
 
 __all__ = [
     "AUDIT_TOLERANCE",
@@ -85,12 +86,10 @@ __all__ = [
     "notions",
 ]
 
-register(RldpAudit())
-register(LdpAudit())
-register(DistpAudit())
-register(LipAudit())
-register(AlipAudit())
-register(SrlipAudit())
+# Every notion of the table is audited by the class its row names (a new notion adds no line here).
+for _entry in NOTIONS.values():
+    _module, _class = _entry.audit.split(":")
+    register(getattr(import_module(f"{__name__}.{_module}"), _class)())
 
 
 def audit_document(doc: Mapping[str, Any]) -> AuditResult:

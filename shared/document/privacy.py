@@ -23,19 +23,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import DocumentError
+from ..notions import NOTIONS
+from ..parameters import check_delta, check_epsilon
 
 __all__ = ["check_privacy", "number", "NOTION_FIELDS"]
 
-#: The fields each notion's privacy block may have (None: not restricted, for older notions).
-NOTION_FIELDS: dict[str, tuple[str, ...]] = {
-    "distp": ("notion", "epsilon", "delta", "uncertainty"),
-    "ldp": ("notion", "epsilon", "uncertainty"),
-    "lip": ("notion", "epsilon", "uncertainty"),
-    "alip": ("notion", "epsilon", "epsilon_lower", "epsilon_upper", "uncertainty"),
-    "srlip": ("notion", "epsilon", "uncertainty"),
-}
-#: Notions whose block must have an uncertainty set (ldp may).
-_NEEDS_UNCERTAINTY = ("rldp", "distp", "lip", "alip", "srlip")
+#: The fields each notion's privacy block may have (notions without a row are not restricted).
+NOTION_FIELDS: dict[str, tuple[str, ...]] = {n.name: n.block for n in NOTIONS.values() if n.block is not None}
+
+
+def _document_error(message: str, *, parameter: str) -> DocumentError:
+    return DocumentError(message)
 
 
 def number(value: Any, field: str) -> float:
@@ -47,10 +45,7 @@ def number(value: Any, field: str) -> float:
 def _positive(privacy: Mapping[str, Any], key: str, kind: str) -> float:
     if key not in privacy:
         raise DocumentError(f"privacy is missing required field {key!r} for notion {kind!r}")
-    value = number(privacy[key], f"privacy.{key}")
-    if not (math.isfinite(value) and value > 0):
-        raise DocumentError(f"privacy.{key} must be a finite number > 0, got {privacy[key]!r}")
-    return value
+    return check_epsilon(number(privacy[key], f"privacy.{key}"), f"privacy.{key}", error=_document_error)
 
 
 def check_privacy(privacy: Any) -> None:
@@ -67,20 +62,17 @@ def check_privacy(privacy: Any) -> None:
     kind = privacy["notion"]
     if not isinstance(kind, str) or not kind:
         raise DocumentError(f"privacy.notion must be a non-empty string such as 'rldp', got {kind!r}")
-    eps = number(privacy["epsilon"], "privacy.epsilon")
-    if kind == "distp":
-        if not (math.isfinite(eps) and eps >= 0):
-            raise DocumentError(
-                f"privacy.epsilon must be a finite number ≥ 0 for notion 'distp', got {privacy['epsilon']!r}"
-            )
-        if "delta" in privacy:
-            delta = number(privacy["delta"], "privacy.delta")
-            if not 0 <= delta < 1:
-                raise DocumentError(f"privacy.delta must be a number in [0, 1), got {privacy['delta']!r}")
-    elif not (math.isfinite(eps) and eps > 0):
-        raise DocumentError(f"privacy.epsilon must be a finite number > 0, got {privacy['epsilon']!r}")
-    elif "delta" in privacy and kind in ("rldp", "ldp"):
-        raise DocumentError(f"privacy.delta is a parameter of notion 'distp'; notion {kind!r} has no delta")
+    entry = NOTIONS.get(kind)
+    eps = check_epsilon(
+        number(privacy["epsilon"], "privacy.epsilon"),
+        "privacy.epsilon",
+        zero=entry is not None and entry.zero_epsilon,
+        error=_document_error,
+    )
+    if "delta" in privacy:
+        if entry is not None and "delta" not in entry.claim:
+            raise DocumentError(f"privacy.delta is a parameter of notion 'distp'; notion {kind!r} has no delta")
+        check_delta(number(privacy["delta"], "privacy.delta"), "privacy.delta", error=_document_error)
     allowed = NOTION_FIELDS.get(kind)
     if allowed is not None:
         unknown = [key for key in privacy if key not in allowed]
@@ -96,7 +88,7 @@ def check_privacy(privacy: Any) -> None:
                 f"privacy.epsilon must be max(epsilon_lower, epsilon_upper) = {max(lower, upper)!r} for notion "
                 f"'alip', got {privacy['epsilon']!r}"
             )
-    if kind in _NEEDS_UNCERTAINTY or (kind == "ldp" and "uncertainty" in privacy):
+    if entry is not None and (entry.uncertainty == "required" or "uncertainty" in privacy):
         _check_uncertainty(privacy.get("uncertainty"), kind)
 
 

@@ -152,8 +152,8 @@ def test_cli_interrupt_with_no_design_at_all_writes_nothing_and_says_so(method, 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(design_cli, "design", interrupt)
-    monkeypatch.setattr(interrupted, "design", interrupt)
+    monkeypatch.setattr(design_cli, "design_document", interrupt)
+    monkeypatch.setattr(interrupted, "design_document", interrupt)
     out = tmp_path / "m.json"
     status = main([*map(str, design_args(_adult_csv(tmp_path), out, method=method, released="race"))])
     captured = capsys.readouterr()

@@ -15,7 +15,7 @@ from rldp.aggregator.design import (
     REGISTRY,
     SOLVER_METHODS,
     DesignError,
-    DesignOptions,
+    DesignRequest,
     design,
     design_document,
     design_matrix,
@@ -70,9 +70,9 @@ def test_design_audits_every_designer_and_refuses_a_leaky_one(method, monkeypatc
         design(method, alphabet=_alphabet(), public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2), n=EXAMPLE_N)
 
 
-def test_design_document_takes_the_options_as_one_object():
-    options = DesignOptions(epsilon=math.log(2), n=EXAMPLE_N, beta=0.05)
-    doc = design_document("cr-calibrated", alphabet=_alphabet(), public_distribution=EXAMPLE_P_HAT, options=options)
+def test_design_document_takes_the_request_as_one_object():
+    request = DesignRequest(method="cr-calibrated", epsilon=math.log(2), n=EXAMPLE_N, beta=0.05)
+    doc = design_document(request, alphabet=_alphabet(), public_distribution=EXAMPLE_P_HAT)
     same = design(
         "cr-calibrated",
         alphabet=_alphabet(),

@@ -141,7 +141,7 @@ def test_the_registry_per_notion():
     assert "coupling" in methods_for("distp") and "grr" in methods_for("distp") and "nr" not in methods_for("distp")
     assert "coupling" not in methods_for("rldp")
     assert not methods_for("distp")["coupling"].supports_latent
-    with pytest.raises(DesignError, match="notion must be one of rldp, alip, distp, ldp, lip; got 'srlip'"):
+    with pytest.raises(DesignError, match="notion must be one of rldp, distp, ldp, lip, alip; got 'srlip'"):
         methods_for("srlip")
 
 

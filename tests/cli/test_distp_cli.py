@@ -75,7 +75,7 @@ def test_a_cost_matrix_from_a_csv(adult_csv, tmp_path):
 @pytest.mark.parametrize(
     ("extra", "needles"),
     [
-        ((), ["method 'coupling' does not design for notion 'rldp'", "distp"]),
+        ((), ["--method 'coupling' does not design for --notion 'rldp'", "distp"]),
         (("--notion", "distp", "--target", "0.5,0.5"), ["target has 2 values", "released alphabet U"]),
         (("--notion", "distp", "--target", "0.5,0.5,0,0,0,0.1"), ["target must sum to 1"]),
         (("--notion", "distp", "--target", "median"), ["argument --target", "barycenter, marginal, uniform"]),
@@ -106,7 +106,7 @@ def test_bad_epsilon_costs_and_methods(adult_csv, tmp_path):
     bad_eps = run(*design_args(adult_csv, out, method="coupling", epsilon="-1"), "--notion", "distp")
     assert_one_line_error(bad_eps, "epsilon must be a finite number > 0")
     nr = run(*design_args(adult_csv, out, method="nr"), "--notion", "distp")
-    assert_one_line_error(nr, "method 'nr' does not design for notion 'distp'")
+    assert_one_line_error(nr, "--method 'nr' does not design for --notion 'distp'")
     grr = run(*design_args(adult_csv, out, method="grr"), "--cost", "hamming")
     assert_one_line_error(grr, "--cost applies to --method coupling only")
     rldp_doc = tmp_path / "grr.json"

@@ -54,7 +54,7 @@ def test_lip_grr_json_record(adult_csv, tmp_path):
         (("--notion", "alip", "--epsilon-lower", "1", "--method", "watchdog"), ("--epsilon-upper",)),
         (("--notion", "alip", "--epsilon", "1", "--method", "watchdog"), ("--epsilon-lower and --epsilon-upper",)),
         (("--notion", "lip", "--epsilon", "0", "--method", "watchdog"), ("epsilon", "> 0")),
-        (("--notion", "lip", "--method", "watchdog"), ("--epsilon is required",)),
+        (("--notion", "lip", "--method", "watchdog"), ("--notion lip needs --epsilon",)),
         (("--notion", "ldp", "--epsilon", "1", "--method", "subset-rr"), ("methods for ldp", "optimal")),
         (("--notion", "lip", "--epsilon", "1", "--method", "oue"), ("oue has 2^|X| outputs",)),
         (("--notion", "lip", "--epsilon", "1", "--epsilon-upper", "2", "--method", "grr"), ("alip only",)),

@@ -19,6 +19,7 @@ def spent(path) -> float:
 
 
 def test_budget_arithmetic(aggregator, tmp_path):
+    # owners="": the device owner's own records (several values); a batch without owners is refused
     doc = grr_document(epsilon=1.0)  # audited ε = 1 (GRR's ratio e^ε, to round-off)
     agg = aggregator(doc)
     path = tmp_path / "s.sqlite3"
@@ -29,20 +30,20 @@ def test_budget_arithmetic(aggregator, tmp_path):
         client.submit(doc["id"], VALUES[:1])  # a new value: spends ε
         for _ in range(5):
             client.submit(doc["id"], VALUES[:1])  # memoised: spends nothing
-        client.submit(doc["id"], VALUES[:2])  # one more new value
+        client.submit(doc["id"], VALUES[:2], owners="")  # one more new value
         assert spent(path) == pytest.approx(2 * eps, abs=1e-12)
         sent = len(agg.reports())
         with pytest.raises(PrivacyBudgetExceeded) as info:
-            client.submit(doc["id"], VALUES[:3])
+            client.submit(doc["id"], VALUES[:3], owners="")
         err = info.value
         assert (err.budget, err.per, err.owner) == (2.5, "P1D", "")
         assert err.spent == pytest.approx(2 * eps) and err.asked == pytest.approx(eps)
         assert "budget 2.5 per P1D" in str(err) and "nothing was sent" in str(err)
         assert isinstance(err, RldpError)
         assert len(agg.reports()) == sent and spent(path) == pytest.approx(2 * eps)  # nothing sent or stored
-        client.submit(doc["id"], VALUES[:2])  # memoised values are still fine
+        client.submit(doc["id"], VALUES[:2], owners="")  # memoised values are still fine
         clock.now += DAY  # a new period: the budget is available again
-        client.submit(doc["id"], VALUES[:4])
+        client.submit(doc["id"], VALUES[:4], owners="")
         assert spent(path) == pytest.approx(4 * eps)
         with pytest.raises(PrivacyBudgetExceeded):
             client.privatize(doc["id"], [("Female", "blue")])  # privatize draws, so it is charged too
@@ -54,10 +55,10 @@ def test_a_call_that_asks_too_much_at_once_is_refused_whole(aggregator, tmp_path
     path = tmp_path / "s.sqlite3"
     with Client(agg.url, state_path=path, privacy_budget=PrivacyBudget(2.0)) as client:
         with pytest.raises(PrivacyBudgetExceeded) as info:
-            client.submit(doc["id"], VALUES[:3])
+            client.submit(doc["id"], VALUES[:3], owners="")
         assert info.value.spent == 0 and info.value.asked == pytest.approx(3.0) and info.value.per is None
         assert not agg.posts and spent(path) == 0
-        client.submit(doc["id"], VALUES[:2])  # exactly the budget (to the audit's tolerance) fits
+        client.submit(doc["id"], VALUES[:2], owners="")  # exactly the budget (to the audit's tolerance) fits
         assert spent(path) == pytest.approx(2.0)
 
 
@@ -94,8 +95,8 @@ def test_bad_budgets_are_refused(kwargs, message):
 
 
 def test_a_budget_needs_a_state_file():
-    with pytest.raises(ValueError, match="privacy_budget needs state_path"):
-        Client("http://127.0.0.1:9", privacy_budget=PrivacyBudget(1.0))
+    with pytest.raises(ValueError, match="privacy_budget needs a state file"):
+        Client("http://127.0.0.1:9", privacy_budget=PrivacyBudget(1.0), state_path=None)
 
 
 def test_period_start_is_aligned_on_the_epoch():

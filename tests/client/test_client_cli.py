@@ -22,7 +22,7 @@ def run(*args: object, env: dict[str, str] | None = None):
 @pytest.fixture(scope="module")
 def mechanism_id(server):
     doc = make_document("client-cli")
-    with Client(server.url, token=ADMIN_TOKEN) as admin:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         admin.publish(doc)
     return doc["id"]
 
@@ -45,7 +45,7 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> Non
 
 
 def test_privatize_and_submit(server, mechanism_id, users_csv):
-    with Client(server.url, token=ADMIN_TOKEN) as before:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as before:
         try:
             n0 = before.estimate(mechanism_id)["n"]
         except ProblemError as exc:
@@ -57,7 +57,7 @@ def test_privatize_and_submit(server, mechanism_id, users_csv):
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
     assert (record["records"], record["accepted"], record["batches"], record["queued"]) == (252, 252, 3, 0)
-    with Client(server.url, token=ADMIN_TOKEN) as client:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as client:
         assert client.estimate(mechanism_id)["n"] == n0 + 252
     human = run("privatize", "--mechanism", mechanism_id, users_csv, env={"RLDP_SERVER": server.url})
     assert human.returncode == 0 and "accepted 252 reports in 1 batches" in human.stdout  # the server from RLDP_SERVER
@@ -73,7 +73,9 @@ def test_errors_are_one_line(server, mechanism_id, users_csv, tmp_path):
     one_line_error(
         run("privatize", "--server", server.url, "--mechanism", mechanism_id, tmp_path / "none.csv"), "none.csv"
     )
-    one_line_error(run("privatize", "--server", server.url, users_csv), "--mechanism ID is required")
+    one_line_error(
+        run("privatize", "--server", server.url, users_csv), "--mechanism ID or --collection NAME is required"
+    )
     one_line_error(run("privatize", "--mechanism", mechanism_id, users_csv), "give --server URL or set RLDP_SERVER")
     one_line_error(run("privatize", "--server", server.url, "--flush"), "--flush needs --queue")
 
@@ -106,7 +108,7 @@ def _counts(server, mid: str) -> np.ndarray:
 
 def test_state_memoises_outputs_across_runs(server, tmp_path):
     doc = make_document("client-cli-state")
-    with Client(server.url, token=ADMIN_TOKEN) as admin:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         admin.publish(doc)
     users = tmp_path / "users.csv"
     rows = [(f"user-{i}", ("Female", "Male")[i % 2], ("red", "blue", "green")[i % 3]) for i in range(300)]

@@ -40,7 +40,7 @@ def test_repeated_reports_of_a_record_send_its_first_y(aggregator, tmp_path):
         assert first[0] == first[3]  # the same record value, the same owner: one draw
         for _ in range(20):
             np.testing.assert_array_equal(client.privatize(doc["id"], RECORDS), first)
-        receipt = client.submit(doc["id"], RECORDS * 5, batch_size=7)
+        receipt = client.submit(doc["id"], RECORDS * 5, batch_size=7, owners="")  # the device owner's
         assert receipt.accepted == 20 and receipt.skipped == 0 and receipt.window is None
     np.testing.assert_array_equal(agg.reports(), np.tile(first, 5))
     assert len(memo_rows(tmp_path / "state.sqlite3")) == 3  # three distinct record values
@@ -131,7 +131,7 @@ def test_bad_owners_and_indices_are_refused(aggregator, tmp_path):
                 client.privatize_indices(doc["id"], bad)
             with pytest.raises(ValueError, match=r"in \[0, 6\)"):
                 client.privatize_indices(doc["id"], bad * 2, owners=["a", "b"] * len(bad))
-    with Client(agg.url) as stateless:
+    with Client(agg.url, state_path=None) as stateless:
         with pytest.raises(ValidationError, match="owners= needs"):
             stateless.privatize(doc["id"], RECORDS, owners="me")
         assert stateless.privatize(doc["id"], RECORDS).shape == (4,)  # no state: fresh draws, as before
@@ -254,7 +254,7 @@ _CRASH_SCRIPT = textwrap.dedent(
     if mode == "privatize":  # drawn and stored; killed before anything is sent
         client.privatize(mechanism, [("Male", "red"), ("Female", "blue")])
         os.kill(os.getpid(), signal.SIGKILL)
-    client.submit(mechanism, [("Male", "red"), ("Female", "blue")])  # the server never answers
+    client.submit(mechanism, [("Male", "red"), ("Female", "blue")], owners="")  # the server never answers
     """
 )
 
@@ -268,7 +268,7 @@ def test_a_process_killed_between_draw_and_send_resends_the_stored_y(aggregator,
     stored = [y for *_, y in memo_rows(path)]
     assert len(stored) == 2 and not agg.batches
     with Client(agg.url, state_path=path) as client:
-        client.submit(doc["id"], [("Female", "blue"), ("Male", "red")])
+        client.submit(doc["id"], [("Female", "blue"), ("Male", "red")], owners="")
     x = SMALL_ALPHABET.encode([("Female", "blue"), ("Male", "red")])
     assert agg.reports() == [dict(((x_, y) for _, _, x_, y in memo_rows(path)))[v] for v in x.tolist()]
     assert sorted(agg.reports()) == sorted(stored)
@@ -288,7 +288,7 @@ def test_a_process_killed_while_sending_resends_the_same_y(aggregator, tmp_path)
     assert agg.in_flight and not agg.batches
     agg.mode = "ok"
     with Client(agg.url, state_path=path) as client:
-        client.submit(doc["id"], [("Male", "red"), ("Female", "blue")])
+        client.submit(doc["id"], [("Male", "red"), ("Female", "blue")], owners="")
     assert agg.reports() == agg.in_flight[0]["reports"]
 
 

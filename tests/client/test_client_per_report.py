@@ -155,7 +155,7 @@ def test_without_a_state_file_every_report_is_drawn_from_the_report_matrix(aggre
     doc = add_per_report_layer(grr_document(epsilon=1.0), 0.5)
     agg = aggregator(doc)
     n = 60_000
-    with Client(agg.url, rng=np.random.default_rng(10)) as client:
+    with Client(agg.url, rng=np.random.default_rng(10), state_path=None) as client:
         ys = client.privatize(doc["id"], [("Female", "green")] * n)
         assert client.submit(doc["id"], [("Female", "green")] * 10).accepted == 10
     x = SMALL_ALPHABET.encode_one(("Female", "green"))

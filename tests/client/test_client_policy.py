@@ -140,7 +140,7 @@ def test_the_ceiling_only_tightens():
 
 def test_a_pinned_client_refuses_before_downloading(aggregator, honest, inflated):
     agg = aggregator(honest, inflated)
-    with Client(agg.url, pinned=[honest["id"]]) as client:
+    with Client(agg.url, pinned=[honest["id"]], state_path=None) as client:
         with pytest.raises(MechanismRejected, match="is not pinned"):
             client.mechanism(inflated["id"])
         assert agg.gets == 0
@@ -151,13 +151,13 @@ def test_a_pinned_client_refuses_before_downloading(aggregator, honest, inflated
 
 
 def test_clients_with_floors_against_the_real_server(server, honest, inflated):
-    with Client(server.url, token=ADMIN_TOKEN) as admin:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         for doc in (honest, inflated):
             admin.publish(doc)
         assert admin.mechanism(inflated["id"]).id == inflated["id"]  # no policy: accepted
     radius = honest["privacy"]["uncertainty"]["radius"]
     for kwargs in ({"pinned": [honest["id"]]}, {"max_public_n": N_PUBLIC}, {"min_radius": radius}):
-        with Client(server.url, **kwargs) as client:
+        with Client(server.url, **kwargs, state_path=None) as client:
             assert client.mechanism(honest["id"]).id == honest["id"]
             with pytest.raises(MechanismRejected):
                 client.mechanism(inflated["id"])
@@ -167,9 +167,31 @@ def test_clients_with_floors_against_the_real_server(server, honest, inflated):
 
 def test_changing_the_ceiling_applies_to_cached_mechanisms(aggregator, honest):
     agg = aggregator(honest)
-    with Client(agg.url) as client:
+    with Client(agg.url, state_path=None) as client:
         client.mechanism(honest["id"])
         client.max_epsilon = 0.5
         with pytest.raises(MechanismRejected, match="above the allowed maximum 0.5"):
             client.mechanism(honest["id"])
         assert client.policy.max_epsilon == 0.5 and agg.gets == 1
+
+
+def test_a_confidence_set_at_a_large_beta_is_refused_by_default():
+    """D3: β → 1 shrinks F to a point; the default policy refuses β above 0.05, as the service does."""
+    radius = confidence_radius(N_PUBLIC, 0.999999, SMALL_ALPHABET.size, 2.0)
+    doc = build_document(
+        method="grr",
+        matrix=grr_matrix(SMALL_ALPHABET.size, 1.0),
+        alphabet=SMALL_ALPHABET,
+        public_distribution=P_HAT,
+        privacy={
+            "notion": "rldp",
+            "epsilon": 1.0,
+            "uncertainty": {"order": 2, "radius": radius, "n": N_PUBLIC, "beta": 0.999999},
+        },
+        extra={"test": "policy-large-beta"},
+    )
+    with pytest.raises(MechanismRejected, match="beta = 0.999999, above max_beta = 0.05"):
+        Mechanism.from_document(doc)
+    Mechanism.from_document(doc, policy=VerificationPolicy(max_beta=None))  # an app may opt out, explicitly
+    with pytest.raises(ValueError, match="max_beta"):
+        VerificationPolicy(max_beta=1.5)

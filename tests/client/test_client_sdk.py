@@ -74,7 +74,7 @@ def receipt_json(request: Request, duplicate: bool = False) -> Response:
 @pytest.fixture(scope="module")
 def published(server):
     doc = make_document("client-sdk")
-    with Client(server.url, token=ADMIN_TOKEN) as admin:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         assert admin.publish(doc)["id"] == doc["id"]
     return doc
 
@@ -92,7 +92,7 @@ def stored_counts(server, mid: str) -> np.ndarray:
 
 def test_submit_end_to_end(server, published):
     mid = published["id"]
-    with Client(server.url, token=ADMIN_TOKEN, rng=np.random.default_rng(8)) as client:
+    with Client(server.url, token=ADMIN_TOKEN, rng=np.random.default_rng(8), state_path=None) as client:
         mech = client.mechanism(mid)
         before = stored_counts(server, mid).sum()
         receipt = client.submit(mid, RECORDS, batch_size=500)
@@ -106,7 +106,7 @@ def test_submit_end_to_end(server, published):
 
 
 def test_mechanism_is_verified_once_and_cached(server, published, monkeypatch):
-    client = Client(server.url)
+    client = Client(server.url, state_path=None)
     gets: list[str] = []
     original = client._http.session.request
 
@@ -124,7 +124,7 @@ def test_mechanism_is_verified_once_and_cached(server, published, monkeypatch):
 
 
 def test_server_refusals_are_permanent_errors(server, published):
-    with Client(server.url) as client:
+    with Client(server.url, state_path=None) as client:
         with pytest.raises(ProblemError) as info:
             client.mechanism("0" * 64)
         assert (info.value.status, info.value.reason) == (404, "unknown-mechanism")
@@ -140,7 +140,7 @@ def test_many_threads_share_one_client(server, published):
     mid = published["id"]
     before = stored_counts(server, mid).sum()
     receipts = []
-    with Client(server.url) as client:
+    with Client(server.url, state_path=None) as client:
 
         def work(seed: int) -> None:
             receipts.append(client.submit(mid, RECORDS[:900], batch_size=100, rng=np.random.default_rng(seed)))
@@ -156,7 +156,7 @@ def test_many_threads_share_one_client(server, published):
 
 def test_admin_calls(server):
     doc = make_document()
-    with Client(server.url, token=ADMIN_TOKEN) as admin:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         assert admin.publish(doc)["status"] == "active"
         with pytest.raises(ProblemError) as info:
             admin.publish(tampered(make_document()))
@@ -190,7 +190,7 @@ def test_retries_503_and_429_then_succeeds_with_the_same_batch(stubs):
         return receipt_json(request)
 
     stub = stubs(handler)
-    with Client(stub.url, retries=4, backoff_factor=0.01) as client:
+    with Client(stub.url, retries=4, backoff_factor=0.01, state_path=None) as client:
         start = time.monotonic()
         receipt = client.submit_reports("a" * 64, np.arange(6))
         elapsed = time.monotonic() - start
@@ -201,7 +201,7 @@ def test_retries_503_and_429_then_succeeds_with_the_same_batch(stubs):
 
 def test_gives_up_after_the_retry_budget(stubs):
     stub = stubs(lambda request, n: Response("down", status=502))
-    with Client(stub.url, retries=2, backoff_factor=0.01) as client:
+    with Client(stub.url, retries=2, backoff_factor=0.01, state_path=None) as client:
         with pytest.raises(ServiceUnavailable) as info:
             client.submit_reports("a" * 64, [1, 2])
     assert info.value.status == 502 and len(stub.calls) == 3 and info.value.receipt.accepted == 0
@@ -216,7 +216,7 @@ def test_4xx_is_not_retried(stubs):
         "reason": "wrong-type",
     }
     stub = stubs(lambda request, n: Response(json.dumps(problem), status=422, mimetype="application/problem+json"))
-    with Client(stub.url, retries=5, backoff_factor=0.01) as client:
+    with Client(stub.url, retries=5, backoff_factor=0.01, state_path=None) as client:
         with pytest.raises(ProblemError) as info:
             client.submit_reports("a" * 64, [1])
     assert len(stub.calls) == 1
@@ -244,7 +244,7 @@ def test_lost_answer_is_retried_and_counted_once(server, published, stubs):
 
     stub = stubs(handler)
     before = stored_counts(server, mid).sum()
-    with Client(stub.url, retries=3, backoff_factor=0.01) as client:
+    with Client(stub.url, retries=3, backoff_factor=0.01, state_path=None) as client:
         receipt = client.submit(mid, RECORDS[:300], batch_size=100)
     assert (receipt.accepted, receipt.batches, receipt.duplicates) == (300, 3, 1)
     assert stored_counts(server, mid).sum() == before + 300
@@ -255,7 +255,7 @@ def test_client_refuses_bad_documents_from_the_server(stubs, serve):
     good = make_document()
     bad = {"tampered": tampered(good), "leaky": make_document(leak=2.5), "other": make_document()}[serve]
     stub = stubs(lambda request, n: Response(to_msgpack(bad), mimetype="application/msgpack"))
-    with Client(stub.url) as client:
+    with Client(stub.url, state_path=None) as client:
         asked = bad["id"] if serve == "leaky" else good["id"]
         with pytest.raises(MechanismRejected):
             client.mechanism(asked)
@@ -289,7 +289,7 @@ def test_outage_queues_batches_and_flush_sends_them(server, published, stubs, tm
     stub = stubs(handler)
     queue_path = tmp_path / "queue" / "rldp-queue.sqlite3"
     before = stored_counts(server, mid).sum()
-    with Client(stub.url, retries=1, backoff_factor=0.01, queue_path=queue_path) as client:
+    with Client(stub.url, retries=1, backoff_factor=0.01, queue_path=queue_path, state_path=None) as client:
         receipt = client.submit(mid, RECORDS, batch_size=1000)
         assert (receipt.accepted, receipt.queued, receipt.batches) == (0, 2100, 0)
         posts = sum(1 for m, _, _ in stub.calls if m == "POST")
@@ -306,7 +306,7 @@ def test_outage_queues_batches_and_flush_sends_them(server, published, stubs, tm
         data = path.read_bytes()
         assert b"Female" not in data and b"green" not in data, path
     state["down"] = False
-    with Client(stub.url, queue_path=queue_path) as client:  # e.g. the next app start
+    with Client(stub.url, queue_path=queue_path, state_path=None) as client:  # e.g. the next app start
         flushed = client.flush()
     assert (flushed.accepted, flushed.batches, flushed.queued, flushed.rejected) == (2100, 3, 0, 0)
     assert stored_counts(server, mid).sum() == before + 2100
@@ -314,10 +314,10 @@ def test_outage_queues_batches_and_flush_sends_them(server, published, stubs, tm
 
 def test_connection_refused_raises_or_queues(tmp_path):
     dead = f"http://127.0.0.1:{free_port()}"
-    with Client(dead, retries=1, backoff_factor=0.01) as client:
+    with Client(dead, retries=1, backoff_factor=0.01, state_path=None) as client:
         with pytest.raises(ServiceUnavailable, match="cannot reach"):
             client.submit_reports("a" * 64, [1, 2, 3])
-    with Client(dead, retries=0, queue_path=tmp_path / "q.sqlite3") as client:
+    with Client(dead, retries=0, queue_path=tmp_path / "q.sqlite3", state_path=None) as client:
         receipt = client.submit_reports("a" * 64, np.arange(25) % 6, batch_size=10)
         assert (receipt.queued, receipt.accepted) == (25, 0)
         assert client.queue.stats()["pending_batches"] == 3
@@ -353,17 +353,17 @@ def test_rejected_batches_are_dropped_on_flush(stubs, tmp_path):
     queue = OfflineQueue(queue_path)
     queue.put("m", "b1", 3, msgpack.packb({"mechanism": "m", "batch": "b1", "reports": [1, 2, 3]}))
     queue.close()
-    with Client(stub.url, queue_path=queue_path) as client:
+    with Client(stub.url, queue_path=queue_path, state_path=None) as client:
         receipt = client.flush()
         assert (receipt.rejected, receipt.queued) == (3, 0) and "mechanism-retired" in receipt.problems[0]
 
 
 def test_bad_client_arguments():
     with pytest.raises(ValueError, match="http"):
-        Client("ftp://x")
+        Client("ftp://x", state_path=None)
     with pytest.raises(ValueError, match="timeout"):
-        Client("http://x", timeout=0)
-    with Client("http://127.0.0.1:9") as client:
+        Client("http://x", timeout=0, state_path=None)
+    with Client("http://127.0.0.1:9", state_path=None) as client:
         with pytest.raises(ValueError, match="batch_size"):
             client.submit_reports("a", [1], batch_size=0)
         with pytest.raises(ValueError, match="1-D array of integer"):
@@ -373,10 +373,12 @@ def test_bad_client_arguments():
 def test_receipt_counts_what_the_bounded_queue_still_holds(tmp_path):
     """Batches of one submit that evict each other from the bounded queue count once: as dropped."""
     dead = f"http://127.0.0.1:{free_port()}"
-    with Client(dead, retries=0, queue_path=tmp_path / "probe.sqlite3") as client:
+    with Client(dead, retries=0, queue_path=tmp_path / "probe.sqlite3", state_path=None) as client:
         client.submit_reports("a" * 64, np.arange(10) % 6, batch_size=10)
         body = client.queue.stats()["bytes"]
-    with Client(dead, retries=0, queue_path=tmp_path / "q.sqlite3", queue_limit_bytes=int(3.5 * body)) as client:
+    with Client(
+        dead, retries=0, queue_path=tmp_path / "q.sqlite3", queue_limit_bytes=int(3.5 * body), state_path=None
+    ) as client:
         receipt = client.submit_reports("a" * 64, np.arange(100) % 6, batch_size=10)
         stats = client.queue.stats()
     assert stats["pending_batches"] == 3
@@ -388,18 +390,18 @@ def test_receipt_counts_what_the_bounded_queue_still_holds(tmp_path):
 def test_an_app_that_starts_offline_queues_with_the_cached_mechanism(server, published, tmp_path):
     mid, queue_path = published["id"], tmp_path / "q.sqlite3"
     records = [("Female", "red"), ("Male", "blue")] * 5
-    with Client(server.url, queue_path=queue_path) as online:  # first run: verified, then kept on disk
+    with Client(server.url, queue_path=queue_path, state_path=None) as online:  # first run: verified, then kept on disk
         online.mechanism(mid)
     dead = f"http://127.0.0.1:{free_port()}"
-    with Client(dead, retries=0, queue_path=queue_path) as offline:  # next start, no network
+    with Client(dead, retries=0, queue_path=queue_path, state_path=None) as offline:  # next start, no network
         receipt = offline.submit(mid, records)
         assert (receipt.queued, receipt.accepted) == (10, 0)
     cached = tmp_path / "q.sqlite3.mechanisms" / f"{mid}.msgpack"
     doc = msgpack.unpackb(cached.read_bytes())
     cached.write_bytes(msgpack.packb(tampered(doc)))  # changed on disk: no longer hashes to its id
-    with Client(dead, retries=0, queue_path=queue_path) as offline:
+    with Client(dead, retries=0, queue_path=queue_path, state_path=None) as offline:
         with pytest.raises(MechanismRejected, match="cached document"):
             offline.submit(mid, records)
     assert not cached.exists()  # refused and removed: the next online start downloads it again
-    with Client(server.url, queue_path=queue_path) as online:
+    with Client(server.url, queue_path=queue_path, state_path=None) as online:
         assert online.mechanism(mid).id == mid and cached.exists()

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from aggregator_stub import DAY, NOW, Clock, grr_document
 
-from rldp.client import Client, OfflineQueue, ProblemError, ServiceUnavailable
+from rldp.client import Client, OfflineQueue, OwnersRequired, ProblemError, ServiceUnavailable
 from rldp.client.reporting import make_batches
 from rldp.shared.errors import ValidationError
 
@@ -45,12 +45,14 @@ def test_one_report_per_owner_and_window_with_its_label(aggregator, tmp_path):
     assert all(set(b) == {"mechanism", "batch", "reports", "window"} for b in agg.batches.values())
 
 
-def test_without_owners_the_device_reports_once_per_window(aggregator, tmp_path):
+def test_the_device_owner_reports_once_per_window(aggregator, tmp_path):
     doc = grr_document(window="PT6H")
     agg = aggregator(doc)
     clock = Clock()
     with Client(agg.url, state_path=tmp_path / "s.sqlite3", clock=clock) as client:
-        receipt = client.submit(doc["id"], [RED, BLUE, RED])
+        with pytest.raises(OwnersRequired, match="3 records and no owners"):
+            client.submit(doc["id"], [RED, BLUE, RED])  # whose records? refused before anything is drawn
+        receipt = client.submit(doc["id"], [RED, BLUE, RED], owners="")  # "": the device owner's, all of them
         assert (receipt.accepted, receipt.skipped, receipt.window) == (1, 2, "2026-11-24T00:00Z")
         clock.now += 6 * 3600
         assert client.submit(doc["id"], [BLUE]).window == "2026-11-24T06:00Z"
@@ -60,7 +62,7 @@ def test_without_owners_the_device_reports_once_per_window(aggregator, tmp_path)
 def test_a_windowed_mechanism_needs_a_state_file(aggregator):
     doc = grr_document(window="P1D")
     agg = aggregator(doc)
-    with Client(agg.url) as client:
+    with Client(agg.url, state_path=None) as client:
         with pytest.raises(ValidationError, match=r"one report per owner per P1D window.*state_path"):
             client.submit(doc["id"], [RED])
     assert not agg.posts

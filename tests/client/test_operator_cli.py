@@ -111,7 +111,7 @@ def _reports(doc: dict, p_true: np.ndarray, n: int, seed: int) -> np.ndarray:
 def test_estimate_as_a_table_a_csv_and_json(op, server, tmp_path):
     doc = published(op, tmp_path, "operator-estimate")
     p_true = np.array([[0.10, 0.15, 0.05], [0.30, 0.25, 0.15]])
-    with Client(server.url) as client:
+    with Client(server.url, state_path=None) as client:
         assert client.submit_reports(doc["id"], _reports(doc, p_true, 20_000, seed=11)).accepted == 20_000
 
     answer = json.loads(ok(op("estimate", doc["id"][:10], "--json")))
@@ -185,7 +185,7 @@ def test_retire_refuses_further_reports(op, server, tmp_path):
 
 
 def test_jobs_and_job_follow_a_design(op, server):
-    with Client(server.url, token=ADMIN_TOKEN) as admin:
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         job = admin.design(CSV_PUBLIC, sensitive="sex", released="colour", epsilon=1.0, method="srr", wait=False)
     job_id = job["job"]
     listed = json.loads(ok(op("jobs", "--json")))["jobs"]

@@ -13,6 +13,7 @@ from service.rldp_live import ADMIN, ADMIN_TOKEN, finished_job, in_process_app, 
 from rldp.aggregator.http.openapi import build_openapi
 from rldp.shared.audit import audit_document, lip_epsilons
 from rldp.shared.document import alphabet, mechanism_matrix
+from rldp.shared.notions import DESIGN_NOTIONS
 
 # 60 rows, S = sex, X = colour; the papers' watchdog (unenforced) leaks here at ε = 0.5 (audited 0.62).
 COUNTS = {("F", "blue"): 2, ("F", "green"): 9, ("F", "red"): 7, ("F", "white"): 10}
@@ -88,13 +89,18 @@ def test_a_distp_coupling_job_takes_delta_target_and_cost(http):
 @pytest.mark.parametrize(
     ("request_body", "reason", "field", "needle"),
     [
-        ({**LIP, "notion": "lift"}, "invalid-parameter", "notion", "rldp, ldp, lip, alip, distp"),
+        ({**LIP, "notion": "lift"}, "invalid-parameter", "notion", "rldp, distp, ldp, lip, alip"),
         ({**LIP, "notion": 3}, "invalid-parameter", "notion", "must be one of"),
-        ({**LIP, "method": "srr"}, "invalid-parameter", "method", "(notion lip)"),
+        ({**LIP, "method": "srr"}, "invalid-parameter", "method", "does not design for notion 'lip'"),
         ({**LIP, "latent": "yes"}, "invalid-parameter", "latent", "true or false"),
-        ({**LIP, "method": "cr", "latent": True}, "invalid-parameter", "latent", "S cannot be latent"),
+        (
+            {**LIP, "method": "cr", "latent": True},
+            "invalid-parameter",
+            "latent",
+            "needs the sensitive attribute as an input",
+        ),
         ({**LIP, "epsilon_lower": 0.5}, "invalid-parameter", "epsilon_lower", "alip only"),
-        ({**LIP, "epsilon": 0.0}, "invalid-parameter", "parameters", "epsilon must be"),
+        ({**LIP, "epsilon": 0.0}, "invalid-parameter", "epsilon", "epsilon must be"),
         ({k: v for k, v in LIP.items() if k != "epsilon"}, "missing-field", "epsilon", "'epsilon'"),
         ({**LIP, "notion": "alip", "epsilon_lower": 0.5}, "missing-field", "epsilon_upper", "epsilon_upper"),
         (
@@ -140,7 +146,7 @@ def test_bad_notion_parameters_are_typed_problems_naming_the_field(http, request
 def test_the_openapi_description_documents_the_notion_fields():
     request = build_openapi()["components"]["schemas"]["DesignRequest"]
     props = request["properties"]
-    assert props["notion"]["enum"] == ["rldp", "ldp", "lip", "alip", "distp"] and props["latent"]["type"] == "boolean"
+    assert props["notion"]["enum"] == list(DESIGN_NOTIONS) and props["latent"]["type"] == "boolean"
     assert props["target"]["oneOf"][0]["enum"] == ["best", "barycenter", "marginal", "uniform"]
     assert props["cost"]["oneOf"][0]["enum"] == ["absolute", "hamming"] and props["delta"]["minimum"] == 0
     assert {"epsilon_lower", "epsilon_upper"} <= set(props) and "epsilon" not in request["required"]

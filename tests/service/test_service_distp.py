@@ -61,7 +61,7 @@ def test_publish_verify_privatise_submit_estimate(live_server, coupling):
     doc, alphabet, users = coupling
     assert live_server.publish(doc).status_code in (200, 201)
 
-    client = Client(live_server.url, token=READ_TOKEN, rng=np.random.default_rng(7))
+    client = Client(live_server.url, token=READ_TOKEN, rng=np.random.default_rng(7), state_path=None)
     mech = client.mechanism(doc["id"])  # downloads, checks the id, re-runs the distp audit
     assert mech.notion == "distp" and mech.audit.passed
     assert mech.audit.extra["delta"] <= DELTA + 1e-9 and mech.audit.extra["delta_at_p_hat"] <= 1e-12

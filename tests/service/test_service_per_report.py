@@ -200,4 +200,4 @@ def test_the_cli_builds_a_layered_document(tmp_path):
     assert run_cli("audit", out).returncode == 0
     refused = run_cli(*args, "--per-report-epsilon", "1")
     assert refused.returncode == 2
-    assert_one_line_error(refused, "--per-report-epsilon must be below --epsilon (1)")
+    assert_one_line_error(refused, "--per-report-epsilon must be below --epsilon = 1")

@@ -45,11 +45,11 @@ def test_a_store_of_schema_2_gains_the_received_index_when_opened(backend, datab
     assert "rldp_batches_received" not in indexes(old)
     old.close()
 
-    store = open_storage(url)  # migrates 2 → 3
+    store = open_storage(url)  # migrates 2 → 3 → 4
     try:
-        assert SCHEMA_VERSION == "3"
+        assert SCHEMA_VERSION == "4"
         with store.write_transaction() as conn:
-            assert conn.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()[0] == "3"
+            assert conn.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()[0] == "4"
         assert "rldp_batches_received" in indexes(store)
         assert received_since(store, now - 86400) == {MID: 4}  # only the recent batch
         assert store.batch_ids(MID) == {"old", "new"}

@@ -49,7 +49,7 @@ def test_estimate_error_within_predicted_variance(live_server):
     users = Table.from_columns({"sex": test.column("sex")[rows], "race": test.column("race")[rows]})
     truth = alpha.empirical_distribution(users).reshape(-1)
 
-    client = Client(live_server.url, token=READ_TOKEN, rng=np.random.default_rng(99))
+    client = Client(live_server.url, token=READ_TOKEN, rng=np.random.default_rng(99), state_path=None)
     receipt = client.submit(doc["id"], users, batch_size=10_000)
     assert (receipt.accepted, receipt.batches, receipt.duplicates) == (N_USERS, 20, 0)
     est = client.estimate(doc["id"])

@@ -348,7 +348,7 @@ def test_a_store_of_schema_1_is_migrated_when_opened(backend, databases):
 
     store = open_storage(url)  # migrates
     try:
-        assert SCHEMA_VERSION == "3" and schema_version(store) == "3"
+        assert SCHEMA_VERSION == "4" and schema_version(store) == "4"
         for window in (None, ""):
             np.testing.assert_array_equal(store.counts(MID, 6, window=window), [1, 2, 0, 0, 0, 3])
             np.testing.assert_array_equal(store.recount(MID, 6, window=window), [1, 2, 0, 0, 0, 3])

@@ -362,8 +362,8 @@ def test_other_notions_keep_their_audit_dict() -> None:
 @pytest.mark.parametrize(
     ("claim", "message"),
     [
-        ({**privacy(1.0), "delta": -0.1}, r"privacy.delta must be a number in \[0, 1\), got -0.1"),
-        ({**privacy(1.0), "delta": 1.0}, r"privacy.delta must be a number in \[0, 1\), got 1.0"),
+        ({**privacy(1.0), "delta": -0.1}, r"privacy.delta must be a number in \[0, 1\); got -0.1"),
+        ({**privacy(1.0), "delta": 1.0}, r"privacy.delta must be a number in \[0, 1\); got 1.0"),
         ({**privacy(1.0), "delta": "0.1"}, "privacy.delta must be a number, got '0.1'"),
         ({**privacy(1.0), "delta": True}, "privacy.delta must be a number, got True"),
         ({**privacy(1.0), "detla": 0.1}, "privacy has unknown field 'detla' for notion 'distp'; its fields are"),
@@ -371,7 +371,7 @@ def test_other_notions_keep_their_audit_dict() -> None:
             {"notion": "distp", "epsilon": 1.0, "delta": 0.1},
             r"privacy.uncertainty \(an object\) is required for notion 'distp'",
         ),
-        ({**privacy(1.0), "epsilon": -0.5}, "privacy.epsilon must be a finite number ≥ 0 for notion 'distp', got -0.5"),
+        ({**privacy(1.0), "epsilon": -0.5}, r"privacy.epsilon must be a finite number ≥ 0 \(nats\); got -0.5"),
         ({**privacy(1.0), "uncertainty": {"order": 2.0}}, "missing required field 'radius'"),
         (
             {"notion": "rldp", "epsilon": 1.0, "delta": 0.1, "uncertainty": {"order": 2.0, "radius": 0.1}},

@@ -29,12 +29,13 @@ import numpy as np
 from rldp.shared.audit.base import joint_matrix, log_ratios
 from rldp.shared.audit.rldp import rldp_epsilon
 from rldp.shared.audit.secret import robust_lip_epsilons
+from rldp.shared.notions import FUNNEL_NOTIONS as _FUNNEL_NOTIONS
 from rldp.shared.uncertainty import UncertaintySet
 
 __all__ = ["FUNNEL_NOTIONS", "Claim", "input_joint", "lift_table", "symbol_lifts", "subset_lifts"]
 
-#: The notions the funnel/lift designers claim.
-FUNNEL_NOTIONS = ("ldp", "lip", "alip")
+#: The notions the funnel/lift designers claim (the notion table's funnel rows).
+FUNNEL_NOTIONS = _FUNNEL_NOTIONS
 
 
 def input_joint(p_hat: np.ndarray, latent: bool) -> np.ndarray:

@@ -44,7 +44,7 @@ def claim_for(uncertainty: UncertaintySet, options: DesignOptions) -> Claim:
     if options.notion == "alip":
         low, up = float(options.epsilon_lower or 0.0), float(options.epsilon_upper or 0.0)
     else:
-        low = up = float(options.epsilon)
+        low = up = options.level
     return Claim(options.notion, low, up, uncertainty, bool(options.latent))
 
 

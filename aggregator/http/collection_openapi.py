@@ -1,0 +1,203 @@
+"""The collections' part of the OpenAPI document: their paths and body schemas (merged by :mod:`.openapi`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rldp.aggregator.services import COLLECTION_NAME, ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
+
+from .schemas import HEX64
+
+__all__ = ["COLLECTION_SCHEMAS", "collection_paths"]
+
+_NAME = f"^{COLLECTION_NAME.pattern}$"
+_TIME = {"type": ["string", "null"], "format": "date-time"}
+
+#: The schemas of the collections' bodies (``components.schemas``).
+COLLECTION_SCHEMAS: dict[str, Any] = {
+    "ClaimPolicy": {
+        "type": "object",
+        "description": "The largest claim a collection's mechanisms may make: the notion and its parameters "
+        "(epsilon; distp: epsilon and delta; alip: epsilon_lower and epsilon_upper).",
+        "required": ["notion"],
+        "properties": {
+            "notion": {"type": "string"},
+            "epsilon": {"type": "number"},
+            "delta": {"type": "number"},
+            "epsilon_lower": {"type": "number"},
+            "epsilon_upper": {"type": "number"},
+        },
+    },
+    "CollectionCreate": {
+        "type": "object",
+        "required": ["name", "policy", "mechanism"],
+        "properties": {
+            "name": {"type": "string", "pattern": _NAME},
+            "description": {"type": "string", "maxLength": 1000},
+            "policy": {"$ref": "#/components/schemas/ClaimPolicy"},
+            "window": {"type": ["string", "null"], "description": "must be the mechanism's window (default: it)"},
+            "mechanism": {"type": "string", "pattern": HEX64, "description": "the first (current) mechanism"},
+        },
+    },
+    "CollectionRotate": {
+        "type": "object",
+        "required": ["mechanism"],
+        "properties": {"mechanism": {"type": "string", "pattern": HEX64}},
+    },
+    "Collection": {
+        "type": "object",
+        "required": ["name", "policy", "status", "current", "mechanisms"],
+        "properties": {
+            "name": {"type": "string"},
+            "description": {"type": "string"},
+            "policy": {"$ref": "#/components/schemas/ClaimPolicy"},
+            "window": {"type": ["string", "null"]},
+            "status": {"type": "string", "enum": ["active", "retired"]},
+            "created": _TIME,
+            "retired": _TIME,
+            "current": {"type": "string", "pattern": HEX64, "description": "the id of the current mechanism"},
+            "mechanisms": {
+                "type": "array",
+                "description": "every mechanism, oldest first; exactly one is current",
+                "items": {
+                    "type": "object",
+                    "required": ["mechanism", "since", "current"],
+                    "properties": {
+                        "mechanism": {"type": "string", "pattern": HEX64},
+                        "since": _TIME,
+                        "until": _TIME,
+                        "current": {"type": "boolean"},
+                    },
+                },
+            },
+        },
+    },
+    "CollectionList": {
+        "type": "object",
+        "required": ["collections"],
+        "properties": {"collections": {"type": "array", "items": {"$ref": "#/components/schemas/Collection"}}},
+    },
+    "CollectionEstimate": {
+        "type": "object",
+        "description": "Estimate of P_X from the reports of every mechanism of the collection in one likelihood "
+        "(the Estimate's fields without mechanism), plus each mechanism's reports.",
+        "required": ["collection", "n", "joint", "ci95", "method", "identifiable", "mechanisms"],
+        "properties": {
+            "collection": {"type": "string"},
+            "n": {"type": "integer"},
+            "joint": {"type": "array", "items": {"type": "array", "items": {"type": ["number", "null"]}}},
+            "ci95": {"type": "object"},
+            "method": {"type": "string", "enum": ["em", "inverse"]},
+            "identifiable": {"type": "boolean"},
+            "window": {"type": ["string", "null"]},
+            "mechanisms": {"type": "array", "items": {"type": "object"}},
+        },
+        "additionalProperties": True,
+    },
+}
+
+
+def collection_paths(
+    responses: Callable[..., dict[str, Any]],
+    json_answer: Callable[..., dict[str, Any]],
+    body: Callable[..., dict[str, Any]],
+    problem: Callable[[str], dict[str, Any]],
+    admin: list[dict[str, list[str]]],
+) -> dict[str, Any]:
+    """The /v1/collections paths, built with :mod:`.openapi`'s helpers (passed in: no import cycle)."""
+    unauthorized = problem("unauthorized: missing or invalid bearer token")
+    name = {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}, "description": "collection"}
+    location = {"Location": {"schema": {"type": "string"}}}
+    joins = "unknown-mechanism (404), mechanism-retired (409), claim-policy-violated / rotation-refused (422)"
+    return {
+        "/v1/collections": {
+            "get": {
+                "summary": "List collections",
+                "operationId": "listCollections",
+                "responses": responses(_200=json_answer("CollectionList", "every collection, oldest first")),
+            },
+            "post": {
+                "summary": "Create a collection (admin)",
+                "operationId": "createCollection",
+                "description": "A stable name an app subscribes to: a claim policy, a window and a first mechanism, "
+                "which must be active, in no collection and satisfy the policy (" + joins + "). 201 the first "
+                "time, 200 when the same collection exists, 409 collection-exists when one with other settings does.",
+                "security": admin,
+                "requestBody": body("CollectionCreate"),
+                "responses": responses(
+                    _200=json_answer("Collection", "already exists (unchanged)"),
+                    _201=json_answer("Collection", "created", location),
+                    _401=unauthorized,
+                    _404=problem("unknown-mechanism"),
+                    _409=problem("collection-exists / mechanism-retired"),
+                    _422=problem(
+                        "missing-field / wrong-type / invalid-parameter / claim-policy-violated / rotation-refused"
+                    ),
+                    body=True,
+                ),
+            },
+        },
+        "/v1/collections/{name}": {
+            "get": {
+                "summary": "A collection: its current mechanism and the history",
+                "operationId": "getCollection",
+                "parameters": [name],
+                "responses": responses(
+                    _200=json_answer("Collection", "the collection"), _404=problem("unknown-collection")
+                ),
+            }
+        },
+        "/v1/collections/{name}/rotate": {
+            "post": {
+                "summary": "Make another published mechanism the collection's current one (admin)",
+                "operationId": "rotateCollection",
+                "description": "The mechanism must be active, over the same X and window, new to every collection and "
+                "satisfy the claim policy (" + joins + "). Clients following the collection draw afresh under it.",
+                "security": admin,
+                "parameters": [name],
+                "requestBody": body("CollectionRotate"),
+                "responses": responses(
+                    _200=json_answer("Collection", "rotated"),
+                    _401=unauthorized,
+                    _404=problem("unknown-collection / unknown-mechanism"),
+                    _409=problem("collection-retired / collection-conflict / mechanism-retired"),
+                    _422=problem("missing-field / wrong-type / claim-policy-violated / rotation-refused"),
+                    body=True,
+                ),
+            }
+        },
+        "/v1/collections/{name}/retire": {
+            "post": {
+                "summary": "Retire a collection (admin; idempotent)",
+                "operationId": "retireCollection",
+                "security": admin,
+                "parameters": [name],
+                "responses": responses(
+                    _200=json_answer("Collection", "retired"), _401=unauthorized, _404=problem("unknown-collection")
+                ),
+            }
+        },
+        "/v1/collections/{name}/estimate": {
+            "get": {
+                "summary": "Estimate P(S, U) from every mechanism's reports in one likelihood (admin or read token)",
+                "operationId": "estimateCollection",
+                "security": [{"bearerAuth": []}],
+                "parameters": [
+                    name,
+                    {"name": "method", "in": "query", "schema": {"type": "string", "enum": list(ESTIMATE_METHODS)}},
+                    {"name": "interval", "in": "query", "schema": {"type": "string", "enum": list(ESTIMATE_INTERVALS)}},
+                    {"name": "prior", "in": "query", "schema": {"type": "string", "enum": list(ESTIMATE_PRIORS)}},
+                    {"name": "prior_weight", "in": "query", "schema": {"type": "number", "minimum": 0}},
+                    {"name": "window", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": responses(
+                    _200=json_answer("CollectionEstimate", "the estimate with 95 % intervals"),
+                    _401=unauthorized,
+                    _404=problem("unknown-collection"),
+                    _409=problem("no-reports"),
+                    _422=problem("invalid-parameter"),
+                ),
+            }
+        },
+    }

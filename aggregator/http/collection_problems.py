@@ -1,0 +1,59 @@
+"""The problem types of the collections' refusals (kept here: :mod:`.problems` lists them with the others)."""
+
+from __future__ import annotations
+
+from rldp.aggregator.services import (
+    ClaimPolicyViolated,
+    CollectionConflict,
+    CollectionExists,
+    CollectionRetired,
+    RotationRefused,
+    UnknownCollection,
+)
+
+__all__ = ["COLLECTION_PROBLEMS", "COLLECTION_REASONS"]
+
+#: (reason, status, title, description) of each collection refusal.
+COLLECTION_PROBLEMS = [
+    ("unknown-collection", 404, "Unknown collection", "No collection with this name exists here."),
+    (
+        "collection-exists",
+        409,
+        "Collection exists",
+        "A collection with this name exists with other settings (creating the same collection again is accepted).",
+    ),
+    (
+        "collection-retired",
+        409,
+        "Collection retired",
+        "The collection was retired: it cannot rotate; its history and estimates stay available.",
+    ),
+    (
+        "collection-conflict",
+        409,
+        "Collection changed meanwhile",
+        "Another request rotated or retired the collection while this one was checked; look at it again.",
+    ),
+    (
+        "claim-policy-violated",
+        422,
+        "Mechanism does not satisfy the claim policy",
+        "The mechanism's privacy claim (notion and parameters) exceeds the collection's claim policy.",
+    ),
+    (
+        "rotation-refused",
+        422,
+        "Mechanism cannot join the collection",
+        "The mechanism is over another X or window than the collection, or already belongs to a collection.",
+    ),
+]
+
+#: The problem reason of each collection refusal type.
+COLLECTION_REASONS: dict[type[BaseException], str] = {
+    UnknownCollection: "unknown-collection",
+    CollectionExists: "collection-exists",
+    CollectionRetired: "collection-retired",
+    CollectionConflict: "collection-conflict",
+    ClaimPolicyViolated: "claim-policy-violated",
+    RotationRefused: "rotation-refused",
+}

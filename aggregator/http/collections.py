@@ -1,0 +1,82 @@
+"""/v1/collections: create, rotate, retire (admin); list and look up (public: apps follow them); estimate
+(admin or read token). The operations are :class:`rldp.aggregator.services.Collections`'."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from flask import Blueprint, Response, request
+
+from rldp.aggregator.services import CollectionRecord
+
+from .auth import authorize
+from .bodies import body_kind, decode, read_body
+from .responses import current_service, iso, respond
+
+__all__ = ["blueprint", "collection_json"]
+
+blueprint = Blueprint("collections", __name__)
+
+
+def collection_json(record: CollectionRecord) -> dict[str, Any]:
+    """A collection as the API shows it (the Collection schema): its current mechanism and the history, oldest first."""
+    return {
+        "name": record.name,
+        "description": record.description,
+        "policy": record.policy,
+        "window": record.window,
+        "status": record.status,
+        "created": iso(record.created),
+        "retired": iso(record.retired),
+        "current": record.current,
+        "mechanisms": [
+            {"mechanism": e.mechanism, "since": iso(e.since), "until": iso(e.until), "current": e.until is None}
+            for e in record.mechanisms
+        ],
+    }
+
+
+def _body() -> Any:
+    service = current_service()
+    return decode(read_body(service.config["MAX_BODY_BYTES"]), body_kind())
+
+
+@blueprint.post("/v1/collections")
+def create() -> Response:
+    service = current_service()
+    authorize(service.config)
+    record, created = service.collections.create(_body())
+    location = {"Location": f"/v1/collections/{quote(record.name, safe='')}"}
+    return respond(collection_json(record), 201 if created else 200, location)
+
+
+@blueprint.get("/v1/collections")
+def list_collections() -> Response:
+    return respond({"collections": [collection_json(r) for r in current_service().collections.list()]})
+
+
+@blueprint.get("/v1/collections/<name>")
+def get_collection(name: str) -> Response:
+    return respond(collection_json(current_service().collections.get(name)))
+
+
+@blueprint.post("/v1/collections/<name>/rotate")
+def rotate(name: str) -> Response:
+    service = current_service()
+    authorize(service.config)
+    return respond(collection_json(service.collections.rotate(name, _body())))
+
+
+@blueprint.post("/v1/collections/<name>/retire")
+def retire(name: str) -> Response:
+    service = current_service()
+    authorize(service.config)
+    return respond(collection_json(service.collections.retire(name)))
+
+
+@blueprint.get("/v1/collections/<name>/estimate")
+def estimate(name: str) -> Response:
+    service = current_service()
+    authorize(service.config, read=True)
+    return respond(service.collections.estimate(name, request.args))

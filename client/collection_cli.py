@@ -1,0 +1,170 @@
+"""The operator's collection commands: ``rldp collections`` and ``rldp collection create|show|rotate|retire|estimate``.
+
+    rldp collection create app-usage --mechanism d62785a1 --notion rldp --epsilon 1 --description "daily use"
+    rldp collections                          # name, status, policy, window, current mechanism
+    rldp collection rotate app-usage 3f2a9c   # a new published mechanism becomes current
+    rldp collection estimate app-usage        # P_X from every mechanism's reports, one likelihood
+    rldp collection retire app-usage
+
+Like :mod:`.operator_cli`: one SDK call each, the admin token from RLDP_ADMIN_TOKEN, ids as
+unique prefixes, a table for people and ``--json`` for programs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rldp.shared.arguments import positive_float
+
+from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
+
+__all__ = ["add_parsers"]
+
+SHORT = 12
+
+
+def _policy(policy: dict[str, Any]) -> str:
+    """A claim policy in one cell: ``rldp ε ≤ 1``, ``distp ε ≤ 1 δ ≤ 0.001``."""
+    names = {"epsilon": "ε", "delta": "δ", "epsilon_lower": "ε_l", "epsilon_upper": "ε_u"}
+    return " ".join(
+        [str(policy.get("notion", "?"))] + [f"{names[k]} ≤ {short_number(v)}" for k, v in policy.items() if k in names]
+    )
+
+
+def _show(c: dict[str, Any]) -> None:
+    print(f"collection {c['name']} ({c['status']}){': ' + c['description'] if c.get('description') else ''}")
+    print(f"  policy {_policy(c['policy'])}; window {c.get('window') or 'none'}; current {c['current']}")
+    for e in c["mechanisms"]:
+        until = "now (current)" if e["current"] else f"{utc_minute(e.get('until'))} UTC"
+        print(f"  {e['mechanism'][:SHORT]}  from {utc_minute(e.get('since'))} UTC to {until}")
+
+
+def cmd_collections(args: argparse.Namespace) -> int:
+    """``rldp collections``: every collection, oldest first."""
+    from .operator_cli import _client
+
+    with _client(args) as client:
+        collections = client.collections()
+        url = client.url
+    if args.json:
+        print_json({"collections": collections})
+        return 0
+    if not collections:
+        print(f"no collections on {url}")
+        return 0
+    header = ("NAME", "STATUS", "POLICY", "WINDOW", "CURRENT", "MECHANISMS", "CREATED (UTC)")
+    rows = [
+        (
+            c["name"],
+            c["status"],
+            _policy(c["policy"]),
+            c.get("window") or "-",
+            c["current"][:SHORT],
+            str(len(c["mechanisms"])),
+            utc_minute(c.get("created")),
+        )
+        for c in collections
+    ]
+    print(render_table(header, rows, right=frozenset({5})))
+    return 0
+
+
+def cmd_collection(args: argparse.Namespace) -> int:
+    """``rldp collection ACTION NAME …``."""
+    from .operator_cli import _client, _mechanism_id
+
+    with _client(args, auth=args.action != "show", read=args.action == "estimate") as client:
+        if args.action == "create":
+            policy: dict[str, Any] = {"notion": args.notion}
+            for key in ("epsilon", "delta", "epsilon_lower", "epsilon_upper"):
+                if getattr(args, key) is not None:
+                    policy[key] = getattr(args, key)
+            mechanism = _mechanism_id(client, args.mechanism)
+            answer = client.create_collection(
+                args.name, mechanism, policy, description=args.description, window=args.window
+            )
+        elif args.action == "rotate":
+            answer = client.rotate_collection(args.name, _mechanism_id(client, args.mechanism))
+        elif args.action == "retire":
+            answer = client.retire_collection(args.name)
+        elif args.action == "estimate":
+            answer = client.estimate_collection(args.name, window=args.window)
+        else:
+            answer = client.collection(args.name).info()
+    if args.json:
+        print_json(answer)
+    elif args.action == "estimate":
+        parts = ", ".join(f"{m['mechanism'][:SHORT]}: {m['reports']:,}" for m in answer["mechanisms"])
+        print(
+            f"collection {answer['collection']}: {answer['n']:,} reports over {len(answer['mechanisms'])} mechanisms ({parts})"
+        )
+        table = [
+            (s, u, *("-" if v is None else f"{float(v):.4f}" for v in values))
+            for s, u, *values in estimate_rows(answer)
+        ]
+        print(render_table(("S", "U", "P_X", "95% LOW", "95% HIGH"), table, right=frozenset({2, 3, 4})))
+    else:
+        verbs = {
+            "create": "created" if answer.get("created", True) else "already exists (unchanged):",
+            "rotate": "rotated",
+        }
+        if args.action in verbs or args.action == "retire":
+            print(verbs.get(args.action, "retired"), answer["name"])
+        _show(answer)
+    return 0
+
+
+def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: list[Any], admin: str) -> None:
+    """Register ``collections`` and ``collection``."""
+    p = subparsers.add_parser(
+        "collections",
+        parents=common,
+        help="list the server's collections",
+        description="The collections, oldest first: name, status, claim policy, window, current mechanism.",
+    )
+    p.set_defaults(func=cmd_collections)
+    p = subparsers.add_parser(
+        "collection",
+        help="create, show, rotate, retire or estimate a collection",
+        description="A collection is a stable name apps follow (Client(url).collection(NAME), rldp privatize "
+        "--collection NAME) whose mechanism the operator rotates.",
+    )
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    a = actions.add_parser(
+        "create",
+        parents=common,
+        help="create a collection",
+        description="Create a "
+        "collection whose first mechanism is ID, with a claim policy every later mechanism must satisfy." + admin,
+    )
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("--mechanism", metavar="ID", required=True, help="the first mechanism (id or unique prefix)")
+    a.add_argument("--notion", required=True, help="the policy's privacy notion (rldp, ldp, distp, …)")
+    a.add_argument("--epsilon", type=positive_float("epsilon"), help="the largest epsilon a mechanism may claim")
+    a.add_argument("--delta", type=float, help="distp: the largest delta")
+    a.add_argument("--epsilon-lower", type=positive_float("epsilon lower"), help="alip: the largest epsilon_lower")
+    a.add_argument("--epsilon-upper", type=positive_float("epsilon upper"), help="alip: the largest epsilon_upper")
+    a.add_argument("--window", help="the mechanism's window (default: whatever it has)")
+    a.add_argument("--description", default="", help="what the collection measures")
+    for action, text in (("show", "show a collection and its history"), ("retire", "retire a collection")):
+        a = actions.add_parser(action, parents=common, help=text, description=text)
+        a.add_argument("name", metavar="NAME")
+    a = actions.add_parser(
+        "rotate",
+        parents=common,
+        help="make another mechanism current",
+        description="Make the published mechanism ID the collection's current one." + admin,
+    )
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    a = actions.add_parser(
+        "estimate",
+        parents=common,
+        help="estimate P(S, U) from every mechanism's reports",
+        description="One likelihood over the reports of every mechanism of the collection.",
+    )
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("--window", metavar="LABEL", default=None, help="only this collection window")
+    for parser in actions.choices.values():
+        parser.set_defaults(func=cmd_collection)

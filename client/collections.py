@@ -1,0 +1,70 @@
+"""Following a collection: ``Client(url).collection("app-usage")`` reports under its current mechanism.
+
+A collection (GET /v1/collections/{name}) is a stable name whose mechanism the operator can
+rotate. :class:`Collection` looks it up on each :meth:`~Collection.submit` (one small GET) and
+uses its current mechanism through the :class:`~rldp.client.Client`: the document is downloaded
+and verified once per mechanism (content id, the client's :class:`~rldp.client.VerificationPolicy`,
+the privacy audit) exactly as for a mechanism id, and draws are memoised per mechanism in the
+client's state file. A rotation therefore means a fresh draw of every record, charged to its
+owner's :class:`~rldp.client.PrivacyBudget` like any new draw: the client never spends beyond
+the budget across rotations — the submit that would is refused with
+:class:`~rldp.client.PrivacyBudgetExceeded` and sends nothing. When the service cannot be reached
+the last mechanism seen is used (its batches go to the offline queue, if any).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import numpy as np
+
+from .errors import CollectionRetired, ServiceUnavailable
+from .mechanism import Mechanism
+from .receipt import Receipt
+from .sampling import RandomSource
+from .transport import json_object
+
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["Collection"]
+
+
+class Collection:
+    """A collection followed through a :class:`~rldp.client.Client` (see the module docstring)."""
+
+    def __init__(self, client: Client, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a collection name must be a non-empty string; got {name!r}")
+        self.client = client
+        self.name = name
+        self.last: dict[str, Any] | None = None  # the collection as last seen
+
+    def info(self) -> dict[str, Any]:
+        """The collection now (GET /v1/collections/{name}): ``current``, ``mechanisms`` (the history), ``policy``, …;
+        :class:`~rldp.client.ProblemError` 404 unknown-collection for an unknown name."""
+        self.last = json_object(self.client._http.request("GET", f"/v1/collections/{quote(self.name, safe='')}"))
+        return self.last
+
+    def current(self) -> Mechanism:
+        """The current mechanism, verified (cached per mechanism id); the last one seen when the service
+        cannot be reached; :class:`CollectionRetired` once the collection is retired."""
+        try:
+            info = self.info()
+        except ServiceUnavailable:
+            if self.last is None:
+                raise
+            info = self.last
+        if info.get("status") != "active":
+            raise CollectionRetired(f"collection {self.name!r} was retired; it takes no more reports")
+        return self.client.mechanism(str(info["current"]))
+
+    def privatize(self, records: Any, *, owners: Any = None, rng: RandomSource | None = None) -> tuple[str, np.ndarray]:
+        """(current mechanism id, one output per record) under the current mechanism; nothing is sent."""
+        mech = self.current()
+        return mech.id, self.client.privatize(mech.id, records, owners=owners, rng=rng)
+
+    def submit(self, records: Any, *, owners: Any = None, rng: RandomSource | None = None, **kwargs: Any) -> Receipt:
+        """Privatise and upload ``records`` under the current mechanism (:meth:`rldp.client.Client.submit`)."""
+        return self.client.submit(self.current().id, records, owners=owners, rng=rng, **kwargs)

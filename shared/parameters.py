@@ -1,0 +1,142 @@
+"""One validator per kind of repeated parameter: ε, δ, β, the radius, the Rényi order, counts, texts.
+
+Every boundary (the design request, the service's JSON, the CLI's flags, a document's privacy block,
+the client's policy) checks these parameters through the functions here, so each rule and its message
+exist once. A validator returns the value as a Python number and raises ``error(message,
+parameter=name)`` — the boundary's own error type (:class:`ParameterError` by default; the design
+request passes its DesignError kind, the service its problem type) — with a message that names the
+parameter, its range and what was given.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from .errors import ParameterError
+
+__all__ = [
+    "ErrorFactory",
+    "check_number",
+    "check_epsilon",
+    "check_delta",
+    "check_beta",
+    "check_radius",
+    "check_order",
+    "check_count",
+    "check_text",
+    "describe",
+    "DEFAULT_MAX_BETA",
+]
+
+#: The largest significance level β a service publishes and a client accepts by default: β → 1 shrinks
+#: the confidence set F to a point, so β is part of the trust check. 0.05 is rldp design's default and
+#: covers the confidence set of every shipped design.
+DEFAULT_MAX_BETA = 0.05
+
+
+class ErrorFactory(Protocol):
+    def __call__(self, message: str, *, parameter: str) -> Exception: ...
+
+
+def describe(value: Any) -> str:
+    """A short description of a given value for an error message (its repr, cut to 60 characters)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.integer, np.floating))
+
+
+def check_number(
+    value: Any,
+    name: str,
+    *,
+    accept: Callable[[float], bool] = math.isfinite,
+    expected: str = "a finite number",
+    error: ErrorFactory = ParameterError,
+) -> float:
+    """``value`` as a float, if it is a number (not a bool) that ``accept`` takes; else ``error``."""
+    if not _is_number(value) or math.isnan(float(value)) or not accept(float(value)):
+        raise error(f"{name} must be {expected}; got {describe(value)}", parameter=name)
+    return float(value)
+
+
+def check_epsilon(
+    value: Any, name: str = "epsilon", *, zero: bool = False, error: ErrorFactory = ParameterError
+) -> float:
+    """A privacy level ε in nats: finite and > 0 (≥ 0 with ``zero``: (0, δ)-DistP is a claim [KM19, Def 3])."""
+    if zero:
+        return check_number(
+            value,
+            name,
+            accept=lambda v: math.isfinite(v) and v >= 0,
+            expected="a finite number ≥ 0 (nats)",
+            error=error,
+        )
+    return check_number(
+        value, name, accept=lambda v: math.isfinite(v) and v > 0, expected="a finite number > 0 (nats)", error=error
+    )
+
+
+def check_delta(value: Any, name: str = "delta", *, error: ErrorFactory = ParameterError) -> float:
+    """δ of an (ε, δ) claim: a number in [0, 1)."""
+    return check_number(value, name, accept=lambda v: 0 <= v < 1, expected="a number in [0, 1)", error=error)
+
+
+def check_beta(
+    value: Any, name: str = "beta", *, ceiling: float | None = None, error: ErrorFactory = ParameterError
+) -> float:
+    """β, the significance level of a confidence set: in (0, 1), and ≤ ``ceiling`` where one is set (a
+    larger β is a smaller set: β → 1 shrinks F to a point, so a trust check bounds it from above)."""
+    beta = check_number(value, name, accept=lambda v: 0 < v < 1, expected="a significance level in (0, 1)", error=error)
+    if ceiling is not None and beta > ceiling:
+        raise error(
+            f"{name} must be at most {ceiling:g} (a larger significance level makes the confidence set smaller "
+            f"than this service accepts); got {describe(value)}",
+            parameter=name,
+        )
+    return beta
+
+
+def check_radius(value: Any, name: str = "radius", *, error: ErrorFactory = ParameterError) -> float:
+    """B, the radius of the Rényi ball in nats: ≥ 0, inf for no knowledge of P (F = every distribution)."""
+    return check_number(
+        value,
+        name,
+        accept=lambda v: v >= 0,
+        expected="a number ≥ 0 (nats; inf for no knowledge of the distribution)",
+        error=error,
+    )
+
+
+def check_order(value: Any, name: str = "order", *, error: ErrorFactory = ParameterError) -> float:
+    """α, the Rényi order of the uncertainty set: finite and > 0."""
+    return check_number(
+        value, name, accept=lambda v: math.isfinite(v) and v > 0, expected="a finite number > 0 (Rényi α)", error=error
+    )
+
+
+def check_count(value: Any, name: str, *, lowest: int = 1, error: ErrorFactory = ParameterError) -> int:
+    """A whole number ≥ ``lowest`` (records, samples); integral floats such as 32561.0 are taken."""
+    if not _is_number(value) or not math.isfinite(float(value)) or int(value) != value or value < lowest:
+        raise error(f"{name} must be an integer ≥ {lowest}; got {describe(value)}", parameter=name)
+    return int(value)
+
+
+def check_text(value: Any, name: str, *, error: ErrorFactory = ParameterError) -> str:
+    """A non-blank text that UTF-8 can encode (a lone surrogate from an escaped JSON string cannot be
+    stored, logged or shown, so it is refused here rather than failing later)."""
+    if not isinstance(value, str) or not value.strip():
+        raise error(f"{name} must be a non-empty text; got {describe(value)}", parameter=name)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise error(
+            f"{name} is not valid text: {exc.reason} at character {exc.start}; send UTF-8 text", parameter=name
+        ) from None
+    return value

@@ -1,0 +1,243 @@
+"""P̂ and its confidence set F from a private pilot: no public data needed.
+
+A collection without public data starts with a *pilot* mechanism that is private for every
+distribution (its RLDP claim is over F = all distributions, radius ∞), run by n₁ users. From the
+pilot's report counts this module computes a confidence set F = {P : D_α(P₀‖P) ≤ B} that holds
+the true P with probability ≥ 1 − β *given the pilot's privatisation noise*, and the design of
+the next mechanism is made over it (docs/design.md, "P̂ from a private pilot").
+
+The construction (``empirical-bernstein-box/v1``):
+
+1. **An unbiased linear estimate.** With Q the pilot's |Y| × |X| matrix of full column rank and
+   A = Q⁺ its pseudo-inverse (A·Q = I), P̂ = A·q̂ with q̂ the empirical output frequencies, so
+   P̂_x is the mean of the n₁ i.i.d. values Z_i = A[x, y_i], each in [min_y A[x, y], max_y A[x, y]]
+   (a range R_x) with E Z = P_x.
+2. **Simultaneous lower bounds.** The empirical Bernstein bound [MP09, Thm 4], applied to each of
+   the K = |X| cells at level δ = β/K (a union bound): with probability ≥ 1 − β, for every x,
+   P_x ≥ ℓ_x = P̂_x − √(2 V_x ln(2/δ) / n₁) − 7 R_x ln(2/δ) / (3 (n₁ − 1)), with V_x the sample
+   variance of the Z_i. Finite-sample, not asymptotic; ℓ_x is clipped at 0 (P_x ≥ 0 anyway).
+3. **The Rényi ball that holds that box.** For any centre P₀ and P ≥ ℓ cell by cell, every order
+   α > 1 has Σ P₀^α P^{1−α} ≤ Σ P₀^α ℓ^{1−α} (1 − α < 0), and the right side over the simplex is
+   smallest at P₀ = ℓ / Σℓ (Lagrange), where it equals (Σℓ)^{1−α}. So D_α(P₀‖P) ≤ B = −log Σ_x ℓ_x
+   for every P in the box, for every α > 1; for α = 1 the same bound follows from
+   log(P₀/P) ≤ log(P₀/ℓ), and for α < 1 from D_α ≤ D_1 (D_α is nondecreasing in α, [vEH14, Thm 3]). The ball
+   is centred at P₀ = ℓ/Σℓ with radius B_box.
+4. **A second ball, for orders α ≤ 2.** D_2(P₀‖P) = log(1 + χ²(P₀‖P)) with χ²(P₀‖P) = Σ (P₀ − P)²/P,
+   and each term is convex in P_x, so over the box it is at most g_x = max((P₀−ℓ_x)²/ℓ_x, (P₀−u_x)²/u_x)
+   (u the upper bounds; a cell with ℓ_x = 0 gets P₀_x = 0 and g_x = u_x). With P₀ the estimate kept
+   inside the box (0 where ℓ_x = 0) and normalised, D_2 ≤ B_χ = log(1 + Σ g_x), and D_α ≤ D_2 for
+   α ≤ 2 [vEH14, Thm 3]. This bound shrinks like 1/n₁ (the box bound like 1/√n₁).
+
+The document's ball is whichever of the two has the smaller radius (the χ² one only for α ≤ 2); both
+hold every P of the box, so it contains the true P with probability ≥ 1 − β. B is ∞ when the box
+holds distributions with empty cells where P₀ has mass (too few pilot reports).
+
+The exact audit of the next mechanism is over this ball, so its claim holds for the reporting
+population with probability ≥ 1 − β over the pilot's noise — and, as for public data, only
+while the population stays in F (the drift watch).
+
+numpy and the standard library only (``rldp audit`` and the client recompute it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import DocumentError, ValidationError
+from .parameters import check_beta
+
+__all__ = [
+    "CONSTRUCTION",
+    "PILOT_SOURCE",
+    "PilotSet",
+    "left_inverse",
+    "pilot_confidence_set",
+    "expected_pilot_radius",
+    "pilot_provenance",
+    "validate_pilot_provenance",
+    "pilot_mismatches",
+]
+
+#: The name of the construction above, recorded in the provenance (a changed construction is a new name).
+CONSTRUCTION = "empirical-bernstein-box/v2"
+#: ``provenance.source`` of a document whose P̂ came from a pilot.
+PILOT_SOURCE = "pilot"
+#: The relative tolerance a recomputed centre and radius are compared with (float summation order).
+_RTOL = 1e-9
+
+
+def left_inverse(matrix: Any) -> np.ndarray:
+    """A = Q⁺ (|X| × |Y|) with A·Q = I; ValidationError if Q (|Y| × |X|) is not of full column rank
+    (the pilot could not identify P: no unbiased estimate exists)."""
+    q = np.asarray(matrix, dtype=np.float64)
+    if q.ndim != 2:
+        raise ValidationError(f"the pilot's matrix must be 2-D (|Y| × |X|); got shape {q.shape}")
+    if np.linalg.matrix_rank(q) < q.shape[1]:
+        raise ValidationError(
+            f"the pilot's matrix has rank {np.linalg.matrix_rank(q)} < |X| = {q.shape[1]}: its reports cannot "
+            "identify P (choose a pilot mechanism of full column rank)"
+        )
+    return np.linalg.pinv(q)
+
+
+def _half_widths(a: np.ndarray, q: np.ndarray, n: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """(P̂, half-width w) per cell, [MP09, Thm 4] at δ = β/K for each of the K cells."""
+    k = a.shape[0]
+    log_term = math.log(2 * k / beta)
+    estimate = a @ q
+    second = (a * a) @ q
+    variance = np.maximum(second - estimate * estimate, 0.0) * (n / (n - 1))  # the unbiased sample variance
+    span = a.max(axis=1) - a.min(axis=1)
+    width = np.sqrt(2 * variance * log_term / n) + 7 * span * log_term / (3 * (n - 1))
+    return estimate, width
+
+
+@dataclass(frozen=True)
+class PilotSet:
+    """The confidence set from a pilot (see the module docstring): the ball of centre P₀ and radius B."""
+
+    estimate: np.ndarray  # P̂ = A·q̂, unbiased (cells may be < 0)
+    lower: np.ndarray  # ℓ, simultaneous lower bounds (≥ 0)
+    upper: np.ndarray  # simultaneous upper bounds (≤ 1)
+    center: np.ndarray  # P₀, the ball's centre (the design's public_distribution)
+    radius: float  # B (nats), ∞ when Σℓ = 0
+    n: int
+    beta: float
+
+
+def _balls(estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray, order: float) -> tuple[np.ndarray, float]:
+    """(centre, radius) of the smaller of the two balls of the module docstring that hold the box."""
+    mass = float(lower.sum())
+    box = (lower / mass, max(-math.log(mass), 0.0)) if mass > 0 else (np.full(lower.shape, 1.0 / lower.size), math.inf)
+    if order > 2:
+        return box
+    inside = np.where(lower > 0, np.clip(estimate, lower, upper), 0.0)
+    total = float(inside.sum())
+    if total <= 0:
+        return box
+    center = inside / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at_lower = np.where(lower > 0, (center - lower) ** 2 / np.where(lower > 0, lower, 1.0), upper)
+        at_upper = np.where(upper > 0, (center - upper) ** 2 / np.where(upper > 0, upper, 1.0), 0.0)
+    radius = math.log1p(float(np.maximum(at_lower, at_upper).sum()))
+    return (center, radius) if radius < box[1] else box
+
+
+def pilot_confidence_set(
+    matrix: Any, counts: Any, beta: float, order: float = 2.0, shape: tuple[int, int] | None = None
+) -> PilotSet:
+    """The confidence set from a pilot's report counts (one per output y of ``matrix`` Q, |Y| × |X|), for
+    a Rényi ball of ``order`` α. ``shape`` = (|S|, |U|) reshapes the cells (row-major over S × U)."""
+    beta = check_beta(beta)
+    c = np.asarray(counts, dtype=np.float64)
+    q = np.asarray(matrix, dtype=np.float64)
+    if c.ndim != 1 or c.size != q.shape[0] or np.any(c < 0) or np.any(c != np.rint(c)):
+        raise ValidationError(f"pilot counts must be {q.shape[0]} whole numbers ≥ 0, one per output of the pilot")
+    n = int(c.sum())
+    if n < 2:
+        raise ValidationError(f"a pilot needs at least 2 reports; got {n}")
+    a = left_inverse(q)
+    estimate, width = _half_widths(a, c / n, n, beta)
+    lower = np.clip(estimate - width, 0.0, 1.0)
+    upper = np.clip(estimate + width, 0.0, 1.0)
+    center, radius = _balls(estimate, lower, upper, float(order))
+    if shape is not None:
+        estimate, lower, upper, center = (v.reshape(shape) for v in (estimate, lower, upper, center))
+    return PilotSet(estimate, lower, upper, center, radius, n, beta)
+
+
+def expected_pilot_radius(matrix: Any, distribution: Any, n: int, beta: float, order: float = 2.0) -> float:
+    """The radius B a pilot of ``n`` reports would give if the population were ``distribution`` and the
+    sample variances were their expectations (a planning figure: how to choose a pilot and its size)."""
+    a = left_inverse(matrix)
+    p = np.asarray(distribution, dtype=np.float64).ravel()
+    estimate, width = _half_widths(a, np.asarray(matrix, dtype=np.float64) @ p, n, beta)
+    lower = np.clip(estimate - width, 0.0, 1.0)
+    upper = np.clip(estimate + width, 0.0, 1.0)
+    return _balls(estimate, lower, upper, float(order))[1]
+
+
+def pilot_provenance(
+    *, pilot_id: str, counts: Sequence[int], beta: float, columns: Sequence[str], collection: str | None = None
+) -> dict[str, Any]:
+    """The ``provenance`` of a document designed over a pilot's confidence set (covered by its id)."""
+    counts = [int(c) for c in counts]
+    return validate_pilot_provenance(
+        {
+            "source": PILOT_SOURCE,
+            "construction": CONSTRUCTION,
+            "pilot_mechanism": pilot_id,
+            "collection": collection,
+            "counts": counts,
+            "n": sum(counts),
+            "beta": float(beta),
+            "columns": list(columns),
+        }
+    )
+
+
+def validate_pilot_provenance(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A pilot provenance checked for form (DocumentError naming the field otherwise)."""
+    for key in ("construction", "pilot_mechanism", "counts", "n", "beta", "columns"):
+        if key not in value:
+            raise DocumentError(f"a pilot provenance needs {key!r}")
+    if value["construction"] != CONSTRUCTION:
+        raise DocumentError(
+            f"provenance.construction {value['construction']!r} is not one this version recomputes ({CONSTRUCTION!r})"
+        )
+    if not isinstance(value["pilot_mechanism"], str) or len(value["pilot_mechanism"]) != 64:
+        raise DocumentError("provenance.pilot_mechanism must be the pilot's content id (64 hex characters)")
+    counts = value["counts"]
+    if not isinstance(counts, list) or not counts or not all(type(c) is int and c >= 0 for c in counts):
+        raise DocumentError("provenance.counts must be a non-empty list of whole numbers ≥ 0 (one per pilot output)")
+    if value["n"] != sum(counts):
+        raise DocumentError(f"provenance.n is {value['n']!r} but the pilot counts sum to {sum(counts)}")
+    try:
+        check_beta(value["beta"], "provenance.beta")
+    except ValidationError as exc:
+        raise DocumentError(str(exc)) from None
+    columns = value["columns"]
+    if not isinstance(columns, list) or not columns or not all(isinstance(c, str) and c for c in columns):
+        raise DocumentError("provenance.columns must be a non-empty list of column names")
+    if value.get("collection") is not None and not isinstance(value["collection"], str):
+        raise DocumentError("provenance.collection must be a collection name or null")
+    return dict(value)
+
+
+def pilot_mismatches(doc: Mapping[str, Any], pilot_matrix: Any, pilot_id: str) -> list[tuple[str, Any, Any, str]]:
+    """The document's P̂ and radius against those recomputed from its pilot provenance and the pilot's
+    matrix: (field, document's, recomputed, message) for each that differs (empty: they agree)."""
+    prov = validate_pilot_provenance(doc["provenance"])
+    out: list[tuple[str, Any, Any, str]] = []
+    if prov["pilot_mechanism"] != pilot_id:
+        message = (
+            f"pilot_mechanism: the document names {prov['pilot_mechanism'][:16]}…, the pilot given is {pilot_id[:16]}…"
+        )
+        return [("pilot_mechanism", prov["pilot_mechanism"], pilot_id, message)]
+    p_hat = np.asarray(doc["public_distribution"], dtype=np.float64)
+    unc = doc["privacy"].get("uncertainty") or {}
+    order = float(unc.get("order", 2.0))
+    recomputed = pilot_confidence_set(pilot_matrix, prov["counts"], prov["beta"], order, shape=p_hat.shape)
+    gap = float(np.max(np.abs(p_hat - recomputed.center)))
+    if gap > _RTOL:
+        out.append(
+            ("public_distribution", None, None, f"public_distribution: differs from the pilot's centre by {gap:.3g}")
+        )
+    radius = unc.get("radius")
+    stated = math.inf if radius is None else float(radius)
+    if stated < recomputed.radius * (1 - _RTOL):
+        out.append(
+            (
+                "radius",
+                stated,
+                recomputed.radius,
+                f"radius: the document's {stated:.6g} is smaller than {recomputed.radius:.6g}, the pilot's "
+                f"{100 * (1 - prov['beta']):g} % confidence radius",
+            )
+        )
+    return out

@@ -1,0 +1,98 @@
+"""The pilot mechanism (private for every distribution, chosen to learn P̂ fastest), the switch after it
+(never to less utility), one entry point for sources of P̂, and ``rldp audit --pilot``."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from cli_helpers import run_cli as run
+
+from rldp.aggregator.design import DesignError, DesignParameterError, DesignRequest
+from rldp.aggregator.design.pilot import PILOT_CANDIDATES, design_pilot, switch_after_pilot
+from rldp.aggregator.design.sources import PilotData, design_from
+from rldp.shared.audit import audit_document, realised_epsilon
+from rldp.shared.document import build_document, mechanism_matrix, report_matrix, write_document
+from rldp.shared.records import Alphabet
+
+ALPHABET = Alphabet.from_dict(
+    {"sensitive": {"name": "sex", "values": ["F", "M"]}, "released": [{"name": "race", "values": list("abcde")}]}
+)
+TRUTH = np.array([[0.004, 0.011, 0.048, 0.003, 0.265], [0.006, 0.021, 0.048, 0.005, 0.589]])
+TRUTH = TRUTH / TRUTH.sum()
+
+
+@pytest.fixture(scope="module")
+def pilot() -> dict:
+    return design_pilot(ALPHABET, 1.0, planned_reports=10_000, time_budget=5.0).document
+
+
+def test_the_pilot_is_private_for_every_distribution_and_learns_fastest(pilot):
+    choice = design_pilot(ALPHABET, 1.0, planned_reports=10_000, time_budget=5.0)
+    assert choice.document["id"] == pilot["id"]  # deterministic
+    assert pilot["privacy"]["uncertainty"]["radius"] is None  # F = every distribution
+    assert audit_document(pilot).passed
+    scored = [c for c in choice.candidates if c.get("identifiable")]
+    assert {c["method"] for c in choice.candidates} == set(PILOT_CANDIDATES)
+    best = min(scored, key=lambda c: c["expected_radius"])
+    assert pilot["method"] == best["method"]
+    # Its claim holds at a population it never saw (any P): the realised ε* is within ε.
+    assert realised_epsilon(report_matrix(pilot), TRUTH) <= 1.0 + 1e-9
+
+
+def test_a_small_pilot_keeps_the_pilot_and_says_why(pilot):
+    counts = np.random.default_rng(1).multinomial(2_000, report_matrix(pilot) @ TRUTH.ravel())
+    outcome = switch_after_pilot(DesignRequest(method="srr", epsilon=1.0), pilot, counts.tolist())
+    assert not outcome.switch and outcome.nmi <= outcome.pilot_nmi
+    assert "kept the pilot" in outcome.reason and "more pilot reports" in outcome.reason
+
+
+def test_a_large_pilot_switches_to_a_design_over_its_confidence_set(pilot, tmp_path):
+    counts = np.random.default_rng(2).multinomial(2_000_000, report_matrix(pilot) @ TRUTH.ravel())
+    outcome = switch_after_pilot(
+        DesignRequest(method="polyopt", epsilon=1.0, time_budget=5.0), pilot, counts.tolist(), collection="app"
+    )
+    assert outcome.switch and outcome.nmi > outcome.pilot_nmi, outcome.reason
+    doc = outcome.document
+    prov = doc["provenance"]
+    assert prov["source"] == "pilot" and prov["pilot_mechanism"] == pilot["id"] and prov["n"] == 2_000_000
+    assert prov["collection"] == "app" and math.isfinite(outcome.radius)
+    assert audit_document(doc).passed
+    assert realised_epsilon(report_matrix(doc), TRUTH) <= 1.0 + 1e-9  # the true P lies in F here
+    # rldp audit --pilot recomputes P̂ and the radius from the counts the provenance records.
+    write_document(doc, tmp_path / "m.json")
+    write_document(pilot, tmp_path / "pilot.json")
+    proc = run("audit", tmp_path / "m.json", "--pilot", tmp_path / "pilot.json", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["pilot"]["passed"] is True
+    # ... and a document that claims the same pilot with a shrunk radius fails it.
+    shrunk = design_from(PilotData(pilot, counts.tolist(), 0.05), DesignRequest(method="srr", epsilon=1.0), ALPHABET)
+    shrunk["privacy"]["uncertainty"]["radius"] /= 2
+    shrunk.pop("id")
+    rebuilt = build_document(
+        method=shrunk["method"],
+        matrix=mechanism_matrix(shrunk),
+        alphabet=ALPHABET,
+        public_distribution=np.asarray(shrunk["public_distribution"]),
+        privacy=shrunk["privacy"],
+        extra={"provenance": shrunk["provenance"]},
+    )
+    write_document(rebuilt, tmp_path / "shrunk.json")
+    proc = run("audit", tmp_path / "shrunk.json", "--pilot", tmp_path / "pilot.json")
+    assert proc.returncode == 1 and "radius" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_pilot_source_sets_the_radius_itself(pilot):
+    counts = np.random.default_rng(3).multinomial(50_000, report_matrix(pilot) @ TRUTH.ravel())
+    with pytest.raises(DesignParameterError, match="takes its radius from the pilot"):
+        design_from(
+            PilotData(pilot, counts.tolist(), 0.05), DesignRequest(method="srr", epsilon=1.0, beta=0.05), ALPHABET
+        )
+
+
+def test_a_latent_pilot_is_refused():
+    latent = Alphabet(ALPHABET.sensitive, ALPHABET.released, latent=True)
+    with pytest.raises(DesignError, match="latent"):
+        design_pilot(latent, 1.0, planned_reports=100)
