@@ -31,7 +31,7 @@ from .collections import Collection
 from .defaults import DEFAULT_STATE, DefaultState, default_state_path, require_owners
 from .doc_cache import DocumentCache, cache_folder
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
-from .ids import resolve_prefix
+from .ids import full_mechanism_id, listed
 from .ledger import PreparedBatch, outbox_pending, outbox_remove, release_batch
 from .mechanism import Mechanism
 from .policy import VerificationPolicy
@@ -168,15 +168,10 @@ class Client(AdminCalls):
         return cached
 
     def _full_id(self, given: str) -> str:
-        # A prefix (as every rldp command takes): a verified mechanism's, else the one in the catalogue.
-        if len(given) == 64:
-            return given
+        # A prefix (as every rldp command takes): a verified mechanism's, else the catalogue's one.
         with self._lock:
             mine = [i for i in self._mechanisms if i.startswith(given.strip().lower())]
-        known = mine if len(mine) == 1 else None
-        return resolve_prefix(
-            given, lambda: known or [m["id"] for m in self.mechanisms()], "mechanism", 64, "GET /v1/mechanisms"
-        )
+        return full_mechanism_id(given, mine, lambda: [m["id"] for m in self.mechanisms()])
 
     def _download(self, mechanism_id: str, policy: VerificationPolicy) -> Mechanism:
         resp = self._http.request(
@@ -213,11 +208,7 @@ class Client(AdminCalls):
 
     def mechanisms(self) -> list[dict[str, Any]]:
         """The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …."""
-        answer = json_object(self._http.request("GET", "/v1/mechanisms"))
-        mechanisms = answer.get("mechanisms")
-        if not isinstance(mechanisms, list):
-            raise ValueError(f"{self.url}/v1/mechanisms answered no list of mechanisms: is this an rldp aggregator?")
-        return mechanisms
+        return listed(json_object(self._http.request("GET", "/v1/mechanisms")), "mechanisms", self.url)
 
     # -- privatisation
     def privatize(
