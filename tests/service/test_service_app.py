@@ -60,6 +60,7 @@ def test_publish_201_then_200_and_response_fields(http):
         "method": "grr",
         "epsilon": 1.0,
         "epsilon_audited": pytest.approx(1.0),
+        "claim": {"notion": "rldp", "epsilon": 1.0},  # in the notion's terms (issue 27 D13)
         "status": "active",
     }
     again = http.post("/v1/mechanisms", data=to_msgpack(doc), headers={**ADMIN, "Content-Type": "application/msgpack"})
