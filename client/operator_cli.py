@@ -32,8 +32,12 @@ from rldp.shared.tables import csv_text_cell
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
 from .connection import SERVER_ENV, connection_options, server_url
+<<<<<<< HEAD
 from .ids import SHORT, resolve_prefix
 from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
+=======
+from .operator_output import drift_line, estimate_rows, print_json, render_table, short_number, utc_minute
+>>>>>>> main
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
@@ -172,6 +176,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             f"note: P_X is not identifiable from these reports (rank {answer.get('rank', '?')}); "
             "the estimate of a cell outside the identified ones is not determined by the data"
         )
+    print(drift_line(answer))
     return 0
 
 

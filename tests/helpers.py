@@ -142,3 +142,25 @@ def grr_form_document(a1: int, a2: int, epsilon: float = 1.0, notion: str = "rld
     }
     doc["id"] = content_id(doc)
     return doc
+
+
+_SEX_RACE: dict[float, dict[str, Any]] = {}
+
+
+def adult_sex_race_polyopt(epsilon: float = 1.5) -> dict[str, Any]:
+    """The sex/race PolyOpt document designed from the Adult public data (the drift watch's example), cached."""
+    if epsilon not in _SEX_RACE:
+        from rldp.aggregator.frames import design_from_frame
+        from rldp.demo.datasets import load_adult
+
+        _SEX_RACE[epsilon] = design_from_frame(
+            load_adult(), sensitive="sex", released=["race"], method="polyopt", epsilon=epsilon, name="adult"
+        )
+    return _SEX_RACE[epsilon]
+
+
+def skewed_population(p_hat: np.ndarray, share: float = 0.6, cell: int = 0) -> np.ndarray:
+    """``share`` of the population in one cell (0: Female|Amer-Indian-Eskimo for sex/race), the rest as P̂."""
+    skew = np.asarray(p_hat, dtype=float) * (1.0 - share)
+    skew.flat[cell] += share
+    return skew

@@ -45,6 +45,23 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
         "required": ["mechanism"],
         "properties": {"mechanism": {"type": "string", "pattern": HEX64}},
     },
+    "CollectionSwitch": {
+        "type": "object",
+        "required": ["method"],
+        "properties": {
+            "method": {"type": "string", "description": "the design method for the next mechanism, e.g. polyopt"},
+            "epsilon": {"type": "number", "exclusiveMinimum": 0, "description": "default: the claim policy's"},
+            "beta": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 0.05,
+                "description": "1 − the confidence of the pilot's set F (default 0.05; at most MAX_BETA)",
+            },
+            "min_reports": {"type": "integer", "minimum": 2, "description": "the fewest pilot reports (default 1000)"},
+            "time_budget": {"type": "number", "exclusiveMinimum": 0},
+            "solver": {"type": "string", "enum": ["auto", "exact", "cg"]},
+        },
+    },
     "Collection": {
         "type": "object",
         "required": ["name", "policy", "status", "current", "mechanisms"],
@@ -163,6 +180,26 @@ def collection_paths(
                     _404=problem("unknown-collection / unknown-mechanism"),
                     _409=problem("collection-retired / collection-conflict / mechanism-retired"),
                     _422=problem("missing-field / wrong-type / claim-policy-violated / rotation-refused"),
+                    body=True,
+                ),
+            }
+        },
+        "/v1/collections/{name}/switch": {
+            "post": {
+                "summary": "End the collection's pilot: design over the pilot's confidence set, then rotate (admin)",
+                "operationId": "switchCollection",
+                "description": "The current mechanism must be a pilot (RLDP over every distribution) with at least "
+                "`min_reports` reports. The design job publishes the new mechanism and rotates the collection to it "
+                "only if it has more utility at P̂ than the pilot; otherwise the job fails saying why.",
+                "security": admin,
+                "parameters": [name],
+                "requestBody": body("CollectionSwitch"),
+                "responses": responses(
+                    _202=json_answer("DesignAccepted", "the design job"),
+                    _401=unauthorized,
+                    _404=problem("unknown-collection"),
+                    _409=problem("collection-retired"),
+                    _422=problem("invalid-parameter / rotation-refused"),
                     body=True,
                 ),
             }

@@ -68,6 +68,16 @@ def rotate(name: str) -> Response:
     return respond(collection_json(service.collections.rotate(name, _body())))
 
 
+@blueprint.post("/v1/collections/<name>/switch")
+def switch(name: str) -> Response:
+    """End the pilot: a design job over the pilot's confidence set (202; the job rotates the collection)."""
+    service = current_service()
+    authorize(service.config)
+    job = service.switch_collection(name, _body())
+    url = f"/v1/designs/{job.id}"
+    return respond({"job": job.id, "status": job.status, "status_url": url}, 202, {"Location": url})
+
+
 @blueprint.post("/v1/collections/<name>/retire")
 def retire(name: str) -> Response:
     service = current_service()

@@ -146,6 +146,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"DATABASE_URL": args.db}
     if args.max_body_bytes is not None:
         overrides["MAX_BODY_BYTES"] = args.max_body_bytes
+    if args.cors_origin is not None:
+        overrides["CORS_ORIGIN"] = args.cors_origin
     config = load_config(overrides)  # validates the environment too, before any worker starts
     url = config["DATABASE_URL"] or DEFAULT_URL
     hold_port_lock(args.host, args.port)  # held until this process ends
@@ -160,7 +162,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
 
     if args.dev:
-        app = create_app({"DATABASE_URL": url, "MAX_BODY_BYTES": config["MAX_BODY_BYTES"]})
+        app = create_app(
+            {"DATABASE_URL": url, "MAX_BODY_BYTES": config["MAX_BODY_BYTES"], "CORS_ORIGIN": config.get("CORS_ORIGIN")}
+        )
         print(
             f"rldp serve: development server on {where} (storage {redact_url(url)}); run without --dev in production",
             file=sys.stderr,
@@ -185,6 +189,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The workers are new processes that build the app from the environment (create_app).
     os.environ["RLDP_DATABASE_URL"] = url
     os.environ["RLDP_MAX_BODY_BYTES"] = str(config["MAX_BODY_BYTES"])
+    if config.get("CORS_ORIGIN"):
+        os.environ["RLDP_CORS_ORIGIN"] = config["CORS_ORIGIN"]
     os.environ["RLDP_THREADS"] = str(args.threads)
     os.environ.pop("RLDP_WRITER_SOCKET", None)
     # Every worker must sign and check the dashboard's session cookies with the same secret.
@@ -265,6 +271,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=positive_int("max-body-bytes"),
         default=None,
         help="request body limit in bytes (default 32 MiB or $RLDP_MAX_BODY_BYTES)",
+    )
+    p.add_argument(
+        "--cors-origin",
+        default=None,
+        metavar="ORIGIN",
+        help="let pages of this one web origin (e.g. https://app.example) call the service from a browser "
+        "(default: none, or $RLDP_CORS_ORIGIN)",
     )
     p.add_argument("--access-log", action="store_true", help="log every request to stderr")
     p.add_argument("--dev", action="store_true", help="Werkzeug's development server (single process)")

@@ -142,6 +142,10 @@ class Collections:
         """Every collection, oldest first."""
         return self.storage.list_collections()
 
+    def document(self, mechanism_id: str) -> dict[str, Any]:
+        """A published mechanism's document."""
+        return self._document(mechanism_id)
+
     def _document(self, mechanism_id: str) -> dict[str, Any]:
         doc: dict[str, Any] = msgpack.unpackb(self.catalog.document(mechanism_id, "msgpack"), raw=False)
         return doc

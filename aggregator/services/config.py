@@ -21,6 +21,8 @@ WRITER_SOCKET          RLDP_WRITER_SOCKET           SQLite: socket of the writer
                                                     report batches (``rldp serve`` sets it)
 MAX_BETA               RLDP_MAX_BETA                the largest significance level β of a confidence set
                                                     the service designs or publishes with (default 0.05)
+CORS_ORIGIN            RLDP_CORS_ORIGIN             the one web origin (``https://app.example``) whose pages may
+                                                    call the service from a browser (unset: none)
 PUBLIC_DATA            RLDP_PUBLIC_DATA             public CSV files (header row) that every published
                                                     document's P̂, n and radius must match: ``PATH`` or
                                                     ``NAME=PATH``, comma-separated (the name defaults to
@@ -55,6 +57,8 @@ from .errors import ConfigError
 
 __all__ = ["DEFAULTS", "DEFAULT_URL", "load_config", "hash_token", "token_allowed", "tokens_configured"]
 
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
+
 DEFAULTS: dict[str, Any] = {
     "DATABASE_URL": DEFAULT_URL,
     "MAX_BODY_BYTES": 32 * 1024 * 1024,
@@ -79,6 +83,7 @@ _ENV = {
     "JOB_STALE_SECONDS": "RLDP_JOB_STALE_SECONDS",
     "WRITER_SOCKET": "RLDP_WRITER_SOCKET",
     "PUBLIC_DATA": "RLDP_PUBLIC_DATA",
+    "CORS_ORIGIN": "RLDP_CORS_ORIGIN",
     "MAX_BETA": "RLDP_MAX_BETA",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
@@ -170,6 +175,12 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         raise ConfigError(
             f"MAX_BETA (RLDP_MAX_BETA) must be a significance level in (0, 1); got {merged['MAX_BETA']!r}"
         ) from None
+    origin = merged.get("CORS_ORIGIN")
+    if origin is not None and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
+        raise ConfigError(
+            f"CORS_ORIGIN (RLDP_CORS_ORIGIN) must be one web origin such as https://app.example:8443 (scheme, host, "
+            f"optional port; no path); got {origin!r}"
+        )
     merged["ADMIN_HASHES"] = _hashes(
         merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
     )

@@ -15,12 +15,14 @@ from typing import Any
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 
 from .collections import Collections
+from .drift import DriftWatch
 from .errors import DatabaseUnavailable
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
 from .ingest import Ingest, Receipt
 from .jobs import DesignRunner
 from .mechanisms import MechanismCatalog
+from .pilots import pilot_switch
 from .publish import publish_document
 
 __all__ = ["AggregatorService", "WRITE_FAILURE_SECONDS"]
@@ -37,6 +39,7 @@ class AggregatorService:
         self.storage = storage
         self.events = events or ServiceEvents()
         self.catalog = MechanismCatalog(storage)
+        self.drift = DriftWatch(storage, self.catalog, self.events)
         self.collections = Collections(storage, self.catalog)
         self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
         self.designs = DesignRunner(
@@ -73,7 +76,11 @@ class AggregatorService:
 
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
-        return estimate(self.storage, self.catalog, mechanism_id, args)
+        return estimate(self.storage, self.catalog, mechanism_id, args, self.drift)
+
+    def refresh_drift(self) -> None:
+        """Run the drift watch on every mechanism's reports (before a /metrics scrape; cached by report count)."""
+        self.drift.refresh()
 
     def windows(self, mechanism_id: str) -> dict[str, Any]:
         """A mechanism's collection windows: ``{"mechanism", "collection": <length> | None,
@@ -89,6 +96,17 @@ class AggregatorService:
     def submit_design(self, data: Any) -> JobRecord:
         """Validate a decoded design request and start it as a job."""
         return self.designs.submit(data)
+
+    def switch_collection(self, name: Any, data: Any) -> JobRecord:
+        """End a collection's pilot: a design job over the pilot's confidence set, whose mechanism is
+        published and made the collection's current one if it beats the pilot (:mod:`.pilots`)."""
+        payload, summary = pilot_switch(self.collections, name, data, max_beta=self.config["MAX_BETA"])
+        collection = summary["collection"]
+
+        def rotate(record: MechanismRecord) -> None:
+            self.collections.rotate(collection, {"mechanism": record.id})
+
+        return self.designs.start(payload, summary, rotate)
 
     def design_status(self, job_id: str) -> JobRecord:
         """A design job's current state."""

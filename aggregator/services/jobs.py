@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import DesignRequest, design_document
+from rldp.aggregator.design.pilot import switch_after_pilot
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 from rldp.shared.document import to_msgpack
 from rldp.shared.errors import one_line
@@ -52,6 +53,7 @@ def job_list_limit(value: str | None) -> int:
     raise InvalidParameter(f"limit must be an integer from 1 to {JOB_LIST_MAX}; got {value!r}", parameter="limit")
 
 
+<<<<<<< HEAD
 def exit_with_parent(parent_pid: int, interval: float = 0.25) -> threading.Thread:
     """Start a daemon thread that ends this process (exit status 1) as soon as ``parent_pid`` is no
     longer its parent: the parent died (kill -9 skips every clean-up) and the process was re-parented.
@@ -73,11 +75,23 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
     """Run one design in a separate (spawned) process and send back the msgpack document."""
     if parent_pid is not None:
         exit_with_parent(parent_pid)
+=======
+def _design_child(conn: Any, payload: dict[str, Any]) -> None:
+    """Run one design in a separate (spawned) process and send back the msgpack document; a pilot's
+    switch (payload ``pilot``) sends ``("kept", why)`` when the design would not beat the pilot."""
+>>>>>>> main
     try:
-        alpha = Alphabet.from_dict(payload["alphabet"])
+        request = DesignRequest.from_wire(payload["request"])
+        if "pilot" in payload:
+            pilot = payload["pilot"]
+            outcome = switch_after_pilot(
+                request, pilot["document"], pilot["counts"], beta=pilot["beta"], collection=pilot["collection"]
+            )
+            conn.send(("ok", to_msgpack(outcome.document)) if outcome.switch else ("kept", outcome.reason))
+            return
         doc = design_document(
-            DesignRequest.from_wire(payload["request"]),
-            alphabet=alpha,
+            request,
+            alphabet=Alphabet.from_dict(payload["alphabet"]),
             public_distribution=np.array(payload["p_hat"]),
             provenance=payload["provenance"],
         )
@@ -123,9 +137,18 @@ class DesignRunner:
     def submit(self, data: Any) -> JobRecord:
         """Validate a decoded design request, record the job and start it; the queued job."""
         payload, summary = design_request(data, max_beta=self._max_beta)
+        return self.start(payload, summary)
+
+    def start(
+        self,
+        payload: dict[str, Any],
+        summary: dict[str, Any],
+        then: Callable[[MechanismRecord], None] | None = None,
+    ) -> JobRecord:
+        """Record a validated job and start it; ``then`` runs on the published mechanism (e.g. a rotation)."""
         job = self.storage.create_job(uuid.uuid4().hex, summary)
         threading.Thread(
-            target=self._run, args=(job.id, payload), name=f"rldp-design-{job.id[:8]}", daemon=True
+            target=self._run, args=(job.id, payload, then), name=f"rldp-design-{job.id[:8]}", daemon=True
         ).start()
         return job
 
@@ -155,7 +178,7 @@ class DesignRunner:
         except StorageError:
             log.warning("design job %s: could not update its status", job_id)
 
-    def _run(self, job_id: str, payload: dict[str, Any]) -> None:
+    def _run(self, job_id: str, payload: dict[str, Any], then: Callable[[MechanismRecord], None] | None = None) -> None:
         while not self._slots.acquire(timeout=self.HEARTBEAT):
             self._beat(job_id)
         try:
@@ -167,9 +190,13 @@ class DesignRunner:
                 except ServiceError as exc:
                     status, value = "error", f"the designed mechanism was refused: {exc.detail}"
                 else:
+                    if then is not None:
+                        then(record)
                     self._beat(job_id, status="done", mechanism=record.id, finished=time.time())
                     self._events.job_finished("done")
                     return
+            if status == "kept":  # a pilot's switch that would not beat the pilot: nothing published
+                value = f"not switched: {value}"
             self._beat(job_id, status="failed", error=value, finished=time.time())
             self._events.job_finished("failed")
         except Exception as exc:

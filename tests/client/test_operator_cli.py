@@ -137,6 +137,8 @@ def test_estimate_as_a_table_a_csv_and_json(op, server, tmp_path):
 
     text = ok(op("estimate", doc["id"]))
     assert f"mechanism {doc['id']} (active)" in text and "20,000 reports" in text
+    text, drift = text.rstrip("\n").rsplit("\n", 1)
+    assert drift.startswith("drift: ") and "every distribution" in drift  # radius null: no F to drift from
     printed = table(text.split("\n", 2)[2])
     assert printed[0] == ["sex", "colour", "P_X", "95% LOW", "95% HIGH"]
     expected = [[s, u, *(f"{v:.4f}" for v in r)] for (s, u), r in zip((c.split("|") for c in cells), as_read)]
@@ -260,6 +262,7 @@ def test_token_plain_prints_only_the_token():
     assert run_cli("token", "--plain", "--hash").returncode == 2
 
 
+<<<<<<< HEAD
 # Issue 27 D10: category values a spreadsheet would run as formulas.
 FORMULAS = ("=1+1", "@SUM(1)", "+2", "-3+4")
 
@@ -347,3 +350,32 @@ def test_a_server_that_is_not_rldp_is_named_not_printed(not_rldp, tmp_path):
     for args in (("mechanisms",), ("estimate", "ab" * 32), ("retire", "ab" * 32)):
         line = one_line_error(run_cli(*args, env=env, timeout=60), not_rldp, "not an rldp aggregator")
         assert "<!DOCTYPE" not in line and "about:blank" not in line, line
+=======
+def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_path):
+    """The skewed population (60 % Female|Amer-Indian-Eskimo) through the sex/race PolyOpt
+    document at ε = 1.5: `rldp estimate` ends with a warning line, and --json carries the drift object."""
+    from helpers import adult_sex_race_polyopt, skewed_population
+
+    from rldp.shared.document import public_distribution
+
+    doc = adult_sex_race_polyopt(1.5)
+    path = tmp_path / "sex-race.json"
+    write_document(doc, path)
+    ok(op("publish", path))
+    q = mechanism_matrix(doc)
+    rng = np.random.default_rng(24)
+    reports = rng.choice(q.shape[0], size=1000, p=q @ skewed_population(public_distribution(doc)).ravel())
+    with Client(server.url) as client:
+        client.submit_reports(doc["id"], reports)
+    last = ok(op("estimate", doc["id"])).rstrip("\n").splitlines()[-1]
+    assert last.startswith("WARNING drift: the reporting population no longer looks like P̂")
+    assert "the claim ε = 1.5 may not hold for it" in last and "up to" in last
+    drift = json.loads(ok(op("estimate", doc["id"], "--json")))["drift"]
+    assert drift["rejected"] is True and drift["realised_epsilon"] > 3.0
+    assert set(drift) >= {"realised_epsilon", "realised_epsilon_upper", "p_value", "rejected", "alpha", "statement"}
+    # /metrics of the live (multi-process) server carries the gauges
+    metrics = requests.get(f"{server.url}/metrics", timeout=60).text
+    gauge = next(x for x in metrics.splitlines() if x.startswith(f'rldp_drift_p_value{{mechanism="{doc["id"]}"}}'))
+    assert float(gauge.split()[-1]) == drift["p_value"]
+    assert f'rldp_realised_epsilon{{mechanism="{doc["id"]}"}}' in metrics
+>>>>>>> main

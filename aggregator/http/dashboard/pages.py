@@ -90,6 +90,12 @@ def _p4(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+@blueprint.app_template_filter("epsilon")
+def _epsilon(value: float | None) -> str:
+    """An ε to 3 significant figures ("∞" for none: the API writes an infinite ε as null)."""
+    return "∞" if value is None else f"{value:.3g}"
+
+
 def page(template: str, status: int = 200, user: User | None = None, **context: Any) -> BaseResponse:
     """Render a dashboard page (the template sees ``user``, ``secure``)."""
     html = render_template(template, user=user or current_user(), secure=secure_request(), **context)

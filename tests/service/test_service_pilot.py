@@ -1,0 +1,96 @@
+"""A collection's pilot phase through the service: a pilot private for every distribution, its reports,
+POST /v1/collections/{name}/switch, the design over the pilot's confidence set and the rotation."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+from service.rldp_live import ADMIN, finished_job, in_process_app
+
+from rldp.aggregator.design.pilot import design_pilot
+from rldp.shared.audit import audit_document
+from rldp.shared.document import report_matrix
+from rldp.shared.records import Alphabet
+
+ALPHABET = Alphabet.from_dict(
+    {"sensitive": {"name": "sex", "values": ["F", "M"]}, "released": [{"name": "colour", "values": list("rgb")}]}
+)
+TRUTH = np.array([0.05, 0.15, 0.10, 0.30, 0.25, 0.15])
+POLICY = {"notion": "rldp", "epsilon": 1.0}
+
+
+@pytest.fixture(scope="module")
+def pilot() -> dict:
+    return design_pilot(ALPHABET, 1.0, planned_reports=100_000, time_budget=5.0).document
+
+
+@pytest.fixture
+def http(tmp_path):
+    with in_process_app(tmp_path) as app:
+        yield app.test_client()
+
+
+def _start(http, pilot: dict, name: str = "app-usage") -> None:
+    assert http.post("/v1/mechanisms", json=pilot, headers=ADMIN).status_code in (200, 201)
+    body = {"name": name, "policy": POLICY, "mechanism": pilot["id"]}
+    assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
+
+
+def _report(http, pilot: dict, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    q = report_matrix(pilot)
+    xs = rng.choice(TRUTH.size, size=n, p=TRUTH)
+    cdf = np.cumsum(q[:, xs], axis=0)
+    ys = (rng.random(n)[None, :] > cdf).sum(axis=0)  # y ~ Q(·|x), vectorised
+    for start in range(0, n, 200_000):
+        body = {"mechanism": pilot["id"], "batch": uuid.uuid4().hex, "reports": ys[start : start + 200_000].tolist()}
+        assert http.post("/v1/reports", json=body).status_code == 201
+
+
+def test_a_large_pilot_switches_the_collection_to_a_design_over_its_confidence_set(http, pilot):
+    _start(http, pilot)
+    refused = http.post("/v1/collections/app-usage/switch", json={"method": "polyopt"}, headers=ADMIN)
+    assert refused.status_code == 422 and refused.json["reason"] == "rotation-refused"
+    assert "has 0 reports" in refused.json["detail"]
+    _report(http, pilot, 1_000_000, seed=5)
+    resp = http.post("/v1/collections/app-usage/switch", json={"method": "polyopt", "time_budget": 5}, headers=ADMIN)
+    assert resp.status_code == 202, resp.json
+    job = finished_job(http, resp.json["status_url"], timeout=300)
+    assert job["status"] == "done", job
+    collection = http.get("/v1/collections/app-usage").json
+    assert collection["current"] == job["mechanism"] and len(collection["mechanisms"]) == 2
+    doc = http.get(f"/v1/mechanisms/{job['mechanism']}").json
+    assert doc["provenance"]["source"] == "pilot" and doc["provenance"]["pilot_mechanism"] == pilot["id"]
+    assert doc["provenance"]["n"] == 1_000_000 and audit_document(doc).passed
+    # Both phases are estimated together.
+    estimate = http.get("/v1/collections/app-usage/estimate", headers=ADMIN)
+    assert estimate.status_code == 200, estimate.json
+    # A second switch: the current mechanism is no pilot any more.
+    again = http.post("/v1/collections/app-usage/switch", json={"method": "polyopt"}, headers=ADMIN)
+    assert again.status_code == 422 and "not in a pilot phase" in again.json["detail"]
+
+
+def test_a_design_with_less_utility_keeps_the_pilot_and_the_job_says_why(http, pilot):
+    _start(http, pilot, "small")
+    _report(http, pilot, 3_000, seed=6)
+    resp = http.post("/v1/collections/small/switch", json={"method": "grr", "min_reports": 2_000}, headers=ADMIN)
+    assert resp.status_code == 202, resp.json
+    job = finished_job(http, resp.json["status_url"], timeout=300)
+    assert job["status"] == "failed" and job["error"].startswith("not switched: kept the pilot"), job
+    assert http.get("/v1/collections/small").json["current"] == pilot["id"]
+
+
+@pytest.mark.parametrize(
+    ("body", "parameter"),
+    [
+        ({"method": "polyopt", "beta": 0.5}, "beta"),
+        ({"method": "simplex"}, "method"),
+        ({"method": "grr", "min_reports": 1}, "min_reports"),
+    ],
+)
+def test_bad_switch_requests_are_refused_naming_the_field(http, pilot, body, parameter):
+    _start(http, pilot, "bad")
+    resp = http.post("/v1/collections/bad/switch", json=body, headers=ADMIN)
+    assert resp.status_code == 422 and resp.json.get("parameter") == parameter, resp.json
