@@ -32,18 +32,13 @@ from rldp.shared.tables import csv_text_cell
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
 from .connection import SERVER_ENV, connection_options, server_url
-<<<<<<< HEAD
 from .ids import SHORT, resolve_prefix
-from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
-=======
 from .operator_output import drift_line, estimate_rows, print_json, render_table, short_number, utc_minute
->>>>>>> main
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
 ADMIN_TOKEN_ENV = "RLDP_ADMIN_TOKEN"
 READ_TOKEN_ENV = "RLDP_READ_TOKEN"
-#: How many characters of an id the tables show (a prefix this long is unique in practice).
 #: Jobs searched for a job id prefix (the server's largest page).
 JOB_SEARCH = 500
 

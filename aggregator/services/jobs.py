@@ -53,7 +53,6 @@ def job_list_limit(value: str | None) -> int:
     raise InvalidParameter(f"limit must be an integer from 1 to {JOB_LIST_MAX}; got {value!r}", parameter="limit")
 
 
-<<<<<<< HEAD
 def exit_with_parent(parent_pid: int, interval: float = 0.25) -> threading.Thread:
     """Start a daemon thread that ends this process (exit status 1) as soon as ``parent_pid`` is no
     longer its parent: the parent died (kill -9 skips every clean-up) and the process was re-parented.
@@ -72,14 +71,11 @@ def exit_with_parent(parent_pid: int, interval: float = 0.25) -> threading.Threa
 
 
 def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = None) -> None:
-    """Run one design in a separate (spawned) process and send back the msgpack document."""
+    """Run one design in a separate (spawned) process and send back the msgpack document; a pilot's
+    switch (payload ``pilot``) sends ``("kept", why)`` when the design would not beat the pilot. The
+    process ends with its server (``parent_pid``: :func:`exit_with_parent`)."""
     if parent_pid is not None:
         exit_with_parent(parent_pid)
-=======
-def _design_child(conn: Any, payload: dict[str, Any]) -> None:
-    """Run one design in a separate (spawned) process and send back the msgpack document; a pilot's
-    switch (payload ``pilot``) sends ``("kept", why)`` when the design would not beat the pilot."""
->>>>>>> main
     try:
         request = DesignRequest.from_wire(payload["request"])
         if "pilot" in payload:

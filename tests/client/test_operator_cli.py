@@ -262,7 +262,6 @@ def test_token_plain_prints_only_the_token():
     assert run_cli("token", "--plain", "--hash").returncode == 2
 
 
-<<<<<<< HEAD
 # Issue 27 D10: category values a spreadsheet would run as formulas.
 FORMULAS = ("=1+1", "@SUM(1)", "+2", "-3+4")
 
@@ -350,7 +349,8 @@ def test_a_server_that_is_not_rldp_is_named_not_printed(not_rldp, tmp_path):
     for args in (("mechanisms",), ("estimate", "ab" * 32), ("retire", "ab" * 32)):
         line = one_line_error(run_cli(*args, env=env, timeout=60), not_rldp, "not an rldp aggregator")
         assert "<!DOCTYPE" not in line and "about:blank" not in line, line
-=======
+
+
 def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_path):
     """The skewed population (60 % Female|Amer-Indian-Eskimo) through the sex/race PolyOpt
     document at ε = 1.5: `rldp estimate` ends with a warning line, and --json carries the drift object."""
@@ -378,4 +378,3 @@ def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_pa
     gauge = next(x for x in metrics.splitlines() if x.startswith(f'rldp_drift_p_value{{mechanism="{doc["id"]}"}}'))
     assert float(gauge.split()[-1]) == drift["p_value"]
     assert f'rldp_realised_epsilon{{mechanism="{doc["id"]}"}}' in metrics
->>>>>>> main
