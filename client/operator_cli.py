@@ -20,29 +20,27 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import re
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from rldp.shared.arguments import positive_int
+from rldp.shared.claims import ascii_text, claim_text, record_audited_text
 from rldp.shared.document import from_json, read_document
 from rldp.shared.errors import ValidationError
+from rldp.shared.tables import csv_text_cell
 
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
 from .connection import SERVER_ENV, connection_options, server_url
+from .ids import SHORT, resolve_prefix
 from .operator_output import drift_line, estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
 ADMIN_TOKEN_ENV = "RLDP_ADMIN_TOKEN"
 READ_TOKEN_ENV = "RLDP_READ_TOKEN"
-#: How many characters of an id the tables show (a prefix this long is unique in practice).
-SHORT = 12
 #: Jobs searched for a job id prefix (the server's largest page).
 JOB_SEARCH = 500
-_HEX = re.compile(r"[0-9a-f]+")
 
 
 # --------------------------------------------------------------------------- connecting
@@ -63,31 +61,14 @@ def _client(args: argparse.Namespace, *, auth: bool = False, read: bool = False)
     return Client(url, timeout=args.timeout, retries=args.retries, token=secret, state_path=None)  # draws nothing
 
 
-def _resolve(given: str, known: Callable[[], list[str]], kind: str, length: int, listing: str) -> str:
-    """The full id ``given`` abbreviates: itself when it has ``length`` hex digits, else the one id of
-    ``known()`` it is a prefix of (refused when none or several are)."""
-    text = given.strip().lower()
-    if not _HEX.fullmatch(text) or len(text) > length:
-        raise ValidationError(f"a {kind} id is {length} hexadecimal characters (or a prefix of one); got {given!r}")
-    if len(text) == length:
-        return text
-    matches = sorted(i for i in known() if i.startswith(text))
-    if not matches:
-        raise ValidationError(f"no {kind} id starts with {given!r} on this server ({listing} lists them)")
-    if len(matches) > 1:
-        shown = ", ".join(m[:SHORT] for m in matches[:5])
-        raise ValidationError(f"{given!r} is the prefix of {len(matches)} {kind} ids ({shown}); give more characters")
-    return matches[0]
-
-
 def _mechanism_id(client: Client, given: str) -> str:
     """The full mechanism id ``given`` abbreviates (the catalogue is public: no token needed)."""
-    return _resolve(given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms")
+    return resolve_prefix(given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms")
 
 
 def _job_id(client: Client, given: str) -> str:
     """The full job id ``given`` abbreviates, among the JOB_SEARCH most recent jobs."""
-    return _resolve(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
+    return resolve_prefix(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
 
 
 # --------------------------------------------------------------------------- commands
@@ -103,9 +84,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
         return 0
     verb = "published" if answer.get("created", True) else "already published (unchanged)"
     print(f"{verb} {answer['id']}")
+    notion = str(document["privacy"].get("notion", "rldp"))
+    audited = record_audited_text(notion, answer.get("epsilon_audited"))
     print(
-        f"  {answer['method']}, epsilon {short_number(answer['epsilon'])} claimed, "
-        f"{short_number(answer.get('epsilon_audited'))} audited by the server; status {answer['status']}"
+        ascii_text(
+            f"  {answer['method']}, {notion} claims {claim_text(document['privacy'])}; passed the server's audit "
+            f"(audited {audited}); status {answer['status']}"
+        )
     )
     return 0
 
@@ -129,14 +114,15 @@ def cmd_mechanisms(args: argparse.Namespace) -> int:
     if not mechanisms:
         print(f"no mechanisms published on {url}")
         return 0
-    header = ("ID", "METHOD", "NOTION", "EPSILON", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
+    header = ("ID", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
     rows = [
         (
             m["id"][:SHORT],
             m["method"],
             m.get("notion", "-"),
-            short_number(m["epsilon"]),
-            short_number(m.get("epsilon_audited")),
+            # In the notion's terms: (ε, δ) for distp, (ε_l, ε_u) for alip (older servers: ε alone).
+            ascii_text(claim_text(m.get("claim") or {"notion": m.get("notion", "rldp"), "epsilon": m["epsilon"]})),
+            ascii_text(record_audited_text(m.get("notion", "rldp"), m.get("epsilon_audited"))),
             str(m["outputs"]),
             m["status"],
             m["sensitive"],
@@ -163,7 +149,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.csv:
         out = csv.writer(sys.stdout, lineterminator="\n")
         out.writerow(("cell", "estimate", "low", "high"))
-        out.writerows((f"{s}|{u}", *("" if v is None else repr(float(v)) for v in values)) for s, u, *values in rows)
+        out.writerows(
+            (csv_text_cell(f"{s}|{u}"), *("" if v is None else repr(float(v)) for v in values))
+            for s, u, *values in rows
+        )
         return 0
     labels = answer.get("labels") or {}
     s_name = labels.get("sensitive", {}).get("name", "s")

@@ -24,6 +24,19 @@ __all__ = ["HEX64", "BATCH", "SCHEMAS"]
 HEX64 = f"^{MECHANISM_ID.pattern}$"
 BATCH = f"^{BATCH_ID.pattern}$"
 
+_CLAIM: dict[str, Any] = {
+    "type": "object",
+    "description": "what the mechanism claims in its notion's terms: ε, with δ (distp) or ε_l and ε_u (alip)",
+    "required": ["notion", "epsilon"],
+    "properties": {
+        "notion": {"type": "string"},
+        "epsilon": {"type": "number"},
+        "delta": {"type": "number", "description": "distp: the claimed δ"},
+        "epsilon_lower": {"type": "number", "description": "alip: the claimed ε_l"},
+        "epsilon_upper": {"type": "number", "description": "alip: the claimed ε_u"},
+    },
+}
+
 #: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.options).
 _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "epsilon": {"type": "number", "exclusiveMinimum": 0},
@@ -146,7 +159,11 @@ SCHEMAS: dict[str, Any] = {
             "id": {"type": "string", "pattern": HEX64},
             "method": {"type": "string"},
             "epsilon": {"type": "number", "description": "claimed ε (nats)"},
-            "epsilon_audited": {"type": ["number", "null"], "description": "ε recomputed by the server's audit"},
+            "epsilon_audited": {
+                "type": ["number", "null"],
+                "description": "ε recomputed by the server's audit (distp: ε at δ = 0; alip: max(ε_l, ε_u))",
+            },
+            "claim": _CLAIM,
             "status": {"type": "string", "enum": ["active", "retired"]},
         },
     },
@@ -159,6 +176,7 @@ SCHEMAS: dict[str, Any] = {
             "epsilon": {"type": "number"},
             "epsilon_audited": {"type": ["number", "null"]},
             "notion": {"type": "string"},
+            "claim": _CLAIM,
             "status": {"type": "string", "enum": ["active", "retired"]},
             "sensitive": {"type": "string", "description": "name of the sensitive attribute"},
             "released": {"type": "array", "items": {"type": "string"}},

@@ -51,6 +51,7 @@ from rldp.aggregator.storage import DEFAULT_URL
 from rldp.shared.errors import ParameterError, TableError, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta
 from rldp.shared.tables import Table, read_csv
+from rldp.shared.tokens import hash_token
 
 from .errors import ConfigError
 
@@ -90,11 +91,6 @@ _FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS", "BODY_TIMEOUT"}
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 #: Plain tokens shorter than this are refused: a bearer token must not be guessable.
 MIN_TOKEN_LENGTH = 16
-
-
-def hash_token(token: str) -> str:
-    """SHA-256 hex digest of a bearer token (what RLDP_*_TOKEN_SHA256 holds)."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def _hashes(plain: Any, hashed: Any, name: str) -> tuple[bytes, ...]:
@@ -189,6 +185,11 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
     )
     merged["READ_HASHES"] = _hashes(merged.pop("READ_TOKEN", None), merged.pop("READ_TOKEN_SHA256", None), "READ_TOKEN")
+    if set(merged["READ_HASHES"]) & set(merged["ADMIN_HASHES"]):  # a "read-only" token that is the admin's
+        raise ConfigError(
+            "READ_TOKEN (RLDP_READ_TOKEN / RLDP_READ_TOKEN_SHA256) is the admin token: whoever holds it could "
+            "publish, retire and design; give read access its own token (rldp token --plain makes one)"
+        )
     merged["PUBLIC_DATA"] = _public_data(merged.get("PUBLIC_DATA"))
     return merged
 
