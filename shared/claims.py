@@ -18,6 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .notions import DEFAULT_NOTION, NOTIONS
 from .tolerances import AUDIT_TOLERANCE
 
 __all__ = ["claim_fields", "claim_text", "audit_text", "record_audited_text", "ascii_text", "number"]
@@ -38,26 +39,32 @@ def _relation(audited: Any, claimed: Any) -> str:
     return "≤" if float(audited) <= float(claimed) + AUDIT_TOLERANCE else ">"
 
 
+#: How each claim field is written.
+SYMBOLS = {"epsilon": "ε", "delta": "δ", "epsilon_lower": "ε_l", "epsilon_upper": "ε_u"}
+
+
 def claim_fields(privacy: Mapping[str, Any]) -> dict[str, Any]:
-    """The numbers a document's ``privacy`` claims: ``notion`` and ``epsilon``, with ``delta`` (distp)
-    or ``epsilon_lower`` and ``epsilon_upper`` (alip)."""
-    notion = str(privacy.get("notion", "rldp"))
+    """The numbers a document's ``privacy`` claims: ``notion`` and ``epsilon``, with the notion's other
+    claim fields (the notion table's: ``delta`` for distp, default 0; ``epsilon_lower``/``epsilon_upper``
+    for alip)."""
+    notion = str(privacy.get("notion", DEFAULT_NOTION))
     out: dict[str, Any] = {"notion": notion, "epsilon": privacy.get("epsilon")}
-    if notion == "distp":
-        out["delta"] = float(privacy.get("delta", 0.0))
-    elif notion == "alip":
-        out["epsilon_lower"], out["epsilon_upper"] = privacy.get("epsilon_lower"), privacy.get("epsilon_upper")
+    entry = NOTIONS.get(notion)
+    for name in entry.claim if entry is not None else ():
+        if name != "epsilon":
+            out[name] = float(privacy.get(name, 0.0)) if name == "delta" else privacy.get(name)
     return out
 
 
 def claim_text(privacy: Mapping[str, Any]) -> str:
-    """The claim in one phrase: "ε = 1", "(ε, δ) = (1, 0.05)" (distp), "(ε_l, ε_u) = (0.5, 1)" (alip)."""
+    """The claim in one phrase, in the notion's own fields: "ε = 1", "(ε, δ) = (1, 0.05)" (distp),
+    "(ε_l, ε_u) = (0.5, 1)" (alip)."""
     claim = claim_fields(privacy)
-    if claim["notion"] == "distp":
-        return f"(ε, δ) = ({number(claim['epsilon'])}, {number(claim['delta'])})"
-    if claim["notion"] == "alip":
-        return f"(ε_l, ε_u) = ({number(claim['epsilon_lower'])}, {number(claim['epsilon_upper'])})"
-    return f"ε = {number(claim['epsilon'])}"
+    entry = NOTIONS.get(claim["notion"])
+    names = entry.claim if entry is not None else ("epsilon",)
+    if len(names) == 1:
+        return f"{SYMBOLS[names[0]]} = {number(claim[names[0]])}"
+    return f"({', '.join(SYMBOLS[n] for n in names)}) = ({', '.join(number(claim[n]) for n in names)})"
 
 
 def audit_text(audit: Mapping[str, Any], verdict: bool = True) -> str:
