@@ -5,7 +5,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rldp-installed
 
-.PHONY: demo test test-fast test-client-only lint lint-ruff lint-types lint-imports bench clean
+.PHONY: demo test test-fast test-client-only js-test lint lint-ruff lint-types lint-imports bench clean
+
+# The TypeScript SDK (js/) is tested after pytest when Node >= 20 is present; make runs `npm ci` once.
+NODE_OK  := $(shell node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null && echo yes)
+JS_STAMP := js/node_modules/.rldp-npm-ci
 
 # The C accelerators are built by the install: a changed source re-installs.
 $(STAMP): pyproject.toml shared/_string_index.c client/_alias.c
@@ -18,8 +22,22 @@ $(STAMP): pyproject.toml shared/_string_index.c client/_alias.c
 demo: $(STAMP)
 	$(VENV)/bin/rldp demo $(ARGS)
 
-test: $(STAMP)
+# With Node, the SDK's packages are installed first: the browser test (tests/browser) bundles it.
+test: $(STAMP) $(if $(NODE_OK),$(JS_STAMP))
 	$(PY) -m pytest -q $(ARGS)
+	@$(MAKE) --no-print-directory js-test
+
+$(JS_STAMP): js/package.json js/package-lock.json
+	cd js && npm ci --no-audit --no-fund --loglevel=error
+	touch $(JS_STAMP)
+
+js-test:
+ifeq ($(NODE_OK),yes)
+	@$(MAKE) --no-print-directory $(JS_STAMP)
+	cd js && npx tsc -p tsconfig.json && RLDP_PYTHON=$(abspath $(PY)) node --test test/
+else
+	@echo "Node >= 20 not found: the JavaScript SDK's tests (js/) are skipped"
+endif
 
 # Everything but the slow tests and the live ones (a server process, a database, a browser).
 test-fast: $(STAMP)
@@ -54,4 +72,4 @@ bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info demo-output
+	rm -rf $(VENV) build *.egg-info demo-output js/node_modules js/dist

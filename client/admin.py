@@ -98,6 +98,38 @@ class AdminCalls:
             )
         )
 
+    def switch_collection(
+        self,
+        name: str,
+        method: str,
+        *,
+        min_reports: int | None = None,
+        beta: float | None = None,
+        time_budget: float | None = None,
+        wait: bool = True,
+        poll: float = 1.0,
+        wait_timeout: float = 3600.0,
+    ) -> dict[str, Any]:
+        """End a collection's pilot (admin): the server designs ``method`` over the pilot's confidence set and
+        rotates the collection to it if it beats the pilot. With ``wait``, the job's final status (its
+        ``error`` says why when the pilot was kept); else the queued job."""
+        body: dict[str, Any] = {"method": method}
+        for key, value in (("min_reports", min_reports), ("beta", beta), ("time_budget", time_budget)):
+            if value is not None:
+                body[key] = value
+        job = json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/switch", auth=True, json=body))
+        return self._wait(job, wait, poll, wait_timeout)
+
+    def _wait(self, job: dict[str, Any], wait: bool, poll: float, wait_timeout: float) -> dict[str, Any]:
+        if not wait:
+            return job
+        deadline = time.monotonic() + wait_timeout
+        while True:
+            status = json_object(self._http.request("GET", job["status_url"], auth=True))
+            if status["status"] in ("done", "failed") or time.monotonic() > deadline:
+                return status
+            time.sleep(poll)
+
     def design(
         self,
         csv_text: str,
@@ -129,14 +161,7 @@ class AdminCalls:
             if value is not None:
                 body[key] = value
         job = json_object(self._http.request("POST", "/v1/designs", auth=True, json=body))
-        if not wait:
-            return job
-        deadline = time.monotonic() + wait_timeout
-        while True:
-            status = json_object(self._http.request("GET", job["status_url"], auth=True))
-            if status["status"] in ("done", "failed") or time.monotonic() > deadline:
-                return status
-            time.sleep(poll)
+        return self._wait(job, wait, poll, wait_timeout)
 
     def jobs(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The most recent design jobs, newest first (admin; GET /v1/designs): each as :meth:`job` returns it.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rldp.shared.arguments import names, positive_float, positive_int
+from rldp.shared.arguments import add_csv_flags, names, positive_float, positive_int
 from rldp.shared.errors import RldpError
 from rldp.shared.tables import read_csv
 
@@ -69,7 +69,11 @@ def cmd_privatize(args: argparse.Namespace) -> int:
                 return 0 if flushed.queued == 0 else 3
             # verify before reading any record
             mech = client.collection(args.collection).current() if args.collection else client.mechanism(args.mechanism)
-            table = read_csv(args.data, names=args.names)
+            table = read_csv(args.data, names=args.names, delimiter=args.delimiter, encoding=args.encoding)
+            if len(table.columns) == 1 and any(c in table.columns[0] for c in ";\t|,"):
+                raise ValueError(
+                    f"{args.data} has a single column {table.columns[0]!r}: is the delimiter right? (--delimiter)"
+                )
             if args.state and table.n_rows > 1 and not args.owner_column:
                 raise ValueError(
                     f"{args.data} has {table.n_rows} rows and no --owner-column: with --state every row would be one "
@@ -129,6 +133,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--collection", metavar="NAME", help="follow this collection: its current mechanism (see rldp collections)"
     )
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
+    add_csv_flags(p)
     p.add_argument(
         "--batch-size", type=positive_int("batch size"), default=10_000, help="reports per upload (default 10000)"
     )

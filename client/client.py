@@ -31,6 +31,7 @@ from .collections import Collection
 from .defaults import DEFAULT_STATE, DefaultState, default_state_path, require_owners
 from .doc_cache import DocumentCache, cache_folder
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
+from .ids import full_mechanism_id, listed
 from .ledger import PreparedBatch, outbox_pending, outbox_remove, release_batch
 from .mechanism import Mechanism
 from .policy import VerificationPolicy
@@ -154,6 +155,7 @@ class Client(AdminCalls):
         """
         if not isinstance(mechanism_id, str) or not mechanism_id:
             raise ValueError(f"mechanism id must be a non-empty string; got {mechanism_id!r}")
+        mechanism_id = self._full_id(mechanism_id)
         policy = self.policy.with_max_epsilon(max_epsilon)
         policy.check_id(mechanism_id)
         with self._lock:
@@ -164,6 +166,12 @@ class Client(AdminCalls):
                 self._mechanisms[mechanism_id] = cached
         policy.check(cached.document, mechanism_id)  # the policy may have changed since it was cached
         return cached
+
+    def _full_id(self, given: str) -> str:
+        # A prefix (as every rldp command takes): a verified mechanism's, else the catalogue's one.
+        with self._lock:
+            mine = [i for i in self._mechanisms if i.startswith(given.strip().lower())]
+        return full_mechanism_id(given, mine, lambda: [m["id"] for m in self.mechanisms()])
 
     def _download(self, mechanism_id: str, policy: VerificationPolicy) -> Mechanism:
         resp = self._http.request(
@@ -200,8 +208,7 @@ class Client(AdminCalls):
 
     def mechanisms(self) -> list[dict[str, Any]]:
         """The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …."""
-        mechanisms: list[dict[str, Any]] = self._http.request("GET", "/v1/mechanisms").json()["mechanisms"]
-        return mechanisms
+        return listed(json_object(self._http.request("GET", "/v1/mechanisms")), "mechanisms", self.url)
 
     # -- privatisation
     def privatize(
@@ -281,7 +288,7 @@ class Client(AdminCalls):
         rng = rng if rng is not None else self.rng
         if self.reporter is None:
             self._stateless(mech, owners)
-            return self._send_all(make_batches(mechanism_id, mech.privatize_indices(x, rng), int(batch_size), None))
+            return self._send_all(make_batches(mech.id, mech.privatize_indices(x, rng), int(batch_size), None))
         prepared = self.reporter.prepare(mech, x, owners, rng, int(batch_size))
         if prepared.window is None:
             return self._send_all(prepared.batches)
@@ -297,7 +304,7 @@ class Client(AdminCalls):
         ys = np.asarray(reports)
         if ys.ndim != 1 or (ys.size and ys.dtype.kind not in "iu"):
             raise ValueError("reports must be a 1-D array of integer outputs")
-        return self._send_all(make_batches(mechanism_id, ys, int(batch_size), None))
+        return self._send_all(make_batches(self._full_id(mechanism_id), ys, int(batch_size), None))
 
     def _post_batch(self, body: bytes) -> dict[str, Any]:
         resp = self._http.request("POST", "/v1/reports", data=body, headers={"Content-Type": MSGPACK}, ok=(200, 201))

@@ -4,6 +4,7 @@
     rldp collections                          # name, status, policy, window, current mechanism
     rldp collection rotate app-usage 3f2a9c   # a new published mechanism becomes current
     rldp collection estimate app-usage        # P_X from every mechanism's reports, one likelihood
+    rldp collection switch app-usage          # end the pilot: design over its confidence set, rotate
     rldp collection retire app-usage
 
 Like :mod:`.operator_cli`: one SDK call each, the admin token from RLDP_ADMIN_TOKEN, ids as
@@ -15,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rldp.shared.arguments import positive_float
+from rldp.shared.arguments import positive_float, positive_int
 
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
@@ -88,10 +89,20 @@ def cmd_collection(args: argparse.Namespace) -> int:
             answer = client.retire_collection(args.name)
         elif args.action == "estimate":
             answer = client.estimate_collection(args.name, window=args.window)
+        elif args.action == "switch":
+            answer = client.switch_collection(
+                args.name, args.method, min_reports=args.min_reports, beta=args.beta, time_budget=args.time_budget
+            )
         else:
             answer = client.collection(args.name).info()
     if args.json:
         print_json(answer)
+    elif args.action == "switch":
+        if answer["status"] == "done":
+            print(f"switched {args.name} to {answer['mechanism']} (designed over the pilot's confidence set)")
+        else:
+            print(f"{args.name} not switched: {answer.get('error') or answer['status']}")
+            return 1
     elif args.action == "estimate":
         parts = ", ".join(f"{m['mechanism'][:SHORT]}: {m['reports']:,}" for m in answer["mechanisms"])
         print(
@@ -164,5 +175,18 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     )
     a.add_argument("name", metavar="NAME")
     a.add_argument("--window", metavar="LABEL", default=None, help="only this collection window")
+    a = actions.add_parser(
+        "switch",
+        parents=common,
+        help="end the pilot: design over its confidence set and rotate if it beats the pilot",
+        description="The collection's current mechanism must be a pilot (RLDP over every distribution). The server "
+        "designs METHOD over the confidence set its reports give (P̂ from the pilot, no public data) and rotates the "
+        "collection to it only if it has more utility at P̂ than the pilot; exit 1 when the pilot is kept." + admin,
+    )
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("--method", default="polyopt", help="the next mechanism's design method (default polyopt)")
+    a.add_argument("--min-reports", type=positive_int("min reports"), help="the fewest pilot reports (default 1000)")
+    a.add_argument("--beta", type=positive_float("beta"), help="1 - the confidence of the pilot's set (default 0.05)")
+    a.add_argument("--time-budget", type=positive_float("time budget"), help="seconds for the design")
     for parser in actions.choices.values():
         parser.set_defaults(func=cmd_collection)

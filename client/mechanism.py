@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.shared.audit import AuditResult, LayeredAuditResult, audit_document
+from rldp.shared.audit import AuditResult, LayeredAuditResult, audit_document, dense_audit_entries
 from rldp.shared.collection import Window, collection_window
 from rldp.shared.document import (
     DocumentError,
@@ -34,17 +34,24 @@ from rldp.shared.document import (
     alphabet,
     matrix_spec,
     mechanism_matrix,
+    mechanism_shape,
     per_report_layer,
+    report_outputs,
     validate_document,
 )
 from rldp.shared.records import Alphabet
 
 from .errors import MechanismRejected
-from .grr import GrrSampler, sampler_for
+from .grr import GRR_MIN_SIZE, GrrSampler, sampler_for
 from .policy import VerificationPolicy
 from .sampling import ColumnSampler, RandomSource
 
-__all__ = ["Mechanism"]
+__all__ = ["Mechanism", "MAX_DENSE_AUDIT_ENTRIES"]
+
+#: The most entries this client expands a compact matrix to for an audit that reads it densely
+#: (2²⁴: 128 MiB of float64, a dense K = 4,096 matrix): a document's few bytes must not make an app
+#: allocate gigabytes. GRR under rldp/ldp is audited from its two values and never expanded.
+MAX_DENSE_AUDIT_ENTRIES = 1 << 24
 
 
 class Mechanism:
@@ -59,19 +66,31 @@ class Mechanism:
         self.document = document
         self.audit = audit
         self.alphabet: Alphabet = alphabet(document)
-        #: Q, the document's matrix: the memoised mechanism (the long-run guarantee).
-        self.matrix: np.ndarray = mechanism_matrix(document)
         #: The per-report layer (R, ε₁), None when the document has none.
         self.per_report: PerReport | None = per_report_layer(document)
-        #: The distribution of one report given x: R·Q with a per-report layer, else Q.
-        # R·Q with a layer, else Q itself (one expansion of a compact matrix, not two).
-        self.report_matrix: np.ndarray = (
-            self.matrix if self.per_report is None else self.per_report.matrix @ self.matrix
-        )
+        # Q and R·Q are expanded on first use only: a GRR document is sampled from its two values,
+        # and its K × K matrix (512 MiB at K = 8,192) is never built unless asked for.
+        self._matrix: np.ndarray | None = None
+        self._report_matrix: np.ndarray | None = None
+        self._shape = mechanism_shape(document)
         # The samplers are built on first use: verification must not pay for them (K = 4,000: seconds).
         self._samplers: dict[str, ColumnSampler | GrrSampler] = {}
         #: The collection window (``"collection": {"window": "P1D"}``), None when it has none.
         self.window: Window | None = collection_window(document)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """Q, the document's matrix (the memoised mechanism, the long-run guarantee); expanded on first use."""
+        if self._matrix is None:
+            self._matrix = mechanism_matrix(self.document)
+        return self._matrix
+
+    @property
+    def report_matrix(self) -> np.ndarray:
+        """The distribution of one report given x: R·Q with a per-report layer, else Q."""
+        if self._report_matrix is None:
+            self._report_matrix = self.matrix if self.per_report is None else self.per_report.matrix @ self.matrix
+        return self._report_matrix
 
     @classmethod
     def from_document(
@@ -99,6 +118,15 @@ class Mechanism:
         if expected_id is not None and doc["id"] != expected_id:
             raise MechanismRejected(label, f"the server returned a different mechanism ({doc['id']})")
         rules.check(doc, label)
+        dense = dense_audit_entries(doc)
+        if dense > MAX_DENSE_AUDIT_ENTRIES:
+            b, a = mechanism_shape(doc)
+            raise MechanismRejected(
+                label,
+                f"auditing notion {doc['privacy']['notion']!r} needs its {b:,} × {a:,} matrix in full "
+                f"({dense * 8 / 2**20:,.0f} MiB); this client expands at most {MAX_DENSE_AUDIT_ENTRIES:,} entries "
+                f"({MAX_DENSE_AUDIT_ENTRIES * 8 / 2**20:,.0f} MiB) of a compact matrix",
+            )
         try:
             result = audit_document(doc)
         except ValueError as exc:
@@ -109,20 +137,26 @@ class Mechanism:
 
     def _sampler_for(self, which: str) -> ColumnSampler | GrrSampler:
         # "report": R·Q (Q without a layer); "memo": Q; "layer": R. A GRR matrix is sampled
-        # from its two parameters (client/grr.py: no table to build, none to miss the cache).
+        # from its two parameters (client/grr.py: no table to build, none to miss the cache, no Q).
         sampler = self._samplers.get(which)
         if sampler is None:
             spec = matrix_spec(self.document)
             if which == "layer" and self.per_report is not None:
                 sampler = sampler_for(self.per_report.matrix)
             elif which == "memo" and self.per_report is not None:
-                sampler = sampler_for(self.matrix, spec)
+                sampler = self._from_q(spec)
             else:
-                report_spec = spec if self.per_report is None else None
-                sampler = self._samplers.get("report") or sampler_for(self.report_matrix, report_spec)
+                sampler = self._samplers.get("report") or (
+                    self._from_q(spec) if self.per_report is None else sampler_for(self.report_matrix)
+                )
                 self._samplers["report"] = sampler
             self._samplers[which] = sampler
         return sampler
+
+    def _from_q(self, spec: Mapping[str, Any] | None) -> ColumnSampler | GrrSampler:
+        if spec is not None and spec.get("form") == "grr" and int(spec["size"]) >= GRR_MIN_SIZE:
+            return GrrSampler(int(spec["size"]), float(spec["diagonal"]), float(spec["off_diagonal"]))
+        return sampler_for(self.matrix, spec)
 
     @property
     def _sampler(self) -> ColumnSampler | GrrSampler:
@@ -167,17 +201,17 @@ class Mechanism:
     @property
     def outputs(self) -> int:
         """|Y'|: reports are integers in [0, outputs) (|Y| without a per-report layer)."""
-        return int(self.report_matrix.shape[0])
+        return report_outputs(self.document)
 
     @property
     def memo_outputs(self) -> int:
         """|Y|: memoised values are integers in [0, memo_outputs) (the rows of Q)."""
-        return int(self.matrix.shape[0])
+        return self._shape[0]
 
     @property
     def size(self) -> int:
         """|X|."""
-        return int(self.matrix.shape[1])
+        return self._shape[1]
 
     def __repr__(self) -> str:
         eps = self.audit.epsilon

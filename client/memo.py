@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -81,6 +82,15 @@ def unique_keys(owners: list[str], codes: np.ndarray, x: np.ndarray, size: int) 
     return Keys(owners, uniq // size, uniq % size), inverse.reshape(-1)
 
 
+def _integer_rows(rows: list[Any], path: str, mechanism: str) -> np.ndarray:
+    """Rows of two integers ≥ 0 as an (n, 2) int64 array; StateFileError when the file holds anything
+    else (a value edited by hand: text, a float, a blob, a negative y)."""
+    stored = np.array(rows)  # numpy picks int64 only when every value is an integer
+    if stored.dtype.kind not in "iu" or stored.ndim != 2 or stored.shape[1] != 2 or int(stored.min()) < 0:
+        raise StateFileError(path, f"is corrupt: the memo of mechanism {mechanism} holds a value that is not an output")
+    return stored.astype(np.int64, copy=False)
+
+
 def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, path: str) -> np.ndarray:
     """The memoised y of each key (int64), −1 where there is none yet."""
     ys = np.full(len(keys), -1, dtype=np.int64)
@@ -96,7 +106,7 @@ def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, p
             ).fetchall()
             if not rows:
                 continue
-            stored = np.array(rows, dtype=np.int64).reshape(-1, 2)
+            stored = _integer_rows(rows, path, mechanism)
             order = np.argsort(stored[:, 0])
             xs_sorted = stored[order, 0]
             at = np.minimum(np.searchsorted(xs_sorted, keys.x[mine]), xs_sorted.size - 1)
@@ -110,7 +120,7 @@ def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, p
             (mechanism,),
         ).fetchall()
         if rows:
-            found = np.array(rows, dtype=np.int64).reshape(-1, 2)
+            found = _integer_rows(rows, path, mechanism)
             ys[found[:, 0] - 1] = found[:, 1]
     if ys.size and int(ys.max()) >= outputs:
         raise StateFileError(path, f"is corrupt: a memoised output of mechanism {mechanism} is ≥ its {outputs} outputs")

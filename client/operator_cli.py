@@ -23,17 +23,19 @@ import sys
 from typing import Any
 
 from rldp.shared.arguments import positive_int
+from rldp.shared.claims import ascii_text, claim_text, record_audited_text
 from rldp.shared.document import from_json, read_document
 from rldp.shared.errors import ValidationError
+from rldp.shared.tables import csv_text_cell
 
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
 from .connection import SERVER_ENV, connection_options
-from .operator_client import ADMIN_TOKEN_ENV, READ_TOKEN_ENV, SHORT
+from .ids import SHORT, resolve_prefix
+from .operator_client import ADMIN_TOKEN_ENV, READ_TOKEN_ENV
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
-from .operator_client import resolve_id as _resolve
-from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
+from .operator_output import drift_line, estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
@@ -46,7 +48,7 @@ JOB_SEARCH = 500
 
 def _job_id(client: Client, given: str) -> str:
     """The full job id ``given`` abbreviates, among the JOB_SEARCH most recent jobs."""
-    return _resolve(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
+    return resolve_prefix(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
 
 
 # --------------------------------------------------------------------------- commands
@@ -62,9 +64,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
         return 0
     verb = "published" if answer.get("created", True) else "already published (unchanged)"
     print(f"{verb} {answer['id']}")
+    notion = str(document["privacy"].get("notion", "rldp"))
+    audited = record_audited_text(notion, answer.get("epsilon_audited"))
     print(
-        f"  {answer['method']}, epsilon {short_number(answer['epsilon'])} claimed, "
-        f"{short_number(answer.get('epsilon_audited'))} audited by the server; status {answer['status']}"
+        ascii_text(
+            f"  {answer['method']}, {notion} claims {claim_text(document['privacy'])}; passed the server's audit "
+            f"(audited {audited}); status {answer['status']}"
+        )
     )
     return 0
 
@@ -88,14 +94,15 @@ def cmd_mechanisms(args: argparse.Namespace) -> int:
     if not mechanisms:
         print(f"no mechanisms published on {url}")
         return 0
-    header = ("ID", "METHOD", "NOTION", "EPSILON", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
+    header = ("ID", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
     rows = [
         (
             m["id"][:SHORT],
             m["method"],
             m.get("notion", "-"),
-            short_number(m["epsilon"]),
-            short_number(m.get("epsilon_audited")),
+            # In the notion's terms: (ε, δ) for distp, (ε_l, ε_u) for alip (older servers: ε alone).
+            ascii_text(claim_text(m.get("claim") or {"notion": m.get("notion", "rldp"), "epsilon": m["epsilon"]})),
+            ascii_text(record_audited_text(m.get("notion", "rldp"), m.get("epsilon_audited"))),
             str(m["outputs"]),
             m["status"],
             m["sensitive"],
@@ -122,7 +129,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.csv:
         out = csv.writer(sys.stdout, lineterminator="\n")
         out.writerow(("cell", "estimate", "low", "high"))
-        out.writerows((f"{s}|{u}", *("" if v is None else repr(float(v)) for v in values)) for s, u, *values in rows)
+        out.writerows(
+            (csv_text_cell(f"{s}|{u}"), *("" if v is None else repr(float(v)) for v in values))
+            for s, u, *values in rows
+        )
         return 0
     labels = answer.get("labels") or {}
     s_name = labels.get("sensitive", {}).get("name", "s")
@@ -141,6 +151,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             f"note: P_X is not identifiable from these reports (rank {answer.get('rank', '?')}); "
             "the estimate of a cell outside the identified ones is not determined by the data"
         )
+    print(drift_line(answer))
     return 0
 
 

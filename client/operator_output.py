@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["render_table", "utc_minute", "short_number", "print_json", "estimate_rows"]
+__all__ = ["render_table", "utc_minute", "short_number", "print_json", "estimate_rows", "drift_line"]
 
 
 def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> str:
@@ -54,3 +54,13 @@ def estimate_rows(estimate: dict[str, Any]) -> list[tuple[str, str, float | None
         for s in range(len(joint))
         for u in range(len(joint[s]))
     ]
+
+
+def drift_line(estimate: dict[str, Any]) -> str:
+    """One line on the estimate's drift watch: the server's statement (WARNING first when it rejects), or why
+    there is none (a server without the drift watch: "drift: not reported by this server")."""
+    drift = estimate.get("drift")
+    if drift is None:
+        return f"drift: {estimate.get('drift_unavailable') or 'not reported by this server'}"
+    prefix = "WARNING drift: " if drift.get("rejected") else "drift: "
+    return prefix + str(drift.get("statement", ""))

@@ -42,8 +42,22 @@ def problem(resp: requests.Response) -> dict[str, Any]:
             return body
     except ValueError:
         pass
-    text = " ".join(resp.text.split())[:200] if resp.text else ""
-    return {"type": "about:blank", "title": resp.reason or "", "status": resp.status_code, "detail": text}
+    return {
+        "type": "about:blank",
+        "reason": "not-rldp",
+        "title": resp.reason or "",
+        "status": resp.status_code,
+        "detail": _not_rldp(resp),
+    }
+
+
+def _not_rldp(resp: requests.Response) -> str:
+    # What a web server that is not an aggregator (or a proxy's error page) said, without its page.
+    kind = resp.headers.get("Content-Type", "").split(";")[0].strip() or "no content type"
+    return (
+        f"{resp.url} answered {resp.status_code} {resp.reason or ''} with {kind}, which is not an rldp aggregator's "
+        "answer (check --server / RLDP_SERVER: the aggregator's base URL)"
+    ).replace("  ", " ")
 
 
 class Transport:
@@ -136,5 +150,10 @@ class Transport:
 
 def json_object(resp: requests.Response) -> dict[str, Any]:
     """The JSON object a successful answer carries (every endpoint answers an object)."""
-    body: dict[str, Any] = resp.json()
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise ProblemError(resp.status_code, {"reason": "not-rldp", "detail": _not_rldp(resp)})
     return body

@@ -88,6 +88,12 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
         help="skip the averaging attack (an aggregator linking each user's reports over 30 windows, "
         "with and without the client's memoisation)",
     )
+    p.add_argument(
+        "--no-pilot",
+        action="store_true",
+        help="skip the path without public data (a pilot collection, the switch to a design over the pilot's "
+        "confidence set, a drifted population flagged)",
+    )
     p.set_defaults(func=cmd_demo)
     return p
 
@@ -116,6 +122,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         progress=args.progress if args.progress is not None else sys.stderr.isatty(),
         curves=not args.no_curves,
         attack=not args.no_attack,
+        pilot=not args.no_pilot,
     )
     run_demo(cfg)
     return 0

@@ -1,8 +1,8 @@
 """The ``rldp`` command: one entry point that finds its subcommands in the installed parts.
 
-rldp installs in layers: ``pip install rldp`` gives the client (``rldp privatize``) and the
-operator's commands over the HTTP API (publish, mechanisms, estimate, retire, jobs, job);
-``rldp[aggregator]`` adds design, audit, evaluate, serve and token; ``rldp[demo]`` adds the
+rldp installs in layers: ``pip install rldp`` gives the client (``rldp privatize``), the
+operator's commands over the HTTP API (publish, mechanisms, estimate, retire, jobs, job) and
+``token``; ``rldp[aggregator]`` adds design, audit, evaluate and serve; ``rldp[demo]`` adds the
 demo and the experiments. This module sits above every package, so it imports them
 downwards only, and only the part a command needs (starting ``rldp privatize`` never loads
 scipy). A command whose part's dependencies are not installed answers with the extra to
@@ -45,6 +45,12 @@ def _operator_cli() -> ModuleType:
     return operator_cli
 
 
+def _token_cli() -> ModuleType:
+    from rldp.client import token_cli  # the standard library only: tokens are made anywhere
+
+    return token_cli
+
+
 def _aggregator_cli() -> ModuleType:
     from rldp.aggregator import cli  # scipy, pycddlib, highspy (the designers)
 
@@ -75,7 +81,8 @@ class CommandGroup:
 
 COMMAND_GROUPS: tuple[CommandGroup, ...] = (
     CommandGroup(("design", "audit", "evaluate"), _aggregator_cli, "rldp[aggregator]", "design and check mechanisms"),
-    CommandGroup(("serve", "token"), _serve_cli, "rldp[aggregator]", "run the aggregator service"),
+    CommandGroup(("serve",), _serve_cli, "rldp[aggregator]", "run the aggregator service"),
+    CommandGroup(("token",), _token_cli, "rldp", "make the service's tokens"),
     CommandGroup(("privatize",), _client_cli, "rldp", "privatise records and submit them"),
     CommandGroup(
         ("publish", "mechanisms", "estimate", "retire", "jobs", "job", "collections", "collection"),
@@ -145,6 +152,14 @@ def _message(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``rldp`` command; returns its exit status."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # also while a command's part loads (scipy's import takes ~0.4 s)
+        print("rldp: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
     if first is None and "--version" in args_list:  # answered before any part of rldp is loaded

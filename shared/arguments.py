@@ -73,6 +73,24 @@ def names(text: str) -> list[str]:
     return out
 
 
+def delimiter(text: str) -> str:
+    """One field-separator character ('\\t' or tab for a tab)."""
+    value = {"\\t": "\t", "tab": "\t"}.get(text, text)
+    if len(value) != 1:
+        raise argparse.ArgumentTypeError(f"delimiter must be one character (or '\\t' / tab); got {text!r}")
+    return value
+
+
+def add_csv_flags(parser: argparse.ArgumentParser) -> None:
+    """``--delimiter`` and ``--encoding`` on a command that reads a CSV (the flags its errors' hints name)."""
+    parser.add_argument(
+        "--delimiter", type=delimiter, default=",", metavar="CHAR", help="field separator (default ',')"
+    )
+    parser.add_argument(
+        "--encoding", default="utf-8-sig", metavar="CODEC", help="text encoding of the CSV (default utf-8)"
+    )
+
+
 def add_progress_flags(parser: argparse.ArgumentParser, shown: str, never: str) -> None:
     """``--progress`` / ``--no-progress`` into ``args.progress`` (None: the command decides, on a terminal)."""
     group = parser.add_mutually_exclusive_group()

@@ -19,9 +19,26 @@ import numpy as np
 
 from .errors import TableError
 
-__all__ = ["Table", "read_csv", "header_looks_like_data", "blank_counts", "is_data_frame", "frame_columns"]
+__all__ = [
+    "Table",
+    "read_csv",
+    "header_looks_like_data",
+    "blank_counts",
+    "is_data_frame",
+    "frame_columns",
+    "csv_text_cell",
+]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# A cell starting with one of these is run as a formula by spreadsheets (CSV injection, OWASP).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text_cell(value: str) -> str:
+    """A text cell for a CSV a person may open in a spreadsheet: a leading ' when it would start a
+    formula (=, +, -, @, tab, CR), as OWASP recommends; other text unchanged. Numbers are not text
+    cells: write them as they are."""
+    return f"'{value}" if value.startswith(_FORMULA_START) else value
 
 
 @dataclass(frozen=True, eq=False)

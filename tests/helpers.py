@@ -118,3 +118,49 @@ def jeffreys(shape: tuple[int, int], seed: int, n: int = ADULT_N) -> np.ndarray:
         p = rng.multinomial(n, rng.dirichlet(np.full(shape[0] * shape[1], 0.5))).reshape(shape) / n
         if np.all(p.sum(axis=1) > 0):
             return p
+
+
+def grr_form_document(a1: int, a2: int, epsilon: float = 1.0, notion: str = "rldp") -> dict[str, Any]:
+    """A format-3 document whose matrix is the compact GRR form on |X| = a1·a2 symbols, assembled by
+    hand (so no bound of the writer stops it): a tiny body that stands for a K × K matrix."""
+    from rldp.shared.document import FORMAT_3, content_id
+
+    k = a1 * a2
+    off = 1.0 / (math.exp(epsilon) + k - 1)
+    privacy: dict[str, Any] = {"notion": notion, "epsilon": float(epsilon)}
+    if notion != "ldp":
+        privacy["uncertainty"] = {"divergence": "renyi", "order": 2.0, "radius": None}
+    doc: dict[str, Any] = {
+        "format": FORMAT_3,
+        "id": "",
+        "method": "grr",
+        "privacy": privacy,
+        "sensitive": {"name": "s", "values": [f"s{i}" for i in range(a1)]},
+        "released": [{"name": "u", "values": [f"u{i}" for i in range(a2)]}],
+        "public_distribution": [[1.0 / k] * a2 for _ in range(a1)],
+        "matrix": {"form": "grr", "size": k, "diagonal": 1.0 - (k - 1) * off, "off_diagonal": off},
+    }
+    doc["id"] = content_id(doc)
+    return doc
+
+
+_SEX_RACE: dict[float, dict[str, Any]] = {}
+
+
+def adult_sex_race_polyopt(epsilon: float = 1.5) -> dict[str, Any]:
+    """The sex/race PolyOpt document designed from the Adult public data (the drift watch's example), cached."""
+    if epsilon not in _SEX_RACE:
+        from rldp.aggregator.frames import design_from_frame
+        from rldp.demo.datasets import load_adult
+
+        _SEX_RACE[epsilon] = design_from_frame(
+            load_adult(), sensitive="sex", released=["race"], method="polyopt", epsilon=epsilon, name="adult"
+        )
+    return _SEX_RACE[epsilon]
+
+
+def skewed_population(p_hat: np.ndarray, share: float = 0.6, cell: int = 0) -> np.ndarray:
+    """``share`` of the population in one cell (0: Female|Amer-Indian-Eskimo for sex/race), the rest as P̂."""
+    skew = np.asarray(p_hat, dtype=float) * (1.0 - share)
+    skew.flat[cell] += share
+    return skew

@@ -26,6 +26,7 @@ from typing import Any
 from tqdm import tqdm
 
 from rldp.shared.arguments import add_progress_flags, names, positive_float, positive_int
+from rldp.shared.claims import ascii_text, audit_text, claim_text
 from rldp.shared.collection import Window
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, read_document, write_document
@@ -152,7 +153,9 @@ def cmd_design(args: argparse.Namespace) -> int:
         record["interrupted"] = True
     if fallback:  # Ctrl-C before any: the GRR baseline at the same claim was written instead
         record["fallback"] = BASELINE_METHOD
-    claim_line = f"  epsilon  claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} at delta = 0 (pass)"
+    claim_line = ascii_text(  # in the notion's terms (rldp.shared.claims): distp's claim is judged by δ
+        f"  claim    {doc['privacy']['notion']} {claim_text(doc['privacy'])}; {audit_text(audit, verdict=False)} (pass)"
+    )
     if doc["privacy"]["notion"] in _FUNNEL:
         claim_line = _funnel_line(doc, record)
     emit(

@@ -7,6 +7,7 @@ import math
 
 from rldp.shared.arguments import names
 from rldp.shared.audit import all_distributions_epsilon, audit_document, ldp_epsilon, realised_epsilon
+from rldp.shared.claims import ascii_text, audit_text, claim_text
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution, read_document, report_matrix
 from rldp.shared.information import entropy, mutual_information
@@ -56,10 +57,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         "passed": result.passed,
         "reasons": list(result.reasons),
     }
-    lines = [
-        f"{doc['method']} {doc['id'][:12]}: claimed epsilon {result.claimed:.6g}, "
-        f"audited {result.epsilon:.6g}{' at delta = 0' if result.notion == 'distp' else ''} ({result.notion}) -> "
-        f"{'PASS' if result.passed else 'FAIL'}"
+    lines = [  # the claim and the verdict in the notion's terms (rldp.shared.claims): distp by its δ
+        ascii_text(
+            f"{doc['method']} {doc['id'][:12]}: {result.notion} claims {claim_text(doc['privacy'])}; "
+            f"{audit_text(result.to_dict(), verdict=False)} -> {'PASS' if result.passed else 'FAIL'}"
+        )
     ]
     if result.notion == "distp":  # the claim is (ε, δ): the audited δ at the claimed ε decides
         extra = result.extra

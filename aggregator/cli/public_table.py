@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rldp.shared.arguments import add_csv_flags
 from rldp.shared.errors import ValidationError
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table, blank_counts, header_looks_like_data, read_csv
@@ -27,17 +28,9 @@ MISSING_POLICIES = ("keep", "drop", "error")
 _OUT_EXTENSIONS = (".json", ".msgpack", ".mpk")
 
 
-def _delimiter(text: str) -> str:
-    value = {"\\t": "\t", "tab": "\t"}.get(text, text)
-    if len(value) != 1:
-        raise argparse.ArgumentTypeError(f"delimiter must be one character (or '\\t' / tab); got {text!r}")
-    return value
-
-
 def add_table_flags(p: argparse.ArgumentParser) -> None:
     """``--delimiter``, ``--encoding`` and ``--missing`` on a command that reads a public CSV."""
-    p.add_argument("--delimiter", type=_delimiter, default=",", metavar="CHAR", help="field separator (default ',')")
-    p.add_argument("--encoding", default="utf-8-sig", metavar="CODEC", help="text encoding of the CSV (default utf-8)")
+    add_csv_flags(p)
     p.add_argument(
         "--missing",
         choices=MISSING_POLICIES,
@@ -67,6 +60,31 @@ def read_public(args: argparse.Namespace, columns: Sequence[str]) -> Table:
         raise CommandError(
             f"{args.public}: no column {', '.join(map(repr, absent))}; available: {', '.join(table.columns)}{hint}"
         )
+    table = _missing(args, table, columns)
+    _warn_if_few(args.public, table, columns)
+    return table
+
+
+#: Fewer public rows than this per cell of S × U (or than MIN_PUBLIC_ROWS at all) get a warning.
+ROWS_PER_CELL = 10
+MIN_PUBLIC_ROWS = 100
+
+
+def _warn_if_few(where: str, table: Table, columns: Sequence[str]) -> None:
+    """Say so when P̂ rests on few rows: its confidence set is then wide, and a design keeps little."""
+    n = table.n_rows
+    cells = int(np.prod([np.unique(table.column(c)).size for c in columns])) if n else 0
+    if n and n < max(MIN_PUBLIC_ROWS, ROWS_PER_CELL * cells):
+        print(
+            f"rldp design: warning: only {n:,} public rows for {cells:,} cells of S × U in {where}: P̂ rests on "
+            f"very little data (fewer than {max(MIN_PUBLIC_ROWS, ROWS_PER_CELL * cells):,}), so its confidence set is "
+            "wide and the design keeps little information; use more public rows if there are any",
+            file=sys.stderr,
+        )
+
+
+def _missing(args: argparse.Namespace, table: Table, columns: Sequence[str]) -> Table:
+    """Empty cells in ``columns``, as ``--missing`` says."""
     blanks = blank_counts(table, columns)
     if not blanks:
         return table

@@ -35,7 +35,11 @@ def _solver_error(message: str, *, parameter: str) -> SolverError:
     return SolverError(message)
 
 
-__all__ = ["GammaCone", "gamma_inequalities"]
+__all__ = ["GammaCone", "gamma_inequalities", "MAX_CONE_EPSILON"]
+
+#: The largest ε the cone's designers take: their block search goes up to 2ε and e^(2ε) must be a
+#: float (e^709 is the last); 300 nats is far beyond any privacy a report keeps.
+MAX_CONE_EPSILON = 300.0
 
 
 class GammaCone:
@@ -55,6 +59,11 @@ class GammaCone:
         if np.any(low < 0) or np.any(low.sum(axis=1) > 1 + STOCHASTIC_TOLERANCE) or not np.all(np.isfinite(low)):
             raise SolverError("lower bounds L must be finite, ≥ 0 and sum to at most 1 for every s")
         check_epsilon(epsilon, error=_solver_error)
+        if epsilon > MAX_CONE_EPSILON:
+            raise SolverError(
+                f"epsilon {epsilon:g} is above the {MAX_CONE_EPSILON:g} nats the Γ-cone designers (polyopt and its "
+                "column generation) support: e^ε must stay a float with room to spare"
+            )
         self.lower = low
         self.slack = np.maximum(1.0 - low.sum(axis=1), 0.0)  # ℓ_s = 1 − Σ_u L_u|s
         self.epsilon = float(epsilon)

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from rldp.shared.collection import Window
+from rldp.shared.document import MAX_SYMBOLS
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.notions import NOTIONS
 from rldp.shared.parameters import (
@@ -48,9 +49,8 @@ __all__ = [
 
 # The largest alphabet |X| = |S|·|U| rldp designs for from data: every designer holds |Y| × |X| float
 # matrices (GRR: |X| × |X|; column generation: up to 20·|X| + 2000 columns of |X|), so at 8,192 symbols
-# one dense matrix is 512 MiB — the K = 4,000 alphabets that compact documents serve fit, while Adult's
-# fnlwgt (21,648 values) × sex would need 14 GiB for GRR alone.
-MAX_DESIGN_SYMBOLS = 8192
+# one dense matrix is 512 MiB. The same bound every reader of a document holds it to (one constant).
+MAX_DESIGN_SYMBOLS = MAX_SYMBOLS
 
 #: The same tolerance as the document check of ε = max(ε_l, ε_u) for alip.
 _ALIP_EPSILON_TOL = 1e-12

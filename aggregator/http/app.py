@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
 from . import collections, designs, health, mechanisms, reports
+from .cors import CorsMiddleware
 from .dashboard import init_dashboard
 from .dashboard.pages import too_large_page
 from .fastpath import ReportsFastPath
@@ -79,6 +80,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.register_blueprint(module.blueprint)
     init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
     app.wsgi_app = ReportsFastPath(app.wsgi_app, service, metrics)  # type: ignore[method-assign]
+    if cfg.get("CORS_ORIGIN"):  # outermost: every answer, the reports fast path's too
+        app.wsgi_app = CorsMiddleware(app.wsgi_app, cfg["CORS_ORIGIN"])  # type: ignore[method-assign]
 
     def problem_response(problem: Problem, body: bytes, status: int | None = None) -> Response:
         resp = app.response_class(body, status=status or problem.status, mimetype=PROBLEM_MEDIA_TYPE)

@@ -41,6 +41,7 @@ def readyz() -> Response:
 @blueprint.get("/metrics")
 def metrics() -> Response:
     metrics = current_app.extensions[METRICS_EXTENSION]
+    current_service().refresh_drift()  # the drift gauges: recomputed only for mechanisms with new reports
     return Response(metrics.render(), mimetype=None, content_type=metrics.content_type)
 
 

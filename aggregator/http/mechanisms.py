@@ -27,6 +27,8 @@ def _summary(r: MechanismRecord) -> dict[str, Any]:
         "epsilon": r.epsilon,
         "epsilon_audited": r.epsilon_audited,
         "notion": r.notion,
+        # The claim in its notion's terms: epsilon is not the whole of it for distp (δ) and alip (ε_l, ε_u).
+        "claim": current_service().catalog.claim(r.id),
         "status": r.status,
         "sensitive": r.sensitive,
         "released": list(r.released),
@@ -48,6 +50,7 @@ def publish() -> Response:
         "method": record.method,
         "epsilon": record.epsilon,
         "epsilon_audited": record.epsilon_audited,
+        "claim": service.catalog.claim(record.id),
         "status": record.status,
     }
     return respond(payload, 201 if created else 200, {"Location": f"/v1/mechanisms/{record.id}"})

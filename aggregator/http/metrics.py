@@ -13,7 +13,9 @@ worker counting in private memory that /metrics never reads.
 
 from __future__ import annotations
 
+import math
 import os
+from typing import Any
 
 from rldp.aggregator.services import MechanismRecord, ServiceEvents
 
@@ -28,7 +30,13 @@ class Metrics(ServiceEvents):
     BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
     def __init__(self) -> None:
-        from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram  # see the docstring
+        from prometheus_client import (  # see the docstring
+            CONTENT_TYPE_LATEST,
+            CollectorRegistry,
+            Counter,
+            Gauge,
+            Histogram,
+        )
 
         self.content_type = CONTENT_TYPE_LATEST
         self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
@@ -49,6 +57,35 @@ class Metrics(ServiceEvents):
             buckets=self.BUCKETS,
             registry=r,
         )
+        # The drift watch's latest answer per mechanism (on all its reports): in multiprocess mode the
+        # value of the worker that computed it last.
+        self.realised_epsilon = Gauge(
+            "rldp_realised_epsilon",
+            "Realised epsilon* at the estimate of the reporting population [LZG24, Sec 8.3] (+Inf: unbounded).",
+            ["mechanism"],
+            registry=r,
+            multiprocess_mode="mostrecent",
+        )
+        self.realised_epsilon_upper = Gauge(
+            "rldp_realised_epsilon_upper",
+            "Upper bound of realised epsilon* over the estimate's 95% confidence region (+Inf: unbounded).",
+            ["mechanism"],
+            registry=r,
+            multiprocess_mode="mostrecent",
+        )
+        self.drift_p_value = Gauge(
+            "rldp_drift_p_value",
+            "p-value of the test that the reporting population lies in the uncertainty set F.",
+            ["mechanism"],
+            registry=r,
+            multiprocess_mode="mostrecent",
+        )
+        self.drift_alarms = Counter(
+            "rldp_drift_detected",
+            "Times the drift test started rejecting (population left F).",
+            ["mechanism"],
+            registry=r,
+        )
         for reason in PROBLEMS:  # every reason shows up (as 0) from the start
             self.rejections.labels(reason)
 
@@ -65,6 +102,17 @@ class Metrics(ServiceEvents):
 
     def job_finished(self, status: str) -> None:
         self.jobs.labels(status).inc()
+
+    def drift_checked(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
+        def value(v: float | None) -> float:  # null in JSON: unbounded (latent S: not identified, NaN)
+            return math.nan if drift["realised_epsilon"] is None else (math.inf if v is None else float(v))
+
+        self.realised_epsilon.labels(record.id).set(value(drift["realised_epsilon"]))
+        self.realised_epsilon_upper.labels(record.id).set(value(drift["realised_epsilon_upper"]))
+        self.drift_p_value.labels(record.id).set(float(drift["p_value"]))
+
+    def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
+        self.drift_alarms.labels(record.id).inc()
 
     # -- HTTP
     def rejected(self, reason: str) -> None:

@@ -24,6 +24,19 @@ __all__ = ["HEX64", "BATCH", "SCHEMAS"]
 HEX64 = f"^{MECHANISM_ID.pattern}$"
 BATCH = f"^{BATCH_ID.pattern}$"
 
+_CLAIM: dict[str, Any] = {
+    "type": "object",
+    "description": "what the mechanism claims in its notion's terms: ε, with δ (distp) or ε_l and ε_u (alip)",
+    "required": ["notion", "epsilon"],
+    "properties": {
+        "notion": {"type": "string"},
+        "epsilon": {"type": "number"},
+        "delta": {"type": "number", "description": "distp: the claimed δ"},
+        "epsilon_lower": {"type": "number", "description": "alip: the claimed ε_l"},
+        "epsilon_upper": {"type": "number", "description": "alip: the claimed ε_u"},
+    },
+}
+
 #: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.options).
 _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "epsilon": {"type": "number", "exclusiveMinimum": 0},
@@ -146,7 +159,11 @@ SCHEMAS: dict[str, Any] = {
             "id": {"type": "string", "pattern": HEX64},
             "method": {"type": "string"},
             "epsilon": {"type": "number", "description": "claimed ε (nats)"},
-            "epsilon_audited": {"type": ["number", "null"], "description": "ε recomputed by the server's audit"},
+            "epsilon_audited": {
+                "type": ["number", "null"],
+                "description": "ε recomputed by the server's audit (distp: ε at δ = 0; alip: max(ε_l, ε_u))",
+            },
+            "claim": _CLAIM,
             "status": {"type": "string", "enum": ["active", "retired"]},
         },
     },
@@ -159,6 +176,7 @@ SCHEMAS: dict[str, Any] = {
             "epsilon": {"type": "number"},
             "epsilon_audited": {"type": ["number", "null"]},
             "notion": {"type": "string"},
+            "claim": _CLAIM,
             "status": {"type": "string", "enum": ["active", "retired"]},
             "sensitive": {"type": "string", "description": "name of the sensitive attribute"},
             "released": {"type": "array", "items": {"type": "string"}},
@@ -257,8 +275,44 @@ SCHEMAS: dict[str, Any] = {
                 "items": {"$ref": "#/components/schemas/WindowCount"},
                 "description": "mechanisms with windows: the windows with reports, most recent first",
             },
+            "drift": {
+                "oneOf": [{"$ref": "#/components/schemas/Drift"}, {"type": "null"}],
+                "description": "the drift watch on the same reports: is the reporting population still in the "
+                "uncertainty set F the claim rests on? null for a claim that rests on no F (drift_unavailable says why)",
+            },
+            "drift_unavailable": {"type": "string", "description": "why drift is null"},
         },
         "additionalProperties": True,
+    },
+    "Drift": {
+        "type": "object",
+        "description": "H0: the reporting population lies in F = {P : D_α(P̂‖P) ≤ B} (docs/design.md, Drift watch)",
+        "required": ["realised_epsilon", "realised_epsilon_upper", "p_value", "rejected", "alpha", "statement"],
+        "properties": {
+            "notion": {"type": "string"},
+            "claimed_epsilon": {"type": "number"},
+            "claim": {"type": "string", "description": "the claim with its notion's parameters, e.g. 'ε = 1.5'"},
+            "realised_epsilon": {
+                "type": ["number", "null"],
+                "description": "realised ε* at the estimate [LZG24, Sec 8.3]; null when infinite or (S latent) "
+                "not identified by the reports",
+            },
+            "realised_epsilon_upper": {
+                "type": ["number", "null"],
+                "description": "an upper bound of ε* over the estimate's 95 % confidence region (null: infinite "
+                "or not identified)",
+            },
+            "statistic": {"type": "number", "description": "the likelihood-ratio statistic T of H0"},
+            "dof": {"type": "integer", "description": "degrees of freedom of T's χ² reference"},
+            "p_value": {"type": "number", "minimum": 0, "maximum": 1},
+            "rejected": {
+                "type": "boolean",
+                "description": "p_value < alpha: the claim may not hold for this population",
+            },
+            "alpha": {"type": "number", "description": "the test's significance level (its false-alarm rate)"},
+            "n": {"type": "integer"},
+            "statement": {"type": "string", "description": "one plain line saying what the numbers mean"},
+        },
     },
     "DesignRequest": {
         "type": "object",

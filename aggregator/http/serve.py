@@ -1,10 +1,7 @@
-"""``rldp serve`` (the aggregator service) and ``rldp token`` (admin/read tokens).
+"""``rldp serve``: the aggregator service (``rldp token`` makes its tokens: :mod:`rldp.client.token_cli`).
 
     rldp serve --host 127.0.0.1 --port 8000 --db sqlite:///rldp-data/rldp.sqlite3 --workers 2
     rldp serve --dev                      # Werkzeug's development server, one process
-    rldp token                            # a new random token and its SHA-256 (for RLDP_ADMIN_TOKEN_SHA256)
-    export RLDP_ADMIN_TOKEN=$(rldp token --plain)   # the new token alone
-    echo -n "$TOKEN" | rldp token --hash  # the SHA-256 of an existing token
 
 Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, and each of
 ``--workers`` processes runs the Flask app in ``--threads`` threads behind a buffering front
@@ -45,12 +42,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 from werkzeug.serving import run_simple
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: the bind probe alone
+    fcntl = None  # type: ignore[assignment]
+
 from rldp.aggregator.services import (
     DEFAULT_URL,
     AddressInUse,
     check_storage,
     clean_stale_dirs,
-    hash_token,
     load_config,
     start_writer,
 )
@@ -58,7 +59,7 @@ from rldp.shared.arguments import port, positive_int
 
 from .app import create_app
 
-__all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "cmd_token", "redact_url"]
+__all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "redact_url", "hold_port_lock"]
 
 #: What each Granian worker calls to build its app (the Flask app behind the buffering front).
 APP_FACTORY = "rldp.aggregator.http.front:create_front"
@@ -114,13 +115,42 @@ def check_address_free(host: str, port: int) -> None:
             raise
 
 
+def hold_port_lock(host: str, port: int, tmp: str | None = None) -> int | None:
+    """Take this user's lock on ``port`` for the life of this process (the descriptor is returned and
+    never closed); :class:`AddressInUse` when another ``rldp serve`` holds it.
+
+    Why: :func:`check_address_free` sees only listeners. Two ``rldp serve`` started at the same moment
+    both find the port free, then both bind it with SO_REUSEPORT and split the requests between two
+    stores. The lock makes the check and the bind one step per port: exactly one of them starts.
+    """
+    if port == 0 or fcntl is None:
+        return None
+    path = os.path.join(tmp or tempfile.gettempdir(), f"rldp-serve-{os.getuid()}-{port}.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EACCES):
+            where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            raise AddressInUse(
+                f"address in use: {where} (another rldp serve is starting or running on port {port}; "
+                "stop it or choose --port)"
+            ) from None
+        raise
+    return fd
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the service (Granian, or Werkzeug's server with ``--dev``) until interrupted."""
     overrides: dict[str, Any] = {"DATABASE_URL": args.db}
     if args.max_body_bytes is not None:
         overrides["MAX_BODY_BYTES"] = args.max_body_bytes
+    if args.cors_origin is not None:
+        overrides["CORS_ORIGIN"] = args.cors_origin
     config = load_config(overrides)  # validates the environment too, before any worker starts
     url = config["DATABASE_URL"] or DEFAULT_URL
+    hold_port_lock(args.host, args.port)  # held until this process ends
     check_address_free(args.host, args.port)
     needs_writer = check_storage(url)
     where = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}"
@@ -132,7 +162,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
 
     if args.dev:
-        app = create_app({"DATABASE_URL": url, "MAX_BODY_BYTES": config["MAX_BODY_BYTES"]})
+        app = create_app(
+            {"DATABASE_URL": url, "MAX_BODY_BYTES": config["MAX_BODY_BYTES"], "CORS_ORIGIN": config.get("CORS_ORIGIN")}
+        )
         print(
             f"rldp serve: development server on {where} (storage {redact_url(url)}); run without --dev in production",
             file=sys.stderr,
@@ -157,6 +189,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The workers are new processes that build the app from the environment (create_app).
     os.environ["RLDP_DATABASE_URL"] = url
     os.environ["RLDP_MAX_BODY_BYTES"] = str(config["MAX_BODY_BYTES"])
+    if config.get("CORS_ORIGIN"):
+        os.environ["RLDP_CORS_ORIGIN"] = config["CORS_ORIGIN"]
     os.environ["RLDP_THREADS"] = str(args.threads)
     os.environ.pop("RLDP_WRITER_SOCKET", None)
     # Every worker must sign and check the dashboard's session cookies with the same secret.
@@ -200,31 +234,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_token(args: argparse.Namespace) -> int:
-    """Print a new random token and its SHA-256, (``--plain``) the new token alone, or (``--hash``) the
-    SHA-256 of a token on stdin. ``--plain`` prints nothing else, on either stream, so that
-    ``export RLDP_ADMIN_TOKEN=$(rldp token --plain)`` holds exactly the token."""
-    if args.plain:
-        print(secrets.token_urlsafe(32))
-        return 0
-    if args.hash:
-        token = sys.stdin.readline().rstrip("\r\n")
-        if not token:
-            raise ValueError('no token on standard input (pipe it in: echo -n "$TOKEN" | rldp token --hash)')
-        print(hash_token(token))
-        return 0
-    token = secrets.token_urlsafe(32)
-    print(f"token   {token}")
-    print(f"sha256  {hash_token(token)}")
-    print(
-        "give the token to the operator (RLDP_ADMIN_TOKEN) or only its sha256 to the server (RLDP_ADMIN_TOKEN_SHA256)",
-        file=sys.stderr,
-    )
-    return 0
-
-
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``serve`` and ``token``."""
+    """Register ``serve`` (``token`` is the client's: rldp.client.token_cli)."""
     p = subparsers.add_parser(
         "serve",
         help="run the aggregator HTTP service",
@@ -261,6 +272,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="request body limit in bytes (default 32 MiB or $RLDP_MAX_BODY_BYTES)",
     )
+    p.add_argument(
+        "--cors-origin",
+        default=None,
+        metavar="ORIGIN",
+        help="let pages of this one web origin (e.g. https://app.example) call the service from a browser "
+        "(default: none, or $RLDP_CORS_ORIGIN)",
+    )
     p.add_argument("--access-log", action="store_true", help="log every request to stderr")
     p.add_argument("--dev", action="store_true", help="Werkzeug's development server (single process)")
     p.add_argument(
@@ -270,18 +288,3 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "thread, SIGTERM does not drain): only behind a buffering reverse proxy such as nginx",
     )
     p.set_defaults(func=cmd_serve)
-
-    p = subparsers.add_parser(
-        "token",
-        help="make a bearer token (or hash one) for the service",
-        description="Print a new random token (32 random bytes, URL-safe base64) and its SHA-256.",
-    )
-    form = p.add_mutually_exclusive_group()
-    form.add_argument("--hash", action="store_true", help="print the SHA-256 of a token read from standard input")
-    form.add_argument(
-        "--plain",
-        action="store_true",
-        help="print only the new token: export RLDP_ADMIN_TOKEN=$(rldp token --plain) "
-        '(its SHA-256 for the server: echo -n "$RLDP_ADMIN_TOKEN" | rldp token --hash)',
-    )
-    p.set_defaults(func=cmd_token)

@@ -27,6 +27,7 @@ from rldp.aggregator.storage import CollectionChanged, CollectionRecord, Storage
 from rldp.shared.audit import notions
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
+from rldp.shared.notions import NOTIONS
 from rldp.shared.reports import describe_value
 from rldp.shared.tolerances import AUDIT_TOLERANCE
 
@@ -50,12 +51,12 @@ __all__ = ["COLLECTION_NAME", "POLICY_PARAMETERS", "Collections", "check_policy"
 
 #: A collection's name: what an app writes in its code (lowercase, digits, '.', '_', '-').
 COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-#: The parameters of a claim policy per notion (every other notion: ε alone).
-POLICY_PARAMETERS: dict[str, tuple[str, ...]] = {
-    "distp": ("epsilon", "delta"),
-    "alip": ("epsilon_lower", "epsilon_upper"),
-}
+#: The parameters of a claim policy per notion: its claim fields (the notion table's).
+POLICY_PARAMETERS: dict[str, tuple[str, ...]] = {n.name: n.claim for n in NOTIONS.values()}
 _DESCRIPTION_MAX = 1000
+#: What a detected drift does to a collection: ``warn`` (the default: event, log, banner, metrics) or
+#: ``redesign`` (a design over the live reports' confidence set, then a rotation clients follow).
+DRIFT_POLICIES = ("warn", "redesign")
 
 
 def _number(policy: Mapping[str, Any], key: str, *, low: float, closed: bool, high: float = math.inf) -> float:
@@ -80,13 +81,20 @@ def check_policy(policy: Any) -> dict[str, Any]:
             f"policy.notion must be one of {', '.join(notions())}; got {describe_value(notion)}", parameter="policy"
         )
     params = POLICY_PARAMETERS.get(notion, ("epsilon",))
-    unknown = sorted(set(policy) - {"notion", *params})
+    unknown = sorted(set(policy) - {"notion", "drift", *params})
     if unknown:
         raise InvalidParameter(
             f"policy has unknown field {unknown[0]!r} for notion {notion!r}; its fields are notion, {', '.join(params)}",
             parameter="policy",
         )
     out: dict[str, Any] = {"notion": notion}
+    if "drift" in policy:  # what a detected drift does (services.core._drift_policy); absent: warn
+        if policy["drift"] not in DRIFT_POLICIES:
+            raise InvalidParameter(
+                f"policy.drift must be one of {', '.join(DRIFT_POLICIES)}; got {describe_value(policy['drift'])}",
+                parameter="policy",
+            )
+        out["drift"] = policy["drift"]
     for key in params:
         if key not in policy:
             raise InvalidParameter(f"policy.{key} is required for notion {notion!r}", parameter="policy")

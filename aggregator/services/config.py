@@ -21,6 +21,8 @@ WRITER_SOCKET          RLDP_WRITER_SOCKET           SQLite: socket of the writer
                                                     report batches (``rldp serve`` sets it)
 MAX_BETA               RLDP_MAX_BETA                the largest significance level β of a confidence set
                                                     the service designs or publishes with (default 0.05)
+CORS_ORIGIN            RLDP_CORS_ORIGIN             the one web origin (``https://app.example``) whose pages may
+                                                    call the service from a browser (unset: none)
 PUBLIC_DATA            RLDP_PUBLIC_DATA             public CSV files (header row) that every published
                                                     document's P̂, n and radius must match: ``PATH`` or
                                                     ``NAME=PATH``, comma-separated (the name defaults to
@@ -49,10 +51,13 @@ from rldp.aggregator.storage import DEFAULT_URL
 from rldp.shared.errors import ParameterError, TableError, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta
 from rldp.shared.tables import Table, read_csv
+from rldp.shared.tokens import hash_token
 
 from .errors import ConfigError
 
 __all__ = ["DEFAULTS", "DEFAULT_URL", "load_config", "hash_token", "token_allowed", "tokens_configured"]
+
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
 DEFAULTS: dict[str, Any] = {
     "DATABASE_URL": DEFAULT_URL,
@@ -78,6 +83,7 @@ _ENV = {
     "JOB_STALE_SECONDS": "RLDP_JOB_STALE_SECONDS",
     "WRITER_SOCKET": "RLDP_WRITER_SOCKET",
     "PUBLIC_DATA": "RLDP_PUBLIC_DATA",
+    "CORS_ORIGIN": "RLDP_CORS_ORIGIN",
     "MAX_BETA": "RLDP_MAX_BETA",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
@@ -85,11 +91,6 @@ _FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS", "BODY_TIMEOUT"}
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 #: Plain tokens shorter than this are refused: a bearer token must not be guessable.
 MIN_TOKEN_LENGTH = 16
-
-
-def hash_token(token: str) -> str:
-    """SHA-256 hex digest of a bearer token (what RLDP_*_TOKEN_SHA256 holds)."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def _hashes(plain: Any, hashed: Any, name: str) -> tuple[bytes, ...]:
@@ -174,10 +175,21 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         raise ConfigError(
             f"MAX_BETA (RLDP_MAX_BETA) must be a significance level in (0, 1); got {merged['MAX_BETA']!r}"
         ) from None
+    origin = merged.get("CORS_ORIGIN")
+    if origin is not None and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
+        raise ConfigError(
+            f"CORS_ORIGIN (RLDP_CORS_ORIGIN) must be one web origin such as https://app.example:8443 (scheme, host, "
+            f"optional port; no path); got {origin!r}"
+        )
     merged["ADMIN_HASHES"] = _hashes(
         merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
     )
     merged["READ_HASHES"] = _hashes(merged.pop("READ_TOKEN", None), merged.pop("READ_TOKEN_SHA256", None), "READ_TOKEN")
+    if set(merged["READ_HASHES"]) & set(merged["ADMIN_HASHES"]):  # a "read-only" token that is the admin's
+        raise ConfigError(
+            "READ_TOKEN (RLDP_READ_TOKEN / RLDP_READ_TOKEN_SHA256) is the admin token: whoever holds it could "
+            "publish, retire and design; give read access its own token (rldp token --plain makes one)"
+        )
     merged["PUBLIC_DATA"] = _public_data(merged.get("PUBLIC_DATA"))
     return merged
 

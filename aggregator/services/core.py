@@ -8,6 +8,7 @@ results or refusals.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -15,7 +16,8 @@ from typing import Any
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 
 from .collections import Collections
-from .errors import DatabaseUnavailable
+from .drift import DriftWatch
+from .errors import DatabaseUnavailable, ServiceError
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
 from .ingest import Ingest, Receipt
@@ -25,6 +27,8 @@ from .pilots import pilot_switch
 from .publish import publish_document
 
 __all__ = ["AggregatorService", "WRITE_FAILURE_SECONDS"]
+
+log = logging.getLogger("rldp.aggregator")
 
 #: For how long a failed upload makes /readyz report the store unwritable (unless one succeeds).
 WRITE_FAILURE_SECONDS = 10.0
@@ -38,6 +42,7 @@ class AggregatorService:
         self.storage = storage
         self.events = events or ServiceEvents()
         self.catalog = MechanismCatalog(storage)
+        self.drift = DriftWatch(storage, self.catalog, self.events, self._drift_policy)
         self.collections = Collections(storage, self.catalog)
         self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
         self.designs = DesignRunner(
@@ -74,7 +79,11 @@ class AggregatorService:
 
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
-        return estimate(self.storage, self.catalog, mechanism_id, args)
+        return estimate(self.storage, self.catalog, mechanism_id, args, self.drift)
+
+    def refresh_drift(self) -> None:
+        """Run the drift watch on every mechanism's reports (before a /metrics scrape; cached by report count)."""
+        self.drift.refresh()
 
     def windows(self, mechanism_id: str) -> dict[str, Any]:
         """A mechanism's collection windows: ``{"mechanism", "collection": <length> | None,
@@ -91,10 +100,27 @@ class AggregatorService:
         """Validate a decoded design request and start it as a job."""
         return self.designs.submit(data)
 
-    def switch_collection(self, name: Any, data: Any) -> JobRecord:
+    def _drift_policy(self, record: MechanismRecord, drift: Mapping[str, Any]) -> None:
+        """Apply the drift policy of every collection whose current mechanism drifted: ``warn`` (the
+        default: the event and the banner only) or ``redesign`` (a design job over the confidence set of
+        the live reports, as after a pilot; clients follow the rotation)."""
+        for name in self.storage.collections_of(record.id):
+            collection = self.collections.get(name)
+            if collection.current != record.id or collection.policy.get("drift", "warn") != "redesign":
+                continue
+            try:
+                job = self.switch_collection(name, {"method": "polyopt"}, redesign=True)
+            except ServiceError as exc:
+                log.warning("drift: collection %s could not be redesigned: %s", name, exc.detail)
+            else:
+                log.warning("drift: collection %s is redesigned over its live reports (job %s)", name, job.id)
+
+    def switch_collection(self, name: Any, data: Any, *, redesign: bool = False) -> JobRecord:
         """End a collection's pilot: a design job over the pilot's confidence set, whose mechanism is
         published and made the collection's current one if it beats the pilot (:mod:`.pilots`)."""
-        payload, summary = pilot_switch(self.collections, name, data, max_beta=self.config["MAX_BETA"])
+        payload, summary = pilot_switch(
+            self.collections, name, data, max_beta=self.config["MAX_BETA"], redesign=redesign
+        )
         collection = summary["collection"]
 
         def rotate(record: MechanismRecord) -> None:

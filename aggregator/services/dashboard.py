@@ -20,6 +20,7 @@ from rldp.aggregator.design import methods_for
 from rldp.aggregator.storage import MechanismRecord
 from rldp.aggregator.storage.activity import received_since
 from rldp.shared.audit import audit_document
+from rldp.shared.claims import audit_text, claim_text, record_audited_text
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution
 
@@ -74,6 +75,8 @@ def mechanism_rows(service: AggregatorService, now: float | None = None) -> list
         rows.append(
             {
                 "record": record,
+                "claim": claim_text(service.catalog.claim(record.id)),
+                "audited": record_audited_text(record.notion, record.epsilon_audited),
                 "reports": _reports(service, record),
                 "recent": recent.get(record.id, 0),
                 "collection": None if window is None else window.text,
@@ -140,6 +143,8 @@ def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, A
         "matrix": q,
         "columns": columns,
         "audit": audit,
+        "claim": claim_text(doc["privacy"]),
+        "verdict": audit_text(audit),
         "worst": worst,
         "worst_named": named,
         "public": public_distribution(doc),

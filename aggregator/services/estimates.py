@@ -19,6 +19,7 @@ from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
 
+from .drift import DriftWatch
 from .errors import InvalidParameter, NoReports
 from .mechanisms import MechanismCatalog
 
@@ -103,12 +104,24 @@ def window_counts(storage: Storage, catalog: MechanismCatalog, record: Mechanism
     return [{"window": label, "reports": stored[label]} for label in sorted(stored, key=window.start_of, reverse=True)]
 
 
-def estimate(storage: Storage, catalog: MechanismCatalog, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
+#: The estimate parameters whose estimate the drift watch reuses (its own: EM, delta, from P̂, no prior weight).
+_DRIFT_PARAMETERS = {"interval": "delta", "prior": "public", "prior_weight": 0.0}
+
+
+def estimate(
+    storage: Storage,
+    catalog: MechanismCatalog,
+    mechanism_id: str,
+    args: Mapping[str, str],
+    drift: DriftWatch | None = None,
+) -> dict[str, Any]:
     """The estimate of a published mechanism's P(S, U) as a JSON-ready dict.
 
     :meth:`rldp.aggregator.estimate.Estimate.to_dict` plus ``mechanism`` and ``status``;
     for a mechanism with windows also ``window`` (the one estimated, or null for all) and
-    ``windows`` (:func:`window_counts`). Raises UnknownMechanism, InvalidParameter, or
+    ``windows`` (:func:`window_counts`). With a drift watch also ``drift`` (the object of
+    :meth:`rldp.aggregator.estimate.drift.Drift.to_dict`, on the same reports) or, when it is null,
+    ``drift_unavailable`` saying why. Raises UnknownMechanism, InvalidParameter, or
     NoReports when nothing was reported yet (in that window).
     """
     record = catalog.get(mechanism_id)
@@ -146,6 +159,11 @@ def estimate(storage: Storage, catalog: MechanismCatalog, mechanism_id: str, arg
         out["latent"] = True
     out["mechanism"] = record.id
     out["status"] = record.status
+    if drift is not None:
+        own = params["method"] in ("auto", "em") and all(params[k] == v for k, v in _DRIFT_PARAMETERS.items())
+        out["drift"], reason = drift.check(record, counts, label, est if own else None)
+        if reason is not None:
+            out["drift_unavailable"] = reason
     if window is not None:
         out["window"] = label
         out["windows"] = window_counts(storage, catalog, record)

@@ -5,6 +5,8 @@ The services call these hooks; they know nothing of Prometheus. The default does
 
 from __future__ import annotations
 
+from typing import Any
+
 from rldp.aggregator.storage import MechanismRecord
 
 __all__ = ["ServiceEvents"]
@@ -24,3 +26,9 @@ class ServiceEvents:
 
     def job_finished(self, status: str) -> None:
         """A design job ended with ``status`` ("done" or "failed")."""
+
+    def drift_checked(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
+        """The drift watch ran afresh on all of a mechanism's reports (``drift``: the API's drift object)."""
+
+    def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
+        """The drift watch rejected H0 (the population lies in F) where its previous answer did not."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import multiprocessing
+import os
 import re
 import threading
 import time
@@ -32,7 +33,7 @@ from .designs import DEFAULT_MAX_BETA, design_request
 from .errors import InvalidParameter, ServiceError, UnknownJob
 from .events import ServiceEvents
 
-__all__ = ["JOB_ID", "JOB_LIST_DEFAULT", "JOB_LIST_MAX", "DesignRunner", "job_list_limit"]
+__all__ = ["JOB_ID", "JOB_LIST_DEFAULT", "JOB_LIST_MAX", "DesignRunner", "job_list_limit", "exit_with_parent"]
 
 log = logging.getLogger("rldp.service")
 
@@ -52,9 +53,29 @@ def job_list_limit(value: str | None) -> int:
     raise InvalidParameter(f"limit must be an integer from 1 to {JOB_LIST_MAX}; got {value!r}", parameter="limit")
 
 
-def _design_child(conn: Any, payload: dict[str, Any]) -> None:
+def exit_with_parent(parent_pid: int, interval: float = 0.25) -> threading.Thread:
+    """Start a daemon thread that ends this process (exit status 1) as soon as ``parent_pid`` is no
+    longer its parent: the parent died (kill -9 skips every clean-up) and the process was re-parented.
+
+    Why: a design runs for minutes with much memory; without its server nobody reads its result.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval)
+        os._exit(1)
+
+    thread = threading.Thread(target=watch, name="rldp-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = None) -> None:
     """Run one design in a separate (spawned) process and send back the msgpack document; a pilot's
-    switch (payload ``pilot``) sends ``("kept", why)`` when the design would not beat the pilot."""
+    switch (payload ``pilot``) sends ``("kept", why)`` when the design would not beat the pilot. The
+    process ends with its server (``parent_pid``: :func:`exit_with_parent`)."""
+    if parent_pid is not None:
+        exit_with_parent(parent_pid)
     try:
         request = DesignRequest.from_wire(payload["request"])
         if "pilot" in payload:
@@ -183,7 +204,7 @@ class DesignRunner:
     def _design(self, job_id: str, payload: dict[str, Any]) -> tuple[str, Any]:
         parent, child = self._ctx.Pipe(duplex=False)
         proc = self._ctx.Process(
-            target=_design_child, args=(child, payload), name=f"rldp-design-{job_id[:8]}", daemon=True
+            target=_design_child, args=(child, payload, os.getpid()), name=f"rldp-design-{job_id[:8]}", daemon=True
         )
         proc.start()
         child.close()

@@ -18,6 +18,7 @@ import msgpack
 import numpy as np
 
 from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.claims import claim_fields
 from rldp.shared.collection import Window, collection_window
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import json_compatible, public_distribution, report_matrix
@@ -67,7 +68,7 @@ class MechanismCatalog:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._outputs = LRU(4096)  # id → number of outputs
-        self._windows = LRU(4096)  # id → (collection window or None,)
+        self._windows = LRU(4096)  # id → (collection window or None, claim fields)
         self._documents = LRU(64)  # (id, "json" | "msgpack") → encoded document
         self._parsed = LRU(32)  # id → (report matrix, alphabet, public distribution)
 
@@ -91,14 +92,23 @@ class MechanismCatalog:
         outputs = self._outputs.get(mechanism_id)
         return self.get(mechanism_id).outputs if outputs is None else outputs
 
+    def _facts(self, mechanism_id: Any) -> tuple[Window | None, dict[str, Any]]:
+        # (collection window, the claim's numbers) read once from the document: it never changes.
+        cached = self._windows.get(mechanism_id)
+        if cached is None:
+            doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
+            cached = self._windows.put(mechanism_id, (collection_window(doc), claim_fields(doc["privacy"])))
+        return cached
+
     def window(self, mechanism_id: Any) -> Window | None:
         """The collection window of a published mechanism, None if it has none (cached;
         UnknownMechanism if there is no such mechanism)."""
-        cached = self._windows.get(mechanism_id)
-        if cached is not None:
-            return cached[0]
-        doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
-        return self._windows.put(mechanism_id, (collection_window(doc),))[0]
+        return self._facts(mechanism_id)[0]
+
+    def claim(self, mechanism_id: Any) -> dict[str, Any]:
+        """What a published mechanism claims, in its notion's terms (:func:`rldp.shared.claims.claim_fields`:
+        ε, with δ for distp, ε_l and ε_u for alip); cached."""
+        return dict(self._facts(mechanism_id)[1])
 
     def list(self) -> list[MechanismRecord]:
         """Every mechanism, oldest first."""

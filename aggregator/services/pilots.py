@@ -31,13 +31,16 @@ DEFAULT_MIN_PILOT_REPORTS = 1000
 
 
 def pilot_switch(
-    collections: Collections, name: Any, data: Any, *, max_beta: float = DEFAULT_MAX_BETA
+    collections: Collections, name: Any, data: Any, *, max_beta: float = DEFAULT_MAX_BETA, redesign: bool = False
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(payload, summary) of the design job that ends the pilot of collection ``name``.
 
     ``data``: ``{"method": "polyopt", "epsilon"?: the policy's, "beta"?: 0.05, "min_reports"?: 1000,
     "order"?, "solver"?, "time_budget"?}``. Refused: a retired collection, a current mechanism that is
-    not a pilot (its claim is not over every distribution), fewer reports than ``min_reports``."""
+    not a pilot (its claim is not over every distribution), fewer reports than ``min_reports``.
+
+    ``redesign`` (a collection's drift policy): the current mechanism need not be a pilot — its live
+    reports give the confidence set the same way, so the next design is over where the population is now."""
     record = collections.get(name)
     if record.status != "active":
         raise CollectionRetired(f"collection {record.name!r} is retired", collection=record.name)
@@ -45,7 +48,7 @@ def pilot_switch(
         raise WrongType(f"the body must be an object such as {{'method': 'polyopt'}}; got {type(data).__name__}")
     pilot = collections.document(record.current)
     uncertainty = pilot["privacy"].get("uncertainty") or {}
-    if pilot["privacy"]["notion"] != "rldp" or uncertainty.get("radius") is not None:
+    if not redesign and (pilot["privacy"]["notion"] != "rldp" or uncertainty.get("radius") is not None):
         raise RotationRefused(
             f"collection {record.name!r} is not in a pilot phase: its current mechanism {record.current} claims "
             f"{pilot['privacy']['notion']} over a bounded set, not RLDP over every distribution",
@@ -76,7 +79,7 @@ def pilot_switch(
         "pilot": {"document": pilot, "counts": [int(c) for c in counts], "beta": beta, "collection": record.name},
     }
     summary = {
-        "kind": "pilot-switch",
+        "kind": "drift-redesign" if redesign else "pilot-switch",
         "collection": record.name,
         "pilot": record.current,
         "pilot_reports": reports,

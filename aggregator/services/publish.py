@@ -21,7 +21,7 @@ from typing import Any
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.audit import audit_document
 from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import from_json, from_msgpack, report_matrix, to_msgpack
+from rldp.shared.document import from_json, from_msgpack, report_outputs, to_msgpack
 from rldp.shared.errors import AuditError, DocumentError, DocumentSyntaxError, IdMismatch, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA
 from rldp.shared.provenance import PublicDataError, check_document_provenance, check_public_data
@@ -141,7 +141,7 @@ def publish_document(
         epsilon_audited=epsilon_audited,
         sensitive=alpha.sensitive.name,
         released=tuple(a.name for a in alpha.released),
-        outputs=int(report_matrix(doc).shape[0]),  # |Y'| with a per-report layer: what reports are
+        outputs=report_outputs(doc),  # |Y'| with a per-report layer: what reports are (Q never expanded)
         size=alpha.size,
         status="active",
         published=time.time(),

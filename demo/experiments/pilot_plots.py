@@ -39,16 +39,22 @@ def plot_pilot(result: Result, out: Path) -> Path:
     for j, label in enumerate(pairs):
         ax = axes[0][j]
         panel = f"coverage {label}"
-        for statistic, colour, text in (
-            ("coverage", "tab:blue", "P ∈ F (the true P in the pilot's confidence set)"),
-            ("claim_holds", "tab:purple", "the design over F keeps its claim at the true P"),
-            ("naive_coverage", "tab:orange", "P in the public-data χ² ball of n₁ samples (ignores the noise)"),
+        for statistic, colour, text, marker, size in (
+            ("coverage", "tab:blue", "P ∈ F (the true P in the pilot's confidence set)", "o", 9),
+            ("claim_holds", "tab:purple", "the design over F keeps its claim at the true P", "s", 5),
+            ("naive_coverage", "tab:orange", "P in the public-data χ² ball of n₁ samples (ignores the noise)", "^", 6),
         ):
             rate = _points(result, panel, "pilot", statistic)
             se = _points(result, panel, "pilot", f"{statistic}_se")
             xs = sorted(n for n in rate if not math.isnan(rate[n]))
             handles[text] = ax.errorbar(
-                xs, [rate[n] for n in xs], yerr=[2 * se.get(n, 0.0) for n in xs], color=colour, marker="o", capsize=3
+                xs,
+                [rate[n] for n in xs],
+                yerr=[2 * se.get(n, 0.0) for n in xs],
+                color=colour,
+                marker=marker,
+                markersize=size,
+                capsize=3,
             )
         handles[f"1 − β = {1 - BETA:g}"] = ax.axhline(1 - BETA, color="grey", linestyle="--")
         ax.set_xscale("log")

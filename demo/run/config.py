@@ -44,6 +44,7 @@ class DemoConfig:
     progress: bool = True
     curves: bool = True
     attack: bool = True  # the averaging attack (:mod:`.attack`); ``--no-attack`` skips it
+    pilot: bool = True  # the no-public-data path (:mod:`.no_public_data`); ``--no-pilot`` skips it
     attack_users: int = ATTACK_USERS
 
     def __post_init__(self) -> None:

@@ -79,4 +79,26 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
             f"best, {100 * attack['fresh'][0]:.1f} % measured; no report: {100 * attack['no_report']:.1f} %)"
         )
         figures.append("averaging_attack.png")
+    nopub = summary.get("no_public_data")
+    if nopub:
+        pilot = nopub["pilot"]
+        line = (
+            f"no public data  pilot {pilot['method']} (private for every distribution), {pilot['reports']:,} reports, "
+            f"NMI {pilot['nmi']:.3f}"
+        )
+        if nopub["switched"]:
+            d = nopub["designed"]
+            line += f" -> switched to {d['method']} over the pilot's F (radius {d['radius']:.3g}): NMI {d['nmi']:.3f}"
+        else:
+            line += f"; the pilot was kept ({nopub.get('reason')})"
+        print(line)
+        drift = nopub.get("drift")
+        if drift:
+            verdict = "FLAGGED" if drift.get("rejected") else "not flagged"
+            print(
+                f"drift watch     {drift['users']:,} drifted users ({100 * drift['share']:.0f} % {drift['cell']}): {verdict} "
+                f"(p = {drift.get('p_value', float('nan')):.2g}); realised ε* {drift.get('realised_epsilon', float('nan')):.3g}, "
+                f"up to {drift.get('realised_epsilon_upper', float('nan')):.3g} at 95 %, against the claim ε = "
+                f"{drift.get('claimed_epsilon', float('nan')):g}"
+            )
     print(f"output      {cfg.out}/summary.json, " + ", ".join(f"{cfg.out}/{name}" for name in figures))

@@ -15,6 +15,9 @@
 4. The averaging attack (:mod:`.attack`, skipped with ``--no-attack``): an aggregator that
    links each of a few thousand users' reports over 30 windows guesses their S, once from
    fresh draws and once from the SDK's memoised ones.
+5. The path without public data (:mod:`.no_public_data`, skipped with ``--no-pilot``): a pilot
+   collection, the switch to a design over the pilot's confidence set, and a drifted population
+   flagged by the drift watch.
 
 The same users are also privatised with GRR at the same ε (plain LDP on X, in process)
 to show what robust local privacy buys.
@@ -47,6 +50,7 @@ from .attack import attack_users, run_averaging_attack
 from .config import CURVE_EPSILONS, QUICK_CURVE_EPSILONS, DemoConfig
 from .console import print_report, say
 from .designs import choose_method, design_candidates
+from .no_public_data import run_no_public_data
 from .server import aggregator, fetch_estimate, publish
 from .users import simulate_users
 
@@ -144,6 +148,9 @@ def run_demo(cfg: DemoConfig) -> dict:
         if cfg.attack:
             chosen = attack_users(names, cfg.attack_users)
             attack = run_averaging_attack(url, doc["id"], chosen, names, progress=cfg.progress).as_dict()
+        no_public = None
+        if cfg.pilot and cfg.notion == "rldp" and not cfg.latent:  # the path for a team without public data
+            no_public = run_no_public_data(cfg, url, token, alphabet, users, names, truth)
 
     joint = np.asarray(estimate["joint"], dtype=float).reshape(truth_in.shape)
     low = np.asarray(estimate["ci95"]["low"], dtype=float).reshape(truth_in.shape)
@@ -188,6 +195,7 @@ def run_demo(cfg: DemoConfig) -> dict:
         "grr": grr,
         "curves": curve_rows if cfg.curves else [],
         "attack": attack,
+        "no_public_data": no_public,
         "seconds": time.perf_counter() - started,
     }
     cfg.out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from importlib import import_module
 from typing import Any
 
-from ..document import notion, validate_document
+from ..document import matrix_shape, matrix_spec, notion, per_report_layer, validate_document
 from ..notions import NOTIONS
 from ..tolerances import AUDIT_TOLERANCE
 from .base import AuditResult, joint_matrix
@@ -55,6 +55,7 @@ __all__ = [
     "composed_document",
     "NotionAudit",
     "audit_document",
+    "dense_audit_entries",
     "audit_rldp",
     "rldp_epsilon",
     "ldp_epsilon",
@@ -104,3 +105,22 @@ def audit_document(doc: Mapping[str, Any]) -> AuditResult:
     """
     valid = validate_document(doc)
     return audit_with_layer(notion_audit(notion(valid)), valid)
+
+
+def dense_audit_entries(doc: Mapping[str, Any]) -> int:
+    """How many float64 entries auditing a *validated* document expands from a compact matrix: 0 when the
+    matrix is a list of rows (already as large in the document) or its notion's audit reads the form's
+    structure (``structured_forms``: GRR by its two values), else |Y|·|X| (with a per-report layer, R·Q too).
+
+    Why: a compact form stands for far more memory than its bytes (GRR: K² entries in 4 numbers); a
+    reader checks this against its own limit before auditing (the client: MAX_DENSE_AUDIT_ENTRIES).
+    """
+    spec = matrix_spec(doc)
+    if spec is None:
+        return 0
+    b, a = matrix_shape(spec)
+    layer = per_report_layer(doc)
+    if layer is not None:  # R·Q is audited densely, and Q is expanded to compose it
+        return b * a + int(layer.matrix.shape[0]) * a
+    structured = getattr(notion_audit(notion(doc)), "structured_forms", ())
+    return 0 if spec.get("form") in structured else b * a

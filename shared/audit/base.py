@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import ValidationError
 
-__all__ = ["AuditResult", "as_matrix", "joint_matrix", "log_ratios", "worst_case"]
+__all__ = ["AuditResult", "as_matrix", "joint_matrix", "log_ratios", "worst_case", "pairwise_worst"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,45 @@ def worst_case(ratios: np.ndarray, names: tuple[str, ...]) -> tuple[float, dict[
     if eps == -math.inf:  # every row is zero: nothing is ever released
         return 0.0, {}
     return max(eps, 0.0), {name: int(i) for name, i in zip(names, idx, strict=True)}
+
+
+def pairwise_worst(num: np.ndarray, den: np.ndarray, keep: np.ndarray | None = None) -> tuple[float, dict[str, int]]:
+    """max over y and s₁ ≠ s₂ of log(num[y, s₁] / den[y, s₂]) with :func:`log_ratios`' conventions, floored
+    at 0, and where: ``(ε, {"output": y, "s1": s₁, "s2": s₂})``; ``keep`` (|S|,) drops values s from both sides.
+
+    Why not the (|Y|, |S|, |S|) table of every pair: |S| is the document's choice, and 8,192 values of
+    S with one output would be 4 GiB. Per row only the best s₁ and the best s₂ ≠ s₁ matter: with
+    i = argmax num and j = argmin den, the optimum is (i, best s₂ ≠ i) or (best s₁ ≠ j, j).
+    """
+    b, k = num.shape
+    if b == 0 or k < 2:
+        return 0.0, {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        top = np.where(num > 0, np.log(num), -np.inf)  # log num: −inf where nothing is released
+        bottom = np.where(den > 0, np.log(den), -np.inf)  # log den: −inf makes x/0 = +inf
+    if keep is not None:
+        top[:, ~keep] = -np.inf
+        bottom[:, ~keep] = np.inf  # never a denominator
+    rows = np.arange(b)
+    i1, j1 = np.argmax(top, axis=1), np.argmin(bottom, axis=1)
+    bottom_other = bottom.copy()
+    bottom_other[rows, i1] = np.inf  # s₂ ≠ i1
+    j2 = np.argmin(bottom_other, axis=1)
+    top_other = top.copy()
+    top_other[rows, j1] = -np.inf  # s₁ ≠ j1
+    i2 = np.argmax(top_other, axis=1)
+
+    def value(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            return np.where(hi == -np.inf, -np.inf, hi - lo)  # 0/x → −inf whatever x (log_ratios)
+
+    first = value(top[rows, i1], bottom_other[rows, j2])
+    second = value(top_other[rows, i2], bottom[rows, j1])
+    take_first = first >= second
+    best = np.where(take_first, first, second)
+    y = int(np.argmax(best))
+    eps = float(best[y])
+    if eps == -math.inf:
+        return 0.0, {}
+    s1, s2 = (int(i1[y]), int(j2[y])) if take_first[y] else (int(i2[y]), int(j1[y]))
+    return max(eps, 0.0), {"output": y, "s1": s1, "s2": s2}

@@ -22,7 +22,7 @@ from typing import Any
 from ..document import epsilon, matrix_spec, mechanism_matrix
 from ..tolerances import AUDIT_TOLERANCE
 from .base import AuditResult, as_matrix, log_ratios, worst_case
-from .rldp import audit_rldp, confidence_shortfall, document_uncertainty
+from .rldp import _result, audit_rldp, confidence_shortfall, document_uncertainty, structured_rldp_epsilon
 from .secret import scope
 
 __all__ = ["ldp_epsilon", "grr_ldp_epsilon", "LdpAudit"]
@@ -50,6 +50,8 @@ class LdpAudit:
     name = "ldp"
     #: ε-LDP / (ε, F)-RLDP of R·Q is the same audit on another column-stochastic matrix.
     supports_per_report = True
+    #: Compact forms audited from their structure, never expanded (dense_audit_entries).
+    structured_forms = ("grr",)
 
     def audit_document(self, doc: Mapping[str, Any]) -> AuditResult:
         claimed = epsilon(doc)
@@ -66,7 +68,13 @@ class LdpAudit:
 
     def _over_uncertainty(self, doc: Mapping[str, Any], claimed: float) -> AuditResult:
         uset, params = document_uncertainty(doc)
-        result = audit_rldp(mechanism_matrix(doc), uset, claimed)
+        spec = matrix_spec(doc)
+        structured = None if spec is None else structured_rldp_epsilon(spec, uset)  # GRR: its two values
+        result = (
+            _result(*structured, claimed)
+            if structured is not None
+            else audit_rldp(mechanism_matrix(doc), uset, claimed)
+        )
         reasons = tuple(
             r.replace("audited epsilon", "audited LDP epsilon w.r.t. S") + f" ({scope(uset.radius)})"
             for r in result.reasons

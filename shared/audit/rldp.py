@@ -29,7 +29,7 @@ from ..document import epsilon, matrix_spec, mechanism_matrix, public_distributi
 from ..errors import ValidationError
 from ..tolerances import AUDIT_TOLERANCE, RADIUS_RTOL
 from ..uncertainty import UncertaintySet
-from .base import AuditResult, as_matrix, joint_matrix, log_ratios, worst_case
+from .base import AuditResult, as_matrix, joint_matrix, pairwise_worst
 from .structured import grr_extremes, grr_values, split_constant_blocks
 
 __all__ = [
@@ -46,11 +46,7 @@ __all__ = [
 
 def _pairwise(given: np.ndarray, low: np.ndarray | None = None) -> tuple[float, dict[str, int]]:
     # log(given[y, s1] / low[y, s2]) over s1 ≠ s2, worst (y, s1, s2).
-    den = given if low is None else low
-    ratios = log_ratios(given[:, :, None], den[:, None, :])
-    k = given.shape[1]
-    ratios[:, np.arange(k), np.arange(k)] = -np.inf  # s₁ = s₂ is not a constraint
-    return worst_case(ratios, ("output", "s1", "s2"))
+    return pairwise_worst(given, given if low is None else low)
 
 
 def rldp_epsilon(matrix: Any, uncertainty: UncertaintySet) -> tuple[float, dict[str, int]]:
@@ -151,6 +147,8 @@ class RldpAudit:
     name = "rldp"
     #: ε-LDP / (ε, F)-RLDP of R·Q is the same audit on another column-stochastic matrix.
     supports_per_report = True
+    #: Compact forms audited from their structure, never expanded (dense_audit_entries).
+    structured_forms = ("grr",)
 
     def audit_document(self, doc: Mapping[str, Any]) -> AuditResult:
         claimed = epsilon(doc)

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..uncertainty import UncertaintySet
-from .base import joint_matrix, log_ratios, worst_case
+from .base import joint_matrix, log_ratios, pairwise_worst, worst_case
 from .distp import conditional_outputs
 from .rldp import rldp_epsilon
 
@@ -92,12 +92,7 @@ def secret_ldp_epsilon(matrix: Any, joint: Any) -> tuple[float, dict[str, int]]:
     """
     out, keep = conditional_outputs(matrix, _joint(joint))  # (|S|, |Y|)
     cond = out.T  # (|Y|, |S|)
-    ratios = log_ratios(cond[:, :, None], cond[:, None, :])
-    k = cond.shape[1]
-    ratios[:, np.arange(k), np.arange(k)] = -np.inf
-    ratios[:, ~keep, :] = -np.inf
-    ratios[:, :, ~keep] = -np.inf
-    return worst_case(ratios, ("output", "s1", "s2"))
+    return pairwise_worst(cond, cond, keep)
 
 
 def robust_secret_ldp_epsilon(matrix: Any, uncertainty: UncertaintySet) -> tuple[float, dict[str, int]]:

@@ -33,16 +33,18 @@ from .access import (
     matrix_form,
     matrix_spec,
     mechanism_matrix,
+    mechanism_shape,
     notion,
     per_report_layer,
     public_distribution,
     report_matrix,
+    report_outputs,
     uncertainty_parameters,
 )
 from .canonical import FORMAT, FORMAT_2, FORMAT_3, FORMATS, REQUIRED_FIELDS, canonical_bytes, content_id
-from .forms import COMPACT_MIN_ENTRIES, MatrixForm, compact_matrix, matrix_forms, register_form
+from .forms import COMPACT_MIN_ENTRIES, MatrixForm, compact_matrix, matrix_forms, matrix_shape, register_form
 from .io import from_json, from_msgpack, json_compatible, read_document, to_json, to_msgpack, write_document
-from .schema import build_document, validate_document
+from .schema import MAX_SYMBOLS, build_document, validate_document
 
 __all__ = [
     "FORMAT",
@@ -50,9 +52,11 @@ __all__ = [
     "FORMAT_3",
     "FORMATS",
     "COMPACT_MIN_ENTRIES",
+    "MAX_SYMBOLS",
     "MatrixForm",
     "compact_matrix",
     "matrix_forms",
+    "matrix_shape",
     "register_form",
     "matrix_form",
     "matrix_spec",
@@ -73,6 +77,8 @@ __all__ = [
     "read_document",
     "mechanism_matrix",
     "report_matrix",
+    "mechanism_shape",
+    "report_outputs",
     "PerReport",
     "per_report_layer",
     "public_distribution",

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import AlphabetError, DocumentError
 from ..records import Alphabet
-from .forms import expand_matrix
+from .forms import expand_matrix, matrix_shape
 from .schema import number
 
 __all__ = [
@@ -18,6 +18,8 @@ __all__ = [
     "matrix_form",
     "matrix_spec",
     "report_matrix",
+    "mechanism_shape",
+    "report_outputs",
     "PerReport",
     "per_report_layer",
     "public_distribution",
@@ -59,6 +61,20 @@ def matrix_spec(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """
     matrix = _field(doc, "matrix")
     return matrix if isinstance(matrix, Mapping) else None
+
+
+def mechanism_shape(doc: Mapping[str, Any]) -> tuple[int, int]:
+    """(|Y|, |X|) of a (validated) document's Q, without expanding a compact matrix."""
+    matrix = _field(doc, "matrix")
+    if isinstance(matrix, Mapping):
+        return matrix_shape(matrix)
+    return len(matrix), len(matrix[0]) if len(matrix) else 0
+
+
+def report_outputs(doc: Mapping[str, Any]) -> int:
+    """|Y'|, the number of report outputs (R's rows with a per-report layer, else Q's), without building R·Q."""
+    layer = per_report_layer(doc)
+    return int(layer.matrix.shape[0]) if layer is not None else mechanism_shape(doc)[0]
 
 
 class PerReport(NamedTuple):

@@ -36,9 +36,15 @@ from .canonical import (
 from .forms import COMPACT_MIN_ENTRIES, compact_matrix, normalise_matrix
 from .privacy import check_privacy, number
 
-__all__ = ["build_document", "validate_document", "number"]
+__all__ = ["MAX_SYMBOLS", "build_document", "validate_document", "number"]
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+
+#: The largest alphabet |X| a document may have: what rldp designs for (aggregator.frames). Checked
+#: before any matrix is read, because a compact form can stand for a K × K matrix in a few bytes
+#: (GRR: 4 numbers; K = 16,384 would be 2 GiB of float64): a hostile document must not make a
+#: reader (an app, the server) allocate it.
+MAX_SYMBOLS = 8192
 
 
 # --------------------------------------------------------------------------- building
@@ -225,6 +231,11 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         alpha = Alphabet.from_dict({"sensitive": out["sensitive"], "released": out["released"]})
     except AlphabetError as exc:
         raise DocumentError(f"sensitive/released: {exc}") from None
+    if alpha.size > MAX_SYMBOLS:
+        raise DocumentError(
+            f"the alphabet has |X| = {alpha.size:,} symbols; documents may have at most {MAX_SYMBOLS:,} "
+            "(the largest alphabet rldp designs for)"
+        )
     if alpha.needs_format_2 and out["format"] == FORMAT:
         raise DocumentError(f"several or latent sensitive attributes need format {FORMAT_2!r}, not {out['format']!r}")
     a1, a2 = alpha.shape

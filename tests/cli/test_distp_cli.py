@@ -117,3 +117,14 @@ def test_bad_epsilon_costs_and_methods(adult_csv, tmp_path):
     rldp_doc = tmp_path / "grr.json"
     assert run(*design_args(adult_csv, rldp_doc, method="grr")).returncode == 0
     assert_one_line_error(run("evaluate", rldp_doc, "--cost", "hamming"), "--cost applies to distp documents")
+
+
+def test_design_states_the_distp_claim_by_its_delta(tmp_path):
+    # Issue 27 D13: "epsilon claimed 1, audited 2.57 at delta = 0 (pass)" read as a passed ε.
+    public = tmp_path / "p.csv"
+    public.write_text("sex,race\n" + "Male,White\nFemale,Black\nMale,Other\nFemale,White\n" * 50)
+    proc = run(*design_args(public, tmp_path / "d.json", method="coupling"), "--notion", "distp", "--delta", "0.1")
+    assert proc.returncode == 0, proc.stderr
+    claim = next(line for line in proc.stdout.splitlines() if line.strip().startswith("claim"))
+    assert "distp (eps, delta) = (1, 0.1); audited delta = " in claim and "<= claimed delta = 0.1" in claim, claim
+    assert "audited eps" not in claim

@@ -291,3 +291,21 @@ def test_a_process_killed_while_sending_resends_the_same_y(aggregator, tmp_path)
     with Client(agg.url, state_path=path) as client:
         client.submit(doc["id"], [("Male", "red"), ("Female", "blue")], owners="")
     assert agg.reports() == agg.in_flight[0]["reports"]
+
+
+@pytest.mark.parametrize("value", ["'x'", "-3", "2.5", "x'00'"])
+@pytest.mark.parametrize("many_owners", [False, True])
+def test_a_memo_edited_by_hand_is_a_state_file_error(aggregator, tmp_path, value, many_owners):
+    # Issue 27 D8: `UPDATE memo SET y='x'` made privatize raise a bare ValueError.
+    doc = grr_document()
+    agg = aggregator(doc)
+    path = tmp_path / "state.sqlite3"
+    owners = [f"o{i}" for i in range(3000)] if many_owners else ["me"] * 3000  # both lookup paths
+    x = np.arange(3000) % 6
+    with Client(agg.url, state_path=path) as client:
+        client.privatize_indices(doc["id"], x, owners=owners)
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE memo SET y = {value}")
+    with Client(agg.url, state_path=path) as client, pytest.raises(StateFileError, match="corrupt") as info:
+        client.privatize_indices(doc["id"], x, owners=owners)
+    assert info.value.path == str(path)

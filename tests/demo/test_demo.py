@@ -60,6 +60,13 @@ def test_demo_quick_end_to_end(tmp_path):
         assert (out / name).stat().st_size > 10_000
     assert "L1 error" in proc.stdout and "reports/s" in proc.stdout
     assert "averaging attack  after 30 windows" in proc.stdout
+    # Without public data: the pilot (private for every distribution) learns P̂, the collection switches
+    # to a design over the pilot's confidence set with more utility, and the drifted population is flagged.
+    nopub = summary["no_public_data"]
+    assert nopub["pilot"]["reports"] == 20000
+    assert nopub["switched"] and nopub["designed"]["nmi"] > nopub["pilot"]["nmi"], nopub
+    assert nopub["drift"]["rejected"] and nopub["drift"]["realised_epsilon_upper"] > summary["mechanism"]["epsilon"]
+    assert "no public data  pilot" in proc.stdout and "drift watch" in proc.stdout and "FLAGGED" in proc.stdout
 
 
 @pytest.mark.slow

@@ -126,3 +126,29 @@ def test_state_memoises_outputs_across_runs(server, tmp_path):
     assert (state.stat().st_mode & 0o777) == 0o600
     one_line_error(run(*args[:-2], "--owner-column", "user"), "--owner-column needs --state")
     one_line_error(run(*args, "--pin", "ab" * 32), "is not pinned")
+
+
+def test_the_csv_hints_name_flags_privatize_has(server, mechanism_id, tmp_path):
+    # Issue 27 rough edge: the hints said "see --delimiter" / "--encoding", flags privatize did not have.
+    semicolons = tmp_path / "semicolons.csv"
+    semicolons.write_text("sex;colour\n" + "Female;red\nMale;blue\n" * 5)
+    base = ("privatize", "--server", server.url, "--mechanism", mechanism_id)
+    one_line_error(run(*base, semicolons), "--delimiter")
+    proc = run(*base, semicolons, "--delimiter", ";", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["accepted"] == 10, proc.stderr
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("sex,colour,city\nFemale,red,Bogotá\nMale,blue,Zürich\n".encode("latin-1"))
+    one_line_error(run(*base, latin), "--encoding latin-1")
+    proc = run(*base, latin, "--encoding", "latin-1", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["accepted"] == 2, proc.stderr
+
+
+def test_privatize_takes_an_id_prefix_like_the_other_commands(server, mechanism_id, users_csv):
+    # Issue 27 rough edge: `privatize --mechanism PREFIX` and Client.submit(PREFIX) answered 404.
+    proc = run("privatize", "--server", server.url, "--mechanism", mechanism_id[:10], users_csv, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["mechanism"] == mechanism_id
+    with Client(server.url) as client:
+        assert client.submit(mechanism_id[:12], [("Male", "red")]).accepted == 1
+        assert client.mechanism(mechanism_id[:8]).id == mechanism_id
+    one_line_error(run("privatize", "--server", server.url, "--mechanism", "ffffffffff", users_csv), "no mechanism")

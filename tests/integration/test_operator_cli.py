@@ -80,10 +80,10 @@ def test_publish_then_list_the_mechanisms_as_a_table_and_as_json(op, server, tmp
     listed = json.loads(ok(op("mechanisms", "--json")))
     assert listed == requests.get(server.url + "/v1/mechanisms", timeout=10).json()  # the API's answer, unchanged
     rows = table(ok(op("mechanisms")))
-    assert rows[0][:7] == ["ID", "METHOD", "NOTION", "EPSILON", "AUDITED", "OUTPUTS", "STATUS"]
+    assert rows[0][:7] == ["ID", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS"]
     assert len(rows) == 1 + len(listed["mechanisms"])
     mine = next(r for r in rows[1:] if r[0] == doc["id"][:12])
-    assert mine[1:9] == ["grr", "rldp", "1", "1", "6", "active", "sex", "colour"]
+    assert mine[1:9] == ["grr", "rldp", "eps = 1", "1", "6", "active", "sex", "colour"]
 
 
 def test_publish_reads_json_on_stdin_and_refuses_a_tampered_document(op, server, tmp_path):
@@ -137,6 +137,8 @@ def test_estimate_as_a_table_a_csv_and_json(op, server, tmp_path):
 
     text = ok(op("estimate", doc["id"]))
     assert f"mechanism {doc['id']} (active)" in text and "20,000 reports" in text
+    text, drift = text.rstrip("\n").rsplit("\n", 1)
+    assert drift.startswith("drift: ") and "every distribution" in drift  # radius null: no F to drift from
     printed = table(text.split("\n", 2)[2])
     assert printed[0] == ["sex", "colour", "P_X", "95% LOW", "95% HIGH"]
     expected = [[s, u, *(f"{v:.4f}" for v in r)] for (s, u), r in zip((c.split("|") for c in cells), as_read)]
@@ -258,3 +260,121 @@ def test_token_plain_prints_only_the_token():
     )
     assert exported.returncode == 0 and re.fullmatch(r"[A-Za-z0-9_-]{43}", exported.stdout), exported
     assert run_cli("token", "--plain", "--hash").returncode == 2
+
+
+# Issue 27 D10: category values a spreadsheet would run as formulas.
+FORMULAS = ("=1+1", "@SUM(1)", "+2", "-3+4")
+
+
+def test_estimate_csv_escapes_formula_cells(op, server, tmp_path):
+    from rldp.shared.records import Alphabet, Attribute
+
+    hostile = Alphabet(Attribute("sex", FORMULAS[:2]), [Attribute("colour", FORMULAS[2:])])
+    doc = published(op, tmp_path, "operator-formulas", alphabet=hostile)
+    with Client(server.url) as client:
+        client.submit_reports(doc["id"], np.arange(200) % 4)
+    rows = list(csv.reader(io.StringIO(ok(op("estimate", doc["id"], "--csv")))))
+    cells = [r[0] for r in rows[1:]]
+    assert cells == [f"'{s}|{u}" for s in FORMULAS[:2] for u in FORMULAS[2:]]
+    assert all(float(v) == float(v) for r in rows[1:] for v in r[1:])  # the numbers stay numbers
+
+
+def _distp_document(tag: str) -> dict:
+    """A GRR at ε = 3 claiming (1, δ)-distp: its ε at δ = 0 is above the claimed ε (issue 27 D13)."""
+    from service.rldp_live import SMALL_ALPHABET
+
+    from rldp.aggregator.design import grr_matrix
+    from rldp.shared.audit import audit_document
+    from rldp.shared.document import build_document
+
+    def doc(delta: float) -> dict:
+        return build_document(
+            method="grr",
+            matrix=grr_matrix(SMALL_ALPHABET.size, 3.0),
+            alphabet=SMALL_ALPHABET,
+            public_distribution=np.full(SMALL_ALPHABET.shape, 1 / SMALL_ALPHABET.size),
+            privacy={"notion": "distp", "epsilon": 1.0, "delta": delta, "uncertainty": {"order": 2, "radius": 0.01}},
+            extra={"test": tag},
+        )
+
+    return doc(float(f"{audit_document(doc(0.5)).extra['delta'] * 1.01:.3g}"))
+
+
+def test_publish_mechanisms_and_audit_state_distp_as_epsilon_and_delta(op, server, tmp_path):
+    doc = _distp_document("operator-distp")
+    delta = doc["privacy"]["delta"]
+    path = tmp_path / "distp.json"
+    write_document(doc, path)
+    out = ok(op("publish", path)).splitlines()
+    assert f"(eps, delta) = (1, {delta:.4g})" in out[1] and "at delta = 0" in out[1], out
+    rows = table(ok(op("mechanisms")))
+    assert rows[0][3:5] == ["CLAIM", "AUDITED"]
+    mine = next(r for r in rows[1:] if r[0] == doc["id"][:12])
+    assert mine[2:4] == ["distp", f"(eps, delta) = (1, {delta:.4g})"] and mine[4].endswith("at delta = 0"), mine
+    audit = run_cli("audit", path)
+    first = audit.stdout.splitlines()[0]
+    assert audit.returncode == 0 and "audited delta = " in first and f"<= claimed delta = {delta:.4g}" in first, first
+    assert "audited eps" not in first
+
+
+@pytest.fixture
+def not_rldp():
+    """A web server that is not an aggregator: HTML for every path (404, or 200 at /v1/mechanisms)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            page = b"<!DOCTYPE HTML><html><body><h1>Not Found</h1></body></html>"
+            self.send_response(200 if self.path == "/v1/mechanisms" else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_a_server_that_is_not_rldp_is_named_not_printed(not_rldp, tmp_path):
+    # Issue 27 rough edge: "404 about:blank: <!DOCTYPE HTML>…".
+    env = {"RLDP_SERVER": not_rldp, "RLDP_ADMIN_TOKEN": ADMIN_TOKEN}
+    for args in (("mechanisms",), ("estimate", "ab" * 32), ("retire", "ab" * 32)):
+        line = one_line_error(run_cli(*args, env=env, timeout=60), not_rldp, "not an rldp aggregator")
+        assert "<!DOCTYPE" not in line and "about:blank" not in line, line
+
+
+def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_path):
+    """The skewed population (60 % Female|Amer-Indian-Eskimo) through the sex/race PolyOpt
+    document at ε = 1.5: `rldp estimate` ends with a warning line, and --json carries the drift object."""
+    from helpers import adult_sex_race_polyopt, skewed_population
+
+    from rldp.shared.document import public_distribution
+
+    doc = adult_sex_race_polyopt(1.5)
+    path = tmp_path / "sex-race.json"
+    write_document(doc, path)
+    ok(op("publish", path))
+    q = mechanism_matrix(doc)
+    rng = np.random.default_rng(24)
+    reports = rng.choice(q.shape[0], size=1000, p=q @ skewed_population(public_distribution(doc)).ravel())
+    with Client(server.url) as client:
+        client.submit_reports(doc["id"], reports)
+    last = ok(op("estimate", doc["id"])).rstrip("\n").splitlines()[-1]
+    assert last.startswith("WARNING drift: the reporting population no longer looks like P̂")
+    assert "the claim ε = 1.5 may not hold for it" in last and "up to" in last
+    drift = json.loads(ok(op("estimate", doc["id"], "--json")))["drift"]
+    assert drift["rejected"] is True and drift["realised_epsilon"] > 3.0
+    assert set(drift) >= {"realised_epsilon", "realised_epsilon_upper", "p_value", "rejected", "alpha", "statement"}
+    # /metrics of the live (multi-process) server carries the gauges
+    metrics = requests.get(f"{server.url}/metrics", timeout=60).text
+    gauge = next(x for x in metrics.splitlines() if x.startswith(f'rldp_drift_p_value{{mechanism="{doc["id"]}"}}'))
+    assert float(gauge.split()[-1]) == drift["p_value"]
+    assert f'rldp_realised_epsilon{{mechanism="{doc["id"]}"}}' in metrics

@@ -60,6 +60,7 @@ def test_publish_201_then_200_and_response_fields(http):
         "method": "grr",
         "epsilon": 1.0,
         "epsilon_audited": pytest.approx(1.0),
+        "claim": {"notion": "rldp", "epsilon": 1.0},  # in the notion's terms (issue 27 D13)
         "status": "active",
     }
     again = http.post("/v1/mechanisms", data=to_msgpack(doc), headers={**ADMIN, "Content-Type": "application/msgpack"})
@@ -203,6 +204,15 @@ def test_hashed_tokens_from_the_environment(tmp_path, monkeypatch):
         ({"MAX_BODY_BYTES": "lots"}, "must be an integer"),
         ({"MAX_BODY_BYTES": 0}, "must be ≥ 1"),
         ({"DESIGN_TIMEOUT": -1}, "must be > 0"),
+        # Issue 27 rough edge: a read token equal to the admin token made "read-only" mean admin.
+        ({"ADMIN_TOKEN": "same-token-0123456789abcdef", "READ_TOKEN": "same-token-0123456789abcdef"}, "READ_TOKEN"),
+        (
+            {
+                "ADMIN_TOKEN": "same-token-0123456789abcdef",
+                "READ_TOKEN_SHA256": hash_token("same-token-0123456789abcdef"),
+            },
+            "the admin token",
+        ),
     ],
 )
 def test_bad_configuration_is_a_clear_error(config, message):

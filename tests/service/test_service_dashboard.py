@@ -160,6 +160,31 @@ def test_login_refusals_and_safe_redirect(app) -> None:
         assert resp.status_code == 303 and resp.headers["Location"] == expected, target
 
 
+# Issue 27 D1 (a newline in Location was a 500) and D9 (dot segments left /ui/).
+_HOSTILE_NEXT = (
+    ("/ui/\nX", "/ui/"),
+    ("/ui/\r\nSet-Cookie: x=1", "/ui/"),
+    ("/ui/designs?x=\n1", "/ui/"),
+    ("/ui/../../v1/mechanisms", "/ui/"),
+    ("/ui/%2e%2e/v1/mechanisms", "/ui/"),
+    ("/ui/./designs/../designs", "/ui/designs"),
+    ("/ui/designs/", "/ui/designs/"),
+    ("/ui/mechanisms/abc?retired=1", "/ui/mechanisms/abc?retired=1"),
+    ("/ui/é", "/ui/%C3%A9"),
+)
+
+
+@pytest.mark.parametrize(("target", "expected"), _HOSTILE_NEXT)
+def test_login_next_is_normalised_and_kept_under_ui(app, target, expected) -> None:
+    client = app.test_client()
+    page = client.get("/ui/login")
+    resp = client.post("/ui/login", data={"token": ADMIN_TOKEN, "csrf_token": _nonce(page), "next": target})
+    assert resp.status_code == 303 and resp.headers["Location"] == expected, target
+    # Logged in, GET /ui/login?next=... redirects the same way (percent-encoded in the query).
+    again = client.get("/ui/login", query_string={"next": target})
+    assert again.status_code == 302 and again.headers["Location"] == expected, target
+
+
 def test_csrf_rejection_and_logout(http, mechanism) -> None:
     login(http, ADMIN_TOKEN)
     for data in ({}, {"csrf_token": ""}, {"csrf_token": "not-the-session-nonce"}):
@@ -420,7 +445,8 @@ def test_every_notion_and_layout_renders(http, kind) -> None:
     login(http, READ_TOKEN)
     page = http.get(f"/ui/mechanisms/{doc['id']}")
     assert page.status_code == 200, page.get_data(as_text=True)[:800]
-    assert "Passed: audited ε" in page.get_data(as_text=True)
+    # Each notion's own quantity (issue 27 D13): distp is judged by its δ at the claimed ε.
+    assert ("Passed: audited δ" if kind == "distp" else "Passed: audited ε") in page.get_data(as_text=True)
     assert f">{doc['privacy']['notion']}<" in http.get("/ui/").get_data(as_text=True)
     estimate = http.get(f"/ui/mechanisms/{doc['id']}/estimate")
     api = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ)
@@ -440,3 +466,61 @@ def test_reports_of_the_last_day(app, http, mechanism) -> None:
     assert row["recent"] == row["reports"]["total"] == N_REPORTS
     (later,) = mechanism_rows(service, now=now + RECENT_SECONDS + 60)  # the batch is now older than a day
     assert later["recent"] == 0 and later["reports"]["total"] == N_REPORTS
+
+
+def test_downloaded_csv_escapes_formula_cells(http) -> None:
+    # Issue 27 D10: =, +, -, @ at the start of a cell make a spreadsheet run it as a formula.
+    from service.rldp_live import make_document
+
+    from rldp.shared.records import Alphabet, Attribute
+
+    values = ("=1+1", "@SUM(1)", "+2", "-3+4")
+    doc = make_document("formulas", alphabet=Alphabet(Attribute("sex", values[:2]), [Attribute("colour", values[2:])]))
+    assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+    http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "b1", "reports": [0, 1, 2, 3] * 50})
+    login(http, READ_TOKEN)
+    rows = list(
+        csv.DictReader(io.StringIO(http.get(f"/ui/mechanisms/{doc['id']}/estimate.csv").get_data(as_text=True)))
+    )
+    categories = [r["category"] for r in rows]
+    assert categories[:4] == [f"'{v}" for v in values]
+    assert categories[4:] == [f"'{s} | {u}" for s in values[:2] for u in values[2:]]
+    assert all(c[0] not in "=+-@\t\r" for r in rows for c in (r["attribute"], r["category"]))
+    assert all(float(r["estimate"]) == float(r["estimate"]) for r in rows)
+
+
+def test_each_notion_states_its_own_claim_and_audit(http) -> None:
+    # Issue 27 D13: a distp mechanism read "Passed: audited ε = 2.5677 ≤ claimed 1" in green.
+    import html
+
+    from rldp.aggregator.design import grr_matrix
+    from rldp.shared.audit import audit_document
+    from rldp.shared.document import build_document
+
+    def distp_document(delta: float) -> dict:
+        return build_document(
+            method="grr",
+            matrix=grr_matrix(SMALL_ALPHABET.size, 3.0),  # ε at δ = 0 well above the claimed ε = 1
+            alphabet=SMALL_ALPHABET,
+            public_distribution=np.full(SMALL_ALPHABET.shape, 1 / SMALL_ALPHABET.size),
+            privacy={"notion": "distp", "epsilon": 1.0, "delta": delta, "uncertainty": {"order": 2, "radius": 0.01}},
+        )
+
+    needed = audit_document(distp_document(0.5)).extra["delta"]
+    distp, ldp = distp_document(float(f"{needed * 1.01:.3g}")), _variants()["ldp"]
+    for doc in (distp, ldp):
+        assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+    login(http, READ_TOKEN)
+    audit = audit_document(distp)
+    assert audit.epsilon > audit.claimed  # ε at δ = 0 is above the claimed ε: the old line was false
+    page = html.unescape(http.get(f"/ui/mechanisms/{distp['id']}").get_data(as_text=True))
+    assert "audited ε" not in page and "≤ claimed 1" not in page
+    delta = distp["privacy"]["delta"]
+    assert f"Passed: audited δ = {audit.extra['delta']:.4g} ≤ claimed δ = {delta:.4g} at the claimed ε = 1" in page
+    assert f"(ε, δ) = (1, {delta:.4g})" in page
+    assert "Passed: audited ε = " in html.unescape(http.get(f"/ui/mechanisms/{ldp['id']}").get_data(as_text=True))
+    listing = html.unescape(http.get("/ui/").get_data(as_text=True))
+    assert f"(ε, δ) = (1, {delta:.4g})" in listing and "at δ = 0" in listing
+    summary = {m["id"]: m for m in http.get("/v1/mechanisms").get_json()["mechanisms"]}
+    assert summary[distp["id"]]["claim"] == {"notion": "distp", "epsilon": 1.0, "delta": delta}
+    assert summary[ldp["id"]]["claim"] == {"notion": "ldp", "epsilon": 1.0}

@@ -38,10 +38,10 @@ def _start(http, pilot: dict, name: str = "app-usage") -> None:
     assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
 
 
-def _report(http, pilot: dict, n: int, seed: int) -> None:
+def _report(http, pilot: dict, n: int, seed: int, truth: np.ndarray = TRUTH) -> None:
     rng = np.random.default_rng(seed)
     q = report_matrix(pilot)
-    xs = rng.choice(TRUTH.size, size=n, p=TRUTH)
+    xs = rng.choice(truth.size, size=n, p=truth)
     cdf = np.cumsum(q[:, xs], axis=0)
     ys = (rng.random(n)[None, :] > cdf).sum(axis=0)  # y ~ Q(·|x), vectorised
     for start in range(0, n, 200_000):
@@ -96,3 +96,39 @@ def test_bad_switch_requests_are_refused_naming_the_field(http, pilot, body, par
     _start(http, pilot, "bad")
     resp = http.post("/v1/collections/bad/switch", json=body, headers=ADMIN)
     assert resp.status_code == 422 and resp.json.get("parameter") == parameter, resp.json
+
+
+def test_a_drifted_collection_with_the_redesign_policy_is_redesigned_over_its_live_reports(http):
+    """Policy drift=redesign: once the drift watch rejects H0 for the current mechanism, the service designs
+    over the confidence set of the live reports (as after a pilot) and rotates; clients follow."""
+    from rldp.aggregator.design import design
+
+    p_hat = np.array([[0.05, 0.15, 0.10], [0.30, 0.25, 0.15]])
+    doc = design("grr", alphabet=ALPHABET, public_distribution=p_hat, epsilon=1.0, n=50_000)
+    assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+    policy = {**POLICY, "drift": "redesign"}
+    assert (
+        http.post(
+            "/v1/collections", json={"name": "watched", "policy": policy, "mechanism": doc["id"]}, headers=ADMIN
+        ).status_code
+        == 201
+    )
+    drifted = np.array([0.60, 0.02, 0.02, 0.16, 0.10, 0.10])  # 60 % in one cell: far outside F
+    _report(http, doc, 200_000, seed=9, truth=drifted)
+    estimate = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=ADMIN).json
+    assert estimate["drift"]["rejected"], estimate["drift"]
+    jobs = http.get("/v1/designs", headers=ADMIN).json["jobs"]
+    [job] = [j for j in jobs if j["params"].get("kind") == "drift-redesign"]
+    job = finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
+    assert job["status"] == "done", job
+    collection = http.get("/v1/collections/watched").json
+    assert collection["current"] == job["mechanism"] and len(collection["mechanisms"]) == 2
+    new = http.get(f"/v1/mechanisms/{job['mechanism']}").json
+    assert new["provenance"]["pilot_mechanism"] == doc["id"] and audit_document(new).passed
+
+
+def test_an_unknown_drift_policy_is_refused(http, pilot):
+    assert http.post("/v1/mechanisms", json=pilot, headers=ADMIN).status_code in (200, 201)
+    body = {"name": "p", "policy": {**POLICY, "drift": "pause"}, "mechanism": pilot["id"]}
+    resp = http.post("/v1/collections", json=body, headers=ADMIN)
+    assert resp.status_code == 422 and "warn, redesign" in resp.json["detail"]

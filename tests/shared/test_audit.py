@@ -133,3 +133,47 @@ def test_audit_reports_where_the_worst_case_is():
     res = audit_rldp(q, UncertaintySet(p, 0.05), claimed=0.1)
     assert res.passed is False and res.worst["s1"] != res.worst["s2"]
     assert "exceeds the claimed" in res.reasons[0]
+
+
+def _all_pairs(num: np.ndarray, den: np.ndarray, keep: np.ndarray | None) -> float:
+    """The (|Y|, |S|, |S|) table of every pair, as the audit used to build it."""
+    from rldp.shared.audit.base import log_ratios, worst_case
+
+    ratios = log_ratios(num[:, :, None], den[:, None, :])
+    k = num.shape[1]
+    ratios[:, np.arange(k), np.arange(k)] = -np.inf
+    if keep is not None:
+        ratios[:, ~keep, :] = -np.inf
+        ratios[:, :, ~keep] = -np.inf
+    return worst_case(ratios, ("output", "s1", "s2"))[0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pairwise_worst_is_the_table_of_every_pair(seed) -> None:
+    # Issue 27 D2: the audit no longer builds |Y|·|S|² ratios; the best pair per row gives the same ε.
+    from rldp.shared.audit.base import log_ratios, pairwise_worst
+
+    rng = np.random.default_rng(seed)
+    b, k = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    num = rng.random((b, k)) * (rng.random((b, k)) > 0.3)  # zeros: 0/x and x/0
+    den = num if seed % 3 == 0 else num * rng.random((b, k)) * (rng.random((b, k)) > 0.2)
+    if seed % 5 == 0:  # ties
+        num, den = np.round(num, 1), np.round(den, 1)
+    keep = rng.random(k) > 0.3 if seed % 2 else None
+    eps, worst = pairwise_worst(num, den, keep)
+    assert eps == _all_pairs(num, den, keep)
+    if worst:  # the place it names gives that ε
+        y, s1, s2 = worst["output"], worst["s1"], worst["s2"]
+        assert s1 != s2 and max(float(log_ratios(num[y, s1], den[y, s2])), 0.0) == eps
+
+
+def test_many_sensitive_values_are_audited_without_the_table_of_pairs() -> None:
+    import tracemalloc
+
+    k = 8192  # one released symbol: |X| = |S|; one output, so the pair table would be 512 MiB
+    uset = UncertaintySet(np.full((k, 1), 1 / k), math.inf, 2.0)
+    tracemalloc.start()
+    eps, _ = rldp_epsilon(np.ones((1, k)), uset)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert eps == 0.0 and peak < 16 * 2**20, peak

@@ -57,12 +57,14 @@ class Pricer:
     def climb(self, z: np.ndarray, lam: np.ndarray, deadline: float, max_steps: int = 40) -> np.ndarray | None:
         best = None
         f_best = -math.inf
+        if not float(self.p @ z) > 0:  # an all-zero start has no gradient (P̂·z = 0)
+            return None
         for _ in range(max_steps):
             if time.perf_counter() > deadline:
                 break
             nxt = self.lp.maximise(gradient(z, self.p, lam), deadline - time.perf_counter())
             self.lp_solves += 1
-            if nxt is None:
+            if nxt is None or not float(self.p @ nxt) > 0:  # none, or all-zero (LP round-off at large ε)
                 break
             f = float(objective(nxt, self.p, lam)[0])
             if f <= f_best + 1e-13 * (1 + abs(f)):
@@ -113,14 +115,17 @@ def price_round(
     def consider(z: np.ndarray | None) -> None:
         if z is None:
             return
+        total = float(z.sum())
+        if not (math.isfinite(total) and total > 0):  # an all-zero row (LP round-off at large ε): no column
+            return
         # Reduced cost per unit of Σ z, the master's own scale: HiGHS judges optimality
         # there, so a column below its tolerance on that scale would enter without a pivot.
-        rc = float(objective(z, p, lam)[0]) / float(z.sum())
+        rc = float(objective(z, p, lam)[0]) / total
         if rc > max(PRICING_TOLERANCE, 1e-9 * abs(master.value)):
-            key = np.round(z / z.sum(), 10).tobytes()
+            key = np.round(z / total, 10).tobytes()
             if key not in seen:
                 seen.add(key)
-                found.append(z / z.sum())
+                found.append(z / total)
 
     if blocks is not None:
         cand = blocks.columns(search)

@@ -15,6 +15,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import ESTIMATE_INTERVALS, ESTIMATE_METHODS
 from rldp.aggregator.services.dashboard import estimate_view
+from rldp.shared.tables import csv_text_cell
 
 from ..responses import current_service
 from .charts import interval_chart
@@ -87,7 +88,10 @@ def estimate_csv(est: dict[str, Any]) -> str:
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for row in estimate_rows(est):
-        writer.writerow({k: "" if row[k] is None else row[k] for k in fields})
+        cells = {k: "" if row[k] is None else row[k] for k in fields}
+        for k in ("table", "attribute", "category"):  # text a public document chose: no formulas
+            cells[k] = csv_text_cell(str(cells[k]))
+        writer.writerow(cells)
     return out.getvalue()
 
 

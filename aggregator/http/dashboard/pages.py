@@ -4,9 +4,10 @@ logout, the mechanisms list, one mechanism and its retirement."""
 from __future__ import annotations
 
 import functools
+import posixpath
 from collections.abc import Callable
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
@@ -89,6 +90,12 @@ def _p4(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+@blueprint.app_template_filter("epsilon")
+def _epsilon(value: float | None) -> str:
+    """An ε to 3 significant figures ("∞" for none: the API writes an infinite ε as null)."""
+    return "∞" if value is None else f"{value:.3g}"
+
+
 def page(template: str, status: int = 200, user: User | None = None, **context: Any) -> BaseResponse:
     """Render a dashboard page (the template sees ``user``, ``secure``)."""
     html = render_template(template, user=user or current_user(), secure=secure_request(), **context)
@@ -148,11 +155,24 @@ def checked_form(user: User) -> BaseResponse | None:
 
 
 def _safe_next(target: str | None) -> str:
-    """Where to go after login: a path of this dashboard only (never another site)."""
-    parts = urlsplit(target or "")
-    if target and not parts.scheme and not parts.netloc and parts.path.startswith("/ui/") and "\\" not in target:
-        return target
-    return url_for("dashboard.mechanisms")
+    """Where to go after login: a path of this dashboard only (never another site).
+
+    Dot segments are resolved (percent-encoded ones too, as browsers do) before the /ui/ check,
+    and a target holding control characters (a newline would break the Location header) or a
+    backslash is dropped: any refusal goes to the mechanisms list.
+    """
+    fallback = url_for("dashboard.mechanisms")
+    if not target or "\\" in target or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target):
+        return fallback
+    parts = urlsplit(target)
+    path = unquote(parts.path)
+    if parts.scheme or parts.netloc or "\\" in path or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
+        return fallback
+    normal = posixpath.normpath(path) + ("/" if path.endswith("/") else "")
+    if not normal.startswith("/ui/") or normal.startswith("//"):
+        return fallback
+    query = quote(parts.query, safe="=&/?:@!$'()*+,;-._~%")
+    return quote(normal, safe="/:@!$&'()*+,;=-._~") + (f"?{query}" if query else "")
 
 
 @blueprint.route("/login", methods=["GET", "POST"])

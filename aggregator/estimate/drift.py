@@ -1,0 +1,281 @@
+"""Drift watch: does the reporting population still lie in the uncertainty set F the claim rests on?
+
+A robust claim — ``rldp``, ``distp``, ``lip``, ``alip``, ``srlip``, and ``ldp`` with an uncertainty
+set — holds for every population P in F = {P : D_α(P̂ ‖ P) ≤ B} [LZG24, eq 10], and for no other
+population in particular. :func:`watch` reads the report counts c_y of one mechanism and gives:
+
+**(a) The realised ε* at the estimate** [LZG24, Sec 8.3]: ε*(θ̂) = max_{y, s₁ ≠ s₂}
+log(P(y|s₁)/P(y|s₂)) with P(y|s) = Σ_u Q(y|s,u) θ̂_u|s (:func:`rldp.shared.audit.realised_epsilon`).
+For ``rldp`` and ``ldp`` over F it is the notion's own ε at that population; for ``distp`` it bounds
+the ε at every δ; for ``lip``/``alip`` both lifts P(y|s)/P(y) and P(y)/P(y|s) are at most e^{ε*}
+(P(y) is a mixture of the P(y|s′)). For ``srlip`` (drift applies at radius 0 only) it is the
+LDP-w.r.t.-S leakage, not the side-channel lifts the notion also bounds.
+
+**and an upper bound over the estimate's 95 % confidence region** (:mod:`.realised`).
+The region is the box of the per-cell intervals made simultaneous by Bonferroni: each cell's
+interval widened about θ̂ by z_{1−0.05/(2|X|)} / z_{0.975} (for a non-identifiable Q the
+partial-identification intervals come from one simultaneous box for P_Y already and are used as
+they are). The box contains the true θ with probability ≥ 95 % (asymptotically, like the intervals).
+Over a box the blocks θ_s· of different s vary independently and P(y|s) depends only on θ_s·, so
+max over the box of P(y|s₁)/P(y|s₂) = max_box P(y|s₁) / min_box P(y|s₂) exactly. Each is a
+linear-fractional maximum Σ a_u x_u / Σ x_u over l ≤ x ≤ h, attained at a threshold vertex
+(x_u = h_u for the j largest a_u, l_u for the rest), so the j = 0…|U| candidates give it exactly
+(:func:`~.realised.box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: the result is ≥ the
+maximum of ε* over the region, hence ≥ ε*(θ) with probability ≥ 95 %.
+
+**(b) A test of H0: θ ∈ F** (:func:`projection_statistic`). With q̂ = c/n and f(P) = KL(q̂ ‖ QP),
+
+    T = 2n · (min_{P ∈ F} f(P) − min_{P ∈ Δ} f(P)),
+
+the likelihood ratio of "θ ∈ F" against "θ anywhere". Under H0 the true θ is in F, so the first
+minimum is ≤ f(θ), and the second is ≥ the minimum over the affine hull of the simplex; hence
+T ≤ 2n (f(θ) − min_aff f), the likelihood ratio of the simple hypothesis θ against a model whose
+image {Qθ'} has dimension r − 1 (r = rank Q), which is asymptotically χ²_{r−1} (Wilks). So
+P(T > χ²_{r−1, 1−a}) ≤ a asymptotically for every θ ∈ F: the false-alarm rate is at most a
+(conservative inside F, where T is usually 0). The p-value is P(χ²_{r−1} ≥ T).
+
+Both minimisations are convex (f is convex in P, and F is convex: D_α is convex in its second
+argument [vEH14, Thm 12]). The computed T must not exceed the true one, so:
+the second minimum is replaced by f at a point of Δ (≥ it; the estimate θ̂ or the solver's point),
+and the first by a certified lower bound, f(P) + min_{R ∈ F} ∇f(P)·(R − P) ≤ min_F f for any P
+(convexity), whose inner minimum is the Rényi ball's support function — the same Lagrange search as
+the exact audit, rounded downwards (:meth:`UncertaintySet.extremes`). The solver (an interior-point
+method, :mod:`.ball_fit`) only decides how tight that bound is, i.e. the test's power, never its validity.
+
+A latent S: the reports identify P_U only. H0 implies D_α(P̂_U ‖ P_U) ≤ D_α(P̂ ‖ P) ≤ B (data
+processing), so the same test runs on the U marginal; ε* is then not identified (it depends on
+P_U|s, which the reports do not reveal) and is reported as None.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rldp.shared.audit import realised_epsilon
+from rldp.shared.document import alphabet as document_alphabet
+from rldp.shared.document import epsilon as document_epsilon
+from rldp.shared.document import mechanism_matrix, notion, public_distribution, report_matrix, uncertainty_parameters
+from rldp.shared.errors import ValidationError
+from rldp.shared.uncertainty import UncertaintySet
+
+from .ball_fit import ball_fit, certified_lower_bound, kl_terms
+from .estimator import estimate_distribution
+from .realised import realised_upper_bound, simultaneous_box
+from .result import Estimate
+
+__all__ = [
+    "DRIFT_SIGNIFICANCE",
+    "Drift",
+    "drift_scope",
+    "projection_statistic",
+    "watch",
+]
+
+#: The test's default significance level a (the false-alarm rate it allows).
+DRIFT_SIGNIFICANCE = 0.05
+#: Notions whose claim rests on an uncertainty set F (ldp only when its document has one).
+ROBUST_NOTIONS = ("rldp", "distp", "lip", "alip", "srlip", "ldp")
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The drift watch's answer for one mechanism's reports (see the module docstring)."""
+
+    notion: str
+    claimed_epsilon: float
+    realised_epsilon: float | None  # ε* at the estimate (None: not identified, S latent)
+    realised_epsilon_upper: float | None  # ≥ ε* over the 95 % region
+    statistic: float  # T
+    dof: int  # r − 1
+    p_value: float
+    significance: float  # a
+    n: int
+    claim_text: str
+
+    @property
+    def rejected(self) -> bool:
+        """Whether H0 (the reporting population lies in F) is rejected at level a."""
+        return self.p_value < self.significance
+
+    @property
+    def statement(self) -> str:
+        """One plain line saying what the numbers mean."""
+        up = self.realised_epsilon_upper
+        star = (
+            "realised ε* not identified (S is latent)"
+            if self.realised_epsilon is None
+            else f"realised ε* {self.realised_epsilon:.3g}" + ("" if up is None else f", up to {_num(up)} at 95 %")
+        )
+        if self.rejected:
+            return (
+                f"the reporting population no longer looks like P̂ (p = {self.p_value:.2g} < {self.significance:g}): "
+                f"the claim {self.claim_text} may not hold for it; {star}"
+            )
+        return f"no evidence that the reporting population left F around P̂ (p = {self.p_value:.2g}); {star}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API's ``drift`` object (JSON-ready: an infinite bound is null)."""
+        return {
+            "notion": self.notion,
+            "claimed_epsilon": self.claimed_epsilon,
+            "claim": self.claim_text,
+            "realised_epsilon": _finite(self.realised_epsilon),
+            "realised_epsilon_upper": _finite(self.realised_epsilon_upper),
+            "statistic": self.statistic,
+            "dof": self.dof,
+            "p_value": self.p_value,
+            "rejected": self.rejected,
+            "alpha": self.significance,
+            "n": self.n,
+            "statement": self.statement,
+        }
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _num(value: float) -> str:
+    return "∞" if not math.isfinite(value) else f"{value:.3g}"
+
+
+def drift_scope(doc: Mapping[str, Any]) -> str | None:
+    """None when the document's claim rests on an uncertainty set F (drift applies); else why not."""
+    kind = notion(doc)
+    privacy = doc.get("privacy") or {}
+    if kind not in ROBUST_NOTIONS or (kind == "ldp" and "uncertainty" not in privacy):
+        return (
+            f"notion {kind!r} without an uncertainty set makes no assumption on the population "
+            "(its claim holds for every distribution): nothing to drift from"
+        )
+    radius = uncertainty_parameters(doc)["radius"]
+    if math.isinf(radius):
+        return "the uncertainty set F is every distribution (radius null): nothing to drift from"
+    if kind == "srlip" and radius > 0:  # its audit over F is ε-LDP w.r.t. the input (shared/audit/srlip.py)
+        return "an srlip claim over F > {P̂} is audited as ε-LDP w.r.t. the input, which holds for every distribution"
+    return None
+
+
+def _claim_text(doc: Mapping[str, Any]) -> str:
+    privacy = doc["privacy"]
+    eps = document_epsilon(doc)
+    if notion(doc) == "distp" and "delta" in privacy:
+        return f"(ε, δ) = ({eps:g}, {float(privacy['delta']):g})"
+    if notion(doc) == "alip":
+        return f"(ε_l, ε_u) = ({float(privacy['epsilon_lower']):g}, {float(privacy['epsilon_upper']):g})"
+    return f"ε = {eps:g}"
+
+
+# --------------------------------------------------------------------------- (b) the test
+
+
+def projection_statistic(
+    report_matrix: Any, counts: Any, ball: UncertaintySet, estimate: Any | None = None, rank: int | None = None
+) -> tuple[float, int]:
+    """(T, r − 1): the test statistic of H0 θ ∈ F and its χ² degrees of freedom (module docstring).
+
+    ``report_matrix`` is the distribution of one report given x (|Y| × |X|, columns summing to 1),
+    ``counts`` the reports per output, ``ball`` F over X flattened to one row (shape (1, |X|)),
+    ``estimate`` a point of the simplex near the maximum-likelihood θ̂ (default: P̂). T is never
+    larger than the exact statistic (a certified lower bound of min_F minus an upper bound of min_Δ).
+    ``rank``: the rank r of the report matrix if known (an estimate has it), else computed (an SVD).
+    """
+    q = np.asarray(report_matrix, dtype=float)
+    c = np.asarray(counts, dtype=float)
+    if q.ndim != 2 or c.shape != (q.shape[0],):
+        raise ValidationError(f"counts must have one entry per output ({q.shape[0]}); got shape {c.shape}")
+    if ball.public_distribution.shape != (1, q.shape[1]):
+        raise ValidationError(
+            f"ball must be over the {q.shape[1]} inputs as one row; got {ball.public_distribution.shape}"
+        )
+    n = float(c.sum())
+    if n <= 0:
+        raise ValidationError("the drift test needs at least one report")
+    qhat = c / n
+    live = q.sum(axis=1) > 0  # outputs no input can produce carry no information
+    dof = max((int(np.linalg.matrix_rank(q[live])) if rank is None else int(rank)) - 1, 0)
+    p_hat = ball.public_distribution.ravel()
+    theta = p_hat if estimate is None else np.clip(np.asarray(estimate, dtype=float).ravel(), 0.0, None)
+    theta = theta / theta.sum()
+    polished = _em(qhat, q, theta)
+    point = ball_fit(qhat, q, ball, polished, n)
+    bound = max(certified_lower_bound(qhat, q, point, ball), certified_lower_bound(qhat, q, p_hat, ball))
+    # min over the simplex: f at any point of it is an upper bound (the estimate, or the F point).
+    floor = min(kl_terms(qhat, q, x)[0] for x in (theta, polished, point))
+    return max(0.0, 2.0 * n * (bound - floor)), dof
+
+
+def _em(qhat: np.ndarray, q: np.ndarray, theta: np.ndarray, steps: int = 300) -> np.ndarray:
+    """EM steps θ ← θ ⊙ Qᵀ(q̂/Qθ) from ``theta``: each lowers f (monotone), so f at the result is a
+    tighter upper bound of min_Δ f; started inside the simplex's interior so no cell is stuck at 0."""
+    theta = 0.99 * theta + 0.01 / theta.size
+    seen = qhat > 0
+    qs, hs = q[seen], qhat[seen]
+    for _ in range(steps):
+        pi = qs @ theta
+        theta = theta * (qs.T @ (hs / np.maximum(pi, 1e-300)))
+        theta /= theta.sum()
+    return theta
+
+
+def _p_value(statistic: float, dof: int) -> float:
+    if dof == 0 or statistic <= 0:
+        return 1.0
+    from scipy.stats import chi2
+
+    return float(chi2.sf(statistic, dof))
+
+
+# --------------------------------------------------------------------------- the entry point
+
+
+def watch(
+    doc: Mapping[str, Any],
+    counts: Any,
+    estimate: Estimate | None = None,
+    significance: float = DRIFT_SIGNIFICANCE,
+) -> Drift:
+    """The drift watch for a validated document and its report counts (raises ValidationError when
+    the document's claim rests on no F: see :func:`drift_scope`).
+
+    ``estimate`` is the estimate of P_X from these counts (computed by EM with delta intervals if
+    None; for a latent S, of P_U with shape (1, |U|)). ``significance`` is the test's level a.
+    """
+    reason = drift_scope(doc)
+    if reason is not None:
+        raise ValidationError(reason)
+    if not 0.0 < significance < 1.0:
+        raise ValidationError(f"significance must be in (0, 1); got {significance!r}")
+    params = uncertainty_parameters(doc)
+    alpha = document_alphabet(doc)
+    p_hat = public_distribution(doc)
+    reports = report_matrix(doc)
+    c = np.asarray(counts, dtype=float)
+    shape = (1, alpha.size) if alpha.latent else alpha.shape
+    marginal = p_hat.sum(axis=0, keepdims=True) if alpha.latent else p_hat
+    if estimate is None:
+        estimate = estimate_distribution(reports, c, shape, prior=marginal)
+    ball = UncertaintySet(marginal.reshape(1, -1), params["radius"], params["order"])
+    statistic, dof = projection_statistic(reports, c, ball, estimate.joint, estimate.rank or None)
+    star = upper = None
+    if not alpha.latent:
+        q = mechanism_matrix(doc)  # the memoised y's mechanism: the claim is about it
+        star = realised_epsilon(q, estimate.joint)
+        upper = max(realised_upper_bound(q, *simultaneous_box(estimate)), star)
+    return Drift(
+        notion=notion(doc),
+        claimed_epsilon=document_epsilon(doc),
+        realised_epsilon=star,
+        realised_epsilon_upper=upper,
+        statistic=statistic,
+        dof=dof,
+        p_value=_p_value(statistic, dof),
+        significance=float(significance),
+        n=int(c.sum()),
+        claim_text=_claim_text(doc),
+    )

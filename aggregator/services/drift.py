@@ -1,0 +1,132 @@
+"""The drift watch of the service: per mechanism, is the reporting population still in F?
+
+:func:`rldp.aggregator.estimate.drift.watch` does the statistics; this module decides when to run
+it and whom to tell. It runs on every estimate (on that estimate's reports) and on every /metrics
+scrape (on every mechanism's reports, or for a mechanism with collection windows its latest
+window's), and caches each answer under (mechanism, window, report count): reports are only ever
+added, so the count names the counts, and a scrape between two uploads recomputes nothing. Each fresh answer on what the gauges follow goes to :meth:`ServiceEvents.drift_checked`; one that
+rejects H0 where the previous one for that mechanism and window did not also goes to
+:meth:`ServiceEvents.drift_detected` (an alarm counter, and a warning in the service log).
+
+Mechanisms whose claim rests on no F (plain ldp over X, radius null) get no drift object, with the
+reason (:func:`~rldp.aggregator.estimate.drift.drift_scope`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from rldp.aggregator.estimate import Estimate
+from rldp.aggregator.estimate.drift import drift_scope, watch
+from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.errors import RldpError, one_line
+
+from .events import ServiceEvents
+from .mechanisms import LRU, MechanismCatalog
+
+__all__ = ["DriftWatch", "DriftAnswer", "SCRAPE_MAX_ENTRIES"]
+
+log = logging.getLogger("rldp.service")
+
+#: A /metrics scrape runs the watch only on mechanisms with at most this many entries |Y'|·|X| (the
+#: watch costs an estimate: larger mechanisms get their gauges from their estimate requests only).
+SCRAPE_MAX_ENTRIES = 1 << 20
+
+#: (the drift object, or None with the reason it is absent)
+DriftAnswer = tuple[dict[str, Any] | None, str | None]
+
+
+class DriftWatch:
+    """Drift answers per (mechanism, window), cached by report count; events on each fresh one."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        catalog: MechanismCatalog,
+        events: ServiceEvents,
+        on_detected: Callable[[MechanismRecord, dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.catalog = catalog
+        self.events = events
+        self.on_detected = on_detected  # a collection's drift policy (AggregatorService)
+        self._answers = LRU(1024)  # (id, window label) → (n, DriftAnswer)
+        self._scopes = LRU(4096)  # id → (document, reason or None)
+        self._locks: dict[tuple[str, str | None], threading.Lock] = {}  # one computation per key at a time
+        self._locks_lock = threading.Lock()
+
+    def _scope(self, mechanism_id: str) -> tuple[dict[str, Any], str | None]:
+        cached = self._scopes.get(mechanism_id)
+        if cached is None:
+            doc = msgpack.unpackb(self.catalog.document(mechanism_id, "msgpack"), raw=False)
+            cached = self._scopes.put(mechanism_id, (doc, drift_scope(doc)))
+        return cached  # type: ignore[no-any-return]
+
+    def check(
+        self,
+        record: MechanismRecord,
+        counts: np.ndarray,
+        label: str | None = None,
+        estimate: Estimate | None = None,
+    ) -> DriftAnswer:
+        """The drift answer for these counts (of window ``label``, or every report); ``estimate`` of
+        P_X from the same counts by EM with delta intervals, if the caller has one (else computed)."""
+        doc, reason = self._scope(record.id)
+        if reason is not None:
+            return None, reason
+        n = int(np.asarray(counts).sum())
+        if n == 0:
+            return None, "no reports yet"
+        key = (record.id, label)
+        cached = self._answers.get(key)
+        if cached is not None and cached[0] == n:
+            return cached[1]  # type: ignore[no-any-return]
+        with self._locks_lock:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            cached = self._answers.get(key)
+            if cached is not None and cached[0] == n:
+                return cached[1]  # type: ignore[no-any-return]
+            try:
+                drift = watch(doc, counts, estimate).to_dict()
+            except (RldpError, ValueError, ArithmeticError) as exc:  # numerical trouble: say so, never a 5xx
+                answer: DriftAnswer = (None, f"the drift watch could not be computed: {one_line(exc)}")
+                self._answers.put(key, (n, answer))
+                return answer
+            answer = (drift, None)
+            before = None if cached is None else cached[1][0]
+            self._answers.put(key, (n, answer))
+        if label == self._watched(record):
+            self.events.drift_checked(record, drift)
+        if drift["rejected"] and not (before is not None and before["rejected"]):
+            where = "" if label is None else f" (window {label})"
+            log.warning("drift: mechanism %s%s: %s", record.id, where, drift["statement"])
+            self.events.drift_detected(record, drift)
+            if self.on_detected is not None:
+                self.on_detected(record, drift)
+        return answer
+
+    def _watched(self, record: MechanismRecord) -> str | None:
+        """What the gauges follow: every report (None), or for a mechanism with windows its latest window
+        with reports — so that a drift shows within one window instead of being diluted by the history."""
+        window = self.catalog.window(record.id)
+        stored = {} if window is None else self.storage.windows(record.id)
+        return None if window is None or not stored else max(stored, key=window.start_of)
+
+    def refresh(self) -> None:
+        """Check every mechanism (the /metrics scrape) up to :data:`SCRAPE_MAX_ENTRIES`, on what its gauges
+        follow (:meth:`_watched`); cached answers cost nothing."""
+        for record in self.catalog.list():
+            if self._scope(record.id)[1] is not None:
+                continue
+            matrix, _, _ = self.catalog.parsed(record.id)
+            if matrix.size > SCRAPE_MAX_ENTRIES:
+                continue
+            label = self._watched(record)
+            self.check(record, self.storage.counts(record.id, record.outputs, window=label), label)

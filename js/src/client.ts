@@ -1,0 +1,427 @@
+/**
+ * The client an app uses (port of `rldp.client.Client` and `rldp.client.reporting`): download a
+ * mechanism (msgpack or JSON), verify it (content id, policy, exact audit), privatise records,
+ * memoise per (owner, mechanism, record value), honour collection windows and a privacy budget,
+ * keep an offline queue, and submit batches with idempotent ids and retries.
+ *
+ * Every draw, budget charge, ledger row and windowed batch is saved in the state store before
+ * anything is sent, so the report that leaves is always the stored one.
+ */
+import { AUDIT_TOLERANCE } from "./audit.js";
+import { makeBatches, newBatchId, type PreparedBatch } from "./batches.js";
+import { base64Decode, base64Encode } from "./bytes.js";
+import { Window } from "./document.js";
+import { CollectionRetired, DocumentError, MechanismRejected, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { Mechanism, parseDocument } from "./mechanism.js";
+import { VerificationPolicy } from "./policy.js";
+import type { RandomSource } from "./random.js";
+import type { RecordLike } from "./records.js";
+import { emptyState, type ClientState, type StateStore, type StoredBatch } from "./state.js";
+import { Transport, type TransportOptions } from "./transport.js";
+
+const MSGPACK = "application/msgpack";
+export const DEFAULT_BATCH_SIZE = 10_000;
+
+/** At most `epsilon` (nats) of new draws per owner per period `per` (ISO 8601, e.g. "P1D"; null: lifetime). */
+export class PrivacyBudget {
+  private readonly window: Window | null;
+  constructor(readonly epsilon: number, readonly per: string | null = null) {
+    if (!(typeof epsilon === "number" && epsilon > 0 && Number.isFinite(epsilon))) {
+      throw new ValidationError(`privacy budget epsilon must be a finite number > 0 (nats); got ${epsilon}`);
+    }
+    this.window = per === null ? null : Window.parse(per);
+  }
+  periodStart(now: number): number {
+    return this.window === null ? -Infinity : Math.floor(now / this.window.seconds) * this.window.seconds;
+  }
+}
+
+/** What an upload (or a flush) achieved (as the Python client's Receipt). */
+export interface Receipt {
+  accepted: number;
+  batches: number;
+  duplicates: number;
+  queued: number;
+  dropped: number;
+  rejected: number;
+  batchIds: string[];
+  problems: string[];
+  skipped: number;
+  window: string | null;
+}
+
+const receipt = (r: Partial<Receipt> = {}): Receipt => ({
+  accepted: 0, batches: 0, duplicates: 0, queued: 0, dropped: 0, rejected: 0, batchIds: [], problems: [], skipped: 0, window: null, ...r,
+});
+
+export interface ClientOptions extends TransportOptions {
+  policy?: VerificationPolicy;
+  maxEpsilon?: number | null;
+  /** Where memos, the window ledger, the outbox and the queue live (needed for owners, windows, budgets). */
+  store?: StateStore | null;
+  budget?: PrivacyBudget | null;
+  /** Keep batches the server could not take (bounded by this many bytes of bodies; 0: no queue). */
+  queueLimitBytes?: number;
+  /** Unix seconds now (windows, budget periods). */
+  clock?: () => number;
+  /** The randomness of every draw (default: the platform CSPRNG). */
+  random?: RandomSource;
+  /** Batch ids (default: 32 hex characters from the CSPRNG). */
+  batchId?: () => string;
+}
+
+type Owners = string | readonly (string | number)[] | null | undefined;
+
+export class Client {
+  readonly http: Transport;
+  readonly policy: VerificationPolicy;
+  private readonly store: StateStore | null;
+  private readonly budget: PrivacyBudget | null;
+  private readonly queueLimit: number;
+  private readonly clock: () => number;
+  private readonly random: RandomSource | undefined;
+  private readonly batchId: () => string;
+  private mechanisms = new Map<string, Mechanism>();
+  private state: ClientState | null = null;
+  private lock: Promise<unknown> = Promise.resolve();
+
+  constructor(url: string, options: ClientOptions = {}) {
+    this.http = new Transport(url, options);
+    this.policy = (options.policy ?? new VerificationPolicy()).withMaxEpsilon(options.maxEpsilon);
+    this.store = options.store ?? null;
+    this.budget = options.budget ?? null;
+    if (this.budget && !this.store) throw new ValidationError("a privacy budget needs a state store: the ledger of ε spent lives there");
+    this.queueLimit = options.queueLimitBytes ?? 0;
+    this.clock = options.clock ?? (() => Date.now() / 1000);
+    this.random = options.random;
+    this.batchId = options.batchId ?? newBatchId;
+  }
+
+  /** Download (msgpack), verify and cache a mechanism; MechanismRejected if it fails verification. */
+  async mechanism(id: string, options: { maxEpsilon?: number | null } = {}): Promise<Mechanism> {
+    if (typeof id !== "string" || !id) throw new ValidationError(`mechanism id must be a non-empty string; got ${id}`);
+    const policy = this.policy.withMaxEpsilon(options.maxEpsilon);
+    policy.checkId(id);
+    let mech = this.mechanisms.get(id);
+    if (!mech) {
+      const resp = await this.http.request("GET", `/v1/mechanisms/${encodeURIComponent(id)}`, { headers: { Accept: MSGPACK } });
+      const data = new Uint8Array(await resp.arrayBuffer());
+      const kind = (resp.headers.get("Content-Type") ?? "").split(";")[0].trim() === MSGPACK ? "msgpack" : "json";
+      let valid;
+      try {
+        valid = parseDocument(data, kind);
+      } catch (exc) {
+        if (exc instanceof DocumentError) throw new MechanismRejected(id, `invalid or tampered document: ${exc.message}`, "document", [], exc);
+        throw exc;
+      }
+      mech = Mechanism.fromDocument(valid, { expectedId: id, policy });
+      this.mechanisms.set(id, mech);
+    }
+    policy.check(mech.document, id); // the policy may have changed since it was cached
+    return mech;
+  }
+
+  /** The collection `name`, followed: each submit uses its current mechanism (see {@link Collection}). */
+  collection(name: string): Collection {
+    return new Collection(this, name);
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  private async loaded(): Promise<ClientState> {
+    if (!this.store) throw new ValidationError("this needs a state store: new Client(url, { store })");
+    this.state ??= (await this.store.load()) ?? emptyState();
+    return this.state;
+  }
+
+  private encode(mech: Mechanism, records: readonly RecordLike[] | Record<string, readonly unknown[]>): Int32Array {
+    return Array.isArray(records) ? mech.alphabet.encode(records as readonly RecordLike[]) : mech.alphabet.encodeColumns(records as Record<string, readonly unknown[]>);
+  }
+
+  /** Reports for records (memoised per owner with a store; a fresh draw per record without one). */
+  async privatize(id: string, records: readonly RecordLike[] | Record<string, readonly unknown[]>, options: { owners?: Owners; random?: RandomSource } = {}): Promise<Int32Array> {
+    const mech = await this.mechanism(id);
+    const xs = this.encode(mech, records);
+    const random = options.random ?? this.random;
+    if (!this.store) {
+      this.stateless(mech, options.owners);
+      return mech.privatizeIndices(xs, random);
+    }
+    return this.serial(async () => {
+      const state = await this.loaded();
+      const owners = ownerNames(options.owners, xs.length);
+      const ys = this.memoised(state, mech, owners, xs, random);
+      await this.store!.save(state);
+      return mech.reportFrom(ys, random);
+    });
+  }
+
+  private stateless(mech: Mechanism, owners: Owners): void {
+    if (owners !== null && owners !== undefined) throw new ValidationError("owners needs a state store: memos and windows live there");
+    if (mech.window) throw new ValidationError(`mechanism ${mech.id} collects one report per owner per ${mech.window.text} window: the client must remember what it sent; give a state store`);
+  }
+
+  /** The memoised y of each record, drawing (and charging the budget for) the missing ones. */
+  private memoised(state: ClientState, mech: Mechanism, owners: string[], xs: Int32Array, random?: RandomSource): Int32Array {
+    const now = this.clock();
+    const memo = (state.memo[mech.id] ??= {});
+    const ys = new Int32Array(xs.length).fill(-1);
+    const missing = new Map<string, number>(); // "owner\u0000x" → first record
+    for (let i = 0; i < xs.length; i++) {
+      const entry = memo[owners[i]]?.[xs[i]];
+      if (entry) {
+        if (!(entry[0] >= 0 && entry[0] < mech.memoOutputs)) throw new ValidationError(`the state is corrupt: a memoised output of ${mech.id} is outside its outputs`);
+        ys[i] = entry[0];
+      } else {
+        const key = `${owners[i]}\u0000${xs[i]}`;
+        if (!missing.has(key)) missing.set(key, i);
+      }
+    }
+    if (!missing.size) return ys;
+    const firsts = [...missing.values()];
+    this.charge(state, firsts.map((i) => owners[i]), mech.epsilonAudited, now);
+    const drawn = mech.drawMemo(Int32Array.from(firsts, (i) => xs[i]), random);
+    firsts.forEach((i, j) => ((memo[owners[i]] ??= {})[xs[i]] = [drawn[j], mech.epsilonAudited, now]));
+    for (let i = 0; i < xs.length; i++) if (ys[i] < 0) ys[i] = memo[owners[i]][xs[i]][0];
+    return ys;
+  }
+
+  private charge(state: ClientState, owners: string[], epsilon: number, now: number): void {
+    if (!this.budget) return;
+    const start = this.budget.periodStart(now);
+    const asked = new Map<string, number>();
+    for (const o of owners) asked.set(o, (asked.get(o) ?? 0) + 1);
+    for (const [owner, draws] of asked) {
+      let spent = 0;
+      let count = 0;
+      for (const byOwner of Object.values(state.memo)) {
+        for (const entry of Object.values(byOwner[owner] ?? {})) {
+          if (entry[2] >= start) {
+            spent += entry[1];
+            count++;
+          }
+        }
+      }
+      if (spent + draws * epsilon > this.budget.epsilon + AUDIT_TOLERANCE * (count + draws)) {
+        throw new PrivacyBudgetExceeded(this.budget.epsilon, this.budget.per, spent, draws * epsilon, owner);
+      }
+    }
+  }
+
+  /** Privatise and upload records; see the Python client's `submit` (same semantics). */
+  async submit(
+    id: string,
+    records: readonly RecordLike[] | Record<string, readonly unknown[]>,
+    options: { owners?: Owners; batchSize?: number; random?: RandomSource } = {},
+  ): Promise<Receipt> {
+    const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new ValidationError(`batchSize must be an integer ≥ 1; got ${batchSize}`);
+    const mech = await this.mechanism(id);
+    const xs = this.encode(mech, records);
+    const random = options.random ?? this.random;
+    if (!this.store) {
+      this.stateless(mech, options.owners);
+      return this.sendAll(makeBatches(id, mech.privatizeIndices(xs, random), batchSize, null, this.batchId));
+    }
+    return this.serial(async () => {
+      const state = await this.loaded();
+      const owners = ownerNames(options.owners, xs.length);
+      if (!mech.window) {
+        const ys = this.memoised(state, mech, owners, xs, random);
+        await this.store!.save(state); // the draws are stored before anything is sent
+        return this.sendAll(makeBatches(id, mech.reportFrom(ys, random), batchSize, null, this.batchId));
+      }
+      const label = mech.window.labelAt(this.clock());
+      const ledger = ((state.ledger[mech.id] ??= {})[label] ??= {});
+      const send: number[] = [];
+      const seen = new Set<string>();
+      for (let i = 0; i < xs.length; i++) {
+        if (seen.has(owners[i])) continue;
+        seen.add(owners[i]);
+        if (!(owners[i] in ledger)) send.push(i);
+      }
+      const sendOwners = send.map((i) => owners[i]);
+      const ys = this.memoised(state, mech, sendOwners, Int32Array.from(send, (i) => xs[i]), random);
+      const batches = makeBatches(id, mech.reportFrom(ys, random), batchSize, label, this.batchId);
+      const now = this.clock();
+      batches.forEach((b, k) => {
+        for (const owner of sendOwners.slice(k * batchSize, (k + 1) * batchSize)) ledger[owner] = b.batch;
+        state.outbox.push(stored(b, now));
+      });
+      await this.store!.save(state);
+      const pending = state.outbox.filter((b) => b.mechanism === mech.id).map(unstored);
+      return this.sendAll(pending, { skipped: xs.length - send.length, window: label });
+    });
+  }
+
+  /** Upload outputs already privatised (no memo, no window ledger). */
+  async submitReports(id: string, reports: ArrayLike<number>, batchSize = DEFAULT_BATCH_SIZE): Promise<Receipt> {
+    return this.sendAll(makeBatches(id, reports, batchSize, null, this.batchId));
+  }
+
+  private async post(item: PreparedBatch): Promise<Record<string, unknown>> {
+    const resp = await this.http.request("POST", "/v1/reports", { body: item.body, headers: { "Content-Type": MSGPACK } });
+    return (await resp.json()) as Record<string, unknown>;
+  }
+
+  private async settled(item: PreparedBatch, refused = false): Promise<void> {
+    if (!this.state || !this.store || !(refused || item.window)) return;
+    this.state.outbox = this.state.outbox.filter((b) => b.batch !== item.batch);
+    if (refused) {
+      for (const byWindow of Object.values(this.state.ledger)) {
+        for (const byOwner of Object.values(byWindow)) for (const [o, b] of Object.entries(byOwner)) if (b === item.batch) delete byOwner[o];
+      }
+    }
+    await this.store.save(this.state);
+  }
+
+  private async sendAll(batches: PreparedBatch[], extra: { skipped?: number; window?: string | null } = {}): Promise<Receipt> {
+    const r = receipt({ skipped: extra.skipped ?? 0, window: extra.window ?? null });
+    for (let i = 0; i < batches.length; i++) {
+      const item = batches[i];
+      let answer: Record<string, unknown>;
+      try {
+        answer = await this.post(item);
+      } catch (exc) {
+        if (exc instanceof ServiceUnavailable) {
+          const rest = batches.slice(i);
+          if (this.queueLimit > 0 && this.store) {
+            const state = await this.loaded();
+            for (const b of rest) {
+              if (b.window) continue; // windowed batches stay in the outbox
+              r.dropped += this.enqueue(state, b);
+            }
+            await this.store.save(state);
+            r.queued = rest.reduce((s, b) => s + (b.window || state.queue.some((q) => q.batch === b.batch) ? b.count : 0), 0);
+            return r;
+          }
+          r.queued = rest.filter((b) => b.window).reduce((s, b) => s + b.count, 0);
+          exc.receipt = r;
+          throw exc;
+        }
+        if (exc instanceof ProblemError) {
+          await this.settled(item, true);
+          exc.receipt = r;
+        }
+        throw exc;
+      }
+      await this.settled(item);
+      r.accepted += Number(answer.accepted ?? item.count);
+      r.batches += 1;
+      r.duplicates += answer.duplicate ? 1 : 0;
+      r.batchIds.push(item.batch);
+    }
+    return r;
+  }
+
+  /** Put a batch in the bounded offline queue (the oldest are dropped to make room); reports dropped. */
+  private enqueue(state: ClientState, b: PreparedBatch): number {
+    const size = (s: StoredBatch) => s.body.length;
+    const item = stored(b, this.clock());
+    if (size(item) > this.queueLimit) return b.count;
+    let dropped = 0;
+    while (state.queue.reduce((s, q) => s + size(q), 0) + size(item) > this.queueLimit) dropped += state.queue.shift()!.count;
+    state.queue.push(item);
+    return dropped;
+  }
+
+  /** Send what is waiting: windowed batches of the outbox, then the offline queue (same batch ids). */
+  async flush(): Promise<Receipt> {
+    if (!this.store) return receipt();
+    return this.serial(async () => {
+      const state = await this.loaded();
+      const r = receipt();
+      const pending = [...state.outbox.map((b) => ({ b, queued: false })), ...state.queue.map((b) => ({ b, queued: true }))];
+      for (const { b, queued } of pending) {
+        const item = unstored(b);
+        try {
+          const answer = await this.post(item);
+          r.accepted += Number(answer.accepted ?? item.count);
+          r.batches += 1;
+          r.duplicates += answer.duplicate ? 1 : 0;
+          r.batchIds.push(item.batch);
+          await this.settled(item);
+        } catch (exc) {
+          if (exc instanceof ServiceUnavailable) break;
+          if (!(exc instanceof ProblemError)) throw exc;
+          await this.settled(item, true);
+          r.rejected += item.count;
+          r.problems.push(`batch ${item.batch}: ${exc.reason}: ${exc.detail}`);
+        }
+        if (queued) {
+          state.queue = state.queue.filter((q) => q.batch !== item.batch);
+          await this.store!.save(state);
+        }
+      }
+      r.queued = state.queue.reduce((s, q) => s + q.count, 0) + state.outbox.reduce((s, q) => s + q.count, 0);
+      return r;
+    });
+  }
+}
+
+function ownerNames(owners: Owners, n: number): string[] {
+  if (owners === null || owners === undefined || typeof owners === "string") return new Array(n).fill(owners ?? "");
+  if (owners.length !== n) throw new ValidationError(`owners must give one owner per record (${n}); got ${owners.length}`);
+  return owners.map((o) => {
+    if (typeof o !== "string" && !(typeof o === "number" && Number.isInteger(o))) throw new ValidationError(`owners must be strings (or integers); got ${o}`);
+    return String(o);
+  });
+}
+
+function stored(b: PreparedBatch, now: number): StoredBatch {
+  return { batch: b.batch, mechanism: b.mechanism, window: b.window, count: b.count, body: base64Encode(b.body), created: now };
+}
+
+function unstored(s: StoredBatch): PreparedBatch {
+  return { batch: s.batch, mechanism: s.mechanism, window: s.window, count: s.count, body: base64Decode(s.body) as Uint8Array };
+}
+
+/**
+ * A collection followed through a {@link Client} (port of `rldp.client.collections`): a stable
+ * name whose mechanism the operator can rotate. Each submit looks it up (one small GET) and uses
+ * its current mechanism, downloaded and verified once per mechanism like any other, its draws
+ * memoised per mechanism and charged to the budget: a rotation means a fresh draw of every record,
+ * never beyond the budget. When the service cannot be reached the last mechanism seen is used.
+ */
+export class Collection {
+  last: Record<string, unknown> | null = null;
+  constructor(readonly client: Client, readonly name: string) {
+    if (typeof name !== "string" || !name) throw new ValidationError(`a collection name must be a non-empty string; got ${name}`);
+  }
+
+  /** The collection now (GET /v1/collections/{name}): `current`, `mechanisms`, `policy`, `status`, … */
+  async info(): Promise<Record<string, unknown>> {
+    const resp = await this.client.http.request("GET", `/v1/collections/${encodeURIComponent(this.name)}`);
+    this.last = (await resp.json()) as Record<string, unknown>;
+    return this.last;
+  }
+
+  /** The current mechanism, verified; the last one seen when the service cannot be reached. */
+  async current(): Promise<Mechanism> {
+    let info: Record<string, unknown>;
+    try {
+      info = await this.info();
+    } catch (exc) {
+      if (!(exc instanceof ServiceUnavailable) || this.last === null) throw exc;
+      info = this.last;
+    }
+    if (info.status !== "active") throw new CollectionRetired(`collection '${this.name}' was retired; it takes no more reports`);
+    return this.client.mechanism(String(info.current));
+  }
+
+  /** [current mechanism id, one report per record]; nothing is sent. */
+  async privatize(records: readonly RecordLike[] | Record<string, readonly unknown[]>, options: { owners?: Owners; random?: RandomSource } = {}): Promise<[string, Int32Array]> {
+    const mech = await this.current();
+    return [mech.id, await this.client.privatize(mech.id, records, options)];
+  }
+
+  /** Privatise and upload under the current mechanism ({@link Client.submit}). */
+  async submit(records: readonly RecordLike[] | Record<string, readonly unknown[]>, options: { owners?: Owners; batchSize?: number; random?: RandomSource } = {}): Promise<Receipt> {
+    const mech = await this.current();
+    return this.client.submit(mech.id, records, options);
+  }
+}

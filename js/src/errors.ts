@@ -1,0 +1,132 @@
+/**
+ * The errors of the SDK: one root ({@link RldpError}) and one subclass per kind of refusal,
+ * mirroring `rldp.shared.errors` and `rldp.client.errors` of the Python client (same class
+ * names, same hierarchy), so that callers (and the conformance suite) dispatch on types.
+ */
+
+/** Root of every error the SDK raises on purpose. `receipt`: what the server had accepted (uploads). */
+export class RldpError extends Error {
+  receipt: unknown = undefined;
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Input that does not have the expected form or range. */
+export class ValidationError extends RldpError {}
+/** A record or value that does not fit the alphabet (unknown value, missing attribute...). */
+export class RecordError extends ValidationError {}
+/** An invalid attribute or alphabet definition. */
+export class AlphabetError extends ValidationError {}
+/** A mechanism document that is malformed, inconsistent or cannot be read. */
+export class DocumentError extends ValidationError {}
+/** The bytes are not valid JSON / msgpack at all (`encoding` says which was expected). */
+export class DocumentSyntaxError extends DocumentError {
+  constructor(message: string, readonly encoding: "json" | "msgpack") {
+    super(message);
+  }
+}
+/** The document's `id` is not the content hash of its other fields. */
+export class IdMismatch extends DocumentError {
+  constructor(message: string, readonly stated: string, readonly computed: string) {
+    super(message);
+  }
+}
+/** `privacy.notion` names a notion this version has no exact audit for. */
+export class UnknownNotion extends DocumentError {}
+/** A document whose privacy claim cannot be audited. */
+export class AuditError extends RldpError {}
+/** A report batch that is malformed or does not fit its mechanism. */
+export class ReportError extends ValidationError {}
+
+/**
+ * A mechanism failed verification (id, audit, policy). Never use such a mechanism.
+ * `rule` says which check refused it: "document" (invalid or tampered), "expected_id", "pinned",
+ * "max_epsilon", "min_radius", "max_public_n", "audit_error" (cannot be audited), "audit" (failed).
+ */
+export class MechanismRejected extends RldpError {
+  readonly reasons: string[];
+  constructor(
+    readonly mechanismId: string,
+    message: string,
+    readonly rule: string,
+    reasons: string[] = [],
+    readonly underlying?: unknown,
+  ) {
+    super(`mechanism ${mechanismId}: ${message}`);
+    this.reasons = [...reasons];
+  }
+}
+
+/** The service refused a request permanently (4xx other than 429); retrying will not help. */
+export class ProblemError extends RldpError {
+  readonly type: string;
+  readonly reason: string;
+  readonly title: string;
+  readonly detail: string;
+  constructor(readonly status: number, readonly problem: Record<string, unknown>, receipt?: unknown) {
+    const type = String(problem.type ?? "about:blank");
+    const reason = String(problem.reason || type.replace(/\/+$/, "").split("/").pop());
+    const detail = String(problem.detail ?? "");
+    const title = String(problem.title ?? "");
+    super(`${status} ${reason}: ${detail || title}`);
+    this.type = type;
+    this.reason = reason;
+    this.title = title;
+    this.detail = detail;
+    this.receipt = receipt;
+  }
+}
+
+/** The service could not be reached, or kept answering 429/5xx, after every retry. Transient. */
+export class ServiceUnavailable extends RldpError {
+  constructor(message: string, readonly status: number | null = null, receipt?: unknown) {
+    super(message);
+    this.receipt = receipt;
+  }
+}
+
+/** The client's state (file in Node, IndexedDB in browsers) cannot be used; never silently replaced. */
+export class StateFileError extends RldpError {
+  constructor(readonly path: string, message: string) {
+    super(`state file ${path}: ${message}`);
+  }
+}
+
+/** A report would spend more ε than the app's privacy budget allows; nothing was sent. */
+export class PrivacyBudgetExceeded extends RldpError {
+  constructor(
+    readonly budget: number,
+    readonly per: string | null,
+    readonly spent: number,
+    readonly asked: number,
+    readonly owner: string,
+  ) {
+    const who = owner === "" ? "this device's owner" : `owner ${JSON.stringify(owner)}`;
+    const period = per ? ` per ${per}` : "";
+    super(
+      `privacy budget exceeded: ${who} has spent epsilon ${spent.toPrecision(6)} of the budget ${budget}${period}, ` +
+        `and this report asks ${asked.toPrecision(6)} more; nothing was sent`,
+    );
+  }
+}
+
+/** A refused batch (the server's parser, `rldp.shared.reports`); `fields` says where. */
+export class BatchError extends ReportError {
+  constructor(message: string, readonly fields: Record<string, unknown> = {}) {
+    super(message);
+  }
+}
+export class MissingBatchField extends BatchError {}
+export class BatchFieldType extends BatchError {}
+export class EmptyBatch extends BatchError {}
+export class TooManyReports extends BatchError {}
+export class ReportOutOfRange extends BatchError {}
+export class WindowRequired extends BatchError {}
+export class UnexpectedWindow extends BatchError {}
+export class InvalidWindow extends BatchError {}
+export class FutureWindow extends BatchError {}
+
+/** The collection (`client.collection(name)`) was retired by its operator: it takes no more reports. */
+export class CollectionRetired extends RldpError {}

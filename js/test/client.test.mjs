@@ -1,0 +1,172 @@
+// The Client against an in-process stub of the service (a fake fetch): download and verification,
+// memoisation per owner, collection windows, the privacy budget, retries honouring Retry-After,
+// the offline queue, typed errors, and the state saved (atomically, in a file) before any upload.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decode } from "@msgpack/msgpack";
+import * as rldp from "../dist/node.js";
+
+const DOCS = JSON.parse(readFileSync(new URL("../../conformance/cases/documents-rldp.json", import.meta.url), "utf8")).cases;
+const WINDOWED = JSON.parse(readFileSync(new URL("../../conformance/cases/documents-window.json", import.meta.url), "utf8")).cases;
+const GRR = DOCS.find((c) => c.name === "rldp/grr/rows/msgpack");
+const DAILY = WINDOWED.find((c) => c.name === "window/rldp-grr-P1D/rows/msgpack");
+const RECORDS = [{ sex: "Male", colour: "red" }, { sex: "Female", colour: "blue" }, { sex: "Male", colour: "red" }];
+
+function stub({ docs = [GRR, DAILY], failures = [], onPost } = {}) {
+  const byId = new Map(docs.map((c) => [c.expect.id, Buffer.from(c.document_base64, "base64")]));
+  const posts = [];
+  const seen = new Set();
+  const fetch = async (url, init = {}) => {
+    const path = new URL(url).pathname;
+    const fail = failures.shift();
+    if (fail) return typeof fail === "function" ? fail() : new Response(JSON.stringify({ detail: "busy" }), { status: fail.status, headers: fail.headers ?? {} });
+    if (init.method === "GET" && path.startsWith("/v1/mechanisms/")) {
+      const body = byId.get(decodeURIComponent(path.split("/").pop()));
+      if (!body) return new Response(JSON.stringify({ type: "https://rldp/problems/unknown-mechanism", reason: "unknown-mechanism", detail: "no such mechanism" }), { status: 404 });
+      return new Response(body, { headers: { "Content-Type": "application/msgpack" } });
+    }
+    if (init.method === "POST" && path === "/v1/reports") {
+      const body = decode(init.body);
+      onPost?.(body);
+      const duplicate = seen.has(body.batch);
+      seen.add(body.batch);
+      if (!duplicate) posts.push(body);
+      return new Response(JSON.stringify({ accepted: body.reports.length, duplicate }), { status: duplicate ? 200 : 201 });
+    }
+    return new Response("not found", { status: 404 });
+  };
+  return { fetch, posts };
+}
+
+const noSleep = { sleeps: [], sleep(ms) { this.sleeps.push(ms); return Promise.resolve(); } };
+
+test("a mechanism is downloaded as msgpack, verified and cached", async () => {
+  const { fetch } = stub();
+  const client = new rldp.Client("http://agg.test", { fetch });
+  const mech = await client.mechanism(GRR.expect.id);
+  assert.equal(mech.id, GRR.expect.id);
+  assert.ok(Math.abs(mech.epsilonAudited - GRR.expect.audit.epsilon) < 1e-9);
+  assert.equal(await client.mechanism(GRR.expect.id), mech);
+});
+
+test("a tampered download is refused with MechanismRejected, an unknown id with ProblemError", async () => {
+  const bytes = Buffer.from(GRR.document_base64, "base64");
+  const tampered = Buffer.from(bytes);
+  const at = tampered.indexOf(Buffer.from("grr"));
+  tampered.write("srr", at);
+  const fetch = async () => new Response(tampered, { headers: { "Content-Type": "application/msgpack" } });
+  const client = new rldp.Client("http://agg.test", { fetch });
+  await assert.rejects(client.mechanism(GRR.expect.id), (e) => e instanceof rldp.MechanismRejected && e.rule === "document" && /id mismatch/.test(e.message));
+  const other = new rldp.Client("http://agg.test", stub());
+  await assert.rejects(other.mechanism("f".repeat(64)), (e) => e instanceof rldp.ProblemError && e.status === 404 && e.reason === "unknown-mechanism");
+  const pinned = new rldp.Client("http://agg.test", { ...stub(), policy: new rldp.VerificationPolicy({ pinned: ["a".repeat(64)] }) });
+  await assert.rejects(pinned.mechanism(GRR.expect.id), (e) => e instanceof rldp.MechanismRejected && e.rule === "pinned");
+});
+
+test("memoised reports: one draw per (owner, mechanism, record value), saved before the upload", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rldp-js-"));
+  const path = join(dir, "state.json");
+  let savedBeforePost = true;
+  const { fetch, posts } = stub({ onPost: () => (savedBeforePost &&= existsSync(path)) });
+  const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.FileStateStore(path) });
+  const many = Array.from({ length: 60 }, () => RECORDS[0]);
+  const r1 = await client.submit(GRR.expect.id, many, { owners: "alice" });
+  assert.equal(r1.accepted, 60);
+  assert.equal(new Set(posts[0].reports).size, 1, "one owner, one record value: one memoised report");
+  const again = new rldp.Client("http://agg.test", { fetch, store: new rldp.FileStateStore(path) });
+  await again.submit(GRR.expect.id, [RECORDS[0]], { owners: "alice" });
+  assert.equal(posts[1].reports[0], posts[0].reports[0], "a new process re-sends the memoised draw");
+  const state = JSON.parse(readFileSync(path, "utf8"));
+  assert.equal(Object.keys(state.memo[GRR.expect.id].alice).length, 1);
+  assert.ok(savedBeforePost);
+  const bobs = await client.privatize(GRR.expect.id, RECORDS, { owners: ["bob", "bob", "carol"] });
+  assert.equal(bobs[0], bobs[0]);
+  assert.equal(Object.keys(JSON.parse(readFileSync(path, "utf8")).memo[GRR.expect.id]).sort().join(), "alice,bob,carol");
+});
+
+test("a collection window: one report per owner and window, labelled, the rest skipped", async () => {
+  const { fetch, posts } = stub();
+  let now = Date.UTC(2026, 10, 24, 10) / 1000;
+  const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), clock: () => now });
+  const r1 = await client.submit(DAILY.expect.id, RECORDS, { owners: ["a", "b", "a"] });
+  assert.deepEqual([r1.accepted, r1.skipped, r1.window], [2, 1, "2026-11-24"]);
+  const r2 = await client.submit(DAILY.expect.id, RECORDS, { owners: ["a", "b", "c"] });
+  assert.deepEqual([r2.accepted, r2.skipped], [1, 2]);
+  now += 86400;
+  const r3 = await client.submit(DAILY.expect.id, [RECORDS[0]], { owners: "a" });
+  assert.deepEqual([r3.accepted, r3.window], [1, "2026-11-25"]);
+  assert.deepEqual(posts.map((p) => p.window), ["2026-11-24", "2026-11-24", "2026-11-25"]);
+  await assert.rejects(new rldp.Client("http://agg.test", { fetch }).submit(DAILY.expect.id, RECORDS), rldp.ValidationError);
+});
+
+test("the privacy budget refuses new draws beyond it and sends nothing", async () => {
+  const { fetch, posts } = stub();
+  const eps = GRR.expect.mechanism.epsilon_audited;
+  const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), budget: new rldp.PrivacyBudget(2 * eps + 1e-6, "P1D") });
+  await client.submit(GRR.expect.id, RECORDS.slice(0, 2));
+  await client.submit(GRR.expect.id, RECORDS.slice(0, 2)); // memoised: no new draw, nothing spent
+  await assert.rejects(client.submit(GRR.expect.id, [{ sex: "Female", colour: "green" }]), (e) => e instanceof rldp.PrivacyBudgetExceeded && e.owner === "");
+  assert.equal(posts.length, 2);
+});
+
+test("retries honour Retry-After, then the batch is sent once (same id)", async () => {
+  const sleeper = { ...noSleep, sleeps: [] };
+  const { fetch, posts } = stub({ failures: [null, { status: 503, headers: { "Retry-After": "2" } }, { status: 429, headers: { "Retry-After": "120" } }].slice(1) });
+  const client = new rldp.Client("http://agg.test", { fetch, sleep: sleeper.sleep.bind(sleeper), retries: 3 });
+  // the two failures hit the GET first: it is retried after 2 s and after the 60 s cap
+  const r = await client.submit(GRR.expect.id, RECORDS);
+  assert.deepEqual(sleeper.sleeps, [2000, 60000]);
+  assert.equal(r.accepted, 3);
+  assert.equal(posts.length, 1);
+});
+
+test("an outage: ServiceUnavailable with a receipt, or the offline queue and a flush with the same batch ids", async () => {
+  const down = { status: 503 };
+  const s1 = stub();
+  const client = new rldp.Client("http://agg.test", { fetch: s1.fetch, retries: 1, sleep: () => Promise.resolve() });
+  await client.mechanism(GRR.expect.id);
+  s1.fetch.fail = true;
+  const failing = async (url, init) => (init.method === "POST" ? new Response("{}", { status: 503 }) : s1.fetch(url, init));
+  const offline = new rldp.Client("http://agg.test", { fetch: failing, retries: 1, sleep: () => Promise.resolve() });
+  await assert.rejects(offline.submit(GRR.expect.id, RECORDS), (e) => e instanceof rldp.ServiceUnavailable && e.status === 503 && e.receipt.accepted === 0);
+  const store = new rldp.MemoryStateStore();
+  let up = false;
+  const flaky = async (url, init) => (init.method === "POST" && !up ? new Response(JSON.stringify(down), { status: 503 }) : s1.fetch(url, init));
+  const queued = new rldp.Client("http://agg.test", { fetch: flaky, retries: 0, store, queueLimitBytes: 1 << 20, sleep: () => Promise.resolve() });
+  const r = await queued.submit(GRR.expect.id, RECORDS, { batchSize: 2 });
+  assert.deepEqual([r.accepted, r.queued], [0, 3]);
+  const ids = (await store.load()).queue.map((q) => q.batch);
+  up = true;
+  const f = await queued.flush();
+  assert.deepEqual([f.accepted, f.batches, f.queued], [3, 2, 0]);
+  assert.deepEqual(f.batchIds, ids);
+});
+
+test("a permanent refusal is a typed ProblemError carrying the receipt", async () => {
+  const s = stub();
+  const refusing = async (url, init) =>
+    init.method === "POST"
+      ? new Response(JSON.stringify({ type: "https://rldp/problems/mechanism-retired", reason: "mechanism-retired", detail: "retired" }), { status: 409 })
+      : s.fetch(url, init);
+  const client = new rldp.Client("http://agg.test", { fetch: refusing });
+  await assert.rejects(client.submit(GRR.expect.id, RECORDS), (e) => e instanceof rldp.ProblemError && e.reason === "mechanism-retired" && e.receipt.accepted === 0);
+});
+
+test("a corrupt state file is refused, never silently replaced", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "rldp-js-"));
+  const path = join(dir, "state.json");
+  (await import("node:fs")).writeFileSync(path, "{not json");
+  const client = new rldp.Client("http://agg.test", { ...stub(), store: new rldp.FileStateStore(path) });
+  await assert.rejects(client.submit(GRR.expect.id, RECORDS), rldp.StateFileError);
+  assert.equal(readFileSync(path, "utf8"), "{not json");
+});
+
+test("Retry-After as an HTTP date, and its cap", () => {
+  const now = Date.UTC(2026, 0, 1);
+  assert.equal(rldp.retryAfterSeconds(new Date(now + 5000).toUTCString(), now), 5);
+  assert.equal(rldp.retryAfterSeconds("3600", now), 60);
+  assert.equal(rldp.retryAfterSeconds(null), null);
+});
