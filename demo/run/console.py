@@ -80,7 +80,9 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
         )
         figures.append("averaging_attack.png")
     nopub = summary.get("no_public_data")
-    if nopub:
+    if nopub and "skipped" in nopub:
+        print(f"no public data  skipped ({nopub['skipped']})")
+    elif nopub:
         pilot = nopub["pilot"]
         line = (
             f"no public data  pilot {pilot['method']} (private for every distribution), {pilot['reports']:,} reports, "

@@ -38,6 +38,9 @@ COLLECTION = "demo-no-public-data"
 DRIFTED_SHARE = 0.6  # of the drifted users, this share has the rarest (s, u) of the pilot's estimate
 _DRIFTED_USERS = 5_000
 _SWITCH_TIMEOUT = 600.0
+#: The demo runs this path on alphabets up to this size (seconds of design each; `rldp experiment pilot`
+#: measures larger ones).
+DEMO_MAX_SYMBOLS = 32
 
 
 def _admin(token: str) -> dict[str, str]:
@@ -78,7 +81,10 @@ def run_no_public_data(
     cfg: DemoConfig, url: str, token: str, alphabet: Alphabet, users: Table, names: Sequence[str], truth: np.ndarray
 ) -> dict[str, Any]:
     """Steps 1-4 of the module docstring on the running aggregator; the figures for the summary."""
-    choice = design_pilot(alphabet, cfg.epsilon, planned_reports=users.n_rows, beta=cfg.beta, time_budget=10.0)
+    if alphabet.size > DEMO_MAX_SYMBOLS:
+        say(cfg, f"no public data: skipped for |X| = {alphabet.size} > {DEMO_MAX_SYMBOLS} (see rldp experiment pilot)")
+        return {"skipped": f"|X| = {alphabet.size} > {DEMO_MAX_SYMBOLS}"}
+    choice = design_pilot(alphabet, cfg.epsilon, planned_reports=users.n_rows, beta=cfg.beta, time_budget=5.0)
     pilot = choice.document
     publish(url, token, pilot)
     _post(
