@@ -26,7 +26,8 @@ MID = "a" * 64
 def sqlite_url(tmp_path):
     url = f"sqlite:///{tmp_path}/w.sqlite3"
     store = open_storage(url)
-    store.publish(record(MID), msgpack.packb({}))  # a stand-in document: the service reads its (absent) collection
+    # A stand-in document: the service reads its (absent) collection and its claim.
+    store.publish(record(MID), msgpack.packb({"privacy": {"notion": "rldp", "epsilon": 1.0}}))
     store.publish(record("d" * 64), b"doc")
     store.retire("d" * 64)
     store.close()
