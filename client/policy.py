@@ -35,6 +35,7 @@ from typing import Any
 
 from rldp.shared.divergence import confidence_radius
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count, check_epsilon, check_number
+from rldp.shared.provenance import stated_beta
 from rldp.shared.tolerances import RADIUS_RTOL
 
 from .errors import MechanismRejected
@@ -134,11 +135,11 @@ class VerificationPolicy:
         if self.max_epsilon is not None and eps > self.max_epsilon:
             raise MechanismRejected(label, f"claims epsilon {eps:g}, above the allowed maximum {self.max_epsilon:g}")
         unc = privacy.get("uncertainty")
-        stated_beta = unc.get("beta") if isinstance(unc, Mapping) else None
-        if self.max_beta is not None and stated_beta is not None and float(stated_beta) > self.max_beta:
+        beta = stated_beta(document)  # the uncertainty set's, or a pilot's (its radius came from that level)
+        if self.max_beta is not None and beta is not None and beta > self.max_beta:
             raise MechanismRejected(
                 label,
-                f"its confidence set is at significance level beta = {float(stated_beta):g}, above max_beta = "
+                f"its confidence set is at significance level beta = {beta:g}, above max_beta = "
                 f"{self.max_beta:g} this app accepts (a larger beta is a smaller set)",
             )
         if not isinstance(unc, Mapping) or unc.get("radius") is None:

@@ -64,6 +64,7 @@ __all__ = [
     "check_public_data",
     "counts_sha256",
     "provenance_of",
+    "stated_beta",
     "table_counts",
     "validate_provenance",
 ]
@@ -110,6 +111,20 @@ def validate_provenance(value: Any) -> dict[str, Any]:
     if not isinstance(value["policy"], Mapping):
         raise DocumentError(f"provenance.policy must be an object such as {POLICY}; got {value['policy']!r}")
     return dict(value)
+
+
+def stated_beta(doc: Mapping[str, Any]) -> float | None:
+    """The significance level β of the document's confidence set: ``privacy.uncertainty.beta`` (public
+    data), else a pilot provenance's ``beta`` (its radius comes from the pilot's counts at that level);
+    None when the document states none (a radius given outright). One reading for every trust check."""
+    privacy = doc.get("privacy")
+    unc = privacy.get("uncertainty") if isinstance(privacy, Mapping) else None
+    if isinstance(unc, Mapping) and unc.get("beta") is not None:
+        return float(unc["beta"])
+    prov = doc.get("provenance")
+    if isinstance(prov, Mapping) and prov.get("source") == PILOT_SOURCE and prov.get("beta") is not None:
+        return float(prov["beta"])
+    return None
 
 
 def provenance_of(doc: Mapping[str, Any]) -> dict[str, Any] | None:

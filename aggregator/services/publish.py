@@ -24,7 +24,7 @@ from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import from_json, from_msgpack, report_outputs, to_msgpack
 from rldp.shared.errors import AuditError, DocumentError, DocumentSyntaxError, IdMismatch, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA
-from rldp.shared.provenance import PublicDataError, check_document_provenance, check_public_data
+from rldp.shared.provenance import PublicDataError, check_document_provenance, check_public_data, stated_beta
 from rldp.shared.tables import Table
 
 from .errors import AuditFailed, BodySyntaxError, DocumentIdMismatch, InvalidDocument, PublicDataMismatch
@@ -68,11 +68,10 @@ def check_public_data_claims(
     radius at least the confidence radius at min(its β, ``max_beta``); returns that table's name (None
     without public data).
     """
-    uncertainty = doc["privacy"].get("uncertainty") or {}
-    stated_beta = uncertainty.get("beta")
-    if stated_beta is not None and float(stated_beta) > max_beta:
+    beta = stated_beta(doc)  # the uncertainty set's, or a pilot's
+    if beta is not None and beta > max_beta:
         raise PublicDataMismatch(
-            f"the document's confidence set is at significance level beta = {float(stated_beta):g}, above this "
+            f"the document's confidence set is at significance level beta = {beta:g}, above this "
             f"service's ceiling {max_beta:g} (MAX_BETA): a larger beta is a smaller set than the service accepts; "
             f"design with beta <= {max_beta:g}"
         )
@@ -86,7 +85,7 @@ def check_public_data_claims(
     differences = []
     for name, table in candidates.items():
         try:
-            check = check_public_data(doc, table, beta=min(float(stated_beta or max_beta), max_beta))
+            check = check_public_data(doc, table, beta=min(beta or max_beta, max_beta))
         except PublicDataError as exc:
             differences.append(f"{name}: {one_line(exc)}")
             continue

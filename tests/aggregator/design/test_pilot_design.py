@@ -97,3 +97,21 @@ def test_a_latent_pilot_is_refused():
     latent = Alphabet(ALPHABET.sensitive, ALPHABET.released, latent=True)
     with pytest.raises(DesignError, match="latent"):
         design_pilot(latent, 1.0, planned_reports=100)
+
+
+def test_a_pilot_design_at_a_large_beta_is_refused_by_the_client_and_the_service(pilot, tmp_path):
+    """A pilot document states its β in its provenance (its uncertainty block has only the radius): the
+    trust checks read it there too, so β = 0.5 (a far smaller F) cannot slip past max_beta / MAX_BETA."""
+    from service.rldp_live import ADMIN, in_process_app
+
+    from rldp.client import Mechanism, MechanismRejected
+    from rldp.shared.provenance import stated_beta
+
+    counts = np.random.default_rng(4).multinomial(200_000, report_matrix(pilot) @ TRUTH.ravel())
+    doc = design_from(PilotData(pilot, counts.tolist(), 0.5), DesignRequest(method="srr", epsilon=1.0), ALPHABET)
+    assert "beta" not in doc["privacy"]["uncertainty"] and stated_beta(doc) == 0.5
+    with pytest.raises(MechanismRejected, match="beta = 0.5, above max_beta = 0.05"):
+        Mechanism.from_document(doc)
+    with in_process_app(tmp_path) as app:
+        resp = app.test_client().post("/v1/mechanisms", json=doc, headers=ADMIN)
+    assert resp.status_code == 422 and "beta = 0.5" in resp.json["detail"], resp.json
