@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS
+from rldp.shared.provenance import DEFAULT_BETA as PROVENANCE_DEFAULT_BETA
 
 from .errors import DesignError
 
@@ -32,7 +33,7 @@ __all__ = [
 SOLVERS = ("auto", "exact", "cg")
 #: The notions a design can claim (the designable rows of :data:`rldp.shared.notions.NOTIONS`).
 NOTIONS = DESIGN_NOTIONS
-DEFAULT_BETA = 0.05  # significance level of the confidence set when neither beta nor radius is given
+DEFAULT_BETA = PROVENANCE_DEFAULT_BETA  # the confidence set's significance level when neither beta nor radius is given
 DEFAULT_ORDER = 2.0  # Rényi order α of the uncertainty set
 DEFAULT_TIME_BUDGET = 60.0  # seconds, for the column-generation solver
 # The keyword options of design_matrix(); they apply to the methods that take a solver.
