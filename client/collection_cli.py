@@ -113,6 +113,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
             for s, u, *values in estimate_rows(answer)
         ]
         print(render_table(("S", "U", "P_X", "95% LOW", "95% HIGH"), table, right=frozenset({2, 3, 4})))
+        if answer.get("ci95", {}).get("withheld_reason"):
+            print(f"note: intervals shown as - are withheld: {answer['ci95']['withheld_reason']}")
     else:
         verbs = {
             "create": "created" if answer.get("created", True) else "already exists (unchanged):",

@@ -146,6 +146,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     header = (s_name, u_name, "P_X", "95% LOW", "95% HIGH")
     table = [(s, u, *("-" if v is None else f"{float(v):.4f}" for v in values)) for s, u, *values in rows]
     print(render_table(header, table, right=frozenset({2, 3, 4})))
+    if answer["ci95"].get("withheld_reason"):
+        print(f"note: intervals shown as - are withheld: {answer['ci95']['withheld_reason']}")
     if not answer.get("identifiable", True):
         print(
             f"note: P_X is not identifiable from these reports (rank {answer.get('rank', '?')}); "

@@ -251,6 +251,8 @@ def _estimate(
         box=box,
         unconstrained_covariance=unbiased_cov,
         linear_replicates=linear,
+        pinv=pinv,
+        n=n,
     )
     low, high = unc.cell_intervals()
     return Estimate(

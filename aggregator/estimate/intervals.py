@@ -57,6 +57,7 @@ import numpy as np
 from rldp.shared.errors import ValidationError
 
 from .linalg import SMALL_ALPHABET, RowSpace, cho_inverse, tangent_basis, weighted_gram
+from .score import MIN_COUNT, event_rows, score_bounds, score_cells, signal_counts
 
 __all__ = [
     "LEVEL",
@@ -93,6 +94,8 @@ class Uncertainty:
         box: tuple[np.ndarray, np.ndarray] | None,
         unconstrained_covariance: np.ndarray | None = None,
         linear_replicates: bool = False,
+        pinv: np.ndarray | None = None,
+        n: float = 0.0,
     ) -> None:
         self.kind = kind
         self.theta = theta
@@ -106,6 +109,9 @@ class Uncertainty:
         self.row_basis = row_basis  # None: every functional is identifiable
         self.q = q
         self.box = box
+        # Q⁺ and n, for the score intervals of events (score.py); None where Q⁺ was not formed.
+        self.pinv = pinv if unconstrained is not None else None
+        self.n = n
 
     def identifiable(self, w: np.ndarray) -> np.ndarray:
         """Whether each row w is in the row space of Q (so wᵀθ is determined by Qθ)."""
@@ -115,9 +121,16 @@ class Uncertainty:
         scale = np.maximum(np.abs(w).max(axis=1), 1e-300)
         return np.abs(resid).max(axis=1) <= ROW_SPACE_RTOL * scale
 
+    def withheld(self, w: np.ndarray) -> np.ndarray:
+        """Whether the interval of each row w is withheld: too few reports carry it for any normal
+        approximation (:data:`.score.MIN_COUNT`; judged where Q⁺ is at hand, i.e. Q of full column rank)."""
+        if self.pinv is None:
+            return np.zeros(w.shape[0], dtype=bool)
+        return signal_counts(w @ self.pinv, self.q @ self.theta, self.n) < MIN_COUNT
+
     def intervals(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(estimate, low, high) of wᵀθ for each row w (k, |X|); every interval contains the
-        estimate and lies within [min w, max w]."""
+        estimate and lies within [min w, max w], or is (NaN, NaN) where :meth:`withheld`."""
         value = w @ self.theta
         low = np.empty_like(value)
         high = np.empty_like(value)
@@ -140,12 +153,17 @@ class Uncertainty:
                     qlo, qhi = np.minimum(raw, val) - (qhi - raw), np.maximum(raw, val) + (raw - qlo)
                 low[ok] = np.minimum(qlo, val)
                 high[ok] = np.maximum(qhi, val)
+            if self.pinv is not None:
+                low[ok], high[ok] = self._with_score(wi, low[ok], high[ok])
         if (~ok).any():
             low[~ok], high[~ok] = self._lp_bounds(w[~ok])
         # Solver tolerances (HiGHS: ~1e-9) must not push the estimate outside its interval.
         low, high = np.minimum(low, value), np.maximum(high, value)
         lo_lim, hi_lim = w.min(axis=1), w.max(axis=1)
-        return value, np.clip(low, lo_lim, hi_lim), np.clip(high, lo_lim, hi_lim)
+        low, high = np.clip(low, lo_lim, hi_lim), np.clip(high, lo_lim, hi_lim)
+        held = self.withheld(w)
+        low[held], high[held] = np.nan, np.nan
+        return value, low, high
 
     def cell_intervals(self) -> tuple[np.ndarray, np.ndarray]:
         """(low, high) of every cell θ_x: :meth:`intervals` of the identity weights, without
@@ -158,8 +176,27 @@ class Uncertainty:
         theta, raw_cov = self.theta, self.unconstrained_covariance
         sd_u = None if raw_cov is None else np.sqrt(np.maximum(np.diagonal(raw_cov), 0.0))
         low, high = _delta_bounds(theta, sd, self.unconstrained, sd_u)
+        if self.pinv is not None:
+            assert self.unconstrained is not None  # pinv is kept only with θ̃
+            s_lo, s_hi = score_cells(self.pinv, self.unconstrained, theta, self.q, self.n, Z95)
+            low, high = np.fmin(low, s_lo), np.fmax(high, s_hi)
         low, high = np.minimum(low, theta), np.maximum(high, theta)
-        return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+        low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+        if self.pinv is not None:
+            held = signal_counts(self.pinv, self.q @ theta, self.n) < MIN_COUNT
+            low[held], high[held] = np.nan, np.nan
+        return low, high
+
+    def _with_score(self, w: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) widened to contain the score interval (score.py) of each event row of ``w``."""
+        assert self.pinv is not None and self.unconstrained is not None
+        event = event_rows(w)
+        if event.any():
+            we = w[event]
+            s_lo, s_hi = score_bounds(we, we @ self.pinv, we @ self.unconstrained, self.theta, self.q, self.n, Z95)
+            low, high = low.copy(), high.copy()
+            low[event], high[event] = np.fmin(low[event], s_lo), np.fmax(high[event], s_hi)
+        return low, high
 
     def _lp_bounds(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """min / max of wᵀθ over {θ ∈ simplex : lo ≤ Qθ ≤ hi} (partial identification)."""

@@ -13,8 +13,15 @@ from rldp.shared.errors import ValidationError
 from rldp.shared.records import Alphabet
 
 from .intervals import LEVEL, FactoredCovariance, Uncertainty, as_weights
+from .score import MIN_COUNT
 
-__all__ = ["Estimate"]
+__all__ = ["Estimate", "WITHHELD_REASON"]
+
+#: Why an interval is withheld (the JSON form's ``ci95.withheld_reason``, shown by the CLI and dashboard).
+WITHHELD_REASON = (
+    f"too few reports carry this quantity (its estimate is as skewed as a count of fewer than {MIN_COUNT:g}) "
+    "for an honest 95 % interval; collect more reports"
+)
 
 
 def _json(arr: np.ndarray) -> Any:
@@ -30,7 +37,7 @@ def _json(arr: np.ndarray) -> Any:
 def _json_field(key: str, value: Any) -> Any:
     if key == "labels":
         return list(value)
-    if key == "identified":
+    if key in ("identified", "withheld"):
         return np.asarray(value, dtype=bool).tolist()
     return _json(value)
 
@@ -48,7 +55,9 @@ class Estimate:
     bounds. ``iterations`` counts EM updates plus interior-point steps (0 for "inverse");
     ``converged`` is False if ``max_iter`` was reached before the optimality gap ``gap``
     (nats per report) reached ``tol`` — the estimate is then still a distribution, only
-    not certified to be the maximum-likelihood one.
+    not certified to be the maximum-likelihood one. A cell whose interval cannot be honest
+    because too few reports carry it (:mod:`.score`) has NaN in ``ci95_low`` / ``ci95_high``
+    (null in JSON) and True in :attr:`withheld`; :data:`WITHHELD_REASON` says why.
     """
 
     n: int
@@ -84,6 +93,11 @@ class Estimate:
         return cov.dense() if isinstance(cov, FactoredCovariance) else cov
 
     @property
+    def withheld(self) -> np.ndarray:
+        """Per cell (|S| × |U|), whether its interval is withheld (NaN bounds; see :data:`WITHHELD_REASON`)."""
+        return np.isnan(self.ci95_low) | np.isnan(self.ci95_high)
+
+    @property
     def replicates(self) -> np.ndarray | None:
         """Bootstrap re-estimates of the flattened joint (``interval == "bootstrap"``), (B, |X|)."""
         return None if self._uncertainty is None else self._uncertainty.replicates
@@ -116,7 +130,8 @@ class Estimate:
         attributes together). With one: keyed by attribute name — the sensitive attribute
         and each released attribute separately (U is their product, last fastest) — each
         entry also carrying its ``labels``. Each entry holds numpy arrays ``estimate``,
-        ``ci95_low``, ``ci95_high`` and ``identified`` (see :meth:`identified`).
+        ``ci95_low``, ``ci95_high`` (NaN where withheld), ``identified`` (see :meth:`identified`)
+        and ``withheld``.
         """
         a1, a2 = self.shape
         a = a1 * a2
@@ -141,6 +156,7 @@ class Estimate:
                 "ci95_low": low,
                 "ci95_high": high,
                 "identified": self.identified(w),
+                "withheld": np.isnan(low) | np.isnan(high),
             }
             if labels is not None:
                 entry["labels"] = labels
@@ -181,7 +197,8 @@ class Estimate:
     def to_dict(self, alphabet: Alphabet | None = None) -> dict[str, Any]:
         """JSON-ready form (plain lists and floats; non-finite numbers become None).
 
-        ``{"n", "joint", "marginals", "ci95": {"low", "high", "level", "method", "identified"},
+        ``{"n", "joint", "marginals", "ci95": {"low", "high", "level", "method", "identified", "withheld",
+        "withheld_reason"},
         "method", "identifiable", "rank", "iterations", "converged", "gap", "log_likelihood",
         "prior_weight", "fitted"}`` (bootstrap adds ``ci95.replicates`` and
         ``ci95.replicates_converged``); with an alphabet, marginals are
@@ -199,6 +216,8 @@ class Estimate:
                 "level": LEVEL,
                 "method": self.interval,
                 "identified": self.identified(np.eye(self.joint.size)).reshape(self.shape).tolist(),
+                "withheld": self.withheld.tolist(),
+                "withheld_reason": WITHHELD_REASON if self.withheld.any() else None,
             },
             "method": self.method,
             "identifiable": bool(self.identifiable),

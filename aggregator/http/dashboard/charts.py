@@ -150,12 +150,13 @@ def interval_chart(
         y = top + i * row_h + row_h / 2
         parts.append(_text(left - 8, y + 4, str(label)[:32], "end"))
         lo, hi, est = low[i], high[i], estimate[i]
-        lo_x = sx(lo if lo is not None and math.isfinite(lo) else 0.0)
-        hi_x = sx(hi if hi is not None and math.isfinite(hi) else xmax)
-        parts.append(
-            f'<line x1="{lo_x:.1f}" y1="{y:.1f}" x2="{hi_x:.1f}" y2="{y:.1f}" stroke="#2171b5" stroke-width="4" '
-            f'stroke-linecap="round"/>'
-        )
+        if lo is not None or hi is not None:  # both None: the interval is withheld (no bar, not [0, max])
+            lo_x = sx(lo if lo is not None and math.isfinite(lo) else 0.0)
+            hi_x = sx(hi if hi is not None and math.isfinite(hi) else xmax)
+            parts.append(
+                f'<line x1="{lo_x:.1f}" y1="{y:.1f}" x2="{hi_x:.1f}" y2="{y:.1f}" stroke="#2171b5" stroke-width="4" '
+                f'stroke-linecap="round"/>'
+            )
         if public is not None:
             px = sx(public[i])
             parts.append(
