@@ -122,11 +122,13 @@ class Uncertainty:
         return np.abs(resid).max(axis=1) <= ROW_SPACE_RTOL * scale
 
     def withheld(self, w: np.ndarray) -> np.ndarray:
-        """Whether the interval of each row w is withheld: too few reports carry it for any normal
-        approximation (:data:`.score.MIN_COUNT`; judged where Q⁺ is at hand, i.e. Q of full column rank)."""
-        if self.pinv is None:
+        """Whether the interval of each row w is withheld: a Wald interval alone (no score interval joined:
+        |X| > SMALL_ALPHABET under "delta") of a statistic as skewed as a count below :data:`.score.MIN_COUNT`.
+        Judged where Q⁻¹ is at hand (square Q); the score-joined intervals are never withheld (score.py)."""
+        cov = self.covariance
+        if self.pinv is not None or not isinstance(cov, FactoredCovariance):
             return np.zeros(w.shape[0], dtype=bool)
-        return signal_counts(w @ self.pinv, self.q @ self.theta, self.n) < MIN_COUNT
+        return signal_counts(w @ cov.inverse, cov.pi, self.n) < MIN_COUNT
 
     def intervals(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(estimate, low, high) of wᵀθ for each row w (k, |X|); every interval contains the
@@ -182,9 +184,11 @@ class Uncertainty:
             low, high = np.fmin(low, s_lo), np.fmax(high, s_hi)
         low, high = np.minimum(low, theta), np.maximum(high, theta)
         low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
-        if self.pinv is not None:
-            held = signal_counts(self.pinv, self.q @ theta, self.n) < MIN_COUNT
-            low[held], high[held] = np.nan, np.nan
+        if self.pinv is None and isinstance(cov, FactoredCovariance):  # Wald alone: see :meth:`withheld`
+            for start in range(0, theta.size, 256):  # rows of Q⁻¹ are the cells' a; no K × K temporary
+                block = slice(start, start + 256)
+                held = signal_counts(cov.inverse[block], cov.pi, self.n) < MIN_COUNT
+                low[block][held], high[block][held] = np.nan, np.nan
         return low, high
 
     def _with_score(self, w: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -565,3 +565,31 @@ def test_prior_weight_makes_a_flat_likelihood_single_valued():
     )
     assert not boot.identifiable and boot.bootstrap_converged > 0.9
     assert np.all(boot.ci95_low <= EXAMPLE_P_TRUE) and np.all(EXAMPLE_P_TRUE <= boot.ci95_high)
+
+
+def test_a_wald_interval_of_too_few_reports_is_withheld_and_says_why():
+    """Above SMALL_ALPHABET the delta intervals are Wald intervals alone; GRR on 600 symbols at ε = 2
+    with 300 reports: each cell's share of reports is a count of ~0.5 (a skewed statistic), so every
+    cell interval is withheld (null in JSON, with the reason); with 10⁶ reports none is."""
+    from rldp.aggregator.design.families import grr_matrix
+    from rldp.aggregator.estimate.result import WITHHELD_REASON
+
+    k = 600
+    q = grr_matrix(k, 2.0)
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(k))
+    few = estimate_distribution(q, rng.multinomial(300, q @ p), (1, k))
+    assert few.withheld.all()
+    out = few.to_dict()
+    assert out["ci95"]["low"][0][0] is None and out["ci95"]["withheld"][0][0] is True
+    assert out["ci95"]["withheld_reason"] == WITHHELD_REASON
+    many = estimate_distribution(q, rng.multinomial(1_000_000, q @ p), (1, k))
+    assert not many.withheld.any()
+    assert many.to_dict()["ci95"]["withheld_reason"] is None
+
+
+def test_the_dashboard_chart_draws_no_bar_for_a_withheld_interval():
+    from rldp.aggregator.http.dashboard.charts import interval_chart
+
+    svg = str(interval_chart(["a", "b"], [0.2, 0.8], [0.1, None], [0.3, None], None))
+    assert svg.count('stroke="#2171b5" stroke-width="4" stroke-linecap') == 1  # a's bar only
