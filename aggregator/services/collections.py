@@ -81,10 +81,11 @@ def check_policy(policy: Any) -> dict[str, Any]:
             f"policy.notion must be one of {', '.join(notions())}; got {describe_value(notion)}", parameter="policy"
         )
     params = POLICY_PARAMETERS.get(notion, ("epsilon",))
-    unknown = sorted(set(policy) - {"notion", "drift", *params})
+    unknown = sorted(set(policy) - {"notion", "drift", "switch", *params})
     if unknown:
         raise InvalidParameter(
-            f"policy has unknown field {unknown[0]!r} for notion {notion!r}; its fields are notion, {', '.join(params)}",
+            f"policy has unknown field {unknown[0]!r} for notion {notion!r}; its fields are notion, "
+            f"{', '.join(params)}, drift, switch",
             parameter="policy",
         )
     out: dict[str, Any] = {"notion": notion}
@@ -95,6 +96,14 @@ def check_policy(policy: Any) -> dict[str, Any]:
                 parameter="policy",
             )
         out["drift"] = policy["drift"]
+    if "switch" in policy:  # the pilot's automatic end; its fields are checked by services.pilots.switch_policy
+        if not isinstance(policy["switch"], Mapping):
+            raise InvalidParameter(
+                f"policy.switch must be an object such as {{'after': 1000, 'method': 'polyopt'}}; "
+                f"got {describe_value(policy['switch'])}",
+                parameter="policy",
+            )
+        out["switch"] = dict(policy["switch"])
     for key in params:
         if key not in policy:
             raise InvalidParameter(f"policy.{key} is required for notion {notion!r}", parameter="policy")
