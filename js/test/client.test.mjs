@@ -102,6 +102,27 @@ test("a collection window: one report per owner and window, labelled, the rest s
   await assert.rejects(new rldp.Client("http://agg.test", { fetch }).submit(DAILY.expect.id, RECORDS), rldp.ValidationError);
 });
 
+test("with a store and no budget given, the default budget (4 nats per owner per day, as Python's) applies", async () => {
+  assert.equal(rldp.DEFAULT_BUDGET.epsilon, 4);
+  assert.equal(rldp.DEFAULT_BUDGET.per, "P1D");
+  const all = ["Male", "Female"].flatMap((sex) => ["red", "green", "blue"].map((colour) => ({ sex, colour })));
+  const [grr, daily] = [GRR, DAILY].map((c) => c.expect.mechanism.epsilon_audited);
+  assert.ok(6 * grr <= 4 && 6 * grr + daily > 4, "the figures this test relies on");
+  const run = async (options) => {
+    const { fetch, posts } = stub();
+    const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), clock: () => 1.8e9, ...options });
+    await client.submit(GRR.expect.id, all); // six new draws of the device owner: 6·ε within 4
+    const last = client.submit(DAILY.expect.id, [all[0]]); // one more mechanism: beyond 4 nats today
+    return { last, posts };
+  };
+  const byDefault = await run({});
+  await assert.rejects(byDefault.last, rldp.PrivacyBudgetExceeded);
+  assert.equal(byDefault.posts.length, 1);
+  const off = await run({ budget: null });
+  assert.equal((await off.last).accepted, 1);
+  await assert.rejects(Promise.resolve().then(() => new rldp.Client("http://agg.test", { budget: rldp.DEFAULT_BUDGET })), rldp.ValidationError);
+});
+
 test("the privacy budget refuses new draws beyond it and sends nothing", async () => {
   const { fetch, posts } = stub();
   const eps = GRR.expect.mechanism.epsilon_audited;
