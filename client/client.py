@@ -99,7 +99,9 @@ class Client(AdminCalls):
             raise ValueError(f"privacy_budget must be a PrivacyBudget; got {type(privacy_budget).__name__}")
         if privacy_budget is not None and state_path is None:
             if privacy_budget is not DEFAULT_BUDGET:
-                raise ValueError("privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there")
+                raise ValueError(
+                    "privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there"
+                )
             privacy_budget = None  # state_path=None was asked for: no ledger to keep a budget in
         if isinstance(state_path, DefaultState):
             state_path = default_state_path()

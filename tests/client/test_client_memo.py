@@ -303,10 +303,15 @@ def test_a_memo_edited_by_hand_is_a_state_file_error(aggregator, tmp_path, value
     path = tmp_path / "state.sqlite3"
     owners = [f"o{i}" for i in range(3000)] if many_owners else ["me"] * 3000  # both lookup paths
     x = np.arange(3000) % 6
-    with Client(agg.url, state_path=path, privacy_budget=None) as client:  # 'me' has 6 records: the memo, not the budget
+    with Client(
+        agg.url, state_path=path, privacy_budget=None
+    ) as client:  # 'me' has 6 records: the memo, not the budget
         client.privatize_indices(doc["id"], x, owners=owners)
     with sqlite3.connect(path) as conn:
         conn.execute(f"UPDATE memo SET y = {value}")
-    with Client(agg.url, state_path=path, privacy_budget=None) as client, pytest.raises(StateFileError, match="corrupt") as info:
+    with (
+        Client(agg.url, state_path=path, privacy_budget=None) as client,
+        pytest.raises(StateFileError, match="corrupt") as info,
+    ):
         client.privatize_indices(doc["id"], x, owners=owners)
     assert info.value.path == str(path)

@@ -69,7 +69,7 @@ def collections(user: User) -> BaseResponse:
     if refused is not None:
         return refused
     try:
-        record, _ = current_service().collections.create(collection_request_from_form())
+        record, _ = current_service().create_collection(collection_request_from_form())
     except ServiceError as exc:
         return _page(user, error=exc.detail)
     return redirect(url_for("dashboard.collections", done=f"created {record.name}"), 303)
