@@ -26,6 +26,7 @@ from .client import DEFAULT_BATCH_SIZE, Client, Receipt
 from .collections import Collection
 from .defaults import DEFAULT_STATE, OwnersRequired, default_state_path
 from .errors import (
+    CollectionPaused,
     CollectionRetired,
     MechanismRejected,
     PrivacyBudgetExceeded,
@@ -43,6 +44,7 @@ from .sampling import ColumnSampler, OSRandom, uniform_from_bytes
 __all__ = [
     "Client",
     "Collection",
+    "CollectionPaused",
     "CollectionRetired",
     "DEFAULT_STATE",
     "OwnersRequired",

@@ -166,6 +166,25 @@ test("an outage: ServiceUnavailable with a receipt, or the offline queue and a f
   assert.deepEqual(f.batchIds, ids);
 });
 
+test("a paused collection (423 collection-paused): kept in the queue without retries, sent by a flush once resumed", async () => {
+  const s = stub();
+  const paused = { type: "https://rldp.dev/problems/collection-paused", reason: "collection-paused", detail: "collection 'app' is paused: drift" };
+  let resumed = false;
+  const sleeps = [];
+  const fetch = async (url, init) =>
+    init.method === "POST" && !resumed ? new Response(JSON.stringify(paused), { status: 423, headers: { "Retry-After": "300" } }) : s.fetch(url, init);
+  const store = new rldp.MemoryStateStore();
+  const client = new rldp.Client("http://agg.test", { fetch, store, queueLimitBytes: 1 << 20, sleep: (ms) => (sleeps.push(ms), Promise.resolve()) });
+  const r = await client.submit(GRR.expect.id, [RECORDS[0]]);
+  assert.deepEqual([r.accepted, r.queued, sleeps.length], [0, 1, 0]);
+  assert.equal((await client.flush()).queued, 1);
+  resumed = true;
+  const f = await client.flush();
+  assert.deepEqual([f.accepted, f.queued], [1, 0]);
+  const bare = new rldp.Client("http://agg.test", { fetch: async (url, init) => (resumed = false, fetch(url, init)) });
+  await assert.rejects(bare.submit(GRR.expect.id, [RECORDS[0]]), (e) => e instanceof rldp.CollectionPaused && e instanceof rldp.ServiceUnavailable && e.status === 423);
+});
+
 test("a permanent refusal is a typed ProblemError carrying the receipt", async () => {
   const s = stub();
   const refusing = async (url, init) =>
