@@ -192,6 +192,19 @@ def test_operator_commands_create_show_rotate_estimate_and_retire(server):
     assert f"created {name}" in created and "policy rldp ε ≤ 1" in created
     listing = op("collections")
     assert name in listing and docs[0]["id"][:12] in listing
+    extra = make_document(f"op-coll-{uuid.uuid4().hex[:8]}")
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+        admin.publish(extra)
+    watched = op(
+        "collection", "create", f"{name}-w", "--mechanism", extra["id"], "--notion", "rldp", "--epsilon", "1",
+        "--drift", "pause", "--switch-after", "5000",
+    )  # fmt: skip
+    assert "on drift: pause; the pilot switches by itself after 5,000 reports" in watched
+    assert f"resumed {name}-w" in op("collection", "resume", f"{name}-w")  # idempotent: nothing was paused
+    bad = run_cli(
+        "collection", "create", "y", "--mechanism", extra["id"], "--notion", "rldp", "--drift", "stop", env=env
+    )
+    assert bad.returncode == 2 and "invalid choice: 'stop'" in bad.stderr
     assert f"rotated {name}" in op("collection", "rotate", name, docs[1]["id"][:14])
     shown = json.loads(op("collection", "show", name, "--json"))
     assert shown["current"] == docs[1]["id"] and len(shown["mechanisms"]) == 2

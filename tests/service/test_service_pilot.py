@@ -226,7 +226,9 @@ def test_a_pilot_with_an_automatic_switch_switches_once_it_has_its_reports(http,
     jobs = http.get("/v1/designs", headers=ADMIN).json["jobs"]
     assert not [j for j in jobs if j["params"].get("kind") == "pilot-switch"]  # not yet: 999,000 < 1,000,000
     _report(http, pilot, 1_000, seed=6)  # the batch that reaches n₁ starts the switch
-    [job] = [j for j in http.get("/v1/designs", headers=ADMIN).json["jobs"] if j["params"].get("kind") == "pilot-switch"]
+    [job] = [
+        j for j in http.get("/v1/designs", headers=ADMIN).json["jobs"] if j["params"].get("kind") == "pilot-switch"
+    ]
     job = finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
     assert job["status"] == "done", job
     collection = http.get("/v1/collections/auto").json
