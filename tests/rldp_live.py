@@ -1,16 +1,20 @@
 """Helpers for tests that run the real service: live servers on loopback, databases.
 
-Imported as ``service.rldp_live`` (tests/ is on sys.path). The documents and tokens live in
+Imported as ``rldp_live`` (tests/ is on sys.path). The documents and tokens live in
 :mod:`documents` (client-safe) and are re-exported here.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,14 +23,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import numpy as np
 import pytest
 import requests
 from documents import ADMIN_TOKEN, READ_TOKEN, SMALL_ALPHABET, make_document, tampered  # noqa: F401 (re-exported)
 
 from rldp.aggregator.http import create_app
+from rldp.aggregator.storage import MechanismRecord
 
 POSTGRES_ENV = "RLDP_TEST_POSTGRES_URL"
-BACKENDS = ["sqlite", "postgresql"]
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 MAX_BODY = 4_000_000  # bytes: the shared live servers' body limit (small enough to test 413 cheaply)
 READ = {"Authorization": f"Bearer {READ_TOKEN}"}
@@ -261,3 +266,89 @@ def assert_problem(resp: requests.Response, status: int, reason: str) -> dict[st
     assert body["type"] == f"https://rldp.dev/problems/{reason}", body
     assert body["status"] == status and body["title"] and body["detail"], body
     return body
+
+
+# ----------------------------------------------------------------------------- helpers the layers' tests share
+
+
+def call(wsgi, body: bytes, content_type: str, length: str | None = None, **extra) -> tuple[str, dict, dict]:
+    """POST ``body`` to /v1/reports of a WSGI callable (the fast path or the Flask app): status, headers, JSON."""
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/v1/reports",
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "localhost",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "CONTENT_TYPE": content_type,
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+    }
+    environ["CONTENT_LENGTH"] = str(len(body)) if length is None else length
+    environ.update(extra)
+    seen: list = []
+    data = b"".join(wsgi(environ, lambda status, headers, exc_info=None: seen.extend([status, dict(headers)])))
+    return seen[0], seen[1], json.loads(data)
+
+
+def csrf_nonce(resp) -> str:
+    """The CSRF token of a dashboard page's form."""
+    match = re.search(r'name="csrf_token" value="([^"]+)"', resp.get_data(as_text=True))
+    assert match, resp.get_data(as_text=True)[:500]
+    return match.group(1)
+
+
+def login(http, token: str, **kwargs):
+    """Log in to the dashboard through its form."""
+    page = http.get("/ui/login", **kwargs)
+    return http.post("/ui/login", data={"token": token, "csrf_token": csrf_nonce(page), "next": ""}, **kwargs)
+
+
+def record(mid: str, outputs: int = 6, status: str = "active") -> MechanismRecord:
+    """A mechanism's storage row (no document), for the storage's own tests."""
+    return MechanismRecord(
+        id=mid,
+        method="grr",
+        notion="rldp",
+        epsilon=1.0,
+        epsilon_audited=0.99,
+        sensitive="sex",
+        released=("colour",),
+        outputs=outputs,
+        size=6,
+        status=status,
+        published=time.time(),
+    )
+
+
+def ingest_concurrently(stores: list, mid: str, outputs: int, n_batches: int, threads: int, seed: int) -> None:
+    """``threads`` threads over ``stores`` (as worker processes would) ingest every batch once and
+    half of them again (retries); each must be stored once and counted once."""
+    rng = np.random.default_rng(seed)
+    batches = {f"batch-{i}": rng.integers(0, outputs, rng.integers(1, 400)) for i in range(n_batches)}
+    names = sorted(batches)
+    results: list[str] = []
+    lock = threading.Lock()
+
+    def worker(k: int) -> None:
+        store = stores[k % len(stores)]
+        for name in names[k::threads] + names[k :: 2 * threads]:
+            res = store.ingest(mid, name, batches[name], outputs)
+            with lock:
+                results.append(res.status)
+
+    pool = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    expected = np.bincount(np.concatenate(list(batches.values())), minlength=outputs)
+    assert results.count("accepted") == n_batches and results.count("duplicate") == len(results) - n_batches
+    np.testing.assert_array_equal(stores[-1].counts(mid, outputs), expected)
+    np.testing.assert_array_equal(stores[0].recount(mid, outputs), expected)

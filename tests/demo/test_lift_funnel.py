@@ -19,7 +19,7 @@ import pytest
 experiments = pytest.importorskip("rldp.demo.experiments")
 pytest.importorskip("matplotlib")
 
-from rldp.aggregator.design.funnel.families import cr_alpha, oue_alpha  # noqa: E402
+from rldp.aggregator.design.solvers.funnel.families import cr_alpha, oue_alpha  # noqa: E402
 from rldp.demo.datasets import adult_distribution  # noqa: E402
 from rldp.demo.experiments import funnel_srlip, product  # noqa: E402
 from rldp.demo.experiments.lift import ADULT_PAIR, SYNTHETIC_SHAPE, _design, random_joint  # noqa: E402

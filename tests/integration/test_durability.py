@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 import requests
-from service.rldp_live import LiveServer, make_document
+from rldp_live import LiveServer, make_document
 
 from rldp.aggregator.storage import open_storage
 

@@ -9,13 +9,13 @@ import msgpack
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from rldp_live import ADMIN, make_document
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
-from service.rldp_live import ADMIN, make_document
 
 from rldp.aggregator.http.openapi import build_openapi
 

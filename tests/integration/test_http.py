@@ -11,7 +11,7 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-from service.rldp_live import ADMIN, MAX_BODY, assert_problem, make_document, tampered
+from rldp_live import ADMIN, MAX_BODY, assert_problem, make_document, tampered
 
 from rldp.aggregator.storage import open_storage
 

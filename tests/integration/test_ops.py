@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 from cli_helpers import RLDP
-from service.rldp_live import LiveServer, in_process_app, make_document
+from rldp_live import LiveServer, in_process_app, make_document
 
 from rldp.aggregator.http.front import BufferedFront
 from rldp.aggregator.http.front_keys import DRAINING_KEY

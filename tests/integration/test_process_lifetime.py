@@ -84,7 +84,7 @@ def test_two_serves_started_at_once_on_one_port_exactly_one_binds(tmp_path) -> N
     # Issue 27 D7: both found the port free, both bound it with SO_REUSEPORT and split the requests.
     import requests
     from cli_helpers import RLDP
-    from service.rldp_live import ADMIN_TOKEN, free_port
+    from rldp_live import ADMIN_TOKEN, free_port
 
     for trial in range(2):
         port = free_port()

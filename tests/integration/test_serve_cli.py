@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import requests
 from cli_helpers import run_cli
-from service.rldp_live import LiveServer
+from rldp_live import LiveServer
 
 
 def run(*args, env=None, stdin=None) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ import math
 import numpy as np
 import pytest
 from helpers import ADULT_COLUMNS, adult_path
-from service.rldp_live import READ_TOKEN, assert_problem
+from rldp_live import READ_TOKEN, assert_problem
 
 from rldp.aggregator.design import design
 from rldp.client import Client

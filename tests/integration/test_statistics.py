@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 from helpers import ADULT_COLUMNS, adult_path
-from service.rldp_live import READ_TOKEN
+from rldp_live import READ_TOKEN
 
 from rldp.aggregator.design import design
 from rldp.client import Client

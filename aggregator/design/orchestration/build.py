@@ -39,9 +39,9 @@ from rldp.shared.provenance import check_document_provenance, validate_provenanc
 from rldp.shared.records import Alphabet
 from rldp.shared.uncertainty import UncertaintySet
 
-from .errors import DesignError, PolyOptTooLarge, SolverError
-from .options import DEFAULT_TIME_BUDGET, DesignRequest, check_solver_options
-from .per_report import add_per_report_layer
+from ..primitives.errors import DesignError, PolyOptTooLarge, SolverError
+from ..primitives.options import DEFAULT_TIME_BUDGET, DesignRequest, check_solver_options
+from ..solvers.per_report import add_per_report_layer
 from .registry import METHODS, methods_for
 from .request import check_design_size, validate_parameters, validate_request
 

@@ -28,9 +28,9 @@ from rldp.shared.information import normalized_mutual_information
 from rldp.shared.pilot import expected_pilot_radius
 from rldp.shared.records import Alphabet
 
+from ..primitives.errors import DesignError
+from ..primitives.options import DesignRequest
 from .build import design_document
-from .errors import DesignError
-from .options import DesignRequest
 from .sources import PilotData, design_from
 
 __all__ = ["PILOT_CANDIDATES", "PilotChoice", "design_pilot", "Switch", "switch_after_pilot"]

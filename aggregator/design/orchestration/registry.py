@@ -35,13 +35,13 @@ from rldp.shared.audit.distp import robust_distp_delta
 from rldp.shared.notions import DEFAULT_NOTION
 from rldp.shared.uncertainty import UncertaintySet
 
-from . import polyopt
-from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
-from .coupling import design_coupling
-from .errors import DesignError
-from .families import grr_matrix, srr_matrix
-from .funnel.designers import FUNNEL_DESIGNERS
-from .options import NOTIONS, DesignOptions
+from ..primitives.errors import DesignError
+from ..primitives.families import grr_matrix, srr_matrix
+from ..primitives.options import NOTIONS, DesignOptions
+from ..solvers import polyopt
+from ..solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
+from ..solvers.coupling import design_coupling
+from ..solvers.funnel.designers import FUNNEL_DESIGNERS
 
 __all__ = [
     "Designer",

@@ -32,11 +32,11 @@ from rldp.shared.parameters import (
 )
 from rldp.shared.records import Alphabet
 
-from .coupling import TARGET_RULES
-from .errors import DesignError, DesignParameterError
-from .options import DEFAULT_BETA, DesignRequest, check_solver_options, request_fields
+from ..primitives.errors import DesignError, DesignParameterError
+from ..primitives.options import DEFAULT_BETA, DesignRequest, check_solver_options, request_fields
+from ..solvers.coupling import TARGET_RULES
+from ..solvers.optimal_transport import COST_RULES, check_distribution, cost_matrix
 from .registry import ALL_METHODS, NOTION_METHODS, TRANSPORT_METHODS, methods_for
-from .transport import COST_RULES, check_distribution, cost_matrix
 
 __all__ = [
     "MAX_DESIGN_SYMBOLS",

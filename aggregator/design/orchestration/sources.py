@@ -24,9 +24,9 @@ from rldp.shared.pilot import PilotSet, pilot_confidence_set, pilot_provenance
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 
+from ..primitives.errors import DesignParameterError
+from ..primitives.options import DesignRequest
 from .build import design_document
-from .errors import DesignParameterError
-from .options import DesignRequest
 
 __all__ = ["PriorSource", "PublicData", "PilotData", "design_from"]
 

@@ -3,7 +3,7 @@
 :class:`DesignError` is what callers of :func:`rldp.aggregator.design.design` see: a bad
 request or a result that failed its audit. The solvers' own failures
 (:class:`SolverError` and its kinds) are wrapped into a DesignError by
-:func:`~rldp.aggregator.design.build.design_matrix`, so only direct users of the solvers
+:func:`~rldp.aggregator.design.orchestration.build.design_matrix`, so only direct users of the solvers
 meet them.
 """
 

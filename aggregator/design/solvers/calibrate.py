@@ -28,7 +28,7 @@ from rldp.shared.information import mutual_information
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
-from .families import cr_matrix, grr_matrix, ir_matrix
+from ..primitives.families import cr_matrix, grr_matrix, ir_matrix
 from .search import DELTA_CAP, largest_feasible, maximise_1d
 
 __all__ = ["ir_theorem", "ir_calibrated", "cr_theorem", "cr_calibrated"]

@@ -41,8 +41,8 @@ import numpy as np
 
 from rldp.shared.uncertainty import UncertaintySet
 
-from .errors import DesignError
-from .transport import barycenter, check_distribution, cost_matrix, describe_cost, optimal_coupling
+from ..primitives.errors import DesignError
+from .optimal_transport import barycenter, check_distribution, cost_matrix, describe_cost, optimal_coupling
 
 __all__ = [
     "TARGET_RULES",

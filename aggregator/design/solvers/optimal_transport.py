@@ -27,7 +27,7 @@ import scipy.sparse
 
 from rldp.shared.tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
 
-from .errors import DesignError, SolverError
+from ..primitives.errors import DesignError, SolverError
 
 __all__ = ["COST_RULES", "cost_matrix", "describe_cost", "check_distribution", "optimal_coupling", "emd", "barycenter"]
 

@@ -45,7 +45,7 @@ from rldp.shared.information import mutual_information, normalized_mutual_inform
 from rldp.shared.parameters import check_epsilon
 from rldp.shared.tolerances import DESIGN_MARGIN
 
-from .errors import DesignError, DesignParameterError
+from ..primitives.errors import DesignError, DesignParameterError
 from .search import largest_feasible
 
 __all__ = ["PER_REPORT_FAMILIES", "PER_REPORT_STEPS", "per_report_matrix", "add_per_report_layer"]

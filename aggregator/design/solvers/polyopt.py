@@ -28,13 +28,13 @@ from rldp.shared.information import entropy
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
+from ..primitives.errors import PolyOptError, PolyOptTooLarge
+from ..primitives.exact import EXACT_MAX_SYMBOLS, solve_polyopt
+from ..primitives.families import grr_matrix, srr_matrix
+from ..primitives.options import DesignOptions, warm_rows
 from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .cg import CGResult, solve_nr_cg, solve_polyopt_cg
 from .cg.solve import INTERRUPTED
-from .errors import PolyOptError, PolyOptTooLarge
-from .exact import EXACT_MAX_SYMBOLS, solve_polyopt
-from .families import grr_matrix, srr_matrix
-from .options import DesignOptions, warm_rows
 
 __all__ = [
     "polyopt",

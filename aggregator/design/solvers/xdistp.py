@@ -20,7 +20,7 @@ import numpy as np
 
 from rldp.shared.distp_measures import DIVERGENCES, pairwise_divergences
 
-from .transport import cost_matrix, emd
+from .optimal_transport import cost_matrix, emd
 
 __all__ = ["emd_table", "xdistp_epsilon"]
 

@@ -14,7 +14,7 @@ import pytest
 import scipy.optimize
 
 from rldp.aggregator.design import DesignError, barycenter, cost_matrix, emd, expected_loss, optimal_coupling
-from rldp.aggregator.design.coupling import (
+from rldp.aggregator.design.solvers.coupling import (
     common_target,
     coupling_matrix,
     design_coupling,

@@ -118,7 +118,7 @@ def _adult_csv(tmp_path):
 
 def test_cli_interrupt_before_any_design_writes_the_grr_baseline_and_says_so(tmp_path, monkeypatch, capsys):
     """Ctrl-C while PolyOpt seeds its search (no candidate yet): GRR at the same ε, audited, is kept."""
-    from rldp.aggregator.design import polyopt
+    from rldp.aggregator.design.solvers import polyopt
     from rldp.cli import main
 
     def interrupted_seeding(*args, **kwargs):

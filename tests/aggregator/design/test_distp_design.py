@@ -22,8 +22,8 @@ from rldp.aggregator.design import (
     methods_for,
     validate_parameters,
 )
-from rldp.aggregator.design.coupling import coupling_matrix
-from rldp.aggregator.design.xdistp import emd_table, xdistp_epsilon
+from rldp.aggregator.design.solvers.coupling import coupling_matrix
+from rldp.aggregator.design.solvers.xdistp import emd_table, xdistp_epsilon
 from rldp.shared.audit import all_distributions_epsilon, audit_document, audit_rldp, distp_delta, distp_epsilon
 from rldp.shared.distp_measures import divergence
 from rldp.shared.document import mechanism_matrix, validate_document

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from helpers import EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT, EXAMPLE_P_TRUE
 
-from rldp.aggregator.design import calibrate, grr_matrix, ir_matrix, solve_polyopt, srr_matrix
+from rldp.aggregator.design.solvers import calibrate, grr_matrix, ir_matrix, solve_polyopt, srr_matrix
 from rldp.shared.audit import rldp_epsilon
 from rldp.shared.information import mutual_information
 from rldp.shared.uncertainty import UncertaintySet

@@ -12,7 +12,7 @@ from cli_helpers import design_args, run_cli
 from helpers import ADULT_N, EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT, assert_ladder_certified, jeffreys
 from scipy.optimize import linprog
 
-import rldp.aggregator.design.cg as cg
+import rldp.aggregator.design.solvers.cg as cg
 from rldp.aggregator.design import (
     DesignError,
     GammaCone,
@@ -27,9 +27,9 @@ from rldp.aggregator.design import (
     solve_polyopt_cg,
     srr_matrix,
 )
-from rldp.aggregator.design.cg import blocks, nr_pricing, nr_upper_bound, seed_columns
-from rldp.aggregator.design.cg import nr as nr_module
-from rldp.aggregator.design.cg import solve as solve_module
+from rldp.aggregator.design.solvers.cg import blocks, nr_pricing, nr_upper_bound, seed_columns
+from rldp.aggregator.design.solvers.cg import nr as nr_module
+from rldp.aggregator.design.solvers.cg import solve as solve_module
 from rldp.shared.audit import audit_rldp
 from rldp.shared.information import mutual_information, row_information
 from rldp.shared.records import Alphabet, Attribute

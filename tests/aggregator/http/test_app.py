@@ -7,7 +7,7 @@ import json
 import msgpack
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, finished_job, in_process_app, make_document, tampered
+from rldp_live import ADMIN, ADMIN_TOKEN, READ, call, finished_job, in_process_app, make_document, tampered
 
 from rldp.aggregator.http import create_app
 from rldp.aggregator.http.problems import PROBLEMS, REASONS, problem_for
@@ -511,33 +511,6 @@ def test_readyz_503_when_the_database_is_gone(tmp_path):
 
 
 # -- the WSGI fast path for POST /v1/reports answers exactly as the Flask route
-
-
-def call(wsgi, body: bytes, content_type: str, length: str | None = None, **extra) -> tuple[str, dict, dict]:
-    import io
-
-    environ = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": "/v1/reports",
-        "SCRIPT_NAME": "",
-        "QUERY_STRING": "",
-        "SERVER_NAME": "localhost",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "CONTENT_TYPE": content_type,
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-        "wsgi.version": (1, 0),
-    }
-    environ["CONTENT_LENGTH"] = str(len(body)) if length is None else length
-    environ.update(extra)
-    seen: list = []
-    data = b"".join(wsgi(environ, lambda status, headers, exc_info=None: seen.extend([status, dict(headers)])))
-    return seen[0], seen[1], json.loads(data)
 
 
 @pytest.mark.parametrize("kind", ["json", "msgpack"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from service.rldp_live import in_process_app, make_document
+from rldp_live import in_process_app, make_document
 
 from rldp.aggregator.services.errors import ConfigError
 from rldp.shared.document import to_msgpack

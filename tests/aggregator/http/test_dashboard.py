@@ -11,7 +11,17 @@ import time
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ, READ_TOKEN, SMALL_ALPHABET, in_process_app, make_document
+from rldp_live import (
+    ADMIN,
+    ADMIN_TOKEN,
+    READ,
+    READ_TOKEN,
+    SMALL_ALPHABET,
+    csrf_nonce,
+    in_process_app,
+    login,
+    make_document,
+)
 
 from rldp.aggregator.http.dashboard import session as dashboard_session
 from rldp.aggregator.http.dashboard.charts import MAX_CELLS, heatmap, interval_chart
@@ -36,20 +46,9 @@ def mechanism(http) -> str:
     return doc["id"]
 
 
-def _nonce(resp) -> str:
-    match = re.search(r'name="csrf_token" value="([^"]+)"', resp.get_data(as_text=True))
-    assert match, resp.get_data(as_text=True)[:500]
-    return match.group(1)
-
-
-def login(http, token: str, **kwargs):
-    page = http.get("/ui/login", **kwargs)
-    return http.post("/ui/login", data={"token": token, "csrf_token": _nonce(page), "next": ""}, **kwargs)
-
-
 def csrf(http, url: str = "/ui/") -> str:
     """The session's CSRF token, read from a page's logout form."""
-    return _nonce(http.get(url))
+    return csrf_nonce(http.get(url))
 
 
 # --------------------------------------------------------------------------- who may see and do what
@@ -91,7 +90,7 @@ def test_an_admin_retires_through_the_confirmation_form(http, mechanism) -> None
     confirm = http.get(f"/ui/mechanisms/{mechanism}/retire")
     assert confirm.status_code == 200 and "Retire this mechanism?" in confirm.get_data(as_text=True)
     assert f"{N_REPORTS:,}" in confirm.get_data(as_text=True)
-    resp = http.post(f"/ui/mechanisms/{mechanism}/retire", data={"csrf_token": _nonce(confirm)})
+    resp = http.post(f"/ui/mechanisms/{mechanism}/retire", data={"csrf_token": csrf_nonce(confirm)})
     assert resp.status_code == 303 and resp.headers["Location"].endswith(f"/ui/mechanisms/{mechanism}?retired=1")
     page = http.get(resp.headers["Location"]).get_data(as_text=True)
     assert "Mechanism retired" in page and 'status-retired">retired' in page
@@ -156,7 +155,7 @@ def test_login_refusals_and_safe_redirect(app) -> None:
     ):
         client = app.test_client()
         page = client.get("/ui/login")
-        resp = client.post("/ui/login", data={"token": ADMIN_TOKEN, "csrf_token": _nonce(page), "next": target})
+        resp = client.post("/ui/login", data={"token": ADMIN_TOKEN, "csrf_token": csrf_nonce(page), "next": target})
         assert resp.status_code == 303 and resp.headers["Location"] == expected, target
 
 
@@ -178,7 +177,7 @@ _HOSTILE_NEXT = (
 def test_login_next_is_normalised_and_kept_under_ui(app, target, expected) -> None:
     client = app.test_client()
     page = client.get("/ui/login")
-    resp = client.post("/ui/login", data={"token": ADMIN_TOKEN, "csrf_token": _nonce(page), "next": target})
+    resp = client.post("/ui/login", data={"token": ADMIN_TOKEN, "csrf_token": csrf_nonce(page), "next": target})
     assert resp.status_code == 303 and resp.headers["Location"] == expected, target
     # Logged in, GET /ui/login?next=... redirects the same way (percent-encoded in the query).
     again = client.get("/ui/login", query_string={"next": target})
@@ -470,7 +469,7 @@ def test_reports_of_the_last_day(app, http, mechanism) -> None:
 
 def test_downloaded_csv_escapes_formula_cells(http) -> None:
     # Issue 27 D10: =, +, -, @ at the start of a cell make a spreadsheet run it as a formula.
-    from service.rldp_live import make_document
+    from rldp_live import make_document
 
     from rldp.shared.records import Alphabet, Attribute
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ_TOKEN, in_process_app, make_document
+from rldp_live import ADMIN, ADMIN_TOKEN, READ_TOKEN, in_process_app, make_document
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import re
 import socket
 
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, READ_TOKEN, LiveServer, in_process_app
+from rldp_live import ADMIN, ADMIN_TOKEN, READ_TOKEN, LiveServer, in_process_app
 
 from rldp.aggregator.http.dashboard.throttle import MAX_FAILURES, WINDOW_SECONDS, LoginThrottle, login_throttle
 

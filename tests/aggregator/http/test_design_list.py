@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from service.rldp_live import ADMIN, READ, in_process_app
+from rldp_live import ADMIN, READ, in_process_app
 
 from rldp.aggregator.http.openapi import build_openapi
 from rldp.aggregator.services import JOB_LIST_DEFAULT, JOB_LIST_MAX

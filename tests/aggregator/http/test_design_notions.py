@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, ADMIN_TOKEN, finished_job, in_process_app, run_design_job
+from rldp_live import ADMIN, ADMIN_TOKEN, finished_job, in_process_app, run_design_job
 
 from rldp.aggregator.http.openapi import build_openapi
 from rldp.shared.audit import audit_document, lip_epsilons

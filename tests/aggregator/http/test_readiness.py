@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from service.rldp_live import ADMIN, in_process_app, make_document
+from rldp_live import ADMIN, in_process_app, make_document
 
 from rldp.aggregator.storage import sqlite as sqlite_storage
 

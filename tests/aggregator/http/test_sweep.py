@@ -9,7 +9,7 @@ import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from service.rldp_live import ADMIN_TOKEN, in_process_app, make_document
+from rldp_live import ADMIN_TOKEN, in_process_app, make_document
 
 ID = "0" * 64
 JOB = "0" * 32

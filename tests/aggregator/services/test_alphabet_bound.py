@@ -11,7 +11,7 @@ import tracemalloc
 import numpy as np
 import pytest
 from helpers import grr_form_document
-from service.rldp_live import ADMIN, in_process_app
+from rldp_live import ADMIN, in_process_app
 
 from rldp.client import Mechanism, MechanismRejected
 from rldp.shared.audit import dense_audit_entries

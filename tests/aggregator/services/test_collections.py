@@ -8,7 +8,7 @@ import uuid
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, READ, SMALL_ALPHABET, in_process_app, make_document
+from rldp_live import ADMIN, READ, SMALL_ALPHABET, in_process_app, make_document
 
 from rldp.aggregator.design import grr_matrix
 from rldp.aggregator.storage import SCHEMA_VERSION, CollectionChanged, open_storage

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, SMALL_ALPHABET, in_process_app
+from rldp_live import ADMIN, SMALL_ALPHABET, in_process_app
 
 from rldp.aggregator.design import grr_matrix
 from rldp.aggregator.services import load_config

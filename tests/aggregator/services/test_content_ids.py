@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from service.rldp_live import ADMIN, in_process_app, make_document
+from rldp_live import ADMIN, in_process_app, make_document
 
 from rldp.shared.document import alphabet, build_document, content_id, validate_document
 from rldp.shared.errors import DocumentError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, in_process_app
+from rldp_live import ADMIN, in_process_app
 
 from rldp.shared.audit import lip_epsilons, srlip_leakage
 from rldp.shared.document import build_document

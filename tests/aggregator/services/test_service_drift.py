@@ -11,8 +11,7 @@ import time
 import numpy as np
 import pytest
 from helpers import adult_sex_race_polyopt, skewed_population
-from service.rldp_live import ADMIN, READ, READ_TOKEN, in_process_app, make_document
-from service.test_service_dashboard import login
+from rldp_live import ADMIN, READ, READ_TOKEN, in_process_app, login, make_document
 
 from rldp.shared.collection import Window
 from rldp.shared.document import content_id, public_distribution, report_matrix

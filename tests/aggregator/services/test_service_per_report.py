@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from cli_helpers import assert_one_line_error, design_args, run_cli
 from helpers import ADULT_COLUMNS, adult_path
-from service.rldp_live import ADMIN, READ, SMALL_ALPHABET, in_process_app
+from rldp_live import ADMIN, READ, SMALL_ALPHABET, in_process_app
 
 from rldp.aggregator.design import DesignError, add_per_report_layer, design, grr_matrix, per_report_matrix
 from rldp.aggregator.estimate import estimate_distribution

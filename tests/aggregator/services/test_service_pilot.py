@@ -7,9 +7,9 @@ import uuid
 
 import numpy as np
 import pytest
-from service.rldp_live import ADMIN, finished_job, in_process_app
+from rldp_live import ADMIN, finished_job, in_process_app
 
-from rldp.aggregator.design.pilot import design_pilot
+from rldp.aggregator.design.orchestration.pilot import design_pilot
 from rldp.shared.audit import audit_document
 from rldp.shared.document import report_matrix
 from rldp.shared.records import Alphabet

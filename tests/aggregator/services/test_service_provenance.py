@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from provenance.attacks import adult_counts, designed, inflated, shifted
-from service.rldp_live import (
+from rldp_live import (
     ADMIN,
     ADMIN_TOKEN,
     LiveServer,

@@ -11,9 +11,7 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-from service.rldp_live import ADMIN, READ, assert_problem, finished_job, in_process_app, make_document
-from service.test_service_app import call
-from service.test_service_storage import record
+from rldp_live import ADMIN, READ, assert_problem, call, finished_job, in_process_app, make_document, record
 
 from rldp.aggregator.storage import SCHEMA_VERSION, BatchItem, StorageError, open_storage
 from rldp.aggregator.writer import WriterClient, WriterProcess

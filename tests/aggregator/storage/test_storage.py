@@ -9,26 +9,11 @@ import time
 
 import numpy as np
 import pytest
+from rldp_live import ingest_concurrently, record
 
-from rldp.aggregator.storage import BatchItem, IngestResult, MechanismRecord, StorageError, open_storage
+from rldp.aggregator.storage import BatchItem, IngestResult, StorageError, open_storage
 from rldp.shared.errors import RldpError
 from rldp.shared.reports import batch_counts, encode_batch, pack_reports, unpack_reports
-
-
-def record(mid: str, outputs: int = 6, status: str = "active") -> MechanismRecord:
-    return MechanismRecord(
-        id=mid,
-        method="grr",
-        notion="rldp",
-        epsilon=1.0,
-        epsilon_audited=0.99,
-        sensitive="sex",
-        released=("colour",),
-        outputs=outputs,
-        size=6,
-        status=status,
-        published=time.time(),
-    )
 
 
 @pytest.fixture
@@ -113,33 +98,6 @@ def test_retired_mechanism_refuses_batches(store):
     assert store.ingest("a" * 64, "b2", np.array([1]), 6).status == "retired"
     assert store.retire("e" * 64) is None
     assert store.batch_totals("a" * 64) == (1, 1)
-
-
-def ingest_concurrently(stores: list, mid: str, outputs: int, n_batches: int, threads: int, seed: int) -> None:
-    """``threads`` threads over ``stores`` (as worker processes would) ingest every batch once and
-    half of them again (retries); each must be stored once and counted once."""
-    rng = np.random.default_rng(seed)
-    batches = {f"batch-{i}": rng.integers(0, outputs, rng.integers(1, 400)) for i in range(n_batches)}
-    names = sorted(batches)
-    results: list[str] = []
-    lock = threading.Lock()
-
-    def worker(k: int) -> None:
-        store = stores[k % len(stores)]
-        for name in names[k::threads] + names[k :: 2 * threads]:
-            res = store.ingest(mid, name, batches[name], outputs)
-            with lock:
-                results.append(res.status)
-
-    pool = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    expected = np.bincount(np.concatenate(list(batches.values())), minlength=outputs)
-    assert results.count("accepted") == n_batches and results.count("duplicate") == len(results) - n_batches
-    np.testing.assert_array_equal(stores[-1].counts(mid, outputs), expected)
-    np.testing.assert_array_equal(stores[0].recount(mid, outputs), expected)
 
 
 def test_concurrent_writers_count_every_batch_once(backend, databases):

@@ -12,8 +12,7 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-from service.rldp_live import LiveServer, make_document
-from service.test_service_storage import ingest_concurrently, record
+from rldp_live import LiveServer, ingest_concurrently, make_document, record
 
 from rldp.aggregator.http import create_app
 from rldp.aggregator.storage import open_storage

@@ -39,7 +39,7 @@ Modules: :mod:`.highs` (HiGHS models), :mod:`.master`, :mod:`.pricing`, :mod:`.b
 
 from __future__ import annotations
 
-from ..errors import CGError
+from ...primitives.errors import CGError
 from .coarsen import Aggregation, coarse_aggregation, mass_groups
 from .exact_set import solve_exact_set_cg
 from .master import seed_columns

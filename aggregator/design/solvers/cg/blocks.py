@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..cone import GammaCone
+from ...primitives.cone import GammaCone
 
 __all__ = ["BlockVertices", "BlockPricer", "BLOCK_ENUMERATION_MAX_RELEASED"]
 

@@ -70,7 +70,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..cone import GammaCone
+from ...primitives.cone import GammaCone
 from .blocks import BlockVertices
 from .massdp import MassDP
 

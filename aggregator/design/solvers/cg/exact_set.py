@@ -19,9 +19,9 @@ from rldp.shared.information import mutual_information
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
-from ..cone import GammaCone
-from ..errors import CGError
-from ..exact import enumerate_vertices
+from ...primitives.cone import GammaCone
+from ...primitives.errors import CGError
+from ...primitives.exact import enumerate_vertices
 from .master import Master
 from .solve import CGResult, Progress, check_inputs, solve_polyopt_cg
 

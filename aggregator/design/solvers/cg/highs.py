@@ -18,7 +18,7 @@ from typing import Any
 import highspy
 import numpy as np
 
-from ..cone import GammaCone
+from ...primitives.cone import GammaCone
 
 __all__ = ["quiet_highs", "PricingLP", "OPTIMAL"]
 

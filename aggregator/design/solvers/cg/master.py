@@ -17,9 +17,9 @@ import numpy as np
 
 from rldp.shared.information import row_information
 
-from ..cone import GammaCone
-from ..errors import CGError
-from ..families import grr_matrix, srr_matrix
+from ...primitives.cone import GammaCone
+from ...primitives.errors import CGError
+from ...primitives.families import grr_matrix, srr_matrix
 from ..search import DELTA_CAP, largest_feasible
 from .highs import OPTIMAL, quiet_highs
 

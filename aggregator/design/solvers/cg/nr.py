@@ -21,8 +21,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..cone import GammaCone
-from ..errors import CGError
+from ...primitives.cone import GammaCone
+from ...primitives.errors import CGError
 from .master import Master, seed_columns, solve_seeds
 from .pricing import PRICING_TOLERANCE, objective
 from .solve import INTERRUPTED, CGResult, Progress, certified_result, check_inputs, coarse_stage, report_progress

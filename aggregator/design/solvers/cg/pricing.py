@@ -20,7 +20,7 @@ import numpy as np
 
 from rldp.shared.information import row_information
 
-from ..cone import GammaCone
+from ...primitives.cone import GammaCone
 from .blocks import BlockPricer
 from .highs import PricingLP
 from .master import Master

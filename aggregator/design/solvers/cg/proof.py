@@ -33,7 +33,7 @@ import time
 import numpy as np
 from scipy.optimize import linprog
 
-from ..cone import GammaCone
+from ...primitives.cone import GammaCone
 from .bound import VERTEX_BUDGET, SectionBound, margin
 
 __all__ = ["Prover", "SEARCH_PIECES", "SEARCH_RADIUS", "SEARCH_CUTS", "SEARCH_ACCEPT", "SEARCH_BINS"]

@@ -1,6 +1,6 @@
 """Column generation for PolyOpt ([LZG24, Thm 3]): the solver loop, its result and its bound.
 
-See :mod:`rldp.aggregator.design.cg` for the method. This module runs it: seeds the
+See :mod:`rldp.aggregator.design.solvers.cg` for the method. This module runs it: seeds the
 master (:mod:`.master`), alternates pricing rounds (:mod:`.pricing`, :mod:`.blocks`) and
 master solves until convergence or the time budget, optionally after a coarse stage
 (:mod:`.coarsen`), and proves the Lagrangian upper bound at the end.
@@ -19,8 +19,8 @@ import numpy as np
 from rldp.shared.information import mutual_information
 from rldp.shared.probability import as_distribution
 
-from ..cone import GammaCone
-from ..errors import CGError, SolverError
+from ...primitives.cone import GammaCone
+from ...primitives.errors import CGError, SolverError
 from .blocks import BlockPricer
 from .coarsen import COARSE_SHARE, RUNG_SHARE, coarse_aggregation
 from .master import Master, seed_columns, solve_seeds

@@ -1,6 +1,6 @@
 """What a funnel/lift design claims, and how much each output of a candidate mechanism leaks.
 
-The designers of :mod:`rldp.aggregator.design.funnel` work on the joint P(s, x) of the secret S
+The designers of :mod:`rldp.aggregator.design.solvers.funnel` work on the joint P(s, x) of the secret S
 and the mechanism's input X: X = U when S is latent (the privacy funnel [LTS20, Sec III]), and
 X = (S, U) otherwise (then P(s, (s′, u)) = P̂(s, u)·1{s = s′}, columns s major as everywhere in rldp).
 

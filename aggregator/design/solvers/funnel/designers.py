@@ -27,9 +27,9 @@ from rldp.shared.information import mutual_information
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
+from ...primitives.errors import DesignError
+from ...primitives.options import DesignOptions
 from .. import polyopt
-from ..errors import DesignError
-from ..options import DesignOptions
 from .claim import FUNNEL_NOTIONS, Claim
 from .families import calibrate, cr_alpha, grr_alpha, oue_alpha
 from .ldp import latent_polyopt

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DesignError
+from ...primitives.errors import DesignError
 from ..search import largest_feasible
 
 __all__ = ["OUE_MAX_SYMBOLS", "ALPHA_CAP", "grr_alpha", "oue_alpha", "cr_alpha", "calibrate"]

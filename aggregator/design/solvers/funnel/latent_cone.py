@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..cone import GammaCone
+from ...primitives.cone import GammaCone
 
 __all__ = ["LatentGammaCone"]
 

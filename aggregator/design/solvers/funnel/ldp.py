@@ -25,9 +25,9 @@ import numpy as np
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
-from ..errors import DesignError
-from ..exact import enumerate_vertices, optimal_weights
-from ..families import grr_matrix
+from ...primitives.errors import DesignError
+from ...primitives.exact import enumerate_vertices, optimal_weights
+from ...primitives.families import grr_matrix
 from .latent_cg import latent_cg
 from .latent_cone import LatentGammaCone
 

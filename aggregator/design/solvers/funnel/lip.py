@@ -29,7 +29,7 @@ import numpy as np
 
 from rldp.shared.information import entropy
 
-from ..errors import DesignError, PolyOptError
+from ...primitives.errors import DesignError, PolyOptError
 from .lip_cg import lip_cg
 from .lip_polytope import VERTEX_TOL, support_vertices
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from rldp.shared.information import entropy
 
-from ..errors import DesignError
+from ...primitives.errors import DesignError
 from .lip_polytope import Admission, DeltaLP, Groups, Master, grouped_vertices, row_entropies, support_systems
 
 __all__ = ["LIP_CG_MAX_SYMBOLS", "LipCGResult", "lip_cg"]

@@ -10,8 +10,8 @@ import math
 import highspy
 import numpy as np
 
+from ...primitives.errors import CGError
 from ..cg.highs import OPTIMAL, quiet_highs
-from ..errors import CGError
 
 #: HiGHS' feasibility tolerances in the master (solver settings, not privacy tolerances).
 _MASTER_FEASIBILITY = 1e-10
