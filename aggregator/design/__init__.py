@@ -23,6 +23,7 @@ The package in three floors, each importing only the floors below it (the layers
 from __future__ import annotations
 
 from .orchestration.build import design, design_document, design_matrix, run_designer, validate_parameters
+from .orchestration.pilot import PilotChoice, design_pilot, switch_after_pilot
 from .orchestration.registry import (
     ALL_METHODS,
     LATENT_METHODS,
@@ -42,6 +43,7 @@ from .orchestration.request import (
     request_from_json,
     validate_request,
 )
+from .orchestration.sources import PilotData, PublicData, design_from
 from .primitives.cone import GammaCone, gamma_inequalities
 from .primitives.errors import CGError, DesignError, DesignParameterError, PolyOptError, PolyOptTooLarge, SolverError
 from .primitives.exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
@@ -61,6 +63,13 @@ __all__ = [
     "design_matrix",
     "run_designer",
     "validate_parameters",
+    # where P̂ comes from: public data or a private pilot
+    "design_from",
+    "PublicData",
+    "PilotData",
+    "design_pilot",
+    "PilotChoice",
+    "switch_after_pilot",
     "check_transport",
     "add_per_report_layer",
     "per_report_matrix",

@@ -54,6 +54,7 @@ def _brute_force_epsilon(q, uset):
     return best
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     seed=st.integers(0, 10**6),

@@ -250,7 +250,7 @@ def _by_kind(request: DesignRequest) -> dict[str, Any]:
 
 def check_transport(method: str, target: Any, cost: Any, released_size: int | None) -> None:
     """``target`` and ``cost`` of the coupling mechanism: a rule name (:data:`.coupling.TARGET_RULES`,
-    :data:`.transport.COST_RULES`), |U| probabilities, or a |U|×|U| matrix of finite non-negative costs
+    :data:`..solvers.optimal_transport.COST_RULES`), |U| probabilities, or a |U|×|U| matrix of finite non-negative costs
     (their sizes checked once |U| = ``released_size`` is known). DesignParameterError naming the field."""
     if method not in TRANSPORT_METHODS:
         for name, value in (("target", target), ("cost", cost)):

@@ -2,7 +2,7 @@
 
 For each value θ of the sensitive attribute S (the auxiliary input, read by the mechanism) the
 protected distribution is λ̂_θ = P̂_U|θ, the row θ of P̂ normalised. Given a target λ_T over U and an
-optimal coupling γ_θ ∈ Π(λ̂_θ, λ_T) for the cost c (:mod:`.transport`), the mechanism is
+optimal coupling γ_θ ∈ Π(λ̂_θ, λ_T) for the cost c (:mod:`.optimal_transport`), the mechanism is
 
     A(y | θ, x) = γ_θ(x, y) / λ̂_θ(x)                                       [KM19, Def 16]
 
@@ -19,7 +19,7 @@ with γ_θ ∈ argmin_γ Σ γ·c; Prop 2 as stated. Choices made here, each doc
   distribution; they are the target λ_T itself. Why: whatever weight a real distribution puts there,
   it then contributes exactly the common output distribution, so it adds no distinguishability.
 * The default target (``"best"``) is chosen for expected loss. The weighted Wasserstein barycenter
-  argmin_μ Σ_θ P̂_θ EMD(λ̂_θ, μ) (:func:`~.transport.barycenter`) is the common target of least
+  argmin_μ Σ_θ P̂_θ EMD(λ̂_θ, μ) (:func:`~.optimal_transport.barycenter`) is the common target of least
   expected loss at P̂; after the mixing below (needed over a larger uncertainty set) it may lose to
   smoother targets, so the points between the public marginal P̂_U and the barycenter are tried and
   the least expected loss after mixing wins — never worse than coupling to P̂_U.

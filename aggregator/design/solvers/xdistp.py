@@ -1,7 +1,7 @@
 """Extended distribution privacy with the Earth mover's distance (XDistP) [KM19, Def 12; Thm 2].
 
 (ε, D, d)-XDistP asks D(Aλ₀ ‖ Aλ₁) ≤ ε · d(λ₀, λ₁) for every protected pair, with d a metric on the
-input distributions; here d = EMD_c over the released alphabet U (:mod:`.transport`; the cost c that
+input distributions; here d = EMD_c over the released alphabet U (:mod:`.optimal_transport`; the cost c that
 the coupling mechanism uses, absolute |x − x′| by default) and the pairs are P_U|θ, P_U|θ′ as in the
 distp audit. The smallest such ε is max over ordered θ ≠ θ′ of D(P(·|θ) ‖ P(·|θ′)) / EMD(λ_θ, λ_θ′)
 (rebuilt from the prose of [KM19, Sec II-D, V-B]: the formula was lost in extraction). A pair with

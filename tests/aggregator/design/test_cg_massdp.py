@@ -41,6 +41,7 @@ def test_interval_rho_is_the_maximum_over_the_interval():
     assert np.all(got <= brute + 1e-5 * (1 + np.abs(brute)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("same_sensitive", [False, True])
 @pytest.mark.parametrize("shape, seed, eps", [((2, 3), 12, 0.9), ((3, 2), 4, 2.0), ((3, 3), 7, 0.5)])
 def test_dp_bound_is_at_least_the_best_vertex_for_any_prices(same_sensitive, shape, seed, eps):

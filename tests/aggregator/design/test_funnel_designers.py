@@ -170,6 +170,7 @@ def _adult_latent() -> Alphabet:
     return Alphabet(alph.sensitive, alph.released, latent=True)
 
 
+@pytest.mark.slow
 def test_zds23_adult_utilities(adult_claims):
     """[ZDS23]: complete merging 0.28 and subset merging 0.73 at ε = 1 (Sec 4.2); AORR 0.96 at ε = 2
     (Sec 3.1.3); λ = 0.5. Read from the text to two decimals."""
@@ -265,6 +266,7 @@ def test_latent_ldp_column_generation_reaches_the_exact_optimum(p_small, radius)
     assert mutual_information(cg, p_u) <= mutual_information(exact, p_u) + 1e-7
 
 
+@pytest.mark.slow
 def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):
     from rldp.aggregator.design.solvers.funnel.ldp import latent_polyopt
 

@@ -77,6 +77,7 @@ def test_cg_matches_exact_on_adult_latent(sensitive, released, eps):
     assert low <= eps and up <= eps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budgets", [(1.0, 1.0), (0.4, 0.8)])
 def test_every_column_is_inside_the_polytope_without_tolerance(budgets):
     cond, p_s, p_x = _split(_synthetic(3))
@@ -121,6 +122,7 @@ def test_heuristic_pricing_beyond_enumeration_beats_grr_and_bounds_hold():
     assert res.information <= res.cg["upper_bound"] < math.log(60) + 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notion", ["lip", "alip"])
 @pytest.mark.parametrize("eps", [1.0, 2.0])
 def test_adult_with_s_an_input_passes_its_audit_and_beats_the_families(adult, notion, eps):

@@ -29,6 +29,7 @@ def pilot() -> dict:
     return design_pilot(ALPHABET, 1.0, planned_reports=10_000, time_budget=5.0).document
 
 
+@pytest.mark.slow
 def test_the_pilot_is_private_for_every_distribution_and_learns_fastest(pilot):
     choice = design_pilot(ALPHABET, 1.0, planned_reports=10_000, time_budget=5.0)
     assert choice.document["id"] == pilot["id"]  # deterministic

@@ -360,6 +360,7 @@ def test_exact_nr_at_large_epsilon_is_never_below_grr():
     assert audit_rldp(q, point, eps).passed
 
 
+@pytest.mark.slow
 def test_exact_polyopt_at_large_epsilon_is_never_below_srr():
     # Seed 7 at ε = 7: SRR's rows lie in Γ, yet enumeration + LP gave 1.278 < SRR's 1.626.
     eps = 7.0
@@ -372,6 +373,7 @@ def test_exact_polyopt_at_large_epsilon_is_never_below_srr():
     assert audit_rldp(q, uset, eps).passed
 
 
+@pytest.mark.slow
 def test_exact_lp_failure_falls_back_to_column_generation():
     # Seed 3 at ε = 7: HiGHS reports the LP over the enumerated vertices infeasible.
     eps = 7.0

@@ -337,6 +337,7 @@ def test_bad_bodies(http, app, mech):
     assert stored(app, mech["id"]) == (0, 0)
 
 
+@pytest.mark.slow
 def test_msgpack_bool_scan_is_not_fooled(http, app):
     """Outputs ≥ 194 put the byte 0xc2/0xc3 in the body: the full type check must still pass them."""
     from rldp.shared.records import Alphabet, Attribute

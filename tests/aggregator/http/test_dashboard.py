@@ -433,6 +433,7 @@ def _variants() -> dict[str, dict]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["ldp", "latent", "per-report", "distp"])
 def test_every_notion_and_layout_renders(http, kind) -> None:
     doc = _variants()[kind]

@@ -66,6 +66,7 @@ def test_the_server_refuses_it_with_422(tmp_path) -> None:
     assert "8,192" in resp.get_json()["detail"]
 
 
+@pytest.mark.slow
 def test_a_grr_document_at_the_bound_is_verified_and_sampled_without_its_matrix(tmp_path) -> None:
     doc = grr_form_document(64, 128, epsilon=1.0)  # K = 8,192: the matrix would be 512 MiB
     assert dense_audit_entries(doc) == 0  # the rldp audit reads GRR's two values

@@ -169,6 +169,7 @@ def test_the_designer_adds_the_least_noise_that_meets_the_single_report_claim(ad
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("epsilon", "family", "message"),
     [

@@ -84,6 +84,7 @@ def test_a_design_with_less_utility_keeps_the_pilot_and_the_job_says_why(http, p
     assert http.get("/v1/collections/small").json["current"] == pilot["id"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "parameter"),
     [
@@ -98,6 +99,7 @@ def test_bad_switch_requests_are_refused_naming_the_field(http, pilot, body, par
     assert resp.status_code == 422 and resp.json.get("parameter") == parameter, resp.json
 
 
+@pytest.mark.slow
 def test_a_drifted_collection_with_the_redesign_policy_is_redesigned_over_its_live_reports(http):
     """Policy drift=redesign: once the drift watch rejects H0 for the current mechanism, the service designs
     over the confidence set of the live reports (as after a pilot) and rotates; clients follow."""

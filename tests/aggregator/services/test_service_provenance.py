@@ -87,6 +87,7 @@ def test_without_public_data_the_service_cannot_tell(tmp_path, documents):
         app.extensions["rldp"].storage.close()
 
 
+@pytest.mark.slow
 def test_a_provenance_that_contradicts_its_document_is_refused_anyway(tmp_path, documents):
     honest = documents["honest"]
     forged = build_document(
@@ -112,6 +113,7 @@ def test_a_document_over_other_columns_is_refused_naming_them(checked):
     assert "no column 'colour'" in body["detail"]
 
 
+@pytest.mark.slow
 def test_several_public_tables_by_name(tmp_path, adult, documents):
     colours = Table.from_rows(("sex", "colour"), [("Female", "red"), ("Male", "blue")])
     app = _app(tmp_path, PUBLIC_DATA={"adult.csv": adult, "colours": colours})
@@ -177,6 +179,7 @@ def test_design_jobs_record_provenance_and_are_checked(tmp_path):
         app.extensions["rldp"].storage.close()
 
 
+@pytest.mark.slow
 def test_bad_public_name_is_an_invalid_parameter(checked):
     body = {"csv": "sex,colour\nFemale,red\nMale,blue\n", "sensitive": "sex", "released": ["colour"]}
     resp = checked.test_client().post(

@@ -373,6 +373,7 @@ def test_a_store_of_schema_1_is_migrated_when_opened(backend, databases):
 # --------------------------------------------------------------------------- the writer process
 
 
+@pytest.mark.live
 def test_the_writer_process_carries_each_batch_window(tmp_path):
     url = f"sqlite:///{tmp_path}/w.sqlite3"
     setup = open_storage(url)

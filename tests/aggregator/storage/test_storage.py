@@ -156,6 +156,7 @@ def test_bad_urls_are_clear_errors(url, message, tmp_path, monkeypatch):
         open_storage(url or " ")
 
 
+@pytest.mark.slow
 def test_unreachable_databases_raise_storage_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -232,6 +233,7 @@ def test_storage_error_is_an_rldp_error():
     assert issubclass(StorageError, RldpError) and issubclass(StorageError, RuntimeError)
 
 
+@pytest.mark.slow
 def test_the_storage_never_imports_the_writer():
     code = "import sys, rldp.aggregator.storage; assert 'rldp.aggregator.writer' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -40,6 +40,7 @@ def writer(sqlite_url):
     proc.stop()
 
 
+@pytest.mark.live
 def test_batches_through_the_writer_get_the_answers_of_direct_writes(sqlite_url, writer):
     store = open_storage(sqlite_url, sink=WriterClient(writer.path))
     try:
@@ -59,6 +60,7 @@ def test_batches_through_the_writer_get_the_answers_of_direct_writes(sqlite_url,
         store.close()
 
 
+@pytest.mark.live
 def test_concurrent_workers_share_group_commits_and_count_each_batch_once(sqlite_url, writer):
     stores = [open_storage(sqlite_url, sink=WriterClient(writer.path)) for _ in range(2)]
     ingest_concurrently(stores, MID, 6, n_batches=200, threads=8, seed=3)
@@ -66,6 +68,7 @@ def test_concurrent_workers_share_group_commits_and_count_each_batch_once(sqlite
         s.close()
 
 
+@pytest.mark.live
 def test_a_malformed_request_is_refused_and_the_writer_carries_on(sqlite_url, writer):
     with socket.socket(socket.AF_UNIX) as sock:
         sock.settimeout(10)
@@ -105,6 +108,7 @@ def test_a_writer_that_cannot_start_is_one_clear_error(tmp_path):
         WriterProcess(f"sqlite:///{blocked}/under-a-file.sqlite3").start()
 
 
+@pytest.mark.live
 @pytest.mark.slow
 def test_a_dead_writer_is_a_503_then_it_is_restarted(sqlite_url, writer, monkeypatch):
     app = create_app({"DATABASE_URL": sqlite_url, "WRITER_SOCKET": writer.path})
