@@ -53,7 +53,7 @@ class Notion:
     zero_epsilon: bool = False
     #: Whether rldp designs for it (else it is audited only).
     designable: bool = True
-    #: Whether its designers are the privacy-funnel/lift ones (rldp.aggregator.design.funnel).
+    #: Whether its designers are the privacy-funnel/lift ones (rldp.aggregator.design.solvers.funnel).
     funnel: bool = False
     #: One line for a person choosing a notion (CLI help, the dashboard's form).
     help: str = ""

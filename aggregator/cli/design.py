@@ -367,7 +367,7 @@ def _flag_type(kind: str, name: str) -> dict[str, Any]:
 
 
 def _add_request_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per field the design request declares a flag (rldp.aggregator.design.options): a new
+    """One flag per field the design request declares a flag (rldp.aggregator.design.primitives.options): a new
     option declared there appears here with its help and default, nothing to add in this module."""
     for f in request_fields():
         if f.flag:

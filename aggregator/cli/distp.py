@@ -18,9 +18,9 @@ from rldp.shared.audit import audit_document, distp_delta, distp_epsilon
 from rldp.shared.distp_measures import divergence_distp
 from rldp.shared.document import mechanism_matrix
 
-from ..design.coupling import TARGET_RULES, expected_loss
-from ..design.transport import COST_RULES
-from ..design.xdistp import xdistp_epsilon
+from ..design.solvers.coupling import TARGET_RULES, expected_loss
+from ..design.solvers.optimal_transport import COST_RULES
+from ..design.solvers.xdistp import xdistp_epsilon
 from .common import CommandError, finite, fmt
 
 __all__ = ["delta_level", "parse_target", "read_cost", "design_lines", "evaluate_distp"]

@@ -37,7 +37,7 @@ _CLAIM: dict[str, Any] = {
     },
 }
 
-#: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.options).
+#: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.primitives.options).
 _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "epsilon": {"type": "number", "exclusiveMinimum": 0},
     "delta": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
@@ -327,7 +327,7 @@ SCHEMAS: dict[str, Any] = {
                 "minLength": 1,
                 "description": "the public data's name in the document's provenance (default 'uploaded CSV')",
             },
-            # Every design field the request declares readable from JSON (rldp.aggregator.design.options).
+            # Every design field the request declares readable from JSON (rldp.aggregator.design.primitives.options).
             **{
                 f.name: {**_KIND_SCHEMA[f.kind], "description": _DESCRIPTIONS.get(f.name, f.help)}
                 for f in DESIGN_REQUEST_FIELDS

@@ -74,7 +74,7 @@ from .collections import CollectionChanged, CollectionEntry, CollectionPause, Co
 from .factory import DEFAULT_URL, open_storage
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
-from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteStorage
 

@@ -16,7 +16,7 @@ from rldp.shared.reports import batch_counts
 
 from .collections import CollectionStore
 from .group_commit import GroupCommitter
-from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
 
 __all__ = ["GroupSink", "Storage"]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from rldp.shared.errors import one_line
 
-from .records import BatchItem, IngestResult, StorageError
+from .rows import BatchItem, IngestResult, StorageError
 
 __all__ = ["MAX_GROUP", "COMMIT_WAIT_SECONDS", "GroupCommitter"]
 

@@ -35,7 +35,7 @@ from rldp.aggregator.design import (
     grr_matrix,
     optimal_coupling,
 )
-from rldp.aggregator.design.coupling import design_coupling
+from rldp.aggregator.design.solvers.coupling import design_coupling
 from rldp.shared.audit import distp_delta, distp_epsilon, robust_distp_delta, robust_distp_epsilon
 from rldp.shared.errors import one_line
 from rldp.shared.information import entropy, mutual_information
@@ -164,7 +164,7 @@ def run_example(cfg: Config) -> Result:
         "P̂ = (λ₀, λ₁)/2 (θ ∈ {0, 1} equally likely); 'over F' = the 95 % confidence set of n = "
         f"{EXAMPLE_N} public records (Rényi order 2), the RLDP uncertainty set",
         "coupling-robust: the coupling designed over F at (ε, 0), mixed with the independent coupling as "
-        "little as the distp audit allows (rldp.aggregator.design.coupling)",
+        "little as the distp audit allows (rldp.aggregator.design.solvers.coupling)",
     ]
     methods = ["coupling", "coupling-robust", *(f"grr-{g:g}" for g in EXAMPLE_GRR), "grr"]
     return Result(name, rows, [], list(titles), titles, methods, settings, notes)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import requests
 from helpers import adult_path
-from service.rldp_live import ADMIN_TOKEN, LiveServer
+from rldp_live import ADMIN_TOKEN, LiveServer
 
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import report_matrix

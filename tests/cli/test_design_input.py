@@ -117,6 +117,7 @@ def test_write_document_names_the_missing_folder(tmp_path):
     assert ".tmp-" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_polyopt_at_a_large_epsilon_designs_or_says_its_range(tmp_path):
     # Issue 27 D11: --epsilon 50 --method polyopt was "internal error (ZeroDivisionError)".
     public = tmp_path / "public.csv"
@@ -130,6 +131,7 @@ def test_polyopt_at_a_large_epsilon_designs_or_says_its_range(tmp_path):
     assert_one_line_error(proc, "epsilon 301", "300 nats", "polyopt")
 
 
+@pytest.mark.slow
 def test_few_public_rows_are_designed_with_a_warning(tmp_path):
     # Issue 27 rough edge: 5 public rows were designed without a word.
     few = tmp_path / "few.csv"

@@ -119,6 +119,7 @@ def test_bad_epsilon_costs_and_methods(adult_csv, tmp_path):
     assert_one_line_error(run("evaluate", rldp_doc, "--cost", "hamming"), "--cost applies to distp documents")
 
 
+@pytest.mark.slow
 def test_design_states_the_distp_claim_by_its_delta(tmp_path):
     # Issue 27 D13: "epsilon claimed 1, audited 2.57 at delta = 0 (pass)" read as a passed ε.
     public = tmp_path / "p.csv"

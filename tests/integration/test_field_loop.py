@@ -16,9 +16,9 @@ import uuid
 import numpy as np
 import pytest
 from documents import make_document
-from service.rldp_live import ADMIN_TOKEN
+from rldp_live import ADMIN_TOKEN
 
-from rldp.aggregator.design.pilot import design_pilot
+from rldp.aggregator.design import design_pilot
 from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudgetExceeded
 from rldp.shared.audit import audit_document
 from rldp.shared.document import report_matrix

@@ -14,7 +14,7 @@ import pytest
 import scipy.optimize
 
 from rldp.aggregator.design import DesignError, barycenter, cost_matrix, emd, expected_loss, optimal_coupling
-from rldp.aggregator.design.coupling import (
+from rldp.aggregator.design.solvers.coupling import (
     common_target,
     coupling_matrix,
     design_coupling,
@@ -83,6 +83,7 @@ def test_emd_is_the_transport_optimum(seed):
     np.testing.assert_allclose(gamma.sum(axis=0), b, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 def test_the_barycenter_beats_the_marginal_and_random_targets(seed):
     rng = np.random.default_rng(100 + seed)
@@ -156,6 +157,7 @@ def test_hamming_and_matrix_costs_change_the_coupling_not_the_privacy():
 # ----------------------------------------------------------------------------- over an uncertainty set
 
 
+@pytest.mark.slow
 def test_mixing_is_the_least_that_passes_and_delta_decreases_in_t():
     rng = np.random.default_rng(3)
     p = _random_p_hat(rng, 2, 4)
