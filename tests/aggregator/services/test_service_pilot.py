@@ -251,8 +251,7 @@ def test_a_pilot_with_an_automatic_switch_switches_once_it_has_its_reports(http,
 def test_a_pilot_designed_document_is_checked_against_the_pilots_stored_counts(tmp_path, pilot):
     """The publish check recomputes P̂ and F from the provenance's counts and the stored pilot's matrix, and
     refuses counts the service never received, or a pilot it does not have (as rldp audit --pilot does)."""
-    from rldp.aggregator.design import DesignRequest
-    from rldp.aggregator.design import PilotData, design_from
+    from rldp.aggregator.design import DesignRequest, PilotData, design_from
     from rldp.shared.document import to_msgpack
 
     def derived(counts):
