@@ -1,6 +1,6 @@
 """The aggregator's HTTP service (Flask): publish mechanisms, ingest reports, estimate.
 
-    app = create_app({"DATABASE_URL": "sqlite:///rldp-data/rldp.sqlite3", "ADMIN_TOKEN": "…"})
+    app = create_app({"DATABASE_URL": "sqlite:////var/lib/rldp/rldp.sqlite3", "ADMIN_TOKEN": "…"})
 
 ``rldp serve`` runs it under Granian (``--dev``: Werkzeug's server). The HTTP contract
 (v1) is described by ``/openapi.json`` (:mod:`.openapi`); errors are RFC 9457 problems

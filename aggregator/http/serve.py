@@ -1,6 +1,6 @@
 """``rldp serve``: the aggregator service (``rldp token`` makes its tokens: :mod:`rldp.client.token_cli`).
 
-    rldp serve --host 127.0.0.1 --port 8000 --db sqlite:///rldp-data/rldp.sqlite3 --workers 2
+    rldp serve --host 127.0.0.1 --port 8000 --db sqlite:////var/lib/rldp/rldp.sqlite3 --workers 2
     rldp serve --dev                      # Werkzeug's development server, one process
 
 Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, and each of
@@ -48,10 +48,10 @@ except ImportError:  # pragma: no cover - not POSIX: the bind probe alone
     fcntl = None  # type: ignore[assignment]
 
 from rldp.aggregator.services import (
-    DEFAULT_URL,
     AddressInUse,
     check_storage,
     clean_stale_dirs,
+    default_url,
     load_config,
     start_writer,
 )
@@ -149,7 +149,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.cors_origin is not None:
         overrides["CORS_ORIGIN"] = args.cors_origin
     config = load_config(overrides)  # validates the environment too, before any worker starts
-    url = config["DATABASE_URL"] or DEFAULT_URL
+    url = config["DATABASE_URL"] or default_url()
+    if not args.db and not os.environ.get("RLDP_DATABASE_URL"):
+        print(f"rldp serve: storage: {redact_url(url)} (the default, in your data folder; --db to choose)", file=sys.stderr)
     hold_port_lock(args.host, args.port)  # held until this process ends
     check_address_free(args.host, args.port)
     needs_writer = check_storage(url)
@@ -248,7 +250,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--db",
         default=None,
         metavar="URL",
-        help="storage: sqlite:///PATH (default sqlite:///rldp-data/rldp.sqlite3, or $RLDP_DATABASE_URL) "
+        help="storage: sqlite:///PATH (default $RLDP_DATABASE_URL, else rldp.sqlite3 in your data folder: "
+        "$XDG_DATA_HOME/rldp or ~/.local/share/rldp, %%LOCALAPPDATA%%\\rldp, ~/Library/Application Support/rldp) "
         "or postgresql://user:pass@host/db",
     )
     p.add_argument(

@@ -21,7 +21,7 @@ from rldp.shared.reports import (
 )
 
 from .collections import COLLECTION_NAME, POLICY_PARAMETERS, Collections
-from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
+from .config import DEFAULTS, default_url, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
 from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
 from .errors import (
@@ -83,7 +83,7 @@ __all__ = [
     "BodyTooLarge",
     "ConfigError",
     "DEFAULTS",
-    "DEFAULT_URL",
+    "default_url",
     "DatabaseUnavailable",
     "ESTIMATE_INTERVALS",
     "ESTIMATE_METHODS",

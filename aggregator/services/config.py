@@ -5,7 +5,7 @@ Configuration (``config`` argument > environment > default):
 =====================  ===========================  ==========================================
 key                    environment                  meaning
 =====================  ===========================  ==========================================
-DATABASE_URL           RLDP_DATABASE_URL            storage URL (default sqlite:///rldp-data/rldp.sqlite3)
+DATABASE_URL           RLDP_DATABASE_URL            storage URL (default: rldp.sqlite3 in the user's data folder)
 ADMIN_TOKEN            RLDP_ADMIN_TOKEN             admin bearer token (publish, retire, design, estimate)
 ADMIN_TOKEN_SHA256     RLDP_ADMIN_TOKEN_SHA256      or its SHA-256 hex digest (comma-separated: several)
 READ_TOKEN             RLDP_READ_TOKEN              bearer token that may only read estimates
@@ -47,7 +47,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rldp.aggregator.storage import DEFAULT_URL
+from rldp.aggregator.storage import default_url
 from rldp.shared.errors import ParameterError, TableError, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta
 from rldp.shared.tables import Table, read_csv
@@ -55,12 +55,12 @@ from rldp.shared.tokens import hash_token
 
 from .errors import ConfigError
 
-__all__ = ["DEFAULTS", "DEFAULT_URL", "load_config", "hash_token", "token_allowed", "tokens_configured"]
+__all__ = ["DEFAULTS", "default_url", "load_config", "hash_token", "token_allowed", "tokens_configured"]
 
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
 DEFAULTS: dict[str, Any] = {
-    "DATABASE_URL": DEFAULT_URL,
+    "DATABASE_URL": None,  # default_url(), read when the configuration is loaded
     "MAX_BODY_BYTES": 32 * 1024 * 1024,
     "MAX_BATCH_REPORTS": 1_000_000,
     "BODY_TIMEOUT": 60.0,
@@ -153,6 +153,7 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         if environ.get(var):
             merged[key] = environ[var]
     merged.update({k: v for k, v in (config or {}).items() if v is not None})
+    merged["DATABASE_URL"] = merged["DATABASE_URL"] or default_url()
     for key, low in _INT_KEYS.items():
         try:
             merged[key] = int(merged[key])

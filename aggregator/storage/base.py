@@ -16,7 +16,7 @@ from rldp.shared.reports import batch_counts
 
 from .collections import CollectionStore
 from .group_commit import GroupCommitter
-from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .records import LIVE, BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
 
 __all__ = ["GroupSink", "Storage"]
@@ -320,7 +320,7 @@ class Storage(CollectionStore, ABC):
         cond, args = self._in_window(window)
         with self._guard(), self._connection() as conn:
             row = conn.execute(
-                self._sql(f"SELECT COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE mechanism = ?{cond}"),
+                self._sql(f"SELECT COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE mechanism = ? AND {LIVE}{cond}"),
                 (mechanism, *args),
             ).fetchone()
         return int(row[0]), int(row[1])
@@ -331,17 +331,18 @@ class Storage(CollectionStore, ABC):
         cond, args = self._in_window(window)
         with self._guard(), self._connection() as conn:
             cur = conn.execute(
-                self._sql(f"SELECT encoding, payload FROM rldp_batches WHERE mechanism = ?{cond}"), (mechanism, *args)
+                self._sql(f"SELECT encoding, payload FROM rldp_batches WHERE mechanism = ? AND {LIVE}{cond}"),
+                (mechanism, *args),
             )
             for encoding, payload in cur:
                 out += batch_counts(encoding, bytes(payload), outputs)
         return out
 
     def batch_ids(self, mechanism: str) -> set[str]:
-        """The ids of every stored batch of a mechanism."""
+        """The ids of every stored batch of a mechanism (pruned ones excluded)."""
         with self._guard(), self._connection() as conn:
             rows = conn.execute(
-                self._sql("SELECT batch FROM rldp_batches WHERE mechanism = ?"), (mechanism,)
+                self._sql(f"SELECT batch FROM rldp_batches WHERE mechanism = ? AND {LIVE}"), (mechanism,)
             ).fetchall()
         return {r[0] for r in rows}
 
