@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import math
 import os
+import platform
+import time
 from typing import Any
 
-from rldp.aggregator.services import MechanismRecord, ServiceEvents
+from rldp import __version__
+from rldp.aggregator.services import MechanismRecord, ServiceEvents, install_store_telemetry
 
-from .problems import PROBLEMS
+from .problems import PROBLEMS, reason_of
 
 __all__ = ["Metrics"]
 
@@ -88,14 +91,52 @@ class Metrics(ServiceEvents):
         )
         for reason in PROBLEMS:  # every reason shows up (as 0) from the start
             self.rejections.labels(reason)
+        # Per mechanism: labelled only by published mechanisms (ServiceEvents.batch_refused), so a
+        # client cannot add series by making up ids; the reason label is one of PROBLEMS.
+        self.mechanism_reports = Counter(
+            "rldp_mechanism_reports_accepted", "Reports stored, by mechanism.", ["mechanism"], registry=r
+        )
+        self.mechanism_refusals = Counter(
+            "rldp_mechanism_batches_refused",
+            "Batches of a published mechanism refused, by mechanism and problem reason.",
+            ["mechanism", "reason"],
+            registry=r,
+        )
+        self.mechanism_last = Gauge(
+            "rldp_mechanism_last_report_timestamp_seconds",
+            "Unix time of the last batch stored, by mechanism.",
+            ["mechanism"],
+            registry=r,
+            multiprocess_mode="max",
+        )
+        self.build = Gauge(
+            "rldp_build_info",
+            "rldp's version, the Python running it and the storage backend (value 1).",
+            ["version", "python", "storage"],
+            registry=r,
+            multiprocess_mode="max",
+        )
+        install_store_telemetry(r)  # commit latency, writer queue depth, database errors
+
+    def build_info(self, storage: str) -> None:
+        """Publish ``rldp_build_info`` for this storage backend ("sqlite" / "postgresql")."""
+        self.build.labels(__version__, platform.python_version(), storage).set(1)
 
     # -- ServiceEvents
     def published(self, record: MechanismRecord) -> None:
         self.published_total.inc()
 
-    def batch_stored(self, reports: int) -> None:
+    def batch_stored(self, reports: int, mechanism: str = "") -> None:
         self.reports.inc(reports)
         self.batches.inc()
+        if mechanism:
+            self.mechanism_reports.labels(mechanism).inc(reports)
+            self.mechanism_last.labels(mechanism).set(time.time())
+
+    def batch_refused(self, mechanism: str, exc: BaseException) -> None:
+        reason = reason_of(exc)
+        if reason is not None:
+            self.mechanism_refusals.labels(mechanism, reason).inc()
 
     def batch_duplicate(self) -> None:
         self.duplicates.inc()

@@ -54,7 +54,7 @@ from .errors import (
     WrongType,
 )
 from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
-from .events import ServiceEvents
+from .events import ServiceEvents, install_store_telemetry
 from .ingest import Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .mechanisms import MECHANISM_ID, MechanismCatalog
@@ -112,6 +112,7 @@ __all__ = [
     "ReportOutOfRange",
     "ServiceError",
     "ServiceEvents",
+    "install_store_telemetry",
     "StorageError",
     "TooManyReports",
     "UnexpectedWindow",

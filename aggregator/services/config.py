@@ -23,6 +23,8 @@ MAX_BETA               RLDP_MAX_BETA                the largest significance lev
                                                     the service designs or publishes with (default 0.05)
 CORS_ORIGIN            RLDP_CORS_ORIGIN             the one web origin (``https://app.example``) whose pages may
                                                     call the service from a browser (unset: none)
+ACCESS_LOG             RLDP_ACCESS_LOG              ``json`` (one JSON object per request), ``text`` (Granian's
+                                                    plain lines, ``rldp serve`` only) or unset: no access log
 PUBLIC_DATA            RLDP_PUBLIC_DATA             public CSV files (header row) that every published
                                                     document's P̂, n and radius must match: ``PATH`` or
                                                     ``NAME=PATH``, comma-separated (the name defaults to
@@ -68,6 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "DESIGN_CONCURRENCY": 1,
     "JOB_STALE_SECONDS": 120.0,
     "MAX_BETA": DEFAULT_MAX_BETA,
+    "ACCESS_LOG": "",
 }
 _ENV = {
     "DATABASE_URL": "RLDP_DATABASE_URL",
@@ -85,6 +88,7 @@ _ENV = {
     "PUBLIC_DATA": "RLDP_PUBLIC_DATA",
     "CORS_ORIGIN": "RLDP_CORS_ORIGIN",
     "MAX_BETA": "RLDP_MAX_BETA",
+    "ACCESS_LOG": "RLDP_ACCESS_LOG",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
 _FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS", "BODY_TIMEOUT"}
@@ -176,6 +180,10 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         raise ConfigError(
             f"MAX_BETA (RLDP_MAX_BETA) must be a significance level in (0, 1); got {merged['MAX_BETA']!r}"
         ) from None
+    if merged["ACCESS_LOG"] not in ("", "json", "text"):
+        raise ConfigError(
+            f"ACCESS_LOG (RLDP_ACCESS_LOG) must be json, text or empty (none); got {merged['ACCESS_LOG']!r}"
+        )
     origin = merged.get("CORS_ORIGIN")
     if origin is not None and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
         raise ConfigError(

@@ -42,7 +42,7 @@ _RLDP_PARAMS = {"pool_size"}
 
 
 def backup_kind(path: str) -> str:
-    """"sqlite" or "postgresql" by the file's first bytes; StorageError for anything else."""
+    """The backup kind, "sqlite" or "postgresql", by the file's first bytes; StorageError for anything else."""
     with open(path, "rb") as fh:
         head = fh.read(16)
     if head.startswith(_SQLITE_MAGIC):

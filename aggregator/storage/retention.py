@@ -64,7 +64,11 @@ class Inventory:
         return {
             "schema": self.schema,
             "mechanisms": {
-                mid: {"status": s, "batches": self.reports.get(mid, (0, 0))[0], "reports": self.reports.get(mid, (0, 0))[1]}
+                mid: {
+                    "status": s,
+                    "batches": self.reports.get(mid, (0, 0))[0],
+                    "reports": self.reports.get(mid, (0, 0))[1],
+                }
                 for mid, s in self.mechanisms.items()
             },
             "collections": self.collections,
@@ -82,7 +86,9 @@ def inventory_of(conn: Any) -> Inventory:
     mechanisms = {str(r[0]): str(r[1]) for r in rows("SELECT id, status FROM rldp_mechanisms ORDER BY published, id")}
     reports = {
         str(r[0]): (int(r[1]), int(r[2]))
-        for r in rows(f"SELECT mechanism, COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE {LIVE} GROUP BY mechanism")
+        for r in rows(
+            f"SELECT mechanism, COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE {LIVE} GROUP BY mechanism"
+        )
     }
     return Inventory(
         schema=str(schema[0][0]) if schema else None,
@@ -114,7 +120,9 @@ def prune(
     if dry_run:
         with storage._guard(), storage._connection() as conn:
             found = conn.execute(
-                storage._sql(f"SELECT mechanism, COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches {where} GROUP BY mechanism"),
+                storage._sql(
+                    f"SELECT mechanism, COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches {where} GROUP BY mechanism"
+                ),
                 args,
             ).fetchall()
         return {str(r[0]): (int(r[1]), int(r[2])) for r in found}
@@ -124,7 +132,9 @@ def prune(
     with storage.write_transaction() as conn:
         outputs = {str(r[0]): int(r[1]) for r in conn.execute("SELECT id, outputs FROM rldp_mechanisms").fetchall()}
         cur = conn.execute(
-            storage._sql(f"SELECT mechanism, batch, window_label, n, encoding, payload FROM rldp_batches {where}{lock}"),
+            storage._sql(
+                f"SELECT mechanism, batch, window_label, n, encoding, payload FROM rldp_batches {where}{lock}"
+            ),
             args,
         )
         totals: dict[tuple[str, str], np.ndarray] = {}
