@@ -233,3 +233,19 @@ def test_restore_refuses_an_unknown_schema_version(tmp_path):
     with pytest.raises(StorageError, match="no store"):
         backup(f"sqlite:///{tmp_path / 'none' / 'rldp.sqlite3'}", str(tmp_path / "n.bak"))
     assert not os.path.exists(tmp_path / "n.bak")
+
+
+def test_default_store_is_in_the_user_data_folder_not_the_working_directory(tmp_path, monkeypatch, capsys):
+    from rldp.aggregator.services import load_config
+    from rldp.aggregator.storage import default_url
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("RLDP_DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    if sys.platform.startswith(("win", "darwin")):
+        pytest.skip("the XDG rule is the one for Linux and other Unix systems")
+    expected = f"sqlite:///{tmp_path / 'xdg' / 'rldp' / 'rldp.sqlite3'}"
+    assert default_url() == expected and load_config({})["DATABASE_URL"] == expected
+    code, out, _ = run(capsys, "prune", "--before", "2000-01-01", "--dry-run")  # the commands use it too
+    assert code == 0 and (tmp_path / "xdg" / "rldp" / "rldp.sqlite3").exists()
+    assert not (tmp_path / "rldp-data").exists()

@@ -1,0 +1,137 @@
+"""Request ids, the JSON access log and the operational metrics (per mechanism, build, storage)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+import time
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from service.rldp_live import ADMIN, in_process_app, make_document
+
+from rldp import __version__
+from rldp.aggregator.http.access import request_id_from
+from rldp.aggregator.services import ConfigError, load_config
+from rldp.aggregator.storage import StorageError, open_storage
+from rldp.aggregator.storage import telemetry as store_telemetry
+
+
+@pytest.fixture
+def app(tmp_path):
+    with in_process_app(tmp_path, ACCESS_LOG="json") as app:
+        yield app
+
+
+@pytest.fixture
+def mech(http):
+    doc = make_document()
+    assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+    return doc["id"]
+
+
+def samples(http) -> dict[tuple[str, tuple], float]:
+    """Every sample of /metrics: (name, sorted labels) → value."""
+    text = http.get("/metrics").data.decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_request_id_is_kept_when_safe_and_made_otherwise():
+    assert request_id_from("abc-123_x.y:z") == "abc-123_x.y:z"
+    for bad in (None, "", "a b", "x\ny", 'a"b', "é", "a" * 129, "<script>"):
+        made = request_id_from(bad)
+        assert re.fullmatch(r"[0-9a-f]{32}", made), bad
+    assert request_id_from(None) != request_id_from(None)
+
+
+def test_every_answer_and_problem_carries_the_request_id(http, mech):
+    resp = http.get("/healthz")
+    assert re.fullmatch(r"[0-9a-f]{32}", resp.headers["X-Request-Id"])
+    given = {"X-Request-Id": "client-42"}
+    for resp in (
+        http.get("/v1/nowhere", headers=given),  # Flask's 404
+        http.post("/v1/reports", json={"mechanism": mech, "batch": "b", "reports": [99]}, headers=given),  # fast path
+        http.post("/v1/mechanisms", json={}, headers=given),  # unauthorised, through a blueprint
+    ):
+        assert resp.status_code >= 400 and resp.mimetype == "application/problem+json"
+        assert resp.headers["X-Request-Id"] == "client-42" and resp.json["request_id"] == "client-42"
+    resp = http.get("/v1/nowhere", headers={"X-Request-Id": 'bad "id"'})
+    assert resp.headers["X-Request-Id"] == resp.json["request_id"] != 'bad "id"'
+    ok = http.post("/v1/reports", json={"mechanism": mech, "batch": "ok", "reports": [1]}, headers=given)
+    assert ok.status_code == 201 and ok.headers["X-Request-Id"] == "client-42"
+
+
+def test_json_access_log_one_object_per_request(http, mech, caplog):
+    caplog.set_level(logging.INFO, logger="rldp.access")
+    http.post("/v1/reports", json={"mechanism": mech, "batch": "b1", "reports": [1, 2]}, headers={"X-Request-Id": "r1"})
+    http.get("/v1/no%22where%0A", headers={"X-Request-Id": "r2"}).close()  # a quote and a newline in the path
+    lines = [r.getMessage() for r in caplog.records if r.name == "rldp.access"]
+    assert len(lines) == 2 and all("\n" not in line for line in lines)
+    first, second = (json.loads(line) for line in lines)
+    assert set(first) == {"time", "method", "path", "status", "duration", "bytes", "request_id", "remote"}
+    assert (first["method"], first["path"], first["status"], first["request_id"]) == ("POST", "/v1/reports", 201, "r1")
+    assert first["bytes"] > 0 and 0 <= first["duration"] < 10 and first["time"].endswith("Z")
+    assert (second["status"], second["request_id"], second["path"]) == (404, "r2", '/v1/no"where\n')
+
+
+def test_no_access_log_unless_asked(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="rldp.access")
+    with in_process_app(tmp_path) as app:
+        resp = app.test_client().get("/healthz")
+    assert resp.headers["X-Request-Id"] and not [r for r in caplog.records if r.name == "rldp.access"]
+    with pytest.raises(ConfigError, match="ACCESS_LOG"):
+        load_config({"ACCESS_LOG": "xml"})
+
+
+def test_per_mechanism_series_only_for_published_mechanisms(http, mech):
+    before = time.time()
+    for i, reports in enumerate(([0, 1, 1], [2] * 5)):
+        assert (
+            http.post("/v1/reports", json={"mechanism": mech, "batch": f"b{i}", "reports": reports}).status_code == 201
+        )
+    assert http.post("/v1/reports", json={"mechanism": mech, "batch": "x", "reports": [99]}).status_code == 422
+    assert http.post("/v1/reports", json={"mechanism": mech, "batch": "b0", "reports": [0]}).status_code == 409
+    made_up = "0" * 64
+    assert http.post("/v1/reports", json={"mechanism": made_up, "batch": "x", "reports": [0]}).status_code == 404
+    got = samples(http)
+    key = (("mechanism", mech),)
+    assert got[("rldp_mechanism_reports_accepted_total", key)] == 8
+    assert before <= got[("rldp_mechanism_last_report_timestamp_seconds", key)] <= time.time()
+    refused = (("mechanism", mech), ("reason", "report-out-of-range"))
+    assert got[("rldp_mechanism_batches_refused_total", refused)] == 1
+    assert got[("rldp_mechanism_batches_refused_total", (("mechanism", mech), ("reason", "batch-conflict")))] == 1
+    assert not [k for k in got if dict(k[1]).get("mechanism") == made_up]  # no series for an unpublished id
+    assert got[("rldp_rejections_total", (("reason", "unknown-mechanism"),))] == 1  # counted globally only
+
+
+def test_build_info_and_storage_metrics(http, mech):
+    assert http.post("/v1/reports", json={"mechanism": mech, "batch": "c", "reports": [1]}).status_code == 201
+    got = samples(http)
+    build = [dict(k[1]) for k in got if k[0] == "rldp_build_info"]
+    assert len(build) == 1 and build[0]["version"] == __version__ and build[0]["storage"] == "sqlite"
+    assert re.fullmatch(r"3\.\d+\.\d+.*", build[0]["python"])
+    assert got[("rldp_commit_duration_seconds_count", (("backend", "sqlite"),))] >= 1
+    assert got[("rldp_commit_batches_total", (("backend", "sqlite"),))] >= 1
+    assert ("rldp_writer_queue_depth", ()) in got
+
+
+def test_database_errors_are_counted(tmp_path):
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry()
+    store_telemetry.install(registry)
+    store = open_storage(f"sqlite:///{tmp_path / 'x.sqlite3'}")
+    try:
+        with sqlite3.connect(tmp_path / "x.sqlite3") as conn:
+            conn.execute("DROP TABLE rldp_mechanisms")
+        with pytest.raises(StorageError):
+            store.get_mechanism("a" * 64)
+    finally:
+        store.close()
+    assert 'rldp_database_errors_total{backend="sqlite"} 1.0' in generate_latest(registry).decode()
