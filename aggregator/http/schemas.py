@@ -93,11 +93,7 @@ SCHEMAS: dict[str, Any] = {
             "detail": {"type": "string", "description": "What was wrong and what was expected."},
             "reason": {"type": "string", "enum": list(PROBLEMS)},
             "instance": {"type": "string"},
-            "request_id": {
-                "type": "string",
-                "description": "The request's id, also in the X-Request-Id response header (the client's own "
-                "X-Request-Id when it is 1-128 characters of A-Z a-z 0-9 . _ ~ : + = @ -).",
-            },
+            "request_id": {"type": "string", "description": "The request's id, also its X-Request-Id header."},
         },
         "additionalProperties": True,
     },
