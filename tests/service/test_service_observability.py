@@ -7,6 +7,7 @@ import logging
 import re
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -135,3 +136,70 @@ def test_database_errors_are_counted(tmp_path):
     finally:
         store.close()
     assert 'rldp_database_errors_total{backend="sqlite"} 1.0' in generate_latest(registry).decode()
+
+
+@pytest.mark.live
+def test_live_server_logs_json_and_counts_the_writer_process(tmp_path):
+    import requests
+    from service.rldp_live import LiveServer
+
+    server = LiveServer(
+        f"sqlite:///{tmp_path / 'db' / 'rldp.sqlite3'}",
+        tmp_path / "log",
+        workers=1,
+        env={"RLDP_MAX_BODY_BYTES": "100000"},
+        extra_args=("--access-log",),
+    ).start()
+    try:
+        doc = make_document()
+        assert server.publish(doc).status_code == 201
+        resp = server.post_reports(doc["id"], "b1", [0, 1, 1], headers={"X-Request-Id": "live-1"})
+        assert resp.status_code == 201 and resp.headers["X-Request-Id"] == "live-1"
+        big = requests.post(  # refused by the buffering front, before the app
+            server.url + "/v1/reports",
+            data=b"x" * 200_000,
+            headers={"Content-Type": "application/json", "X-Request-Id": "live-2"},
+            timeout=30,
+        )
+        assert big.status_code == 413 and big.headers["X-Request-Id"] == "live-2" == big.json()["request_id"]
+        text = requests.get(server.url + "/metrics", timeout=10).text
+        got = {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
+        # committed by the writer process: its samples reach /metrics through the multiprocess directory
+        assert got[("rldp_commit_duration_seconds_count", (("backend", "sqlite"),))] >= 1
+        assert got[("rldp_mechanism_reports_accepted_total", (("mechanism", doc["id"]),))] == 3
+        assert [k for k in got if k[0] == "rldp_build_info"]
+    finally:
+        server.stop()
+    log = Path(server._log.name).read_text(errors="replace")  # type: ignore[union-attr]
+    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    ids = {line["request_id"]: line for line in lines}
+    assert ids["live-1"]["status"] == 201 and ids["live-1"]["path"] == "/v1/reports"
+    assert ids["live-2"]["status"] == 413
+
+
+@pytest.mark.live
+def test_serve_prints_its_default_store(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "RLDP_DATABASE_URL"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rldp.cli", "serve", "--port", "0", "--workers", "1"],
+        env=env,
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()  # type: ignore[union-attr]
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    assert str(tmp_path / "xdg" / "rldp" / "rldp.sqlite3") in line and "default" in line
+    assert not (tmp_path / "rldp-data").exists()
