@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
-import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -43,7 +43,7 @@ def request_id_from(given: str | None) -> str:
     """The client's id if it is safe to log and echo (see the module docstring), else a new one."""
     if given and _SAFE_ID.fullmatch(given):
         return given
-    return secrets.token_hex(16)
+    return os.urandom(16).hex()
 
 
 def access_line(method: str, path: str, status: int, seconds: float, size: int, request_id: str, remote: str) -> str:
@@ -85,12 +85,13 @@ class AccessLog:
         rid = request_id_from(environ.get("HTTP_X_REQUEST_ID"))
         environ["rldp.request_id"] = rid
         began = time.perf_counter()
-        status: list[int] = [0]
+        status: list[Any] = [""]
+        header = ("X-Request-Id", rid)
 
         def start(line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            status[0] = int(line.split(" ", 1)[0])
-            headers = [(k, v) for k, v in headers if k.lower() != "x-request-id"]
-            return start_response(line, [*headers, ("X-Request-Id", rid)], exc_info)
+            status[0] = line  # the app sets no X-Request-Id of its own: append ours
+            headers.append(header)
+            return start_response(line, headers, exc_info)
 
         token = REQUEST_ID.set(rid)
         try:
@@ -100,12 +101,12 @@ class AccessLog:
         if not self.enabled:
             return result
         if isinstance(result, list):  # the common case: the whole answer is here
-            self._log(environ, status[0], began, sum(len(chunk) for chunk in result), rid)
+            self._log(environ, status, began, sum(len(chunk) for chunk in result), rid)
             return result
         return self._logged(result, environ, status, began, rid)
 
     def _logged(
-        self, result: Iterable[bytes], environ: dict[str, Any], status: list[int], began: float, rid: str
+        self, result: Iterable[bytes], environ: dict[str, Any], status: list[Any], began: float, rid: str
     ) -> Iterator[bytes]:
         size = 0
         try:
@@ -116,16 +117,16 @@ class AccessLog:
             close = getattr(result, "close", None)
             if close is not None:
                 close()
-            self._log(environ, status[0], began, size, rid)
+            self._log(environ, status, began, size, rid)
 
-    def _log(self, environ: dict[str, Any], status: int, began: float, size: int, rid: str) -> None:
+    def _log(self, environ: dict[str, Any], status: list[Any], began: float, size: int, rid: str) -> None:
         # PATH_INFO is the path's bytes as latin-1 (PEP 3333): log the text the client sent
         path = environ.get("PATH_INFO", "").encode("latin-1", "replace").decode("utf-8", "replace")
         log.info(
             access_line(
                 environ.get("REQUEST_METHOD", ""),
                 path,
-                status,
+                int(str(status[0]).split(" ", 1)[0] or 0),
                 time.perf_counter() - began,
                 size,
                 rid,
