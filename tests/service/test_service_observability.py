@@ -203,3 +203,22 @@ def test_serve_prints_its_default_store(tmp_path):
         proc.wait(20)
     assert str(tmp_path / "xdg" / "rldp" / "rldp.sqlite3") in line and "default" in line
     assert not (tmp_path / "rldp-data").exists()
+
+
+def test_browsers_may_send_and_read_the_request_id(tmp_path):
+    with in_process_app(tmp_path, CORS_ORIGIN="https://app.example") as app:
+        http = app.test_client()
+        origin = {"Origin": "https://app.example"}
+        pre = http.options(
+            "/v1/reports",
+            headers={
+                **origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "x-request-id",
+            },
+        )
+        assert "X-Request-Id" in pre.headers["Access-Control-Allow-Headers"]
+        resp = http.get("/healthz", headers={**origin, "X-Request-Id": "web-1"})
+        assert (
+            resp.headers["X-Request-Id"] == "web-1" and "X-Request-Id" in resp.headers["Access-Control-Expose-Headers"]
+        )
