@@ -204,7 +204,8 @@ def _pg_backup(url: str, tmp: str) -> Inventory:
 
     dsn, env = _libpq(url)
     try:
-        with psycopg.connect(dsn, password=env.get("PGPASSWORD"), autocommit=True) as conn:
+        password = {"password": env["PGPASSWORD"]} if env.get("PGPASSWORD") else {}
+        with psycopg.connect(dsn, autocommit=True, **password) as conn:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 snapshot = conn.execute("SELECT pg_export_snapshot()").fetchone()[0]  # type: ignore[index]

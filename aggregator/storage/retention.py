@@ -105,13 +105,18 @@ def inventory(storage: Storage) -> Inventory:
         return inventory_of(conn)
 
 
+#: Batches pruned per transaction: a SQLite prune holds the write lock (uploads wait) only this long at a time.
+PRUNE_CHUNK = 2000
+
+
 def prune(
     storage: Storage, before: float, mechanisms: Sequence[str] | None = None, *, dry_run: bool = False
 ) -> dict[str, tuple[int, int]]:
     """Remove the reports of the batches received before ``before`` (Unix seconds), of
     ``mechanisms`` (None: every mechanism); ``{mechanism id: (batches, reports)}`` removed (or,
-    with ``dry_run``, that would be). One write transaction: the batches become tombstones
-    and their reports leave the counts together, or nothing changes."""
+    with ``dry_run``, that would be). In transactions of at most :data:`PRUNE_CHUNK` batches,
+    each all or nothing: its batches become tombstones and their reports leave the counts
+    together, so the counts always equal the live batches."""
     if mechanisms is not None and not mechanisms:
         return {}
     only = "" if mechanisms is None else f" AND mechanism IN ({', '.join('?' * len(mechanisms))})"
@@ -126,22 +131,32 @@ def prune(
                 args,
             ).fetchall()
         return {str(r[0]): (int(r[1]), int(r[2])) for r in found}
+    removed: dict[str, tuple[int, int]] = {}
+    while True:
+        done = _prune_chunk(storage, where, args, removed)
+        if done < PRUNE_CHUNK:
+            return removed
+
+
+def _prune_chunk(storage: Storage, where: str, args: list[Any], removed: dict[str, tuple[int, int]]) -> int:
+    """Prune up to PRUNE_CHUNK batches in one transaction (adding them to ``removed``); how many."""
     # PostgreSQL writers run concurrently: lock the rows read, so a second prune waits and then skips them.
     lock = " FOR UPDATE" if storage.dialect == "postgresql" else ""
-    removed: dict[str, tuple[int, int]] = {}
+    seen = 0
     with storage.write_transaction() as conn:
         outputs = {str(r[0]): int(r[1]) for r in conn.execute("SELECT id, outputs FROM rldp_mechanisms").fetchall()}
         cur = conn.execute(
             storage._sql(
-                f"SELECT mechanism, batch, window_label, n, encoding, payload FROM rldp_batches {where}{lock}"
+                f"SELECT mechanism, batch, window_label, n, encoding, payload FROM rldp_batches {where}"
+                f" LIMIT {PRUNE_CHUNK}{lock}"
             ),
             args,
         )
         totals: dict[tuple[str, str], np.ndarray] = {}
         keys: dict[str, list[str]] = {}
-        for mechanism, batch, window, n, encoding, payload in cur:
-            k = outputs[mechanism]
-            counts = batch_counts(encoding, bytes(payload), k)
+        for mechanism, batch, window, n, encoding, payload in cur.fetchall():
+            seen += 1
+            counts = batch_counts(encoding, bytes(payload), outputs[mechanism])
             acc = totals.get((mechanism, window))
             totals[mechanism, window] = counts if acc is None else acc + counts
             keys.setdefault(mechanism, []).append(batch)
@@ -159,4 +174,4 @@ def prune(
                 )
         for (mechanism, window), counts in sorted(totals.items(), key=lambda kv: kv[0]):
             storage._upsert_counts(conn, mechanism, window, -counts)  # subtracted from this writer's shard
-    return removed
+    return seen

@@ -169,7 +169,10 @@ def test_prune_under_load_keeps_counts_exact_and_a_resent_batch_is_not_counted_t
         store.close()
 
 
-def test_prune_by_mechanism_and_dry_run(url):
+def test_prune_by_mechanism_and_dry_run(url, monkeypatch):
+    from rldp.aggregator.storage import retention
+
+    monkeypatch.setattr(retention, "PRUNE_CHUNK", 2)  # 3 batches: two transactions
     store = open_storage(url)
     try:
         other = "f" * 64
