@@ -26,11 +26,13 @@ def _url(args: argparse.Namespace) -> str:
     return args.db or os.environ.get("RLDP_DATABASE_URL") or default_url()
 
 
-def parse_cutoff(text: str, now: float | None = None) -> float:
+def parse_cutoff(text: str | None, now: float | None = None) -> float:
     """``--before``: an ISO date (midnight UTC) or date-time (UTC unless it names its offset) in
     the past, as Unix seconds; CommandError naming what was expected otherwise."""
     now = time.time() if now is None else now
-    text = (text or "").strip()
+    if text is None:
+        raise CommandError("give --before DATE: the reports received before it are removed (e.g. 2026-01-31)")
+    text = text.strip()
     try:
         if len(text) == 10:
             moment = datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
@@ -134,7 +136,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Remove the reports of the batches received before DATE (their ids stay known: a re-sent "
         "batch is answered as a duplicate, never counted again).",
     )
-    p.add_argument("--before", required=True, metavar="DATE", help="2026-01-31 (midnight UTC) or an ISO date-time")
+    p.add_argument("--before", metavar="DATE", help="2026-01-31 (midnight UTC) or an ISO date-time")
     p.add_argument("--mechanism", action="append", metavar="ID", help="only this mechanism (id or prefix; repeatable)")
     p.add_argument("--collection", action="append", metavar="NAME", help="only this collection's mechanisms")
     p.add_argument("--dry-run", action="store_true", help="say what would be removed; change nothing")

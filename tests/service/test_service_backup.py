@@ -6,12 +6,14 @@ the time its acknowledgement returned; the backup (or prune) runs meanwhile in t
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -169,7 +171,7 @@ def test_prune_under_load_keeps_counts_exact_and_a_resent_batch_is_not_counted_t
         store.close()
 
 
-def test_prune_by_mechanism_and_dry_run(url, monkeypatch):
+def test_prune_by_mechanism_collection_and_dry_run(url, monkeypatch, capsys):
     from rldp.aggregator.storage import retention
 
     monkeypatch.setattr(retention, "PRUNE_CHUNK", 2)  # 3 batches: two transactions
@@ -180,7 +182,8 @@ def test_prune_by_mechanism_and_dry_run(url, monkeypatch):
         for i in range(3):
             store.ingest(MECH, f"p{i}", reports_of(i), K)
             store.ingest(other, f"p{i}", reports_of(i), K)
-        cut = time.time() + 1
+        time.sleep(0.01)
+        cut = time.time()
         expected = (3, int(counts_of(["p0", "p1", "p2"]).sum()))
         assert prune(store, cut, [other], dry_run=True) == {other: expected}
         assert store.batch_totals(other) == expected  # a dry run changes nothing
@@ -188,8 +191,15 @@ def test_prune_by_mechanism_and_dry_run(url, monkeypatch):
         assert store.batch_totals(other) == (0, 0) and not store.counts(other, K).any()
         assert store.batch_totals(MECH) == expected  # the other mechanism untouched
         assert inventory(store).reports == {MECH: expected}
+        store.create_collection("usage", "", {"notion": "rldp", "epsilon": 1.0}, None, MECH)
     finally:
         store.close()
+    stamp = datetime.fromtimestamp(cut, UTC).isoformat()
+    code, _, err = run(capsys, "prune", "--before", stamp, "--db", url, "--collection", "nope")
+    assert code == 2 and "no such collection" in err
+    code, out, _ = run(capsys, "prune", "--before", stamp, "--db", url, "--collection", "usage", "--json")
+    assert code == 0
+    assert json.loads(out)["removed"] == {MECH: {"batches": expected[0], "reports": expected[1]}}
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -205,6 +215,8 @@ def test_cli_refusals_and_summaries(url, backend, databases, tmp_path, capsys):
     for bad in ("yesterday", "2026-13-01", "", "2999-01-01"):
         code, out, err = run(capsys, "prune", "--before", bad, "--db", url)
         assert code == 2 and len(err.strip().splitlines()) == 1 and "--before" in err and "Traceback" not in err
+    code, out, err = run(capsys, "prune", "--db", url)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "give --before DATE" in err
     code, out, _ = run(capsys, "prune", "--before", "2000-01-01", "--db", url, "--dry-run")
     assert code == 0 and out.startswith("would remove 0 reports")
     code, _, err = run(capsys, "prune", "--before", "2000-01-01", "--db", url, "--mechanism", "zz")
