@@ -153,7 +153,10 @@ def _sqlite_restore(source: str, path: str) -> None:
     try:
         src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
         try:
-            row = src.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()
+            try:
+                row = src.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()
+            except sqlite3.Error:  # another application's SQLite file
+                row = None
             _check_version(None if row is None else str(row[0]), source)
             dst = sqlite3.connect(path, timeout=30.0)
             try:

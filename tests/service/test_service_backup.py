@@ -245,6 +245,11 @@ def test_restore_refuses_an_unknown_schema_version(tmp_path):
         conn.execute("UPDATE rldp_meta SET value = '99' WHERE key = 'schema'")
     with pytest.raises(StorageError, match="schema version 99"):
         restore(f"sqlite:///{tmp_path / 'b' / 'rldp.sqlite3'}", str(bak))
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(StorageError, match="not an rldp store"):
+        restore(f"sqlite:///{tmp_path / 'c' / 'rldp.sqlite3'}", str(other))
     with pytest.raises(StorageError, match="no store"):
         backup(f"sqlite:///{tmp_path / 'none' / 'rldp.sqlite3'}", str(tmp_path / "n.bak"))
     assert not os.path.exists(tmp_path / "n.bak")
