@@ -118,8 +118,14 @@ def test_a_drifted_collection_with_the_redesign_policy_is_redesigned_over_its_li
     _report(http, doc, 200_000, seed=9, truth=drifted)
     estimate = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=ADMIN).json
     assert estimate["drift"]["rejected"], estimate["drift"]
-    jobs = http.get("/v1/designs", headers=ADMIN).json["jobs"]
-    [job] = [j for j in jobs if j["params"].get("kind") == "drift-redesign"]
+    # The collection watch may have seen the drift first, in the background: the job appears within moments.
+    [job] = _wait(
+        lambda: [
+            j
+            for j in http.get("/v1/designs", headers=ADMIN).json["jobs"]
+            if j["params"].get("kind") == "drift-redesign"
+        ]
+    )
     job = finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
     assert job["status"] == "done", job
     collection = http.get("/v1/collections/watched").json
@@ -238,3 +244,34 @@ def test_a_pilot_with_an_automatic_switch_switches_once_it_has_its_reports(http,
     _report(http, pilot, 1_000, seed=7)  # later pilot batches start nothing more
     jobs = http.get("/v1/designs", headers=ADMIN).json["jobs"]
     assert len([j for j in jobs if j["params"].get("kind") == "pilot-switch"]) == 1
+
+
+def test_a_pilot_designed_document_is_checked_against_the_pilots_stored_counts(tmp_path, pilot):
+    """The publish check recomputes P̂ and F from the provenance's counts and the stored pilot's matrix, and
+    refuses counts the service never received, or a pilot it does not have (as rldp audit --pilot does)."""
+    from rldp.aggregator.design import DesignRequest
+    from rldp.aggregator.design.sources import PilotData, design_from
+    from rldp.shared.document import to_msgpack
+
+    def derived(counts):
+        return design_from(PilotData(pilot, counts, 0.05), DesignRequest(method="srr", epsilon=1.0), ALPHABET)
+
+    with in_process_app(tmp_path / "a") as app:
+        http = app.test_client()
+        _start(http, pilot)
+        _report(http, pilot, 20_000, seed=21)
+        stored = http.get("/v1/mechanisms/" + pilot["id"] + "/estimate", headers=ADMIN)
+        assert stored.status_code == 200
+        service = app.extensions["rldp"]
+        counts = service.storage.counts(pilot["id"], report_matrix(pilot).shape[0]).tolist()
+        honest = derived(counts)
+        assert http.post("/v1/mechanisms", json=honest, headers=ADMIN).status_code == 201
+        inflated = derived([2 * c for c in counts])  # a narrower F from reports that never came
+        resp = http.post("/v1/mechanisms", json=inflated, headers=ADMIN)
+        assert resp.status_code == 422 and resp.json["reason"] == "public-data-mismatch", resp.json
+        assert "counts it never received" in resp.json["detail"]
+    with in_process_app(tmp_path / "b") as app:  # a service that never had the pilot
+        resp = app.test_client().post(
+            "/v1/mechanisms", data=to_msgpack(honest), headers={**ADMIN, "Content-Type": "application/msgpack"}
+        )
+        assert resp.status_code == 422 and "not published here" in resp.json["detail"], resp.json
