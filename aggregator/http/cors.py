@@ -46,6 +46,8 @@ class CorsMiddleware:
 
         def with_cors(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             kept = [(k, v) for k, v in headers if k.lower() not in ("access-control-allow-origin", "vary")]
-            return start_response(status, [*kept, *allow, ("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")], exc_info)
+            return start_response(
+                status, [*kept, *allow, ("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")], exc_info
+            )
 
         return self.app(environ, with_cors)
