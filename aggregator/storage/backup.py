@@ -207,7 +207,7 @@ def _pg_backup(url: str, tmp: str) -> Inventory:
 
     dsn, env = _libpq(url)
     try:
-        password = {"password": env["PGPASSWORD"]} if env.get("PGPASSWORD") else {}
+        password: dict[str, Any] = {"password": env["PGPASSWORD"]} if env.get("PGPASSWORD") else {}
         with psycopg.connect(dsn, autocommit=True, **password) as conn:
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
