@@ -269,3 +269,13 @@ def test_default_store_is_in_the_user_data_folder_not_the_working_directory(tmp_
     code, out, _ = run(capsys, "prune", "--before", "2000-01-01", "--dry-run")  # the commands use it too
     assert code == 0 and (tmp_path / "xdg" / "rldp" / "rldp.sqlite3").exists()
     assert not (tmp_path / "rldp-data").exists()
+
+
+def test_store_commands_are_listed_by_the_root_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in ("backup", "restore", "prune"))
+    with pytest.raises(SystemExit):
+        main(["prune", "--help"])
+    assert "--dry-run" in capsys.readouterr().out
