@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import re
 import time
 from typing import Any
 
@@ -169,7 +170,30 @@ class Metrics(ServiceEvents):
         from prometheus_client import CollectorRegistry, generate_latest, multiprocess  # see the docstring
 
         if self.multiprocess:
+            _forget_dead_processes(multiprocess.mark_process_dead)
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)
             return generate_latest(registry)
         return generate_latest(self.registry)
+
+
+def _forget_dead_processes(mark_dead: Any) -> None:
+    """Drop the live-summed gauges of processes that are gone (a respawned worker, a restarted
+    writer): prometheus_client adds every file it finds, so a dead process's last queue depth
+    would stay in ``rldp_writer_queue_depth`` for good."""
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        match = re.fullmatch(r"gauge_live\w*?_(\d+)\.db", name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            mark_dead(pid, path)
+        except PermissionError:  # alive, another user's
+            pass

@@ -222,3 +222,19 @@ def test_browsers_may_send_and_read_the_request_id(tmp_path):
         assert (
             resp.headers["X-Request-Id"] == "web-1" and "X-Request-Id" in resp.headers["Access-Control-Expose-Headers"]
         )
+
+
+def test_a_dead_process_queue_depth_is_forgotten(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}  # rldp serve's multiprocess mode
+    writer = "from rldp.aggregator.storage import telemetry\ntelemetry.install()\ntelemetry.queue_depth(7)\n"
+    subprocess.run([sys.executable, "-c", writer], check=True, env=env, timeout=60)  # then it exits
+    scrape = (
+        "from rldp.aggregator.http.metrics import Metrics\nfrom rldp.aggregator.storage import telemetry\n"
+        "m = Metrics()\ntelemetry.queue_depth(2)\nprint(m.render().decode())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", scrape], env=env, capture_output=True, text=True, timeout=60).stdout
+    assert "rldp_writer_queue_depth 2.0" in out.splitlines()  # the live process's 2, not 2 + the dead one's 7
