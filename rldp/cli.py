@@ -2,8 +2,8 @@
 
 rldp installs in layers: ``pip install rldp`` gives the client (``rldp privatize``), the
 operator's commands over the HTTP API (publish, mechanisms, estimate, retire, jobs, job) and
-``token``; ``rldp[aggregator]`` adds design, audit, evaluate and serve; ``rldp[demo]`` adds the
-demo and the experiments. This module sits above every package, so it imports them
+``token``; ``rldp[aggregator]`` adds design, audit, evaluate, serve and the store's backup,
+restore and prune; ``rldp[demo]`` adds the demo and the experiments. This module sits above every package, so it imports them
 downwards only, and only the part a command needs (starting ``rldp privatize`` never loads
 scipy). A command whose part's dependencies are not installed answers with the extra to
 install (exit 2), never a traceback.
@@ -57,6 +57,12 @@ def _aggregator_cli() -> ModuleType:
     return cli
 
 
+def _store_cli() -> ModuleType:
+    from rldp.aggregator.cli import store  # the storage (psycopg only for a PostgreSQL store)
+
+    return store
+
+
 def _serve_cli() -> ModuleType:
     from rldp.aggregator.http import serve  # flask, granian, psycopg, prometheus_client
 
@@ -82,6 +88,9 @@ class CommandGroup:
 COMMAND_GROUPS: tuple[CommandGroup, ...] = (
     CommandGroup(("design", "audit", "evaluate"), _aggregator_cli, "rldp[aggregator]", "design and check mechanisms"),
     CommandGroup(("serve",), _serve_cli, "rldp[aggregator]", "run the aggregator service"),
+    CommandGroup(
+        ("backup", "restore", "prune"), _store_cli, "rldp[aggregator]", "back up, restore and prune the store"
+    ),
     CommandGroup(("token",), _token_cli, "rldp", "make the service's tokens"),
     CommandGroup(("privatize",), _client_cli, "rldp", "privatise records and submit them"),
     CommandGroup(

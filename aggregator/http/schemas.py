@@ -93,6 +93,7 @@ SCHEMAS: dict[str, Any] = {
             "detail": {"type": "string", "description": "What was wrong and what was expected."},
             "reason": {"type": "string", "enum": list(PROBLEMS)},
             "instance": {"type": "string"},
+            "request_id": {"type": "string", "description": "The request's id, also its X-Request-Id header."},
         },
         "additionalProperties": True,
     },

@@ -10,7 +10,12 @@ import numpy as np
 from rldp.shared.errors import RldpError
 from rldp.shared.reports import encode_batch
 
-__all__ = ["StorageError", "MechanismRecord", "IngestResult", "JobRecord", "BatchItem"]
+__all__ = ["StorageError", "MechanismRecord", "IngestResult", "JobRecord", "BatchItem", "PRUNED", "LIVE"]
+
+#: The encoding of a pruned batch's row, a tombstone kept for idempotency (:mod:`.retention`).
+PRUNED = "pruned"
+#: The SQL condition selecting the batches that still hold their reports.
+LIVE = f"encoding <> '{PRUNED}'"
 
 
 class StorageError(RldpError, RuntimeError):
