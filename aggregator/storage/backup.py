@@ -29,8 +29,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from .factory import open_storage
-from .rows import StorageError
 from .retention import Inventory, inventory, inventory_of
+from .rows import StorageError
 from .schema import SCHEMA_VERSION, migrations
 
 __all__ = ["backup", "restore", "backup_kind", "pg_tools_missing"]

@@ -21,8 +21,8 @@ from rldp_live import record
 
 from rldp.aggregator.storage import open_storage
 from rldp.aggregator.storage.backup import backup, pg_tools_missing, restore
-from rldp.aggregator.storage.rows import StorageError
 from rldp.aggregator.storage.retention import inventory, prune
+from rldp.aggregator.storage.rows import StorageError
 from rldp.cli import main
 
 MECH = "e" * 64
