@@ -93,7 +93,28 @@ def test_continuous_column_is_refused_before_allocating(tmp_path):
         ",".join(ADULT_COLUMNS),
         timeout=60,
     )
-    assert_one_line_error(proc, "|X| = ", f"> {MAX_DESIGN_SYMBOLS:,}", "'fnlwgt' has", "Bin it")
+    assert_one_line_error(proc, "|X| = ", f"> {MAX_DESIGN_SYMBOLS:,}", "'fnlwgt' has", "numeric values", "bin it")
+
+
+def test_a_42_value_column_is_not_called_continuous():
+    # Issue 27 rough edge: sex × native-country (42 values) × occupation × education was refused with
+    # "column 'native-country' has 42 distinct values: is it continuous?".
+    from rldp.aggregator.design import check_design_size
+    from rldp.shared.errors import ValidationError
+    from rldp.shared.records import Alphabet, Attribute
+
+    def attr(name, n, fmt="v{}"):
+        return Attribute(name, tuple(fmt.format(i) for i in range(n)))
+
+    alphabet = Alphabet(attr("sex", 2), [attr("native-country", 42), attr("occupation", 15), attr("education", 16)])
+    with pytest.raises(ValidationError) as info:
+        check_design_size(alphabet, "pub.csv")
+    text = str(info.value)
+    assert "continuous?" not in text and "20,160" in text and "native-country (42)" in text
+    assert "42 distinct values" in text and "release fewer columns" in text
+    alphabet = Alphabet(attr("sex", 2), [attr("age", 5000, "{}")])  # many numbers: likely continuous
+    with pytest.raises(ValidationError, match=r"'age' has 5,000 distinct numeric values: if it is continuous, bin it"):
+        check_design_size(alphabet, "pub.csv")
 
 
 @pytest.mark.slow
