@@ -47,6 +47,7 @@ from ..design import (
     request_fields,
     validate_request,
 )
+from ..design.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
 from .interrupted import BASELINE_METHOD, baseline_design
@@ -93,6 +94,9 @@ def cmd_design(args: argparse.Namespace) -> int:
         request = validate_request(request, released_size=alphabet.n_released)
     except DesignParameterError as exc:
         raise CommandError(_as_flags(str(exc))) from None
+    few = few_public_rows(public.n, alphabet.size, request)
+    if few:
+        print(f"rldp design: warning: {args.public}: {few}", file=sys.stderr)
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
     iterative = args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))

@@ -158,7 +158,8 @@ def test_few_public_rows_are_designed_with_a_warning(tmp_path):
     proc = run(*design_args(few, tmp_path / "few.json", method="grr"), "--no-progress")
     assert proc.returncode == 0, proc.stderr
     warning = [line for line in proc.stderr.splitlines() if "public rows" in line]
-    assert len(warning) == 1 and "warning: only 5 public rows" in warning[0] and "4 cells" in warning[0], proc.stderr
+    assert len(warning) == 1 and "few.csv: only 5 public rows" in warning[0] and "4 cells" in warning[0]
+    assert "radius 0.941 nats (at 100 rows: 0.0752)" in warning[0], proc.stderr
     enough = tmp_path / "enough.csv"
     enough.write_text("sex,race\n" + "Male,White\nFemale,Black\nMale,Black\nFemale,White\n" * 100)
     proc = run(*design_args(enough, tmp_path / "enough.json", method="grr"), "--no-progress")
