@@ -317,14 +317,16 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "--target",
         type=parse_target,
         metavar="RULE|P1,P2,...",
-        help="--method coupling: the common target over U: barycenter (default: least expected loss), "
-        "marginal (the public P(U)), uniform, or |U| probabilities in the released alphabet's order",
+        help="--method coupling: the common target over U: best (default: the point between the public P(U) and "
+        "the barycenter that keeps the most information I(X;Y)), barycenter (least expected loss at P̂), marginal "
+        "(the public P(U)), uniform, or |U| probabilities in the released alphabet's order",
     )
     p.add_argument(
         "--cost",
         metavar="absolute|hamming|FILE.csv",
-        help="--method coupling: transport cost c(x, y) over U: absolute |x - y| over the released alphabet's "
-        "order (default), hamming, or a CSV of |U|×|U| numbers ≥ 0",
+        help="--method coupling: transport cost c(x, y) over U: hamming [x ≠ y] (default: the values are "
+        "categories), absolute |x - y| over the released alphabet's order (only if the values are ordered and "
+        "that order is theirs), or a CSV of |U|×|U| numbers ≥ 0",
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument("--beta", type=significance_level, help="significance level of the confidence set (default 0.05)")

@@ -99,7 +99,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     elif own.provenance is not None and own.provenance.get("source") == PILOT_SOURCE:
         lines.append(f"  note: {own.notes[0]}")
     if args.public_data:
-        check = check_public_data(doc, read_csv(args.public_data, names=args.names, delimiter=args.delimiter, encoding=args.encoding), beta=args.beta)
+        check = check_public_data(
+            doc,
+            read_csv(args.public_data, names=args.names, delimiter=args.delimiter, encoding=args.encoding),
+            beta=args.beta,
+        )
         record["public_data"] = {"file": str(args.public_data), **check.to_dict()}
         verdict = f"MATCH (n = {check.n}, counts sha256 {check.counts_sha256})" if check.passed else "MISMATCH"
         lines.append(f"  public data {args.public_data}: {verdict}" + ("" if check.passed else f": {check.summary()}"))
@@ -194,7 +198,7 @@ def add_check_parsers(sub: argparse._SubParsersAction) -> None:
         "--cost",
         metavar="absolute|hamming|FILE.csv",
         help="distp documents: the cost over U of the Earth mover's distance (XDistP) and of the expected "
-        "loss (default: the document's coupling cost, else absolute)",
+        "loss (default: the document's coupling cost, else hamming)",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)

@@ -207,4 +207,4 @@ def test_the_dashboard_form_designs_a_distp_coupling(http):
     assert status["status"] == "done", status
     doc = http.get(status["mechanism_url"]).json
     assert doc["privacy"]["delta"] == 0.02 and doc["parameters"]["target_rule"] == "marginal"
-    assert doc["parameters"]["cost"] == "absolute" and audit_document(doc).passed
+    assert doc["parameters"]["cost"] == "hamming" and audit_document(doc).passed
