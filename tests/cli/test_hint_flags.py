@@ -103,7 +103,7 @@ def _speaks_for(path: Path) -> set[str] | None:
 
 
 def test_the_scan_sees_the_hints() -> None:
-    assert ("--delimiter" in {f for _, f in hints(ROOT / "shared" / "tables.py")}), "the scan misses raise hints"
+    assert "--delimiter" in {f for _, f in hints(ROOT / "shared" / "tables.py")}, "the scan misses raise hints"
     assert {"privatize", "design", "audit", "evaluate"} <= set(COMMANDS)
 
 

@@ -41,9 +41,7 @@ def test_every_quick_start_command_runs_as_printed(tmp_path: Path) -> None:
     env.pop("RLDP_DEBUG", None)
     for block in quick_start_blocks():
         script = "set -euo pipefail\n" + block
-        proc = subprocess.run(
-            [bash, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
-        )
+        proc = subprocess.run([bash, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, (block, proc.stdout[-2000:], proc.stderr[-2000:])
     for written in ("adult.csv", "adult.test.csv", "mech.json", "prod.json", "funnel.json", "coupling.json"):
         assert (tmp_path / written).is_file(), written
