@@ -31,7 +31,9 @@ def test_the_stylesheet_shows_each_notions_fields_only_when_it_is_chosen() -> No
     for name in DESIGN_NOTIONS:
         rule = f"form.design:has(input[name=notion][value={name}]:checked) fieldset.notion-{name}"
         assert rule in css, name
-    assert re.search(r"@supports selector\(:has\(\*\)\) \{\s*form\.design fieldset\.per-notion \{ display: none; \}", css)
+    assert re.search(
+        r"@supports selector\(:has\(\*\)\) \{\s*form\.design fieldset\.per-notion \{ display: none; \}", css
+    )
 
 
 def _form(**fields: str) -> dict:

@@ -176,7 +176,8 @@ def test_the_dashboard_form_designs_a_latent_lip_mechanism(http):
     token = _form_login(http)
     page = http.get("/ui/designs").get_data(as_text=True)
     assert 'type="radio" name="notion" value="alip"' in page and 'name="latent"' in page
-    assert '<option value="optimal" selected>optimal (recommended)' in page  # each notion's method list, recommended first
+    # each notion's method list, its recommended method first
+    assert '<option value="optimal" selected>optimal (recommended)' in page
     fields = {"released": "colour", "method": "optimal", "notion": "lip", "latent": "on", "epsilon": "0.5"}
     resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
     assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
