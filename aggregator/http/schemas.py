@@ -71,7 +71,7 @@ _DESCRIPTIONS = {
     "notion": "the guarantee: " + "; ".join(f"{name}: {NOTION_TABLE[name].help}" for name in DESIGN_NOTIONS),
     "radius": 'Rényi radius in nats, or "inf" (instead of beta)',
     "target": "method coupling: the common target over U, a rule or |U| probabilities (default best)",
-    "cost": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default absolute)",
+    "cost": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default hamming)",
     "latent": "S is not an input of the mechanism (it reads the released attributes only); the CSV still holds "
     "S, which the claim protects",
     "window": "collect by window of this length (ISO 8601: 'P1D', 'P1W', 'PT6H', 'PT15M'): the document then "

@@ -35,7 +35,7 @@ from rldp.aggregator.design import (
     grr_matrix,
     optimal_coupling,
 )
-from rldp.aggregator.design.solvers.coupling import design_coupling
+from rldp.aggregator.design.solvers.coupling import design_coupling, released_information
 from rldp.shared.audit import distp_delta, distp_epsilon, robust_distp_delta, robust_distp_epsilon
 from rldp.shared.errors import one_line
 from rldp.shared.information import entropy, mutual_information
@@ -77,16 +77,6 @@ POLYOPT_BUDGET = 10.0  # seconds of column generation per PolyOpt design above 1
 
 
 # ----------------------------------------------------------------------------- measures
-
-
-def released_information(matrix: np.ndarray, p: np.ndarray) -> float:
-    """I(X;Y) for the released attribute X = U alone (nats), whatever the mechanism reads: the
-    joint P(u, y) = Σ_θ P(θ, u) Q(y|θ, u) (Q(y|u) when θ is latent)."""
-    joint = _output_joint(matrix, p)
-    pu, py = joint.sum(axis=1), joint.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(joint > 0, joint * (np.log(joint) - np.log(np.outer(pu, py))), 0.0)
-    return float(terms.sum())
 
 
 def decoded_loss(matrix: np.ndarray, p: np.ndarray, cost: np.ndarray) -> float:

@@ -48,7 +48,7 @@ def test_frame_missing_values_and_sizes(adult_frame):
     doc = design_from_frame(frame, sensitive="sex", released=["race"], method="grr", epsilon=1.0, missing="keep")
     assert "" in doc["released"][0]["values"]
     big = adult_frame[["sex", "fnlwgt"]]
-    with pytest.raises(ValidationError, match=r"'fnlwgt' has [\d,]+ distinct values.*Bin it"):
+    with pytest.raises(ValidationError, match=r"'fnlwgt' has [\d,]+ distinct numeric values.*bin it"):
         design_from_frame(big, sensitive="sex", released=["fnlwgt"], method="grr", epsilon=1.0)
     assert Table.from_frame(frame).column("race")[3] == ""
 

@@ -204,16 +204,43 @@ def validate_request(
     )
 
 
+#: A column whose values are all numbers and at least this many is said to look continuous (a categorical
+#: code such as education-num has 16): below it, a column with many values is as likely categorical.
+_CONTINUOUS_MIN_VALUES = 50
+
+
+def _looks_numeric(values: tuple[str, ...]) -> bool:
+    try:
+        for v in values:
+            float(v)
+    except ValueError:
+        return False
+    return True
+
+
 def check_design_size(alphabet: Alphabet, where: str) -> None:
-    """Refuse an alphabet too large to design for, before any matrix is allocated, naming the column
-    with the most values and suggesting to bin it (a column with that many values is likely continuous)."""
+    """Refuse an alphabet too large to design for, before any matrix is allocated: name each column's
+    number of values (|X| is their product) and say what would help — fewer columns, merged categories, or
+    (for a column of many numbers, likely continuous) binning it."""
     if alphabet.size <= MAX_DESIGN_SYMBOLS:
         return
-    widest = max(alphabet.joint_attributes, key=lambda a: a.size)
+    attrs = alphabet.joint_attributes
+    widest = max(attrs, key=lambda a: a.size)
+    product = " × ".join(f"{a.name} ({a.size:,})" for a in attrs)
+    if widest.size >= _CONTINUOUS_MIN_VALUES and _looks_numeric(widest.values):
+        advice = (
+            f"column {widest.name!r} has {widest.size:,} distinct numeric values: if it is continuous, bin it into "
+            "a few ranges (a new column) first"
+        )
+    else:
+        advice = (
+            f"the widest column, {widest.name!r}, has {widest.size:,} distinct values (a categorical column with "
+            "many values, or a numeric one): release fewer columns, or merge its rare values into a new column"
+            + (" (binned into ranges, if it is continuous)" if _looks_numeric(widest.values) else "")
+        )
     raise DesignParameterError(
-        f"{where}: the alphabet has |X| = {alphabet.size:,} symbols (> {MAX_DESIGN_SYMBOLS:,} rldp designs for); "
-        f"column {widest.name!r} has {widest.size:,} distinct values: is it continuous? "
-        "Bin it into a few ranges (a new column) first",
+        f"{where}: the alphabet has |X| = {alphabet.size:,} symbols (> {MAX_DESIGN_SYMBOLS:,} rldp designs for): "
+        f"{product}; {advice}",
         parameter="csv",
     )
 

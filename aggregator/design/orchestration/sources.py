@@ -19,16 +19,31 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from rldp.shared.divergence import confidence_radius
 from rldp.shared.document import report_matrix
 from rldp.shared.pilot import PilotSet, pilot_confidence_set, pilot_provenance
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 
 from ..primitives.errors import DesignParameterError
-from ..primitives.options import DesignRequest
+from ..primitives.options import DEFAULT_BETA, DesignRequest
 from .build import design_document
 
-__all__ = ["PriorSource", "PublicData", "PilotData", "design_from"]
+__all__ = [
+    "PriorSource",
+    "PublicData",
+    "PilotData",
+    "design_from",
+    "few_public_rows",
+    "MIN_PUBLIC_ROWS",
+    "ROWS_PER_CELL",
+]
+
+#: P̂ from fewer public rows than max(MIN_PUBLIC_ROWS, ROWS_PER_CELL · |S × U|) gets a warning (``rldp design`` and
+#: the service's design jobs). No floor refuses: the confidence radius grows as n shrinks, so the claim
+#: stays as true at n = 5 as at 32,561; what is lost is utility (a ball that wide keeps little of X).
+MIN_PUBLIC_ROWS = 100
+ROWS_PER_CELL = 10
 
 
 class PriorSource(Protocol):
@@ -107,4 +122,24 @@ def design_from(source: PriorSource, request: DesignRequest, alphabet: Alphabet)
         alphabet=alphabet,
         public_distribution=source.distribution,
         provenance=source.provenance(),
+    )
+
+
+def few_public_rows(n: int, cells: int, request: DesignRequest) -> str | None:
+    """A warning when P̂ rests on few public rows (None when there are enough): the count, the threshold,
+    and the radius of the uncertainty set it then has, next to the radius at the threshold."""
+    threshold = max(MIN_PUBLIC_ROWS, ROWS_PER_CELL * cells)
+    if n >= threshold or cells < 2:
+        return None
+    beta = float(request.beta) if request.beta is not None else DEFAULT_BETA
+    order = float(request.order)
+    wide = confidence_radius(threshold, beta, cells, order)
+    if request.radius is None:
+        radius = f"the {100 * (1 - beta):g} % confidence set around P̂ has radius {confidence_radius(n, beta, cells, order):.3g}"
+    else:
+        radius = f"the radius given is {float(request.radius):.3g} (the {100 * (1 - beta):g} % confidence radius for {n:,} rows: {confidence_radius(n, beta, cells, order):.3g})"
+    return (
+        f"only {n:,} public rows for {cells:,} cells of S × U (fewer than {threshold:,}): {radius} nats "
+        f"(at {threshold:,} rows: {wide:.3g}), so the design keeps little information; use more public rows if there "
+        "are any"
     )

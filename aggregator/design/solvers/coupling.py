@@ -18,11 +18,19 @@ with γ_θ ∈ argmin_γ Σ γ·c; Prop 2 as stated. Choices made here, each doc
 * Columns (θ, x) with λ̂_θ(x) = 0 (and every column of a θ never seen in the public data) may be any
   distribution; they are the target λ_T itself. Why: whatever weight a real distribution puts there,
   it then contributes exactly the common output distribution, so it adds no distinguishability.
-* The default target (``"best"``) is chosen for expected loss. The weighted Wasserstein barycenter
-  argmin_μ Σ_θ P̂_θ EMD(λ̂_θ, μ) (:func:`~.optimal_transport.barycenter`) is the common target of least
-  expected loss at P̂; after the mixing below (needed over a larger uncertainty set) it may lose to
-  smoother targets, so the points between the public marginal P̂_U and the barycenter are tried and
-  the least expected loss after mixing wins — never worse than coupling to P̂_U.
+* The default cost is ``hamming`` (c(x, x′) = [x ≠ x′]): released values are categories, whose order
+  in the alphabet (sorted text) means nothing; ``absolute`` (|x − x′| over that order) only when the
+  caller says the values are ordered. Under hamming the optimal coupling keeps as many records at their
+  own value as the target allows.
+* The default target (``"best"``) is chosen for the information the mechanism keeps about the released
+  values, I(U;Y) at P̂ (:func:`released_information`; reported as NMI_U = I(U;Y)/H(U), the figure the
+  README and ``rldp experiment distp-adult`` quote), ties broken by expected loss. Not I(S×U;Y): what Y
+  tells about θ beyond U is what DistP hides, not utility. The weighted Wasserstein
+  barycenter argmin_μ Σ_θ P̂_θ EMD(λ̂_θ, μ) (:func:`~.optimal_transport.barycenter`) is the common target of least
+  expected loss at P̂, but neither it nor least loss is what a user of the estimates keeps; after the
+  mixing below (needed over a larger uncertainty set) smoother targets can win too. So the points between
+  the public marginal P̂_U and the barycenter are tried and the most information after mixing wins —
+  never less than coupling to P̂_U.
 * The claim is checked by the distp audit over the document's uncertainty set F (the RLDP balls): the
   mechanism is exact only at P̂. When F is larger than {P̂} and the audit's worst-case δ at ε exceeds
   the claimed δ, the coupling is mixed with the independent one, γ_t = (1 − t) γ_θ + t λ̂_θ ⊗ λ_T —
@@ -39,10 +47,18 @@ from typing import Any
 
 import numpy as np
 
+from rldp.shared.information import entropy
 from rldp.shared.uncertainty import UncertaintySet
 
 from ..primitives.errors import DesignError
-from .optimal_transport import barycenter, check_distribution, cost_matrix, describe_cost, optimal_coupling
+from .optimal_transport import (
+    DEFAULT_COST,
+    barycenter,
+    check_distribution,
+    cost_matrix,
+    describe_cost,
+    optimal_coupling,
+)
 
 __all__ = [
     "TARGET_RULES",
@@ -54,13 +70,13 @@ __all__ = [
     "expected_loss",
     "target_loss",
     "mix_with_target",
+    "released_information",
 ]
 
 #: Named targets: the best point between P̂_U and the barycenter (the default, :func:`design_coupling`),
 #: the barycenter, the public marginal P̂_U, the uniform distribution.
 TARGET_RULES = ("best", "barycenter", "marginal", "uniform")
-DEFAULT_COST = "absolute"
-_TIE = 1e-12  # expected losses closer than this are equal (LP and network-simplex round-off)
+_TIE = 1e-12  # informations (nats) or losses closer than this are equal (LP and network-simplex round-off)
 _MIX_STEPS = 48  # bisection steps on t: 2^-48 ≈ 4e-15, below any utility difference
 _BEST_STEPS = 5  # targets tried by "best" on the segment from P̂_U to the barycenter
 
@@ -202,11 +218,12 @@ def design_coupling(
 
     ``leaks(Q)`` says whether Q fails the claim over the uncertainty set (the distp audit's worst-case
     δ at the claimed ε above the claimed δ); when it does, Q is mixed with the independent coupling
-    (module docstring). ``target`` None (= ``"best"``): the common target of least expected loss *after*
-    that mixing among the points (1 − s)·P̂_U + s·barycenter, s ∈ {0, ¼, ½, ¾, 1} — so never worse than
-    coupling every λ̂_θ to the public marginal P̂_U (s = 0), and the barycenter (s = 1) when nothing must
-    be mixed. Why not the barycenter alone: it often puts tiny mass on some outputs, whose probability
-    the uncertainty set can move by a large factor, and then needs far more mixing than P̂_U.
+    (module docstring). ``target`` None (= ``"best"``): the common target keeping the most information
+    about U, I(U;Y) at P̂, *after* that mixing (ties: the least expected loss) among the points
+    (1 − s)·P̂_U + s·barycenter, s ∈ {0, ¼, ½, ¾, 1} — so never less than coupling every λ̂_θ to the public
+    marginal P̂_U (s = 0). Why not the barycenter alone: it minimises the transport cost, not the
+    information kept, and often puts tiny mass on some outputs, whose probability the uncertainty set can
+    move by a large factor, and then needs far more mixing than P̂_U.
 
     Outputs y with λ_T(y) = 0 never occur and are left out; ``parameters.outputs`` lists the released
     value (index into U) of each remaining output.
@@ -215,14 +232,19 @@ def design_coupling(
     c = cost_matrix(DEFAULT_COST if cost is None else cost, k)
     weights = uncertainty.marginal
     conditionals = uncertainty.conditionals
+    p_hat = uncertainty.public_distribution
     best: CouplingDesign | None = None
     best_weight: float | None = None
+    best_info = -np.inf
     for mu, rule, weight in _candidates(target, conditionals, weights, c):
         design = coupling_matrix(conditionals, weights, mu, c, rule)
         if leaks is not None:
             design = _calibrate(design, leaks)
-        if best is None or design.expected_loss < best.expected_loss - _TIE:
-            best, best_weight = design, weight
+        info = released_information(design.matrix, p_hat)
+        more = info > best_info + _TIE
+        tie = abs(info - best_info) <= _TIE and best is not None and design.expected_loss < best.expected_loss - _TIE
+        if best is None or more or tie:
+            best, best_weight, best_info = design, weight, info
     assert best is not None  # at least one candidate
     params: dict[str, Any] = {
         "target": best.target.tolist(),
@@ -232,11 +254,29 @@ def design_coupling(
         "emd": best.emd.tolist(),
         "mix": best.mix,
     }
-    if best_weight is not None:  # "best": where on the segment from P̂_U (0) to the barycenter (1)
+    if best_weight is not None:  # "best": where on the segment from P̂_U (0) to the barycenter (1), and why
         params["target_barycenter_weight"] = best_weight
+        params["target_chosen_by"] = "released_information"
+    h_u = entropy(p_hat.sum(axis=0))
+    params["released_information"] = best_info  # I(U;Y) at P̂, nats: the information kept about U
+    params["released_nmi"] = best_info / h_u if h_u > 0 else 0.0
     outputs = np.flatnonzero(best.matrix.sum(axis=1) > 0)
     params["outputs"] = outputs.tolist()
     return best.matrix[outputs], params
+
+
+def released_information(matrix: Any, distribution: Any) -> float:
+    """I(U;Y) in nats for the released attribute U alone, whatever the mechanism reads: the joint
+    P(u, y) = Σ_θ P(θ, u) Q(y|θ, u) (Q(y|u) when θ is latent); ``distribution`` is P over S × U."""
+    p = np.asarray(distribution, dtype=float)
+    n_theta, k = p.shape
+    q = np.asarray(matrix, dtype=float)
+    q = np.tile(q, (1, n_theta)) if q.shape[1] == k else q
+    joint = np.einsum("ysu,su->uy", q.reshape(q.shape[0], n_theta, k), p)
+    pu, py = joint.sum(axis=1), joint.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(joint > 0, joint * (np.log(joint) - np.log(np.outer(pu, py))), 0.0)
+    return float(terms.sum())
 
 
 def expected_loss(matrix: Any, distribution: Any, cost: Any, outputs: Any = None) -> float:

@@ -29,10 +29,22 @@ from rldp.shared.tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TE
 
 from ..primitives.errors import DesignError, SolverError
 
-__all__ = ["COST_RULES", "cost_matrix", "describe_cost", "check_distribution", "optimal_coupling", "emd", "barycenter"]
+__all__ = [
+    "COST_RULES",
+    "DEFAULT_COST",
+    "cost_matrix",
+    "describe_cost",
+    "check_distribution",
+    "optimal_coupling",
+    "emd",
+    "barycenter",
+]
 
 #: Named costs over U; any other cost is a |U|×|U| matrix.
 COST_RULES = ("absolute", "hamming")
+#: The cost when none is given: hamming, since released values are categories whose alphabet order (sorted
+#: text) means nothing; absolute only when the caller says the values are ordered.
+DEFAULT_COST = "hamming"
 
 
 def cost_matrix(cost: Any, k: int) -> np.ndarray:

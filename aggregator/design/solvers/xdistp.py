@@ -2,7 +2,7 @@
 
 (ε, D, d)-XDistP asks D(Aλ₀ ‖ Aλ₁) ≤ ε · d(λ₀, λ₁) for every protected pair, with d a metric on the
 input distributions; here d = EMD_c over the released alphabet U (:mod:`.optimal_transport`; the cost c that
-the coupling mechanism uses, absolute |x − x′| by default) and the pairs are P_U|θ, P_U|θ′ as in the
+the coupling mechanism uses, hamming [x ≠ x′] by default: :data:`.optimal_transport.DEFAULT_COST`) and the pairs are P_U|θ, P_U|θ′ as in the
 distp audit. The smallest such ε is max over ordered θ ≠ θ′ of D(P(·|θ) ‖ P(·|θ′)) / EMD(λ_θ, λ_θ′)
 (rebuilt from the prose of [KM19, Sec II-D, V-B]: the formula was lost in extraction). A pair with
 EMD 0 (the same distribution) needs D = 0 (else ε = inf) and is skipped when D = 0.
@@ -20,12 +20,12 @@ import numpy as np
 
 from rldp.shared.distp_measures import DIVERGENCES, pairwise_divergences
 
-from .optimal_transport import cost_matrix, emd
+from .optimal_transport import DEFAULT_COST, cost_matrix, emd
 
 __all__ = ["emd_table", "xdistp_epsilon"]
 
 
-def emd_table(distribution: Any, cost: Any = "absolute") -> np.ndarray:
+def emd_table(distribution: Any, cost: Any = DEFAULT_COST) -> np.ndarray:
     """EMD_c(P_U|θ, P_U|θ′) for every pair, shape (|S|, |S|); NaN for θ without mass."""
     p = np.asarray(distribution, dtype=float)
     mass = p.sum(axis=1)
@@ -39,7 +39,7 @@ def emd_table(distribution: Any, cost: Any = "absolute") -> np.ndarray:
     return table
 
 
-def xdistp_epsilon(matrix: Any, distribution: Any, cost: Any = "absolute") -> dict[str, float]:
+def xdistp_epsilon(matrix: Any, distribution: Any, cost: Any = DEFAULT_COST) -> dict[str, float]:
     """For each divergence D of :data:`~rldp.shared.distp_measures.DIVERGENCES`, the smallest ε of
     (ε, D)-XDistP w.r.t. EMD_c between the conditionals of ``distribution`` (shape (|S|, |U|)).
 

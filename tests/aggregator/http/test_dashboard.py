@@ -205,11 +205,13 @@ def test_pages_show_what_the_issue_lists(http, mechanism) -> None:
     listing = http.get("/ui/")
     assert listing.headers["Content-Security-Policy"].startswith("default-src 'none'")
     text = listing.get_data(as_text=True)
-    for expected in ("grr", "rldp", f"{N_REPORTS:,}", "active", "sex × colour", "(6 inputs)"):
+    for expected in ("grr", "rldp", f"{N_REPORTS:,}", "active", "sex × colour", "6 inputs"):
         assert expected in text, expected
     page = http.get(f"/ui/mechanisms/{mechanism}").get_data(as_text=True)
     assert '<svg xmlns="http://www.w3.org/2000/svg" class="chart heatmap"' in page
     assert "Passed: audited ε" in page and "Worst case" in page and "s₁ = " in page
+    assert "Every field of the document" in page and '<details class="raw">' in page  # raw keys behind a summary
+    assert "Claim</th><td>ε = 1" in page and "colour: 3 values" in page
     assert "Public distribution P̂" in page and page.count("0.1667") >= 6
     estimate = http.get(f"/ui/mechanisms/{mechanism}/estimate").get_data(as_text=True)
     assert estimate.count('class="chart intervals"') == 3  # sex, colour and the joint

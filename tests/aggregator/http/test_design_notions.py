@@ -175,7 +175,9 @@ def _form(token: str, **fields: str) -> dict:
 def test_the_dashboard_form_designs_a_latent_lip_mechanism(http):
     token = _form_login(http)
     page = http.get("/ui/designs").get_data(as_text=True)
-    assert '<select name="notion">' in page and 'value="alip"' in page and 'name="latent"' in page
+    assert 'type="radio" name="notion" value="alip"' in page and 'name="latent"' in page
+    # each notion's method list, its recommended method first
+    assert '<option value="optimal" selected>optimal (recommended)' in page
     fields = {"released": "colour", "method": "optimal", "notion": "lip", "latent": "on", "epsilon": "0.5"}
     resp = http.post("/ui/designs", data=_form(token, **fields), content_type="multipart/form-data")
     assert resp.status_code == 303, resp.get_data(as_text=True)[:500]
@@ -207,4 +209,4 @@ def test_the_dashboard_form_designs_a_distp_coupling(http):
     assert status["status"] == "done", status
     doc = http.get(status["mechanism_url"]).json
     assert doc["privacy"]["delta"] == 0.02 and doc["parameters"]["target_rule"] == "marginal"
-    assert doc["parameters"]["cost"] == "absolute" and audit_document(doc).passed
+    assert doc["parameters"]["cost"] == "hamming" and audit_document(doc).passed
