@@ -109,9 +109,9 @@ COMMAND_GROUPS: tuple[CommandGroup, ...] = (
     CommandGroup({"serve": "run the aggregator HTTP service"}, _serve_cli, "rldp[aggregator]"),
     CommandGroup(
         {
-            "backup": "back up the store (SQLite online backup, pg_dump)",
-            "restore": "restore a backup into an empty store",
-            "prune": "delete reports older than a date",
+            "backup": "back up the store (safe while the server runs)",
+            "restore": "restore a backup into an empty store (stop the server first)",
+            "prune": "remove reports received before a date",
         },
         _store_cli,
         "rldp[aggregator]",

@@ -15,7 +15,7 @@ from rldp.aggregator.http.dashboard.designs import design_request_from_form
 from rldp.aggregator.services.dashboard import NOTION_CHOICES
 from rldp.shared.notions import DESIGN_NOTIONS, NOTIONS
 
-CSS = Path(__file__).resolve().parents[2] / "aggregator" / "http" / "dashboard" / "static" / "dashboard.css"
+CSS = Path(__file__).resolve().parents[3] / "aggregator" / "http" / "dashboard" / "static" / "dashboard.css"
 
 
 def test_every_notion_recommends_a_method_registered_for_it() -> None:
