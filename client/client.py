@@ -26,7 +26,7 @@ from rldp.shared.document import DocumentError, from_json, from_msgpack
 from rldp.shared.errors import ValidationError
 
 from .admin import MSGPACK, AdminCalls
-from .budget import PrivacyBudget
+from .budget import DEFAULT_BUDGET, PrivacyBudget, budget_for
 from .collections import Collection
 from .defaults import DEFAULT_STATE, DefaultState, default_state_path, require_owners
 from .doc_cache import DocumentCache, cache_folder
@@ -40,7 +40,7 @@ from .receipt import Receipt
 from .reporting import Reporter, make_batches
 from .sampling import RandomSource
 from .state import StateFile
-from .transport import Transport, json_object
+from .transport import Transport, check_not_a_page, json_object
 
 __all__ = ["Client", "Receipt", "DEFAULT_BATCH_SIZE", "DEFAULT_RETRIES"]
 
@@ -67,9 +67,9 @@ class Client(AdminCalls):
     Reporting over time (:mod:`.reporting`): ``state_path``, a private SQLite file (created
     with mode 0600) holding each record's memoised Y, the ledger of windows reported and
     windowed batches not yet acknowledged — by default in the user's data folder
-    (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``, at most
-    this much ε of new draws per owner per period (needs a state file); ``clock``, Unix
-    seconds now (windows and budget periods).
+    (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``: ε of new
+    draws per owner per period (default :data:`~.budget.DEFAULT_BUDGET` with a state file; None:
+    none); ``clock``, Unix seconds now (windows and budget periods).
     """
 
     def __init__(
@@ -89,15 +89,12 @@ class Client(AdminCalls):
         min_radius: float | None = None,
         max_public_n: int | None = None,
         state_path: str | os.PathLike[str] | DefaultState | None = DEFAULT_STATE,
-        privacy_budget: PrivacyBudget | None = None,
+        privacy_budget: PrivacyBudget | None = DEFAULT_BUDGET,
         clock: Callable[[], float] = time.time,
         session: requests.Session | None = None,
     ) -> None:
         self.policy = VerificationPolicy(max_epsilon, pinned, min_radius, max_public_n)
-        if privacy_budget is not None and not isinstance(privacy_budget, PrivacyBudget):
-            raise ValueError(f"privacy_budget must be a PrivacyBudget; got {type(privacy_budget).__name__}")
-        if privacy_budget is not None and state_path is None:
-            raise ValueError("privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there")
+        privacy_budget = budget_for(privacy_budget, state_path is not None)
         if isinstance(state_path, DefaultState):
             state_path = default_state_path()
         self._http = Transport(
@@ -177,6 +174,7 @@ class Client(AdminCalls):
         resp = self._http.request(
             "GET", f"/v1/mechanisms/{requests.utils.quote(mechanism_id, safe='')}", headers={"Accept": MSGPACK}
         )
+        check_not_a_page(resp)
         try:
             if resp.headers.get("Content-Type", "").split(";")[0].strip() == MSGPACK:
                 doc = from_msgpack(resp.content)

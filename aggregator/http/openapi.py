@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 description of the aggregator's HTTP API (served at /openapi.json).
 
 Kept next to the service and checked against it by the schemathesis fuzz test
-(tests/service), which sends requests generated from this document and checks that every
+(tests/integration/test_fuzz.py), which sends requests generated from this document and checks that every
 answer is documented here (status, media type, schema) and never a 5xx.
 """
 
@@ -253,10 +253,12 @@ def _paths() -> dict[str, Any]:
                     _201=_json("BatchReceipt", "stored"),
                     _404=_problem("unknown-mechanism"),
                     _409=_problem("batch-conflict / mechanism-retired"),
+                    _410=_problem("mechanism-withdrawn: paused by its collection, which has moved on"),
                     _422=_problem(
                         "missing-field / wrong-type / report-out-of-range / empty-batch / window-required / "
                         "unexpected-window / invalid-window / future-window"
                     ),
+                    _423=_problem("collection-paused: keep the batch and send it again later (Retry-After)"),
                     body=True,
                 ),
             },

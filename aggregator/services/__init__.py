@@ -20,8 +20,8 @@ from rldp.shared.reports import (
     WindowRequired,
 )
 
-from .collections import COLLECTION_NAME, POLICY_PARAMETERS, Collections
-from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
+from .collections import COLLECTION_NAME, DRIFT_POLICIES, POLICY_PARAMETERS, Collections
+from .config import DEFAULTS, default_url, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
 from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
 from .errors import (
@@ -33,6 +33,7 @@ from .errors import (
     ClaimPolicyViolated,
     CollectionConflict,
     CollectionExists,
+    CollectionPaused,
     CollectionRetired,
     ConfigError,
     DatabaseUnavailable,
@@ -40,6 +41,7 @@ from .errors import (
     InvalidDocument,
     InvalidParameter,
     MechanismRetired,
+    MechanismWithdrawn,
     MissingField,
     NoReports,
     PublicDataMismatch,
@@ -54,7 +56,7 @@ from .errors import (
     WrongType,
 )
 from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
-from .events import ServiceEvents
+from .events import ServiceEvents, install_store_telemetry
 from .ingest import Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .mechanisms import MECHANISM_ID, MechanismCatalog
@@ -62,9 +64,12 @@ from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_servic
 
 __all__ = [
     "COLLECTION_NAME",
+    "DRIFT_POLICIES",
     "POLICY_PARAMETERS",
     "ClaimPolicyViolated",
     "CollectionConflict",
+    "CollectionPaused",
+    "MechanismWithdrawn",
     "CollectionExists",
     "CollectionRecord",
     "CollectionRetired",
@@ -83,7 +88,7 @@ __all__ = [
     "BodyTooLarge",
     "ConfigError",
     "DEFAULTS",
-    "DEFAULT_URL",
+    "default_url",
     "DatabaseUnavailable",
     "ESTIMATE_INTERVALS",
     "ESTIMATE_METHODS",
@@ -112,6 +117,7 @@ __all__ = [
     "ReportOutOfRange",
     "ServiceError",
     "ServiceEvents",
+    "install_store_telemetry",
     "StorageError",
     "TooManyReports",
     "UnexpectedWindow",

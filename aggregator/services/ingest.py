@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rldp.aggregator.storage import Storage
-from rldp.shared.reports import check_reports, check_window, parse_batch
+from rldp.shared.reports import BatchError, check_reports, check_window, parse_batch
 
-from .errors import BatchConflict, MechanismRetired, UnknownMechanism
+from .errors import BatchConflict, MechanismRetired, ServiceError, UnknownMechanism
 from .events import ServiceEvents
 from .mechanisms import MechanismCatalog
+from .pauses import Pauses
 
 __all__ = ["Receipt", "Ingest"]
 
@@ -55,8 +56,10 @@ class Ingest:
         max_reports: int,
         events: ServiceEvents | None = None,
         clock: Callable[[], float] = time.time,
+        pauses: Pauses | None = None,
     ) -> None:
         self.storage = storage
+        self.pauses = pauses
         self.catalog = catalog
         self.max_reports = max_reports
         self.events = events or ServiceEvents()
@@ -68,16 +71,25 @@ class Ingest:
         ``maybe_bool=False``: the caller saw no boolean in the encoded body (see
         :func:`~rldp.shared.reports.check_reports`). Raises a
         :class:`~rldp.shared.reports.BatchError` (window refusals included),
-        :class:`UnknownMechanism`, :class:`MechanismRetired` or :class:`BatchConflict` for a
-        refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
+        :class:`UnknownMechanism`, :class:`MechanismRetired`, :class:`BatchConflict`,
+        :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
         """
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
-        outputs = self.catalog.outputs(mechanism_id)
+        outputs = self.catalog.outputs(mechanism_id)  # UnknownMechanism unless published here
+        try:
+            return self._submit(data, mechanism_id, batch, values, outputs, maybe_bool)
+        except (BatchError, ServiceError) as exc:
+            self.events.batch_refused(mechanism_id, exc)
+            raise
+
+    def _submit(self, data: Any, mechanism_id: str, batch: str, values: Any, outputs: int, maybe_bool: bool) -> Receipt:
+        if self.pauses is not None:  # a collection's drift policy may have paused this mechanism
+            self.pauses.check(mechanism_id)
         window = check_window(data, self.catalog.window(mechanism_id), self.clock())
         reports = check_reports(values, outputs, maybe_bool=maybe_bool)
         result = self.storage.ingest(mechanism_id, batch, reports, outputs, window)
         if result.status == "accepted":
-            self.events.batch_stored(result.accepted)
+            self.events.batch_stored(result.accepted, mechanism_id)
             return Receipt(batch, result.accepted, False, window)
         if result.status == "duplicate":
             self.events.batch_duplicate()

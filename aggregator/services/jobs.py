@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import DesignRequest, design_document
-from rldp.aggregator.design.pilot import switch_after_pilot
+from rldp.aggregator.design.orchestration.pilot import switch_after_pilot
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 from rldp.shared.document import to_msgpack
 from rldp.shared.errors import one_line
@@ -81,7 +81,12 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
         if "pilot" in payload:
             pilot = payload["pilot"]
             outcome = switch_after_pilot(
-                request, pilot["document"], pilot["counts"], beta=pilot["beta"], collection=pilot["collection"]
+                request,
+                pilot["document"],
+                pilot["counts"],
+                beta=pilot["beta"],
+                collection=pilot["collection"],
+                redesign=bool(pilot.get("redesign", False)),
             )
             conn.send(("ok", to_msgpack(outcome.document)) if outcome.switch else ("kept", outcome.reason))
             return
@@ -186,11 +191,16 @@ class DesignRunner:
                 except ServiceError as exc:
                     status, value = "error", f"the designed mechanism was refused: {exc.detail}"
                 else:
-                    if then is not None:
-                        then(record)
-                    self._beat(job_id, status="done", mechanism=record.id, finished=time.time())
-                    self._events.job_finished("done")
-                    return
+                    try:
+                        if then is not None:
+                            then(record)
+                    except ServiceError as exc:  # e.g. the collection rotated or was retired meanwhile
+                        status, value = "error", f"published {record.id}, but {exc.detail}"
+                        self._beat(job_id, mechanism=record.id)
+                    else:
+                        self._beat(job_id, status="done", mechanism=record.id, finished=time.time())
+                        self._events.job_finished("done")
+                        return
             if status == "kept":  # a pilot's switch that would not beat the pilot: nothing published
                 value = f"not switched: {value}"
             self._beat(job_id, status="failed", error=value, finished=time.time())
