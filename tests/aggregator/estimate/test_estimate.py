@@ -573,7 +573,6 @@ def test_a_wald_interval_of_too_few_reports_is_withheld_and_says_why():
     """Above SMALL_ALPHABET the delta intervals are Wald intervals alone; GRR on 600 symbols at ε = 2
     with 300 reports: each cell's share of reports is a count of ~0.5 (a skewed statistic), so every
     cell interval is withheld (null in JSON, with the reason); with 10⁶ reports none is."""
-    from rldp.aggregator.design.families import grr_matrix
     from rldp.aggregator.estimate.result import WITHHELD_REASON
 
     k = 600
