@@ -1,4 +1,4 @@
-"""Coverage of the estimate's 95 % intervals for every shipped kind of design (issue 27, estimator honesty).
+"""Coverage of the estimate's 95 % intervals for every shipped kind of design.
 
 Set-up: Adult sex × race (10 cells; Male|Other has p = 0.0055). P̂ is the adult.data distribution
 (32,561 rows, β = 0.05), each design is made from it at ε = 1, and the users follow the adult.test
@@ -133,7 +133,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--intervals", default="delta,bootstrap")
     ap.add_argument("--seed", type=int, default=20261127)
     ap.add_argument(
-        "--baseline", action="store_true", help="the intervals before issue 27: no score interval, nothing withheld"
+        "--baseline",
+        action="store_true",
+        help="the intervals before the score intervals: none joined, nothing withheld",
     )
     args = ap.parse_args(argv)
     if args.baseline:

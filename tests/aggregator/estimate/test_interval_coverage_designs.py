@@ -1,4 +1,4 @@
-"""Coverage of the 95 % cell intervals for the output of every shipped kind of designer (issue 27).
+"""Coverage of the 95 % cell intervals for the output of every shipped kind of designer.
 
 COVERAGE TEST (statistical, fixed seeds). Adult sex × race: P̂ from adult.data (the designs'
 public data, β = 0.05), users from the adult.test distribution P (Male|Other: p = 0.0055), each
@@ -6,7 +6,7 @@ design at ε = 1, n = 1,000 reports, R = 1,500 simulated collections per design.
 from P the counts of a collection are exactly Multinomial(n, Q·P), so they are drawn directly, and
 each is estimated as the service does (``estimate_distribution``, EM from the public P̂).
 
-Target (issue 27): coverage ≥ 0.93 at every cell for n ≥ 1,000 (n = 1,000 is the hardest case).
+Target: coverage ≥ 0.93 at every cell for n ≥ 1,000 (n = 1,000 is the hardest case).
 What is asserted: every cell's estimated coverage ĉ ≥ 0.93, over the intervals shown (a withheld
 interval is neither a hit nor a miss; the share withheld is asserted small so that withholding
 cannot buy the coverage). Monte-Carlo error: SE = √(c(1−c)/R) ≤ √(0.93·0.07/1500) = 0.0066 near
@@ -15,7 +15,7 @@ the target, 0.0056 at c = 0.95. So:
 * a cell whose true coverage is 0.95 fails with probability P(Z < −0.02/0.0056 = −3.6) ≈ 2·10⁻⁴
   (≤ 0.01 over the 50 cells asserted, union bound): the test does not fail honest intervals;
 * a true coverage of 0.91 or less is caught with probability ≥ 0.999 (0.02 = 3 SE below 0.93);
-* a true coverage just under the target is not resolved: PolyOpt's intervals before issue 27 covered
+* a true coverage just under the target is not resolved: PolyOpt's intervals before the score interval covered
   Male|Other 0.928 ± 0.003 (8,000 collections over five seeds, 0.921 in the bench's 2,000), and at
   this test's seed they pass it (ĉ = 0.933). The test guards against a real regression (≤ 0.91);
   the figures with their SE, before and after, are the bench runs in docs/experiments/coverage.md
