@@ -33,7 +33,9 @@ from .errors import (
     RldpError,
     ServiceUnavailable,
     StateFileError,
+    TooFewReports,
 )
+from .estimate import Estimate
 from .mechanism import Mechanism
 from .policy import VerificationPolicy
 from .queue import OfflineQueue
@@ -54,6 +56,8 @@ __all__ = [
     "PrivacyBudgetExceeded",
     "StateFileError",
     "ProblemError",
+    "TooFewReports",
+    "Estimate",
     "RldpError",
     "RLDPError",
     "ServiceUnavailable",

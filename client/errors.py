@@ -20,6 +20,8 @@ __all__ = [
     "RLDPError",
     "MechanismRejected",
     "ProblemError",
+    "TooFewReports",
+    "problem_error",
     "ServiceUnavailable",
     "StateFileError",
     "PrivacyBudgetExceeded",
@@ -56,6 +58,31 @@ class ProblemError(RldpError, ValueError):
         self.detail = str(problem.get("detail", ""))
         self.receipt = receipt
         super().__init__(f"{self.status} {self.reason}: {self.detail or self.title}")
+
+
+class TooFewReports(ProblemError):
+    """The server refused an estimate (409 too-few-reports): the mechanism or collection has fewer reports
+    than the server's minimum. ``reports``: how many it has; ``min_reports``: how many an estimate needs."""
+
+    def __init__(self, status: int, problem: dict[str, Any], receipt: Any = None) -> None:
+        super().__init__(status, problem, receipt)
+        self.reports = _int_or_none(problem.get("reports"))
+        self.min_reports = _int_or_none(problem.get("min_reports"))
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+#: The ProblemError subclass of each problem type that has one (the others are ProblemError itself).
+PROBLEM_ERRORS: dict[str, type[ProblemError]] = {"too-few-reports": TooFewReports}
+
+
+def problem_error(status: int, problem: dict[str, Any], receipt: Any = None) -> ProblemError:
+    """The error for a refusal: the subclass of its problem type (:data:`PROBLEM_ERRORS`) or ProblemError."""
+    error = ProblemError(status, problem, receipt)
+    cls = PROBLEM_ERRORS.get(error.reason, ProblemError)
+    return error if cls is ProblemError else cls(status, problem, receipt)
 
 
 class ServiceUnavailable(RldpError, OSError):

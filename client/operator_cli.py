@@ -4,6 +4,7 @@
     rldp publish mech.json          # upload a document; the server recomputes its id and audit
     rldp mechanisms                 # the catalogue as a table (--json: the API's answer)
     rldp estimate d62785a1 --csv    # P_X with 95 % intervals: cell,estimate,low,high
+    rldp estimate d627 --method em --interval bootstrap   # the estimator and interval method
     rldp retire d62785a1            # refuse further reports
     rldp jobs; rldp job 3f2a        # design jobs, newest first
 
@@ -35,7 +36,15 @@ from .ids import SHORT, resolve_prefix
 from .operator_client import ADMIN_TOKEN_ENV, READ_TOKEN_ENV
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
-from .operator_output import drift_line, estimate_rows, print_json, render_table, short_number, utc_minute
+from .operator_output import (
+    add_estimate_options,
+    drift_line,
+    estimate_rows,
+    print_json,
+    render_table,
+    short_number,
+    utc_minute,
+)
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
@@ -121,7 +130,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise ValidationError("give --csv or --json, not both")
     with _client(args, auth=True, read=True) as client:
         mechanism = _mechanism_id(client, args.mechanism)
-        answer = client.estimate(mechanism, window=args.window)
+        answer = client.estimate(mechanism, window=args.window, method=args.method, interval=args.interval).to_dict()
     if args.json:
         print_json(answer)
         return 0
@@ -276,6 +285,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
     p.add_argument("--window", metavar="LABEL", default=None, help="only this collection window (e.g. 2026-11-24)")
     p.add_argument("--csv", action="store_true", help="print CSV: cell (s|u), estimate, low, high")
+    add_estimate_options(p)
     p.set_defaults(func=cmd_estimate)
 
     p = subparsers.add_parser(

@@ -17,7 +17,7 @@ from urllib3.util.retry import Retry
 
 from rldp import __version__
 
-from .errors import ProblemError, ServiceUnavailable
+from .errors import ProblemError, ServiceUnavailable, problem_error
 
 __all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "json_object"]
 
@@ -145,7 +145,7 @@ class Transport:
                 f"{method} {url}: {resp.status_code} {prob.get('detail') or resp.reason} (after every retry)",
                 status=resp.status_code,
             )
-        raise ProblemError(resp.status_code, problem(resp))
+        raise problem_error(resp.status_code, problem(resp))
 
 
 def json_object(resp: requests.Response) -> dict[str, Any]:

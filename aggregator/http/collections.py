@@ -89,4 +89,4 @@ def retire(name: str) -> Response:
 def estimate(name: str) -> Response:
     service = current_service()
     authorize(service.config, read=True)
-    return respond(service.collections.estimate(name, request.args))
+    return respond(service.estimate_collection(name, request.args))

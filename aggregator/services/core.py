@@ -79,7 +79,11 @@ class AggregatorService:
 
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
-        return estimate(self.storage, self.catalog, mechanism_id, args, self.drift)
+        return estimate(self.storage, self.catalog, mechanism_id, args, self.drift, self.config["MIN_REPORTS"])
+
+    def estimate_collection(self, name: Any, args: Mapping[str, str]) -> dict[str, Any]:
+        """The estimate of a collection's input distribution (see :meth:`Collections.estimate`)."""
+        return self.collections.estimate(name, args, self.config["MIN_REPORTS"])
 
     def refresh_drift(self) -> None:
         """Run the drift watch on every mechanism's reports (before a /metrics scrape; cached by report count)."""

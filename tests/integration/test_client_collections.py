@@ -100,7 +100,8 @@ def test_a_retired_collection_takes_no_reports_and_estimates_combine_mechanisms(
         assert usage.submit(records, owners=users).accepted == 400
         with Client(server.url, token=READ_TOKEN, state_path=None) as reader:
             est = reader.estimate_collection(name)
-        assert est["n"] == 800 and [(m["mechanism"], m["reports"]) for m in est["mechanisms"]] == [(m0, 400), (m1, 400)]
+        assert est.n == 800 and est.collection == name
+        assert [(m["mechanism"], m["reports"]) for m in est.mechanisms or []] == [(m0, 400), (m1, 400)]
         with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
             assert admin.retire_collection(name)["status"] == "retired"
         with pytest.raises(CollectionRetired, match="retired"):

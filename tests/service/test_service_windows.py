@@ -418,17 +418,17 @@ def test_windows_through_the_live_service(live_server):
     now = time.time()
     today, earlier, future = DAY.label_at(now), DAY.label_at(now - 3 * 86_400), DAY.label_at(now + 3 * 86_400)
     url = live_server.url + "/v1/reports"
-    for name, label, ys in [("t", today, [0, 1, 2] * 40), ("e", earlier, [5] * 30)]:
+    for name, label, ys in [("t", today, [0, 1, 2] * 40), ("e", earlier, [5] * 130)]:  # each ≥ the minimum
         resp = requests.post(url, json={"mechanism": mid, "batch": name, "reports": ys, "window": label}, timeout=30)
         assert resp.status_code == 201 and resp.json()["window"] == label, resp.text
     assert_problem(live_server.post_reports(mid, "x", [1]), 422, "window-required")
     late = {"mechanism": mid, "batch": "f", "reports": [1], "window": future}
     assert_problem(requests.post(url, json=late, timeout=30), 422, "future-window")
-    assert live_server.estimate(mid, window=earlier).json()["n"] == 30
+    assert live_server.estimate(mid, window=earlier).json()["n"] == 130
     whole = live_server.estimate(mid).json()
-    assert whole["n"] == 150 and whole["windows"] == [
+    assert whole["n"] == 250 and whole["windows"] == [
         {"window": today, "reports": 120},
-        {"window": earlier, "reports": 30},
+        {"window": earlier, "reports": 130},
     ]
     listed = requests.get(f"{live_server.url}/v1/mechanisms/{mid}/windows", headers=READ, timeout=10).json()
     assert listed["windows"] == whole["windows"] and listed["collection"] == "P1D"
