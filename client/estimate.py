@@ -67,9 +67,7 @@ class Estimate:
         """The estimate of an API answer (a ProblemError naming what is missing when it is not one)."""
         missing = [k for k in ("n", "joint", "ci95", "marginals", "method") if k not in answer]
         if missing:
-            raise ProblemError(
-                200, {"reason": "not-rldp", "detail": f"the estimate answer lacks {', '.join(missing)}"}
-            )
+            raise ProblemError(200, {"reason": "not-rldp", "detail": f"the estimate answer lacks {', '.join(missing)}"})
         known = {f.name for f in fields(cls)} - {"extra", "_answer"}
         kept = {k: copy.deepcopy(v) for k, v in answer.items() if k in known}
         extra = {k: copy.deepcopy(v) for k, v in answer.items() if k not in known}

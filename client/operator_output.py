@@ -13,7 +13,15 @@ from typing import Any
 
 from .estimate import ESTIMATE_INTERVALS, ESTIMATE_METHODS
 
-__all__ = ["add_estimate_options", "render_table", "utc_minute", "short_number", "print_json", "estimate_rows", "drift_line"]
+__all__ = [
+    "add_estimate_options",
+    "render_table",
+    "utc_minute",
+    "short_number",
+    "print_json",
+    "estimate_rows",
+    "drift_line",
+]
 
 
 def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> str:

@@ -42,11 +42,11 @@ from .errors import (
     MechanismRetired,
     MissingField,
     NoReports,
-    TooFewReports,
     PublicDataMismatch,
     RotationRefused,
     ServiceError,
     StorageError,
+    TooFewReports,
     Unauthorized,
     UnknownCollection,
     UnknownJob,
@@ -58,6 +58,7 @@ from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
 from .events import ServiceEvents
 from .ingest import Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
+from .labels import LABEL_MAX, check_label
 from .mechanisms import MECHANISM_ID, MechanismCatalog
 from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_service_storage, start_writer
 
@@ -87,6 +88,8 @@ __all__ = [
     "DEFAULT_URL",
     "DatabaseUnavailable",
     "ESTIMATE_INTERVALS",
+    "LABEL_MAX",
+    "check_label",
     "ESTIMATE_METHODS",
     "ESTIMATE_PRIORS",
     "DocumentIdMismatch",

@@ -22,6 +22,7 @@ from .estimates import estimate, window_counts
 from .events import ServiceEvents
 from .ingest import Ingest, Receipt
 from .jobs import DesignRunner
+from .labels import check_label
 from .mechanisms import MechanismCatalog
 from .pilots import pilot_switch
 from .publish import publish_document
@@ -56,9 +57,11 @@ class AggregatorService:
         )
         self._write_failure: tuple[float, str] | None = None  # (monotonic time, why) of the last failed upload
 
-    def publish_bytes(self, body: bytes, kind: str) -> tuple[MechanismRecord, bool]:
-        """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created)."""
-        return publish_document(
+    def publish_bytes(self, body: bytes, kind: str, label: Any = None) -> tuple[MechanismRecord, bool]:
+        """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created).
+        ``label``: the mechanism's label (checked before the document; set even when it was published before)."""
+        text = check_label(label)
+        record, created = publish_document(
             self.storage,
             body,
             kind,
@@ -66,6 +69,9 @@ class AggregatorService:
             public_data=self.config["PUBLIC_DATA"],
             max_beta=self.config["MAX_BETA"],
         )
+        if text is not None:
+            record = self.catalog.set_label(record.id, text)
+        return record, created
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded report batch (see :meth:`Ingest.submit`)."""
