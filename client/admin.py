@@ -43,13 +43,21 @@ class AdminCalls:
 
     _http: Transport
 
-    def publish(self, document: dict[str, Any]) -> dict[str, Any]:
-        """Publish a mechanism document (admin). Returns {"id", "method", "epsilon", "epsilon_audited", "status",
-        "created"}: ``created`` is False when the id was already published (201 vs 200)."""
+    def publish(self, document: dict[str, Any], *, label: str | None = None) -> dict[str, Any]:
+        """Publish a mechanism document (admin). Returns {"id", "label", "method", "epsilon", "epsilon_audited",
+        "status", "created"}: ``created`` is False when the id was already published (201 vs 200). ``label``: a
+        human name for it, sent beside the document (never part of it or of its id)."""
+        params = None if label is None else {"label": label}
+        headers = {"Content-Type": MSGPACK}
         resp = self._http.request(
-            "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers={"Content-Type": MSGPACK}
+            "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers=headers, params=params
         )
         return {**json_object(resp), "created": resp.status_code == 201}
+
+    def set_label(self, mechanism_id: str, label: str | None) -> dict[str, Any]:
+        """Set a mechanism's label (admin; None removes it); the mechanism as GET /v1/mechanisms lists it."""
+        path = f"/v1/mechanisms/{_segment(mechanism_id)}"
+        return json_object(self._http.request("PATCH", path, auth=True, json={"label": label}))
 
     def retire(self, mechanism_id: str) -> dict[str, Any]:
         """Retire a mechanism (admin): it accepts no more reports."""
