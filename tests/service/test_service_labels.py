@@ -80,9 +80,7 @@ def test_a_lone_surrogate_is_refused_at_patch_and_at_publish(http) -> None:
     doc = make_document()
     raw = b'{"label": "bad \\ud800 label"}'
     http.post("/v1/mechanisms", json=doc, headers=ADMIN)
-    patch = http.patch(
-        f"/v1/mechanisms/{doc['id']}", data=raw, headers={**ADMIN, "Content-Type": "application/json"}
-    )
+    patch = http.patch(f"/v1/mechanisms/{doc['id']}", data=raw, headers={**ADMIN, "Content-Type": "application/json"})
     assert patch.status_code == 422 and "not valid text" in patch.json["detail"]
     other = make_document()
     resp = http.post("/v1/mechanisms?label=a%0Aevil", json=other, headers=ADMIN)

@@ -179,3 +179,11 @@ def test_collection_estimate_as_csv(app) -> None:
     assert resp.status_code == 200 and resp.mimetype == "text/csv"
     rows = list(csv.DictReader(io.StringIO(resp.get_data(as_text=True))))
     assert [r["table"] for r in rows].count("joint") == 6 and all(r["public"] for r in rows if r["table"] == "joint")
+
+
+def test_the_clients_estimate_choices_are_the_services() -> None:
+    from rldp.aggregator.services import ESTIMATE_INTERVALS, ESTIMATE_METHODS
+    from rldp.client.estimate import ESTIMATE_INTERVALS as CLIENT_INTERVALS
+    from rldp.client.estimate import ESTIMATE_METHODS as CLIENT_METHODS
+
+    assert tuple(CLIENT_METHODS) == tuple(ESTIMATE_METHODS) and tuple(CLIENT_INTERVALS) == tuple(ESTIMATE_INTERVALS)
