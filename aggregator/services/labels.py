@@ -24,13 +24,17 @@ LABEL_MAX = 200
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
+def _refusal(message: str, *, parameter: str) -> InvalidParameter:
+    return InvalidParameter(message, parameter=parameter)
+
+
 def check_label(value: Any) -> str | None:
     """A label as given (surrounding spaces removed), or None (JSON null: no label). InvalidParameter
     (parameter ``label``) for what is not a non-blank text of at most LABEL_MAX characters without control
     characters or lone surrogates."""
     if value is None:
         return None
-    text = check_text(value, "label", error=InvalidParameter).strip()
+    text = check_text(value, "label", error=_refusal).strip()
     if len(text) > LABEL_MAX:
         raise InvalidParameter(f"label is {len(text)} characters long; at most {LABEL_MAX}", parameter="label")
     for i, ch in enumerate(text):
