@@ -61,12 +61,15 @@ class ProblemError(RldpError, ValueError):
 
 
 class TooFewReports(ProblemError):
-    """The server refused an estimate (409 too-few-reports): the mechanism or collection has fewer reports
-    than the server's minimum. ``reports``: how many it has; ``min_reports``: how many an estimate needs."""
+    """The server refused an estimate because the mechanism or collection has fewer reports than its minimum:
+    409 too-few-reports, or 409 no-reports (none at all). ``reports``: how many it has (0 for no-reports);
+    ``min_reports``: how many an estimate needs (None from a server that does not say)."""
 
     def __init__(self, status: int, problem: dict[str, Any], receipt: Any = None) -> None:
         super().__init__(status, problem, receipt)
         self.reports = _int_or_none(problem.get("reports"))
+        if self.reports is None and self.reason == "no-reports":
+            self.reports = 0
         self.min_reports = _int_or_none(problem.get("min_reports"))
 
 
@@ -75,7 +78,7 @@ def _int_or_none(value: Any) -> int | None:
 
 
 #: The ProblemError subclass of each problem type that has one (the others are ProblemError itself).
-PROBLEM_ERRORS: dict[str, type[ProblemError]] = {"too-few-reports": TooFewReports}
+PROBLEM_ERRORS: dict[str, type[ProblemError]] = {"too-few-reports": TooFewReports, "no-reports": TooFewReports}
 
 
 def problem_error(status: int, problem: dict[str, Any], receipt: Any = None) -> ProblemError:

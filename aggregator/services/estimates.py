@@ -77,7 +77,12 @@ def check_minimum(reports: int, minimum: int, what: str, where: str = "", **fiel
     """Refuse to estimate from ``reports`` reports: NoReports with none, TooFewReports below ``minimum``
     (the service's MIN_REPORTS). ``what`` names the mechanism or collection, ``where`` the window."""
     if reports == 0:
-        raise NoReports(f"{what} has no reports{where} yet; an estimate needs at least {minimum}", **fields)
+        raise NoReports(
+            f"{what} has no reports{where} yet; this service serves an estimate from {minimum:,} reports on",
+            reports=0,
+            min_reports=minimum,
+            **fields,
+        )
     if reports < minimum:
         raise TooFewReports(
             f"{what} has {reports:,} report{'s' if reports != 1 else ''}{where}; this service serves an estimate "

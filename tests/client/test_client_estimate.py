@@ -143,10 +143,16 @@ def test_below_the_minimum_the_client_raises_too_few_reports() -> None:
     assert (exc.status, exc.reason, exc.reports, exc.min_reports) == (409, "too-few-reports", 40, 100)
     assert "has 40 reports" in str(exc)
     client.close()
-    client, _ = _client(409, {**TOO_FEW, "reason": "no-reports", "type": "https://rldp.dev/problems/no-reports"})
-    with pytest.raises(ProblemError) as other:
+    none = {"type": "https://rldp.dev/problems/no-reports", "status": 409, "reason": "no-reports", "detail": "none"}
+    client, _ = _client(409, none)
+    with pytest.raises(TooFewReports) as empty:  # no report at all is too few as well
         client.estimate_collection("usage")
-    assert type(other.value) is ProblemError  # only the minimum's refusal has the subclass
+    assert (empty.value.reason, empty.value.reports, empty.value.min_reports) == ("no-reports", 0, None)
+    client.close()
+    client, _ = _client(404, {"type": "https://rldp.dev/problems/unknown-mechanism", "reason": "unknown-mechanism"})
+    with pytest.raises(ProblemError) as other:
+        client.estimate(MID)
+    assert type(other.value) is ProblemError  # the other refusals are ProblemError itself
     client.close()
 
 
