@@ -308,9 +308,9 @@ def test_publish_mechanisms_and_audit_state_distp_as_epsilon_and_delta(op, serve
     out = ok(op("publish", path)).splitlines()
     assert f"(eps, delta) = (1, {delta:.4g})" in out[1] and "at delta = 0" in out[1], out
     rows = table(ok(op("mechanisms")))
-    assert rows[0][3:5] == ["CLAIM", "AUDITED"]
+    assert rows[0][4:6] == ["CLAIM", "AUDITED"]
     mine = next(r for r in rows[1:] if r[0] == doc["id"][:12])
-    assert mine[2:4] == ["distp", f"(eps, delta) = (1, {delta:.4g})"] and mine[4].endswith("at delta = 0"), mine
+    assert mine[3:5] == ["distp", f"(eps, delta) = (1, {delta:.4g})"] and mine[5].endswith("at delta = 0"), mine
     audit = run_cli("audit", path)
     first = audit.stdout.splitlines()[0]
     assert audit.returncode == 0 and "audited delta = " in first and f"<= claimed delta = {delta:.4g}" in first, first
