@@ -343,13 +343,20 @@ def test_a_store_of_schema_1_is_migrated_when_opened(backend, databases):
         )
         for shard, y, n in [(0, 0, 1), (0, 1, 2), (3, 5, 1), (0, 5, 2)]:
             conn.execute(old._sql("INSERT INTO rldp_counts VALUES (?, ?, ?, ?)"), (MID, shard, y, n))
+        conn.execute(  # a version-1 mechanism row: no label (schema 5)
+            old._sql(
+                "INSERT INTO rldp_mechanisms (id, method, notion, epsilon, epsilon_audited, sensitive, released,"
+                " outputs, size, status, published, retired, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ),
+            (MID, "grr", "rldp", 1.0, 0.99, "sex", '["colour"]', 6, 6, "active", 1.0, None, b"doc"),
+        )
     old.create_job("j" * 32, {"method": "grr"})
-    old.publish(record(MID), b"doc")
     old.close()
 
     store = open_storage(url)  # migrates
     try:
-        assert SCHEMA_VERSION == "4" and schema_version(store) == "4"
+        assert SCHEMA_VERSION == "5" and schema_version(store) == "5"
+        assert store.get_mechanism(MID).label is None and store.get_document(MID) == b"doc"
         for window in (None, ""):
             np.testing.assert_array_equal(store.counts(MID, 6, window=window), [1, 2, 0, 0, 0, 3])
             np.testing.assert_array_equal(store.recount(MID, 6, window=window), [1, 2, 0, 0, 0, 3])
