@@ -11,20 +11,22 @@
 Reporting over time: ``Client(url)`` memoises each record's draw in a state file under the
 user's data folder (``state_path=...`` elsewhere, ``state_path=None`` to turn it off; see
 :mod:`.defaults`): the same Y for every later report; at most one report per owner and window
-for mechanisms with a collection window; a batch of several records needs ``owners``; with
-``privacy_budget=PrivacyBudget(epsilon=3, per="P1D")`` new draws beyond the budget (a
-collection's rotation included) are refused. ``pinned=[id, …]``, ``min_radius`` and
+for mechanisms with a collection window; a batch of several records needs ``owners``; new draws
+(a collection's rotation, a changed record) beyond the privacy budget are refused: by default
+:data:`DEFAULT_BUDGET`, 4 nats per owner per day (``privacy_budget=PrivacyBudget(epsilon=3,
+per="P1W")`` sets another, ``privacy_budget=None`` none). ``pinned=[id, …]``, ``min_radius`` and
 ``max_public_n`` limit which documents the app accepts (:class:`VerificationPolicy`).
 
 Depends only on numpy, requests, msgpack, cryptography (optional: a faster CSPRNG for large
 batches) and rldp.shared (no scipy, no flask).
 """
 
-from .budget import PrivacyBudget
+from .budget import DEFAULT_BUDGET, PrivacyBudget
 from .client import DEFAULT_BATCH_SIZE, Client, Receipt
 from .collections import Collection
 from .defaults import DEFAULT_STATE, OwnersRequired, default_state_path
 from .errors import (
+    CollectionPaused,
     CollectionRetired,
     MechanismRejected,
     PrivacyBudgetExceeded,
@@ -44,6 +46,7 @@ from .sampling import ColumnSampler, OSRandom, uniform_from_bytes
 __all__ = [
     "Client",
     "Collection",
+    "CollectionPaused",
     "CollectionRetired",
     "DEFAULT_STATE",
     "OwnersRequired",
@@ -52,6 +55,7 @@ __all__ = [
     "Mechanism",
     "MechanismRejected",
     "VerificationPolicy",
+    "DEFAULT_BUDGET",
     "PrivacyBudget",
     "PrivacyBudgetExceeded",
     "StateFileError",

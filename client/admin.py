@@ -96,6 +96,10 @@ class AdminCalls:
         path = f"/v1/collections/{_segment(name)}/rotate"
         return json_object(self._http.request("POST", path, auth=True, json={"mechanism": mechanism}))
 
+    def resume_collection(self, name: str) -> dict[str, Any]:
+        """Lift the pause a collection's drift policy set (admin): its current mechanism takes reports again."""
+        return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/resume", auth=True))
+
     def retire_collection(self, name: str) -> dict[str, Any]:
         """Retire a collection (admin): it no longer rotates and its clients stop reporting."""
         return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/retire", auth=True))

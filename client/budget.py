@@ -31,7 +31,7 @@ from .errors import PrivacyBudgetExceeded
 from .memo import Keys
 from .state import fill_keys
 
-__all__ = ["PrivacyBudget", "PrivacyBudgetExceeded", "charge"]
+__all__ = ["DEFAULT_BUDGET", "PrivacyBudget", "PrivacyBudgetExceeded", "charge"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,17 @@ class PrivacyBudget:
             return -math.inf
         seconds = Window.parse(self.per).seconds
         return float(int(now // seconds) * seconds)
+
+
+#: ``Client(url)``'s budget unless it is given (``privacy_budget=None`` turns budgeting off):
+#: 4 nats of new draws per owner per UTC day. Memoisation makes repeats free, so what this bounds
+#: is what memoisation cannot: a collection's rotations and changed records, each a fresh draw of
+#: the whole record. 4 nats a day leaves room for a rotation and a changed record of the ε ≈ 1–2
+#: mechanisms rldp designs, and refuses (PrivacyBudgetExceeded, nothing sent) an operator who
+#: rotates a collection every hour, which without a budget would hand the aggregator a fresh
+#: draw of every user's record each time (the averaging attack of the demo). A per-day budget
+#: is how deployed LDP systems bound a device's spending; an app that needs another sets its own.
+DEFAULT_BUDGET = PrivacyBudget(epsilon=4.0, per="P1D")
 
 
 def _spent(conn: sqlite3.Connection, owners: list[str], since: float) -> tuple[np.ndarray, np.ndarray]:

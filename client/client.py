@@ -26,7 +26,7 @@ from rldp.shared.document import DocumentError, from_json, from_msgpack
 from rldp.shared.errors import ValidationError
 
 from .admin import MSGPACK, AdminCalls
-from .budget import PrivacyBudget
+from .budget import DEFAULT_BUDGET, PrivacyBudget
 from .collections import Collection
 from .defaults import DEFAULT_STATE, DefaultState, default_state_path, require_owners
 from .doc_cache import DocumentCache, cache_folder
@@ -68,8 +68,9 @@ class Client(AdminCalls):
     with mode 0600) holding each record's memoised Y, the ledger of windows reported and
     windowed batches not yet acknowledged — by default in the user's data folder
     (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``, at most
-    this much ε of new draws per owner per period (needs a state file); ``clock``, Unix
-    seconds now (windows and budget periods).
+    this much ε of new draws per owner per period, kept in the state file: by default
+    :data:`~rldp.client.budget.DEFAULT_BUDGET` (4 nats per owner per day) whenever there is a
+    state file, ``None`` for no budget; ``clock``, Unix seconds now (windows and budget periods).
     """
 
     def __init__(
@@ -89,7 +90,7 @@ class Client(AdminCalls):
         min_radius: float | None = None,
         max_public_n: int | None = None,
         state_path: str | os.PathLike[str] | DefaultState | None = DEFAULT_STATE,
-        privacy_budget: PrivacyBudget | None = None,
+        privacy_budget: PrivacyBudget | None = DEFAULT_BUDGET,
         clock: Callable[[], float] = time.time,
         session: requests.Session | None = None,
     ) -> None:
@@ -97,7 +98,11 @@ class Client(AdminCalls):
         if privacy_budget is not None and not isinstance(privacy_budget, PrivacyBudget):
             raise ValueError(f"privacy_budget must be a PrivacyBudget; got {type(privacy_budget).__name__}")
         if privacy_budget is not None and state_path is None:
-            raise ValueError("privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there")
+            if privacy_budget is not DEFAULT_BUDGET:
+                raise ValueError(
+                    "privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there"
+                )
+            privacy_budget = None  # state_path=None was asked for: no ledger to keep a budget in
         if isinstance(state_path, DefaultState):
             state_path = default_state_path()
         self._http = Transport(

@@ -1,10 +1,13 @@
-"""The operator's collection commands: ``rldp collections`` and ``rldp collection create|show|rotate|retire|estimate``.
+"""The operator's collection commands: ``rldp collections`` and ``rldp collection
+create|show|rotate|switch|resume|retire|estimate``.
 
     rldp collection create app-usage --mechanism d62785a1 --notion rldp --epsilon 1 --description "daily use"
+    rldp collection create app-usage --mechanism PILOT --notion rldp --epsilon 1 --switch-after 2000 --drift pause
     rldp collections                          # name, status, policy, window, current mechanism
     rldp collection rotate app-usage 3f2a9c   # a new published mechanism becomes current
     rldp collection estimate app-usage        # P_X from every mechanism's reports, one likelihood
     rldp collection switch app-usage          # end the pilot: design over its confidence set, rotate
+    rldp collection resume app-usage          # lift the pause its drift policy set
     rldp collection retire app-usage
 
 Like :mod:`.operator_cli`: one SDK call each, the admin token from RLDP_ADMIN_TOKEN, ids as
@@ -17,6 +20,7 @@ import argparse
 from typing import Any
 
 from rldp.shared.arguments import positive_float, positive_int
+from rldp.shared.collection import DRIFT_POLICIES
 
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
@@ -38,6 +42,15 @@ def _policy(policy: dict[str, Any]) -> str:
 def _show(c: dict[str, Any]) -> None:
     print(f"collection {c['name']} ({c['status']}){': ' + c['description'] if c.get('description') else ''}")
     print(f"  policy {_policy(c['policy'])}; window {c.get('window') or 'none'}; current {c['current']}")
+    policy = c["policy"]
+    switch = policy.get("switch")
+    print(
+        f"  on drift: {policy.get('drift', 'warn')}"
+        + ("" if not switch else f"; the pilot switches by itself after {int(switch['after']):,} reports")
+    )
+    if c.get("paused"):
+        print(f"  PAUSED since {utc_minute(c['paused'].get('since'))} UTC: {c['paused']['reason']}")
+        print("  (its reports are refused and kept by the clients; rldp collection resume NAME takes them again)")
     for e in c["mechanisms"]:
         until = "now (current)" if e["current"] else f"{utc_minute(e.get('until'))} UTC"
         print(f"  {e['mechanism'][:SHORT]}  from {utc_minute(e.get('since'))} UTC to {until}")
@@ -76,9 +89,11 @@ def cmd_collection(args: argparse.Namespace) -> int:
     with _client(args, auth=args.action != "show", read=args.action == "estimate") as client:
         if args.action == "create":
             policy: dict[str, Any] = {"notion": args.notion}
-            for key in ("epsilon", "delta", "epsilon_lower", "epsilon_upper"):
+            for key in ("epsilon", "delta", "epsilon_lower", "epsilon_upper", "drift"):
                 if getattr(args, key) is not None:
                     policy[key] = getattr(args, key)
+            if args.switch_after is not None:
+                policy["switch"] = {"after": args.switch_after, "method": args.switch_method}
             mechanism = _mechanism_id(client, args.mechanism)
             answer = client.create_collection(
                 args.name, mechanism, policy, description=args.description, window=args.window
@@ -87,6 +102,8 @@ def cmd_collection(args: argparse.Namespace) -> int:
             answer = client.rotate_collection(args.name, _mechanism_id(client, args.mechanism))
         elif args.action == "retire":
             answer = client.retire_collection(args.name)
+        elif args.action == "resume":
+            answer = client.resume_collection(args.name)
         elif args.action == "estimate":
             answer = client.estimate_collection(
                 args.name, window=args.window, method=args.method, interval=args.interval
@@ -119,6 +136,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
         verbs = {
             "create": "created" if answer.get("created", True) else "already exists (unchanged):",
             "rotate": "rotated",
+            "resume": "resumed",
         }
         if args.action in verbs or args.action == "retire":
             print(verbs.get(args.action, "retired"), answer["name"])
@@ -137,7 +155,7 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     p.set_defaults(func=cmd_collections)
     p = subparsers.add_parser(
         "collection",
-        help="create, show, rotate, retire or estimate a collection",
+        help="create, show, rotate, switch, resume, retire or estimate a collection",
         description="A collection is a stable name apps follow (Client(url).collection(NAME), rldp privatize "
         "--collection NAME) whose mechanism the operator rotates.",
     )
@@ -158,7 +176,24 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     a.add_argument("--epsilon-upper", type=positive_float("epsilon upper"), help="alip: the largest epsilon_upper")
     a.add_argument("--window", help="the mechanism's window (default: whatever it has)")
     a.add_argument("--description", default="", help="what the collection measures")
-    for action, text in (("show", "show a collection and its history"), ("retire", "retire a collection")):
+    a.add_argument(
+        "--drift",
+        choices=DRIFT_POLICIES,
+        help="what a detected drift does: warn (default: event, banner, metrics), pause (refuse reports until "
+        "resumed; clients keep them) or redesign (design over the live reports and rotate)",
+    )
+    a.add_argument(
+        "--switch-after",
+        type=positive_int("switch after"),
+        metavar="N",
+        help="a pilot collection: switch by itself once the pilot has N reports",
+    )
+    a.add_argument("--switch-method", default="polyopt", help="the design method of that switch (default polyopt)")
+    for action, text in (
+        ("show", "show a collection and its history"),
+        ("resume", "lift the pause its drift policy set"),
+        ("retire", "retire a collection"),
+    ):
         a = actions.add_parser(action, parents=common, help=text, description=text)
         a.add_argument("name", metavar="NAME")
     a = actions.add_parser(

@@ -25,6 +25,7 @@ __all__ = [
     "ServiceUnavailable",
     "StateFileError",
     "PrivacyBudgetExceeded",
+    "CollectionPaused",
     "CollectionRetired",
 ]
 
@@ -100,6 +101,18 @@ class ServiceUnavailable(RldpError, OSError):
         super().__init__(message)
         self.status = status
         self.receipt = receipt
+
+
+class CollectionPaused(ServiceUnavailable):
+    """The collection's drift policy paused its current mechanism (problem ``collection-paused``).
+
+    Transient, like :class:`ServiceUnavailable`: nothing was stored; the client keeps the batch
+    (offline queue, or the state file's outbox for windowed batches) and sends it again with the
+    same id on :meth:`Client.flush` once the operator resumes the collection. ``detail``: why."""
+
+    def __init__(self, message: str, detail: str = "", receipt: Any = None) -> None:
+        super().__init__(message, status=423, receipt=receipt)
+        self.detail = detail
 
 
 class StateFileError(RldpError, OSError):

@@ -17,7 +17,7 @@ from urllib3.util.retry import Retry
 
 from rldp import __version__
 
-from .errors import ProblemError, ServiceUnavailable, problem_error
+from .errors import CollectionPaused, ProblemError, ServiceUnavailable, problem_error
 
 __all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "json_object"]
 
@@ -145,7 +145,10 @@ class Transport:
                 f"{method} {url}: {resp.status_code} {prob.get('detail') or resp.reason} (after every retry)",
                 status=resp.status_code,
             )
-        raise problem_error(resp.status_code, problem(resp))
+        prob = problem(resp)
+        if prob.get("reason") == "collection-paused":  # transient: keep the batch, send it again later
+            raise CollectionPaused(f"{method} {url}: {prob.get('detail')}", str(prob.get("detail", "")))
+        raise problem_error(resp.status_code, prob)
 
 
 def json_object(resp: requests.Response) -> dict[str, Any]:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rldp.aggregator.services import COLLECTION_NAME, ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
+from rldp.aggregator.services import (
+    COLLECTION_NAME,
+    DRIFT_POLICIES,
+    ESTIMATE_INTERVALS,
+    ESTIMATE_METHODS,
+    ESTIMATE_PRIORS,
+)
 
 from .schemas import HEX64
 
@@ -27,6 +33,18 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
             "delta": {"type": "number"},
             "epsilon_lower": {"type": "number"},
             "epsilon_upper": {"type": "number"},
+            "drift": {
+                "type": "string",
+                "enum": list(DRIFT_POLICIES),
+                "description": "what a detected drift does (default warn)",
+            },
+            "switch": {
+                "type": "object",
+                "description": "end the pilot by itself: a switch body (see CollectionSwitch) plus 'after', the "
+                "number of pilot reports after which the switch starts",
+                "required": ["after"],
+                "properties": {"after": {"type": "integer", "minimum": 2}},
+            },
         },
     },
     "CollectionCreate": {
@@ -74,6 +92,11 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
             "created": _TIME,
             "retired": _TIME,
             "current": {"type": "string", "pattern": HEX64, "description": "the id of the current mechanism"},
+            "paused": {
+                "type": ["object", "null"],
+                "description": "set while the drift policy 'pause' has stopped the current mechanism's reports",
+                "properties": {"since": _TIME, "reason": {"type": "string"}},
+            },
             "mechanisms": {
                 "type": "array",
                 "description": "every mechanism, oldest first; exactly one is current",
@@ -201,6 +224,19 @@ def collection_paths(
                     _409=problem("collection-retired"),
                     _422=problem("invalid-parameter / rotation-refused"),
                     body=True,
+                ),
+            }
+        },
+        "/v1/collections/{name}/resume": {
+            "post": {
+                "summary": "Lift the pause the drift policy set: the current mechanism takes reports again (admin)",
+                "operationId": "resumeCollection",
+                "description": "Idempotent. Batches that clients kept while the collection was paused are taken "
+                "when they send them again.",
+                "security": admin,
+                "parameters": [name],
+                "responses": responses(
+                    _200=json_answer("Collection", "resumed"), _401=unauthorized, _404=problem("unknown-collection")
                 ),
             }
         },

@@ -6,12 +6,14 @@ from rldp.aggregator.services import (
     ClaimPolicyViolated,
     CollectionConflict,
     CollectionExists,
+    CollectionPaused,
     CollectionRetired,
+    MechanismWithdrawn,
     RotationRefused,
     UnknownCollection,
 )
 
-__all__ = ["COLLECTION_PROBLEMS", "COLLECTION_REASONS"]
+__all__ = ["COLLECTION_HEADERS", "COLLECTION_PROBLEMS", "COLLECTION_REASONS"]
 
 #: (reason, status, title, description) of each collection refusal.
 COLLECTION_PROBLEMS = [
@@ -41,6 +43,21 @@ COLLECTION_PROBLEMS = [
         "The mechanism's privacy claim (notion and parameters) exceeds the collection's claim policy.",
     ),
     (
+        "collection-paused",
+        423,
+        "Collection paused",
+        "The collection's drift policy paused its current mechanism: the reporting population no longer looks "
+        "like its P̂, so its claim may not hold for these reports. Nothing was stored; keep the batch (same id) "
+        "and send it again after the operator resumes or rotates the collection (Retry-After).",
+    ),
+    (
+        "mechanism-withdrawn",
+        410,
+        "Mechanism withdrawn",
+        "The mechanism was paused by its collection's drift policy and the collection has moved on: reports "
+        "drawn under it are not taken. Draw again under the collection's current mechanism.",
+    ),
+    (
         "rotation-refused",
         422,
         "Mechanism cannot join the collection",
@@ -56,4 +73,9 @@ COLLECTION_REASONS: dict[type[BaseException], str] = {
     CollectionConflict: "collection-conflict",
     ClaimPolicyViolated: "claim-policy-violated",
     RotationRefused: "rotation-refused",
+    CollectionPaused: "collection-paused",
+    MechanismWithdrawn: "mechanism-withdrawn",
 }
+
+#: Headers that always come with a collection refusal: a paused collection is looked at again in minutes.
+COLLECTION_HEADERS = {"collection-paused": {"Retry-After": "300"}}

@@ -22,7 +22,9 @@ blueprint = Blueprint("collections", __name__)
 
 
 def collection_json(record: CollectionRecord) -> dict[str, Any]:
-    """A collection as the API shows it (the Collection schema): its current mechanism and the history, oldest first."""
+    """A collection as the API shows it (the Collection schema): its current mechanism and the history, oldest
+    first; ``paused``: why its current mechanism takes no reports (its drift policy paused it), else null."""
+    pause = current_service().pauses.get(record.current)
     return {
         "name": record.name,
         "description": record.description,
@@ -32,6 +34,7 @@ def collection_json(record: CollectionRecord) -> dict[str, Any]:
         "created": iso(record.created),
         "retired": iso(record.retired),
         "current": record.current,
+        "paused": None if pause is None else {"since": iso(pause.since), "reason": pause.reason},
         "mechanisms": [
             {"mechanism": e.mechanism, "since": iso(e.since), "until": iso(e.until), "current": e.until is None}
             for e in record.mechanisms
@@ -48,7 +51,7 @@ def _body() -> Any:
 def create() -> Response:
     service = current_service()
     authorize(service.config)
-    record, created = service.collections.create(_body())
+    record, created = service.create_collection(_body())
     location = {"Location": f"/v1/collections/{quote(record.name, safe='')}"}
     return respond(collection_json(record), 201 if created else 200, location)
 
@@ -78,6 +81,14 @@ def switch(name: str) -> Response:
     job = service.switch_collection(name, _body())
     url = f"/v1/designs/{job.id}"
     return respond({"job": job.id, "status": job.status, "status_url": url}, 202, {"Location": url})
+
+
+@blueprint.post("/v1/collections/<name>/resume")
+def resume(name: str) -> Response:
+    """Lift the pause the drift policy set: the current mechanism takes reports again (idempotent)."""
+    service = current_service()
+    authorize(service.config)
+    return respond(collection_json(service.resume_collection(name)))
 
 
 @blueprint.post("/v1/collections/<name>/retire")

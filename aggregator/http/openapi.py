@@ -296,10 +296,12 @@ def _paths() -> dict[str, Any]:
                     _201=_json("BatchReceipt", "stored"),
                     _404=_problem("unknown-mechanism"),
                     _409=_problem("batch-conflict / mechanism-retired"),
+                    _410=_problem("mechanism-withdrawn: paused by its collection, which has moved on"),
                     _422=_problem(
                         "missing-field / wrong-type / report-out-of-range / empty-batch / window-required / "
                         "unexpected-window / invalid-window / future-window"
                     ),
+                    _423=_problem("collection-paused: keep the batch and send it again later (Retry-After)"),
                     body=True,
                 ),
             },

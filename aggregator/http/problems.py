@@ -54,7 +54,7 @@ from rldp.aggregator.services import (
     WrongType,
 )
 
-from .collection_problems import COLLECTION_PROBLEMS, COLLECTION_REASONS
+from .collection_problems import COLLECTION_HEADERS, COLLECTION_PROBLEMS, COLLECTION_REASONS
 
 __all__ = [
     "PROBLEM_BASE",
@@ -292,6 +292,7 @@ _HEADERS = {
     "unsupported-media-type": {"Accept-Post": "application/json, application/msgpack"},
     "database-unavailable": {"Retry-After": "1"},
     "service-unavailable": {"Retry-After": "1"},
+    **COLLECTION_HEADERS,
 }
 
 

@@ -20,7 +20,7 @@ from rldp.shared.reports import (
     WindowRequired,
 )
 
-from .collections import COLLECTION_NAME, POLICY_PARAMETERS, Collections
+from .collections import COLLECTION_NAME, DRIFT_POLICIES, POLICY_PARAMETERS, Collections
 from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
 from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
@@ -33,6 +33,7 @@ from .errors import (
     ClaimPolicyViolated,
     CollectionConflict,
     CollectionExists,
+    CollectionPaused,
     CollectionRetired,
     ConfigError,
     DatabaseUnavailable,
@@ -40,6 +41,7 @@ from .errors import (
     InvalidDocument,
     InvalidParameter,
     MechanismRetired,
+    MechanismWithdrawn,
     MissingField,
     NoReports,
     PublicDataMismatch,
@@ -64,9 +66,12 @@ from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_servic
 
 __all__ = [
     "COLLECTION_NAME",
+    "DRIFT_POLICIES",
     "POLICY_PARAMETERS",
     "ClaimPolicyViolated",
     "CollectionConflict",
+    "CollectionPaused",
+    "MechanismWithdrawn",
     "CollectionExists",
     "CollectionRecord",
     "CollectionRetired",

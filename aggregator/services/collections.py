@@ -25,7 +25,7 @@ import numpy as np
 from rldp.aggregator.estimate import estimate_combined
 from rldp.aggregator.storage import CollectionChanged, CollectionRecord, Storage
 from rldp.shared.audit import notions
-from rldp.shared.collection import Window
+from rldp.shared.collection import DRIFT_POLICIES, Window
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.notions import NOTIONS
 from rldp.shared.reports import describe_value
@@ -53,9 +53,6 @@ COLLECTION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 #: The parameters of a claim policy per notion: its claim fields (the notion table's).
 POLICY_PARAMETERS: dict[str, tuple[str, ...]] = {n.name: n.claim for n in NOTIONS.values()}
 _DESCRIPTION_MAX = 1000
-#: What a detected drift does to a collection: ``warn`` (the default: event, log, banner, metrics) or
-#: ``redesign`` (a design over the live reports' confidence set, then a rotation clients follow).
-DRIFT_POLICIES = ("warn", "redesign")
 
 
 def _number(policy: Mapping[str, Any], key: str, *, low: float, closed: bool, high: float = math.inf) -> float:
@@ -80,10 +77,11 @@ def check_policy(policy: Any) -> dict[str, Any]:
             f"policy.notion must be one of {', '.join(notions())}; got {describe_value(notion)}", parameter="policy"
         )
     params = POLICY_PARAMETERS.get(notion, ("epsilon",))
-    unknown = sorted(set(policy) - {"notion", "drift", *params})
+    unknown = sorted(set(policy) - {"notion", "drift", "switch", *params})
     if unknown:
         raise InvalidParameter(
-            f"policy has unknown field {unknown[0]!r} for notion {notion!r}; its fields are notion, {', '.join(params)}",
+            f"policy has unknown field {unknown[0]!r} for notion {notion!r}; its fields are notion, "
+            f"{', '.join(params)}, drift, switch",
             parameter="policy",
         )
     out: dict[str, Any] = {"notion": notion}
@@ -94,6 +92,14 @@ def check_policy(policy: Any) -> dict[str, Any]:
                 parameter="policy",
             )
         out["drift"] = policy["drift"]
+    if "switch" in policy:  # the pilot's automatic end; its fields are checked by services.pilots.switch_policy
+        if not isinstance(policy["switch"], Mapping):
+            raise InvalidParameter(
+                f"policy.switch must be an object such as {{'after': 1000, 'method': 'polyopt'}}; "
+                f"got {describe_value(policy['switch'])}",
+                parameter="policy",
+            )
+        out["switch"] = dict(policy["switch"])
     for key in params:
         if key not in policy:
             raise InvalidParameter(f"policy.{key} is required for notion {notion!r}", parameter="policy")
@@ -223,9 +229,15 @@ class Collections:
             raise CollectionExists(f"collection {name!r} exists with other settings", collection=name)
         return record, created
 
-    def rotate(self, name: Any, data: Any) -> CollectionRecord:
-        """Make the mechanism ``data["mechanism"]`` the collection's current one (see the module docstring)."""
+    def rotate(self, name: Any, data: Any, *, expected: str | None = None) -> CollectionRecord:
+        """Make the mechanism ``data["mechanism"]`` the collection's current one (see the module docstring);
+        with ``expected``, only if that is still the current one (CollectionConflict otherwise)."""
         record = self.get(name)
+        if expected is not None and record.current != expected:
+            raise CollectionConflict(
+                f"collection {record.name!r} is no longer at {expected} (now {record.current}); not rotated",
+                collection=record.name,
+            )
         if not isinstance(data, Mapping):
             raise WrongType(f"the body must be an object {{'mechanism': id}}; got {describe_value(data)}")
         mechanism_id = _text(data, "mechanism")
@@ -261,7 +273,7 @@ class Collections:
                 mechanism=mechanism_id,
             )
         try:
-            rotated = self.storage.rotate_collection(record.name, mechanism_id, record.current)
+            rotated = self.storage.rotate_collection(record.name, mechanism_id, expected or record.current)
         except CollectionChanged as exc:
             raise CollectionConflict(str(exc), collection=record.name) from None
         if rotated is None:  # storage never deletes a collection: only by hand

@@ -13,9 +13,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
+from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord, Storage, StorageError
 
-from .collections import Collections
+from .collections import Collections, check_policy
 from .drift import DriftWatch
 from .errors import DatabaseUnavailable, ServiceError
 from .estimates import estimate, window_counts
@@ -24,8 +24,10 @@ from .ingest import Ingest, Receipt
 from .jobs import DesignRunner
 from .labels import check_label
 from .mechanisms import MechanismCatalog
-from .pilots import pilot_switch
+from .pauses import Pauses
+from .pilots import auto_switch_body, pilot_switch, switch_policy
 from .publish import publish_document
+from .watch import CollectionWatch
 
 __all__ = ["AggregatorService", "WRITE_FAILURE_SECONDS"]
 
@@ -45,7 +47,9 @@ class AggregatorService:
         self.catalog = MechanismCatalog(storage)
         self.drift = DriftWatch(storage, self.catalog, self.events, self._drift_policy)
         self.collections = Collections(storage, self.catalog)
-        self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events)
+        self.pauses = Pauses(storage)
+        self.watch = CollectionWatch(self.collections, self.catalog, self.drift, self._auto_switch)
+        self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events, pauses=self.pauses)
         self.designs = DesignRunner(
             storage,
             self.publish_bytes,
@@ -81,7 +85,29 @@ class AggregatorService:
             self._write_failure = (time.monotonic(), str(exc))
             raise
         self._write_failure = None
+        if not receipt.duplicate and isinstance(data, Mapping) and isinstance(data.get("mechanism"), str):
+            try:
+                self.watch.observe(data["mechanism"], receipt.accepted)
+            except (ServiceError, StorageError) as exc:  # the batch is stored: this is logged, not refused
+                log.warning("collection watch: %s", getattr(exc, "detail", exc))
         return receipt
+
+    def create_collection(self, data: Any) -> tuple[CollectionRecord, bool]:
+        """Create a collection (:meth:`Collections.create`); an automatic switch (``policy.switch``) is
+        checked first as a switch body would be (:func:`.pilots.switch_policy`)."""
+        if isinstance(data, Mapping) and isinstance(data.get("policy"), Mapping) and "switch" in data["policy"]:
+            switch_policy(check_policy(data["policy"]), self.config["MAX_BETA"])
+        return self.collections.create(data)
+
+    def _auto_switch(self, name: str) -> None:
+        """The pilot of collection ``name`` has its ``policy.switch.after`` reports: start its switch."""
+        body = auto_switch_body(self.collections.get(name).policy)
+        try:
+            job = self.switch_collection(name, body)
+        except ServiceError as exc:
+            log.warning("pilot switch: collection %s did not switch: %s", name, exc.detail)
+        else:
+            log.warning("pilot switch: collection %s has its pilot's reports; switching (job %s)", name, job.id)
 
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
@@ -112,11 +138,17 @@ class AggregatorService:
 
     def _drift_policy(self, record: MechanismRecord, drift: Mapping[str, Any]) -> None:
         """Apply the drift policy of every collection whose current mechanism drifted: ``warn`` (the
-        default: the event and the banner only) or ``redesign`` (a design job over the confidence set of
+        default: the event and the banner only), ``pause`` (its reports are refused until the operator
+        resumes the collection: :mod:`.pauses`) or ``redesign`` (a design job over the confidence set of
         the live reports, as after a pilot; clients follow the rotation)."""
         for name in self.storage.collections_of(record.id):
             collection = self.collections.get(name)
-            if collection.current != record.id or collection.policy.get("drift", "warn") != "redesign":
+            policy = collection.policy.get("drift", "warn")
+            if collection.current != record.id or collection.status != "active" or policy == "warn":
+                continue
+            if policy == "pause":
+                if self.pauses.pause(name, record.id, str(drift.get("statement", "its population drifted"))):
+                    log.warning("drift: collection %s is paused: %s", name, drift.get("statement"))
                 continue
             try:
                 job = self.switch_collection(name, {"method": "polyopt"}, redesign=True)
@@ -124,6 +156,14 @@ class AggregatorService:
                 log.warning("drift: collection %s could not be redesigned: %s", name, exc.detail)
             else:
                 log.warning("drift: collection %s is redesigned over its live reports (job %s)", name, job.id)
+
+    def resume_collection(self, name: Any) -> CollectionRecord:
+        """Lift a paused collection's pause: its current mechanism takes reports again (idempotent)."""
+        record = self.collections.get(name)
+        lifted = self.pauses.resume(record.name)
+        if lifted:
+            log.warning("collection %s resumed by its operator (%d pause(s) lifted)", record.name, lifted)
+        return record
 
     def switch_collection(self, name: Any, data: Any, *, redesign: bool = False) -> JobRecord:
         """End a collection's pilot: a design job over the pilot's confidence set, whose mechanism is
@@ -133,8 +173,8 @@ class AggregatorService:
         )
         collection = summary["collection"]
 
-        def rotate(record: MechanismRecord) -> None:
-            self.collections.rotate(collection, {"mechanism": record.id})
+        def rotate(record: MechanismRecord) -> None:  # only from the mechanism the switch was designed for
+            self.collections.rotate(collection, {"mechanism": record.id}, expected=summary["pilot"])
 
         return self.designs.start(payload, summary, rotate)
 

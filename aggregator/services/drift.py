@@ -123,10 +123,15 @@ class DriftWatch:
         """Check every mechanism (the /metrics scrape) up to :data:`SCRAPE_MAX_ENTRIES`, on what its gauges
         follow (:meth:`_watched`); cached answers cost nothing."""
         for record in self.catalog.list():
-            if self._scope(record.id)[1] is not None:
-                continue
-            matrix, _, _ = self.catalog.parsed(record.id)
-            if matrix.size > SCRAPE_MAX_ENTRIES:
-                continue
-            label = self._watched(record)
-            self.check(record, self.storage.counts(record.id, record.outputs, window=label), label)
+            self.check_watched(record)
+
+    def check_watched(self, record: MechanismRecord) -> None:
+        """Check one mechanism on what its gauges follow (nothing for one outside the watch's scope or
+        above :data:`SCRAPE_MAX_ENTRIES`)."""
+        if self._scope(record.id)[1] is not None:
+            return
+        matrix, _, _ = self.catalog.parsed(record.id)
+        if matrix.size > SCRAPE_MAX_ENTRIES:
+            return
+        label = self._watched(record)
+        self.check(record, self.storage.counts(record.id, record.outputs, window=label), label)

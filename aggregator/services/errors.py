@@ -43,6 +43,8 @@ __all__ = [
     "CollectionExists",
     "CollectionRetired",
     "CollectionConflict",
+    "CollectionPaused",
+    "MechanismWithdrawn",
     "ClaimPolicyViolated",
     "RotationRefused",
     "DatabaseUnavailable",
@@ -164,6 +166,16 @@ class CollectionRetired(ServiceError):
 
 class CollectionConflict(ServiceError):
     """The collection was rotated or retired by another request while this one was checked."""
+
+
+class CollectionPaused(ServiceError):
+    """The collection's drift policy paused its current mechanism: no reports until the operator resumes it.
+
+    Transient for a client: keep the batch and send it again later (the SDKs queue it)."""
+
+
+class MechanismWithdrawn(ServiceError):
+    """A paused mechanism its collection has since rotated away from: its reports are not taken any more."""
 
 
 class ClaimPolicyViolated(ServiceError, ValueError):

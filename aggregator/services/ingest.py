@@ -22,6 +22,7 @@ from rldp.shared.reports import check_reports, check_window, parse_batch
 from .errors import BatchConflict, MechanismRetired, UnknownMechanism
 from .events import ServiceEvents
 from .mechanisms import MechanismCatalog
+from .pauses import Pauses
 
 __all__ = ["Receipt", "Ingest"]
 
@@ -55,8 +56,10 @@ class Ingest:
         max_reports: int,
         events: ServiceEvents | None = None,
         clock: Callable[[], float] = time.time,
+        pauses: Pauses | None = None,
     ) -> None:
         self.storage = storage
+        self.pauses = pauses
         self.catalog = catalog
         self.max_reports = max_reports
         self.events = events or ServiceEvents()
@@ -68,11 +71,13 @@ class Ingest:
         ``maybe_bool=False``: the caller saw no boolean in the encoded body (see
         :func:`~rldp.shared.reports.check_reports`). Raises a
         :class:`~rldp.shared.reports.BatchError` (window refusals included),
-        :class:`UnknownMechanism`, :class:`MechanismRetired` or :class:`BatchConflict` for a
-        refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
+        :class:`UnknownMechanism`, :class:`MechanismRetired`, :class:`BatchConflict`,
+        :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
         """
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
         outputs = self.catalog.outputs(mechanism_id)
+        if self.pauses is not None:  # a collection's drift policy may have paused this mechanism
+            self.pauses.check(mechanism_id)
         window = check_window(data, self.catalog.window(mechanism_id), self.clock())
         reports = check_reports(values, outputs, maybe_bool=maybe_bool)
         result = self.storage.ingest(mechanism_id, batch, reports, outputs, window)

@@ -186,11 +186,16 @@ class DesignRunner:
                 except ServiceError as exc:
                     status, value = "error", f"the designed mechanism was refused: {exc.detail}"
                 else:
-                    if then is not None:
-                        then(record)
-                    self._beat(job_id, status="done", mechanism=record.id, finished=time.time())
-                    self._events.job_finished("done")
-                    return
+                    try:
+                        if then is not None:
+                            then(record)
+                    except ServiceError as exc:  # e.g. the collection rotated or was retired meanwhile
+                        status, value = "error", f"published {record.id}, but {exc.detail}"
+                        self._beat(job_id, mechanism=record.id)
+                    else:
+                        self._beat(job_id, status="done", mechanism=record.id, finished=time.time())
+                        self._events.job_finished("done")
+                        return
             if status == "kept":  # a pilot's switch that would not beat the pilot: nothing published
                 value = f"not switched: {value}"
             self._beat(job_id, status="failed", error=value, finished=time.time())

@@ -13,10 +13,11 @@ of the collection keep every phase's reports (one likelihood).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from rldp.aggregator.design import DesignParameterError, request_from_json, validate_request
+from rldp.aggregator.design import DesignParameterError, DesignRequest, request_from_json, validate_request
 from rldp.shared.document import report_matrix
 from rldp.shared.errors import ParameterError, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
@@ -24,10 +25,76 @@ from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
 from .collections import Collections
 from .errors import CollectionRetired, InvalidParameter, RotationRefused, WrongType
 
-__all__ = ["DEFAULT_MIN_PILOT_REPORTS", "pilot_switch"]
+__all__ = [
+    "DEFAULT_MIN_PILOT_REPORTS",
+    "SWITCH_FIELDS",
+    "auto_switch_body",
+    "pilot_switch",
+    "switch_policy",
+    "switch_request",
+]
 
 #: The fewest pilot reports a switch is designed from unless the request says otherwise.
 DEFAULT_MIN_PILOT_REPORTS = 1000
+
+
+#: The fields of a switch body (and of a collection's automatic ``policy.switch``, with ``after``).
+SWITCH_FIELDS = ("method", "epsilon", "beta", "min_reports", "order", "solver", "time_budget")
+
+
+def switch_request(
+    policy: Mapping[str, Any], data: Any, max_beta: float = DEFAULT_MAX_BETA
+) -> tuple[DesignRequest, float, int]:
+    """(design request, β, fewest reports) of a switch body under a collection's claim ``policy``.
+
+    Every rule but the confidence set's (the pilot's reports give the radius) is checked here, when the
+    switch is asked for (or a collection with an automatic switch is created), not in the job."""
+    if not isinstance(data, Mapping):
+        raise WrongType(f"the body must be an object such as {{'method': 'polyopt'}}; got {type(data).__name__}")
+    unknown = sorted(set(data) - set(SWITCH_FIELDS))
+    if unknown:
+        raise InvalidParameter(
+            f"unknown switch field {unknown[0]!r}; the fields are {', '.join(SWITCH_FIELDS)}", parameter=unknown[0]
+        )
+    try:
+        beta = check_beta(data.get("beta", 0.05), "beta", ceiling=max_beta)
+        least = check_count(data.get("min_reports", DEFAULT_MIN_PILOT_REPORTS), "min_reports", lowest=2)
+        fields = {k: v for k, v in data.items() if k not in ("beta", "min_reports")}
+        request = request_from_json({"epsilon": policy.get("epsilon"), **fields, "notion": policy["notion"]})
+        validate_request(replace(request, radius=math.inf), released_size=None)
+    except (ParameterError, DesignParameterError) as exc:
+        raise InvalidParameter(one_line(exc), parameter=exc.parameter) from None
+    return request, beta, least
+
+
+def switch_policy(policy: Mapping[str, Any], max_beta: float = DEFAULT_MAX_BETA) -> int | None:
+    """The number of pilot reports after which the collection switches by itself (``policy.switch.after``),
+    None without an automatic switch; InvalidParameter naming the field if ``policy.switch`` is not a valid
+    switch body plus ``after`` (an integer ≥ 2, at least its ``min_reports``)."""
+    if "switch" not in policy:
+        return None
+    data = dict(policy["switch"])
+    if "after" not in data:
+        raise InvalidParameter(
+            "policy.switch needs 'after': the number of pilot reports after which the collection switches",
+            parameter="policy",
+        )
+    try:
+        after = check_count(data.pop("after"), "policy.switch.after", lowest=2)
+    except ParameterError as exc:
+        raise InvalidParameter(one_line(exc), parameter="policy") from None
+    data.setdefault("min_reports", min(after, DEFAULT_MIN_PILOT_REPORTS))
+    _, _, least = switch_request(policy, data, max_beta)
+    if after < least:
+        raise InvalidParameter(f"policy.switch.after = {after} is below its min_reports = {least}", parameter="policy")
+    return after
+
+
+def auto_switch_body(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """The switch body of a collection's automatic switch (``policy.switch`` without ``after``)."""
+    data = {k: v for k, v in policy["switch"].items() if k != "after"}
+    data.setdefault("min_reports", min(int(policy["switch"]["after"]), DEFAULT_MIN_PILOT_REPORTS))
+    return data
 
 
 def pilot_switch(
@@ -44,8 +111,6 @@ def pilot_switch(
     record = collections.get(name)
     if record.status != "active":
         raise CollectionRetired(f"collection {record.name!r} is retired", collection=record.name)
-    if not isinstance(data, dict):
-        raise WrongType(f"the body must be an object such as {{'method': 'polyopt'}}; got {type(data).__name__}")
     pilot = collections.document(record.current)
     uncertainty = pilot["privacy"].get("uncertainty") or {}
     if not redesign and (pilot["privacy"]["notion"] != "rldp" or uncertainty.get("radius") is not None):
@@ -54,17 +119,7 @@ def pilot_switch(
             f"{pilot['privacy']['notion']} over a bounded set, not RLDP over every distribution",
             mechanism=record.current,
         )
-    try:
-        beta = check_beta(data.get("beta", 0.05), "beta", ceiling=max_beta)
-        least = check_count(data.get("min_reports", DEFAULT_MIN_PILOT_REPORTS), "min_reports", lowest=2)
-        fields = {k: v for k, v in data.items() if k not in ("beta", "min_reports")}
-        request = request_from_json(
-            {"epsilon": record.policy.get("epsilon"), **fields, "notion": record.policy["notion"]}
-        )
-        # Every rule but the set's (the pilot gives the radius): checked now, not in the job.
-        validate_request(replace(request, radius=math.inf), released_size=None)
-    except (ParameterError, DesignParameterError) as exc:
-        raise InvalidParameter(one_line(exc), parameter=exc.parameter) from None
+    request, beta, least = switch_request(record.policy, data, max_beta)
     outputs = int(report_matrix(pilot).shape[0])
     counts = collections.storage.counts(record.current, outputs)
     reports = int(counts.sum())

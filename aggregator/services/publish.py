@@ -18,12 +18,15 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.audit import audit_document
 from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import from_json, from_msgpack, report_outputs, to_msgpack
+from rldp.shared.document import from_json, from_msgpack, report_matrix, report_outputs, to_msgpack
 from rldp.shared.errors import AuditError, DocumentError, DocumentSyntaxError, IdMismatch, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA
+from rldp.shared.pilot import PILOT_SOURCE, pilot_mismatches, validate_pilot_provenance
 from rldp.shared.provenance import PublicDataError, check_document_provenance, check_public_data, stated_beta
 from rldp.shared.tables import Table
 
@@ -99,6 +102,56 @@ def check_public_data_claims(
     )
 
 
+def check_pilot_claims(storage: Storage, doc: Mapping[str, Any]) -> None:
+    """Refuse (:class:`PublicDataMismatch`) a document whose P̂ came from a pilot this service cannot vouch for.
+
+    A pilot provenance (``{"source": "pilot", …}``: docs/design.md, "P̂ from a private pilot") names the
+    pilot mechanism and the pilot's output counts. Here, as ``rldp audit --pilot`` does offline, the pilot
+    must be published on this service; P̂ and the radius are recomputed from the stated counts and the
+    pilot's stored matrix (:func:`rldp.shared.pilot.pilot_mismatches`: the centre must agree, the radius
+    must be at least the recomputed one); and the stated counts must be ones this service could have
+    seen: reports are only ever added, so no output may claim more than the service has stored for the
+    pilot. Nothing for a document without a pilot provenance."""
+    prov = doc.get("provenance")
+    if not isinstance(prov, Mapping) or prov.get("source") != PILOT_SOURCE:
+        return
+    try:
+        stated = validate_pilot_provenance(prov)
+    except DocumentError as exc:
+        raise PublicDataMismatch(f"the document's pilot provenance is invalid: {one_line(exc)}") from exc
+    pilot_id = str(stated["pilot_mechanism"])
+    raw = storage.get_document(pilot_id)
+    if raw is None:
+        raise PublicDataMismatch(
+            f"the document's P̂ comes from pilot {pilot_id}, which is not published here: its confidence set cannot "
+            "be checked; publish the pilot first",
+            mechanism=pilot_id,
+        )
+    pilot = from_msgpack(raw)
+    matrix = report_matrix(pilot)
+    counts = np.asarray(stated["counts"], dtype=np.int64)
+    if counts.shape != (matrix.shape[0],):
+        raise PublicDataMismatch(
+            f"the pilot provenance has {counts.size} counts; pilot {pilot_id[:16]}… has {matrix.shape[0]} outputs",
+            mechanism=pilot_id,
+        )
+    stored = storage.counts(pilot_id, matrix.shape[0])
+    if np.any(counts > stored):
+        y = int(np.argmax(counts - stored))
+        raise PublicDataMismatch(
+            f"the pilot provenance counts {int(counts[y])} reports of output {y}; this service has stored only "
+            f"{int(stored[y])} for pilot {pilot_id[:16]}…: counts it never received",
+            mechanism=pilot_id,
+        )
+    differences = pilot_mismatches(doc, matrix, pilot_id)
+    if differences:
+        raise PublicDataMismatch(
+            "the document's P̂ or radius does not follow from its pilot's counts: "
+            + "; ".join(m[3] for m in differences),
+            mechanism=pilot_id,
+        )
+
+
 def publish_document(
     storage: Storage,
     body: bytes,
@@ -131,6 +184,7 @@ def publish_document(
             epsilon_audited=epsilon_audited,
         )
     check_public_data_claims(doc, public_data, max_beta=max_beta)
+    check_pilot_claims(storage, doc)
     alpha = document_alphabet(doc)
     record = MechanismRecord(
         id=doc["id"],

@@ -70,7 +70,7 @@ Modules: :mod:`.records` (records, :class:`BatchItem`, :class:`StorageError`),
 from __future__ import annotations
 
 from .base import GroupSink, Storage
-from .collections import CollectionChanged, CollectionEntry, CollectionRecord
+from .collections import CollectionChanged, CollectionEntry, CollectionPause, CollectionRecord
 from .factory import DEFAULT_URL, open_storage
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
@@ -86,6 +86,7 @@ __all__ = [
     "BatchItem",
     "CollectionChanged",
     "CollectionEntry",
+    "CollectionPause",
     "CollectionRecord",
     "GroupCommitter",
     "GroupSink",

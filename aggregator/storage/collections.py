@@ -18,7 +18,14 @@ from typing import Any
 
 from rldp.shared.errors import RldpError
 
-__all__ = ["CollectionChanged", "CollectionEntry", "CollectionRecord", "CollectionStore", "COLLECTION_STATEMENTS"]
+__all__ = [
+    "CollectionChanged",
+    "CollectionEntry",
+    "CollectionPause",
+    "CollectionRecord",
+    "CollectionStore",
+    "COLLECTION_STATEMENTS",
+]
 
 
 class CollectionChanged(RldpError):
@@ -35,6 +42,11 @@ COLLECTION_STATEMENTS = [
     " collection TEXT NOT NULL, seq INTEGER NOT NULL, mechanism TEXT NOT NULL,"
     " since DOUBLE PRECISION NOT NULL, until DOUBLE PRECISION, PRIMARY KEY (collection, seq))",
     "CREATE INDEX IF NOT EXISTS rldp_collection_mechanism ON rldp_collection_mechanisms (mechanism)",
+    # A collection's drift policy "pause": the mechanism whose reports it stops taking, since when, why.
+    # Created on open like every table here (no version bump: older stores gain it, nothing moves).
+    "CREATE TABLE IF NOT EXISTS rldp_collection_pauses ("
+    " collection TEXT NOT NULL, mechanism TEXT NOT NULL, since DOUBLE PRECISION NOT NULL, reason TEXT NOT NULL,"
+    " PRIMARY KEY (collection, mechanism))",
 ]
 
 _COLUMNS = "name, description, policy, collection_window, status, created, retired"
@@ -66,6 +78,16 @@ class CollectionRecord:
     def current(self) -> str:
         """The id of the current mechanism (the last one)."""
         return self.mechanisms[-1].mechanism
+
+
+@dataclass(frozen=True)
+class CollectionPause:
+    """A mechanism of a collection that takes no reports since ``since`` (its drift policy paused it)."""
+
+    collection: str
+    mechanism: str
+    since: float
+    reason: str
 
 
 class CollectionStore:
@@ -187,3 +209,29 @@ class CollectionStore:
                 (time.time(), name),
             )
             return self._collection(conn, name)
+
+    def pause_mechanism(self, collection: str, mechanism: str, reason: str) -> bool:
+        """Stop taking reports of ``mechanism`` for ``collection`` (idempotent); True if it was not paused."""
+        with self.write_transaction() as conn:
+            cur = conn.execute(
+                self._sql(
+                    "INSERT INTO rldp_collection_pauses (collection, mechanism, since, reason) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (collection, mechanism) DO NOTHING"
+                ),
+                (collection, mechanism, time.time(), reason),
+            )
+            return bool(cur.rowcount == 1)
+
+    def resume_collection(self, collection: str) -> int:
+        """Lift every pause of ``collection``; how many there were."""
+        with self.write_transaction() as conn:
+            cur = conn.execute(self._sql("DELETE FROM rldp_collection_pauses WHERE collection = ?"), (collection,))
+            return int(cur.rowcount)
+
+    def collection_pauses(self) -> list[CollectionPause]:
+        """Every pause in force, oldest first."""
+        with self._guard(), self._connection() as conn:
+            rows = conn.execute(
+                "SELECT collection, mechanism, since, reason FROM rldp_collection_pauses ORDER BY since"
+            ).fetchall()
+        return [CollectionPause(str(c), str(m), float(s), str(r)) for c, m, s, r in rows]

@@ -36,6 +36,10 @@ export class PrivacyBudget {
   }
 }
 
+/** The budget of a client with a state store unless it is given (`budget: null` turns it off): 4 nats of new
+ * draws per owner per UTC day, as the Python client's DEFAULT_BUDGET (rldp/client/budget.py says why). */
+export const DEFAULT_BUDGET = new PrivacyBudget(4, "P1D");
+
 /** What an upload (or a flush) achieved (as the Python client's Receipt). */
 export interface Receipt {
   accepted: number;
@@ -59,6 +63,7 @@ export interface ClientOptions extends TransportOptions {
   maxEpsilon?: number | null;
   /** Where memos, the window ledger, the outbox and the queue live (needed for owners, windows, budgets). */
   store?: StateStore | null;
+  /** At most this much ε of new draws per owner per period; default DEFAULT_BUDGET with a store, null: none. */
   budget?: PrivacyBudget | null;
   /** Keep batches the server could not take (bounded by this many bytes of bodies; 0: no queue). */
   queueLimitBytes?: number;
@@ -89,7 +94,7 @@ export class Client {
     this.http = new Transport(url, options);
     this.policy = (options.policy ?? new VerificationPolicy()).withMaxEpsilon(options.maxEpsilon);
     this.store = options.store ?? null;
-    this.budget = options.budget ?? null;
+    this.budget = options.budget === undefined ? (this.store ? DEFAULT_BUDGET : null) : options.budget;
     if (this.budget && !this.store) throw new ValidationError("a privacy budget needs a state store: the ledger of ε spent lives there");
     this.queueLimit = options.queueLimitBytes ?? 0;
     this.clock = options.clock ?? (() => Date.now() / 1000);

@@ -87,6 +87,14 @@ export class ServiceUnavailable extends RldpError {
   }
 }
 
+/** The collection's drift policy paused its current mechanism (problem `collection-paused`, 423): transient like
+ * ServiceUnavailable — nothing was stored, the batch is kept (same id) and sent again once the operator resumes. */
+export class CollectionPaused extends ServiceUnavailable {
+  constructor(message: string, readonly detail: string = "", receipt?: unknown) {
+    super(message, 423, receipt);
+  }
+}
+
 /** The client's state (file in Node, IndexedDB in browsers) cannot be used; never silently replaced. */
 export class StateFileError extends RldpError {
   constructor(readonly path: string, message: string) {

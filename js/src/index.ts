@@ -14,6 +14,6 @@ export { CryptoRandom, SeededRandom, ReplayRandom, fromUniform, type RandomSourc
 export { AliasTable, ColumnSampler, GrrSampler, samplerFor, thresholds, type Sampler } from "./sampling.js";
 export { Mechanism, parseDocument, type VerifyOptions } from "./mechanism.js";
 export { makeBatches, checkBatchBody, storedForm, newBatchId, BATCH_ID, type PreparedBatch } from "./batches.js";
-export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, type ClientOptions, type Receipt } from "./client.js";
+export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, type ClientOptions, type Receipt } from "./client.js";
 export { Transport, retryAfterSeconds, type TransportOptions } from "./transport.js";
 export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";

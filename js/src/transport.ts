@@ -3,7 +3,7 @@
  * retried with exponential backoff and jitter, honouring `Retry-After` (capped at 60 s). POST is
  * retried too: uploads are idempotent by batch id. Any other 4xx is a {@link ProblemError}.
  */
-import { ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { CollectionPaused, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
 
 export const RETRY_STATUSES = [429, 500, 502, 503, 504];
 export const RETRY_AFTER_MAX = 60;
@@ -77,6 +77,7 @@ export class Transport {
       if (resp) {
         lastStatus = resp.status;
         const problem = await problemOf(resp);
+        if (problem.reason === "collection-paused") throw new CollectionPaused(`${method} ${url}: ${String(problem.detail ?? "")}`, String(problem.detail ?? ""));
         if (!RETRY_STATUSES.includes(resp.status) && resp.status < 500) throw new ProblemError(resp.status, problem);
         last = `${resp.status} ${String(problem.detail || resp.statusText)}`;
         wait = retryAfterSeconds(resp.headers.get("Retry-After"));

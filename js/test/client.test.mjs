@@ -102,6 +102,27 @@ test("a collection window: one report per owner and window, labelled, the rest s
   await assert.rejects(new rldp.Client("http://agg.test", { fetch }).submit(DAILY.expect.id, RECORDS), rldp.ValidationError);
 });
 
+test("with a store and no budget given, the default budget (4 nats per owner per day, as Python's) applies", async () => {
+  assert.equal(rldp.DEFAULT_BUDGET.epsilon, 4);
+  assert.equal(rldp.DEFAULT_BUDGET.per, "P1D");
+  const all = ["Male", "Female"].flatMap((sex) => ["red", "green", "blue"].map((colour) => ({ sex, colour })));
+  const [grr, daily] = [GRR, DAILY].map((c) => c.expect.mechanism.epsilon_audited);
+  assert.ok(6 * grr <= 4 && 6 * grr + daily > 4, "the figures this test relies on");
+  const run = async (options) => {
+    const { fetch, posts } = stub();
+    const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), clock: () => 1.8e9, ...options });
+    await client.submit(GRR.expect.id, all); // six new draws of the device owner: 6·ε within 4
+    const last = client.submit(DAILY.expect.id, [all[0]]); // one more mechanism: beyond 4 nats today
+    return { last, posts };
+  };
+  const byDefault = await run({});
+  await assert.rejects(byDefault.last, rldp.PrivacyBudgetExceeded);
+  assert.equal(byDefault.posts.length, 1);
+  const off = await run({ budget: null });
+  assert.equal((await off.last).accepted, 1);
+  await assert.rejects(Promise.resolve().then(() => new rldp.Client("http://agg.test", { budget: rldp.DEFAULT_BUDGET })), rldp.ValidationError);
+});
+
 test("the privacy budget refuses new draws beyond it and sends nothing", async () => {
   const { fetch, posts } = stub();
   const eps = GRR.expect.mechanism.epsilon_audited;
@@ -143,6 +164,25 @@ test("an outage: ServiceUnavailable with a receipt, or the offline queue and a f
   const f = await queued.flush();
   assert.deepEqual([f.accepted, f.batches, f.queued], [3, 2, 0]);
   assert.deepEqual(f.batchIds, ids);
+});
+
+test("a paused collection (423 collection-paused): kept in the queue without retries, sent by a flush once resumed", async () => {
+  const s = stub();
+  const paused = { type: "https://rldp.dev/problems/collection-paused", reason: "collection-paused", detail: "collection 'app' is paused: drift" };
+  let resumed = false;
+  const sleeps = [];
+  const fetch = async (url, init) =>
+    init.method === "POST" && !resumed ? new Response(JSON.stringify(paused), { status: 423, headers: { "Retry-After": "300" } }) : s.fetch(url, init);
+  const store = new rldp.MemoryStateStore();
+  const client = new rldp.Client("http://agg.test", { fetch, store, queueLimitBytes: 1 << 20, sleep: (ms) => (sleeps.push(ms), Promise.resolve()) });
+  const r = await client.submit(GRR.expect.id, [RECORDS[0]]);
+  assert.deepEqual([r.accepted, r.queued, sleeps.length], [0, 1, 0]);
+  assert.equal((await client.flush()).queued, 1);
+  resumed = true;
+  const f = await client.flush();
+  assert.deepEqual([f.accepted, f.queued], [1, 0]);
+  const bare = new rldp.Client("http://agg.test", { fetch: async (url, init) => (resumed = false, fetch(url, init)) });
+  await assert.rejects(bare.submit(GRR.expect.id, [RECORDS[0]]), (e) => e instanceof rldp.CollectionPaused && e instanceof rldp.ServiceUnavailable && e.status === 423);
 });
 
 test("a permanent refusal is a typed ProblemError carrying the receipt", async () => {

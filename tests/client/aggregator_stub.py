@@ -54,7 +54,8 @@ class Aggregator:
     """A stub aggregator on loopback: GET /v1/mechanisms/{id} serves ``documents``; POST
     /v1/reports keeps each batch once by batch id (``batches``), like the service.
 
-    ``mode``: "ok"; "down" (503 to every POST); "refuse" (422 problem); "hang" (read the body
+    ``mode``: "ok"; "down" (503 to every POST); "refuse" (422 problem); "paused" (423
+    collection-paused, as a collection whose drift policy paused it); "hang" (read the body
     into ``in_flight``, then never answer until ``release`` is set).
     """
 
@@ -103,6 +104,13 @@ class Aggregator:
                     self._answer(503, b"gone", "text/plain")
                 elif stub.mode == "down":
                     self._answer(503, b"down", "text/plain", {"Retry-After": "0"})
+                elif stub.mode == "paused":
+                    problem = {
+                        "type": "https://rldp.dev/problems/collection-paused",
+                        "reason": "collection-paused",
+                        "detail": "collection 'app' is paused: the reporting population no longer looks like P̂",
+                    }
+                    self._answer(423, json.dumps(problem).encode(), "application/problem+json", {"Retry-After": "300"})
                 elif stub.mode == "refuse":
                     problem = {"type": "https://rldp.dev/problems/window-refused", "title": "no", "detail": "refused"}
                     self._answer(422, json.dumps(problem).encode(), "application/problem+json")

@@ -86,7 +86,8 @@ def test_vectorised_memo_matches_per_record_memo(aggregator, tmp_path):
     rng = np.random.default_rng(4)
     x = rng.integers(0, SMALL_ALPHABET.size, 50_000)
     owners = rng.integers(0, 500, x.size)  # integers are accepted as owners (their decimal text)
-    with Client(agg.url, state_path=tmp_path / "state.sqlite3") as client:
+    # ~100 distinct records per owner: far beyond the default budget; this test is about the memo alone
+    with Client(agg.url, state_path=tmp_path / "state.sqlite3", privacy_budget=None) as client:
         ys = client.privatize_indices(doc["id"], x, owners=owners, rng=rng)
         for i in rng.choice(x.size, 200, replace=False).tolist():
             assert client.privatize_indices(doc["id"], [x[i]], owners=str(owners[i]))[0] == ys[i]
@@ -103,7 +104,7 @@ def test_entries_of_another_mechanism_are_never_reused(aggregator, tmp_path):
     a, b = grr_document(epsilon=1.0), grr_document(epsilon=1.0)  # same alphabet, different ids
     agg = aggregator(a, b)
     path = tmp_path / "state.sqlite3"
-    with Client(agg.url, state_path=path) as client:
+    with Client(agg.url, state_path=path, privacy_budget=None) as client:  # 6 draws of ε = 1: beyond the default
         client.privatize(a["id"], RECORDS)
         assert {m for m, *_ in memo_rows(path)} == {a["id"]}
         client.privatize(b["id"], RECORDS)
@@ -302,10 +303,15 @@ def test_a_memo_edited_by_hand_is_a_state_file_error(aggregator, tmp_path, value
     path = tmp_path / "state.sqlite3"
     owners = [f"o{i}" for i in range(3000)] if many_owners else ["me"] * 3000  # both lookup paths
     x = np.arange(3000) % 6
-    with Client(agg.url, state_path=path) as client:
+    with Client(
+        agg.url, state_path=path, privacy_budget=None
+    ) as client:  # 'me' has 6 records: the memo, not the budget
         client.privatize_indices(doc["id"], x, owners=owners)
     with sqlite3.connect(path) as conn:
         conn.execute(f"UPDATE memo SET y = {value}")
-    with Client(agg.url, state_path=path) as client, pytest.raises(StateFileError, match="corrupt") as info:
+    with (
+        Client(agg.url, state_path=path, privacy_budget=None) as client,
+        pytest.raises(StateFileError, match="corrupt") as info,
+    ):
         client.privatize_indices(doc["id"], x, owners=owners)
     assert info.value.path == str(path)

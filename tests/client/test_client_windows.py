@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from aggregator_stub import DAY, NOW, Clock, grr_document
 
-from rldp.client import Client, OfflineQueue, OwnersRequired, ProblemError, ServiceUnavailable
+from rldp.client import Client, CollectionPaused, OfflineQueue, OwnersRequired, ProblemError, ServiceUnavailable
 from rldp.client.reporting import make_batches
 from rldp.shared.errors import ValidationError
 
@@ -216,3 +216,27 @@ def test_a_process_killed_while_sending_a_window_is_resent_with_its_batch_id(agg
         receipt = client.submit(doc["id"], [("Male", "red")])
     assert (receipt.accepted, receipt.skipped) == (1, 1)  # the crashed batch, sent again; no second report
     assert list(agg.batches.values()) == [in_flight]
+
+
+def test_a_paused_collection_keeps_the_batch_queued_without_retrying_and_flush_sends_it_later(aggregator, tmp_path):
+    # The drift policy "pause": 423 collection-paused is transient for the client (CollectionPaused is a
+    # ServiceUnavailable): not retried with backoff, kept (same batch id) and sent by flush once resumed.
+    doc = grr_document()
+    agg = aggregator(doc)
+    agg.mode = "paused"
+    with Client(agg.url, state_path=tmp_path / "s.sqlite3", queue_path=tmp_path / "q.sqlite3") as client:
+        started = time.monotonic()
+        receipt = client.submit(doc["id"], [RED], owners="ann")
+        assert time.monotonic() - started < 5  # no Retry-After sleeps: the default client retries 5xx 5 times
+        assert (receipt.accepted, receipt.queued) == (0, 1)
+        (queued,) = OfflineQueue(tmp_path / "q.sqlite3").pending()
+        assert client.flush().queued == 1  # still paused: it stays
+        agg.mode = "ok"
+        assert (client.flush().accepted, client.flush().queued) == (1, 0)
+    (stored,) = agg.batches.values()
+    assert stored["batch"] == queued.batch
+    with Client(agg.url, state_path=None) as client:
+        agg.mode = "paused"
+        with pytest.raises(CollectionPaused, match="no longer looks like") as info:
+            client.submit(doc["id"], [RED])
+        assert isinstance(info.value, ServiceUnavailable) and info.value.status == 423

@@ -13,7 +13,14 @@ from cli_helpers import assert_one_line_error, run_cli
 from service.rldp_live import ADMIN_TOKEN, READ_TOKEN, make_document
 
 from rldp.aggregator.storage import open_storage
-from rldp.client import Client, CollectionRetired, MechanismRejected, PrivacyBudget, PrivacyBudgetExceeded
+from rldp.client import (
+    DEFAULT_BUDGET,
+    Client,
+    CollectionRetired,
+    MechanismRejected,
+    PrivacyBudget,
+    PrivacyBudgetExceeded,
+)
 from rldp.shared.tolerances import AUDIT_TOLERANCE
 
 POLICY = {"notion": "rldp", "epsilon": 1.0}
@@ -71,6 +78,28 @@ def test_a_client_follows_rotations_and_never_exceeds_its_budget(server, tmp_pat
         assert usage.info()["current"] == m2 and len(usage.info()["mechanisms"]) == 3
     spent = sum(e for _, e in memo(state))
     assert spent <= budget.epsilon + 2 * AUDIT_TOLERANCE and len(memo(state)) == 2
+
+
+def test_by_default_a_client_spends_at_most_the_default_budget_a_day_across_rotations(server, tmp_path):
+    # No privacy_budget given: DEFAULT_BUDGET (4 nats per owner per UTC day) bounds an operator who
+    # rotates a collection again and again; each rotation is a fresh draw of an ε = 1 mechanism.
+    assert DEFAULT_BUDGET == PrivacyBudget(epsilon=4.0, per="P1D")
+    name, mids = collection(server, 6)
+    state = tmp_path / "state.sqlite3"
+    now = [86_400.0 * 20_000 + 10]  # a fixed UTC day
+    with Client(server.url, state_path=state, clock=lambda: now[0]) as app:
+        usage = app.collection(name)
+        for mid in mids[:4]:
+            if mid != mids[0]:
+                rotate(server, name, mid)
+            assert usage.submit(RECORD).accepted == 1
+        rotate(server, name, mids[4])
+        with pytest.raises(PrivacyBudgetExceeded) as info:  # a fifth draw the same day: 5 > 4
+            usage.submit(RECORD)
+        assert info.value.budget == 4.0 and info.value.per == "P1D" and counts(server, mids[4]).sum() == 0
+        now[0] += 86_400  # the next day: the budget is new
+        assert usage.submit(RECORD).accepted == 1
+    assert sorted(m for m, _ in memo(state)) == sorted(mids[:5])  # one draw per mechanism, none of the refused
 
 
 def test_each_new_mechanism_is_verified_under_the_clients_policy(server, tmp_path):
@@ -164,6 +193,19 @@ def test_operator_commands_create_show_rotate_estimate_and_retire(server):
     assert f"created {name}" in created and "policy rldp ε ≤ 1" in created
     listing = op("collections")
     assert name in listing and docs[0]["id"][:12] in listing
+    extra = make_document(f"op-coll-{uuid.uuid4().hex[:8]}")
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+        admin.publish(extra)
+    watched = op(
+        "collection", "create", f"{name}-w", "--mechanism", extra["id"], "--notion", "rldp", "--epsilon", "1",
+        "--drift", "pause", "--switch-after", "5000",
+    )  # fmt: skip
+    assert "on drift: pause; the pilot switches by itself after 5,000 reports" in watched
+    assert f"resumed {name}-w" in op("collection", "resume", f"{name}-w")  # idempotent: nothing was paused
+    bad = run_cli(
+        "collection", "create", "y", "--mechanism", extra["id"], "--notion", "rldp", "--drift", "stop", env=env
+    )
+    assert bad.returncode == 2 and "invalid choice: 'stop'" in bad.stderr
     assert f"rotated {name}" in op("collection", "rotate", name, docs[1]["id"][:14])
     shown = json.loads(op("collection", "show", name, "--json"))
     assert shown["current"] == docs[1]["id"] and len(shown["mechanisms"]) == 2

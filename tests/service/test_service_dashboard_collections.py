@@ -7,6 +7,8 @@ import re
 import pytest
 from service.rldp_live import ADMIN, ADMIN_TOKEN, READ_TOKEN, in_process_app, make_document
 
+from rldp.aggregator.http.responses import EXTENSION
+
 
 @pytest.fixture
 def app(tmp_path):
@@ -77,3 +79,28 @@ def test_a_read_token_sees_collections_but_changes_none(http):
     create = http.post("/ui/collections", data={"csrf_token": token, "name": "y", "mechanism": m2, "notion": "rldp"})
     assert create.status_code == 422 and "needs the admin token" in create.get_data(as_text=True)
     assert http.get("/v1/collections/seen").get_json()["current"] == m1
+
+
+def test_a_paused_collection_shows_a_banner_and_the_admin_resumes_it(app):
+    http = app.test_client()
+    m1 = publish(http)
+    login(http, ADMIN_TOKEN)
+    created = http.post(
+        "/ui/collections",
+        data=form(http, name="watched", mechanism=m1, notion="rldp", epsilon="1", drift="pause", switch_after="2000"),
+    )
+    assert created.status_code == 303, created.get_data(as_text=True)[:2000]
+    policy = http.get("/v1/collections/watched").get_json()["policy"]
+    assert policy["drift"] == "pause" and policy["switch"] == {"after": 2000, "method": "polyopt"}
+    page = http.get("/ui/collections").get_data(as_text=True)
+    assert "on drift: pause; pilot switches after 2,000 reports" in page and "is paused" not in page
+    service = app.extensions[EXTENSION]
+    service.pauses.pause("watched", m1, "the reporting population no longer looks like P̂")  # as the drift watch does
+    page = http.get("/ui/collections").get_data(as_text=True)
+    assert "Collection <strong>watched</strong> is paused by its drift policy" in page and ">Resume</button>" in page
+    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0]}).status_code == 423
+    resumed = http.post("/ui/collections/watched/resume", data=form(http))
+    assert resumed.status_code == 303 and "resumed watched" in http.get(resumed.headers["Location"]).get_data(
+        as_text=True
+    )
+    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0]}).status_code == 201

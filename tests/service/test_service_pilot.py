@@ -3,6 +3,7 @@ POST /v1/collections/{name}/switch, the design over the pilot's confidence set a
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import numpy as np
@@ -117,8 +118,14 @@ def test_a_drifted_collection_with_the_redesign_policy_is_redesigned_over_its_li
     _report(http, doc, 200_000, seed=9, truth=drifted)
     estimate = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=ADMIN).json
     assert estimate["drift"]["rejected"], estimate["drift"]
-    jobs = http.get("/v1/designs", headers=ADMIN).json["jobs"]
-    [job] = [j for j in jobs if j["params"].get("kind") == "drift-redesign"]
+    # The collection watch may have seen the drift first, in the background: the job appears within moments.
+    [job] = _wait(
+        lambda: [
+            j
+            for j in http.get("/v1/designs", headers=ADMIN).json["jobs"]
+            if j["params"].get("kind") == "drift-redesign"
+        ]
+    )
     job = finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
     assert job["status"] == "done", job
     collection = http.get("/v1/collections/watched").json
@@ -129,6 +136,142 @@ def test_a_drifted_collection_with_the_redesign_policy_is_redesigned_over_its_li
 
 def test_an_unknown_drift_policy_is_refused(http, pilot):
     assert http.post("/v1/mechanisms", json=pilot, headers=ADMIN).status_code in (200, 201)
-    body = {"name": "p", "policy": {**POLICY, "drift": "pause"}, "mechanism": pilot["id"]}
+    body = {"name": "p", "policy": {**POLICY, "drift": "stop"}, "mechanism": pilot["id"]}
     resp = http.post("/v1/collections", json=body, headers=ADMIN)
-    assert resp.status_code == 422 and "warn, redesign" in resp.json["detail"]
+    assert resp.status_code == 422 and "warn, pause, redesign" in resp.json["detail"]
+
+
+def _wait(condition, timeout: float = 60.0):
+    """Poll ``condition()`` until it is truthy (the watch acts in a background thread)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout} s")
+
+
+def _post(http, doc: dict, ys) -> object:
+    return http.post("/v1/reports", json={"mechanism": doc["id"], "batch": uuid.uuid4().hex, "reports": list(ys)})
+
+
+def test_a_drifted_collection_with_the_pause_policy_refuses_reports_until_resumed(http):
+    """Policy drift=pause: the watch notices the drift as reports arrive (nobody asks for an estimate), the
+    current mechanism's batches are refused as collection-paused (423, kept by clients) until the operator
+    resumes; after a rotation away from it they are refused for good (410 mechanism-withdrawn)."""
+    from rldp.aggregator.design import design
+
+    p_hat = np.array([[0.05, 0.15, 0.10], [0.30, 0.25, 0.15]])
+    doc = design("grr", alphabet=ALPHABET, public_distribution=p_hat, epsilon=1.0, n=50_000)
+    other = design("grr", alphabet=ALPHABET, public_distribution=p_hat, epsilon=0.9, n=50_000)
+    for d in (doc, other):
+        assert http.post("/v1/mechanisms", json=d, headers=ADMIN).status_code == 201
+    body = {"name": "paused", "policy": {**POLICY, "drift": "pause"}, "mechanism": doc["id"]}
+    assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
+    _report(http, doc, 50_000, seed=3)  # from P̂'s neighbourhood: no pause
+    time.sleep(1.5)
+    assert _post(http, doc, [0, 1]).status_code == 201
+    assert http.get("/v1/collections/paused").json["paused"] is None
+    drifted = np.array([0.60, 0.02, 0.02, 0.16, 0.10, 0.10])
+    _report(http, doc, 200_000, seed=9, truth=drifted)
+
+    def refused():
+        resp = _post(http, doc, [0, 1])
+        return resp if resp.status_code != 201 else None
+
+    resp = _wait(refused)
+    assert resp.status_code == 423 and resp.json["reason"] == "collection-paused", resp.json
+    assert resp.headers["Retry-After"] == "300" and "no longer looks like P̂" in resp.json["detail"]
+    paused = http.get("/v1/collections/paused").json["paused"]
+    assert paused is not None and "may not hold" in paused["reason"]
+    # A rotation away from the paused mechanism withdraws it: what was drawn under it is never taken.
+    assert http.post("/v1/collections/paused/rotate", json={"mechanism": other["id"]}, headers=ADMIN).status_code == 200
+    gone = _post(http, doc, [0])
+    assert gone.status_code == 410 and gone.json["reason"] == "mechanism-withdrawn", gone.json
+    assert _post(http, other, [0]).status_code == 201
+    # Resuming (admin only) lifts the pause: the batches clients kept are taken when they send them again.
+    assert http.post("/v1/collections/paused/resume").status_code == 401
+    resumed = http.post("/v1/collections/paused/resume", headers=ADMIN)
+    assert resumed.status_code == 200 and resumed.json["paused"] is None
+    kept = {"mechanism": doc["id"], "batch": uuid.uuid4().hex, "reports": [0, 1, 2]}
+    assert http.post("/v1/reports", json=kept).status_code == 201
+    # The operator's resume stands: the same drift does not pause it again at once.
+    _report(http, doc, 20_000, seed=11, truth=drifted)
+    time.sleep(1.5)
+    assert _post(http, doc, [0]).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("switch", "says"),
+    [
+        ({"method": "polyopt"}, "needs 'after'"),
+        ({"after": 1, "method": "polyopt"}, "policy.switch.after"),
+        ({"after": 5000, "method": "polyopt", "beta": 0.5}, "beta"),
+        ({"after": 5000, "method": "simplex"}, "method"),
+        ({"after": 5000, "method": "polyopt", "colour": "red"}, "unknown switch field 'colour'"),
+        ({"after": 500, "method": "polyopt", "min_reports": 900}, "below its min_reports"),
+    ],
+)
+def test_an_automatic_switch_is_checked_when_the_collection_is_created(http, pilot, switch, says):
+    assert http.post("/v1/mechanisms", json=pilot, headers=ADMIN).status_code in (200, 201)
+    body = {"name": "auto", "policy": {**POLICY, "switch": switch}, "mechanism": pilot["id"]}
+    resp = http.post("/v1/collections", json=body, headers=ADMIN)
+    assert resp.status_code == 422 and says in resp.json["detail"], resp.json
+    assert http.get("/v1/collections/auto").status_code == 404
+
+
+@pytest.mark.slow
+def test_a_pilot_with_an_automatic_switch_switches_once_it_has_its_reports(http, pilot):
+    switch = {"after": 1_000_000, "method": "polyopt", "time_budget": 5}
+    body = {"name": "auto", "policy": {**POLICY, "switch": switch}, "mechanism": pilot["id"]}
+    assert http.post("/v1/mechanisms", json=pilot, headers=ADMIN).status_code in (200, 201)
+    assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
+    _report(http, pilot, 999_000, seed=5)
+    time.sleep(1.5)
+    jobs = http.get("/v1/designs", headers=ADMIN).json["jobs"]
+    assert not [j for j in jobs if j["params"].get("kind") == "pilot-switch"]  # not yet: 999,000 < 1,000,000
+    _report(http, pilot, 1_000, seed=6)  # the batch that reaches n₁ starts the switch
+    [job] = [
+        j for j in http.get("/v1/designs", headers=ADMIN).json["jobs"] if j["params"].get("kind") == "pilot-switch"
+    ]
+    job = finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
+    assert job["status"] == "done", job
+    collection = http.get("/v1/collections/auto").json
+    assert collection["current"] == job["mechanism"] and len(collection["mechanisms"]) == 2
+    doc = http.get(f"/v1/mechanisms/{job['mechanism']}").json
+    assert doc["provenance"]["pilot_mechanism"] == pilot["id"] and doc["provenance"]["n"] == 1_000_000
+    _report(http, pilot, 1_000, seed=7)  # later pilot batches start nothing more
+    jobs = http.get("/v1/designs", headers=ADMIN).json["jobs"]
+    assert len([j for j in jobs if j["params"].get("kind") == "pilot-switch"]) == 1
+
+
+def test_a_pilot_designed_document_is_checked_against_the_pilots_stored_counts(tmp_path, pilot):
+    """The publish check recomputes P̂ and F from the provenance's counts and the stored pilot's matrix, and
+    refuses counts the service never received, or a pilot it does not have (as rldp audit --pilot does)."""
+    from rldp.aggregator.design import DesignRequest
+    from rldp.aggregator.design.sources import PilotData, design_from
+    from rldp.shared.document import to_msgpack
+
+    def derived(counts):
+        return design_from(PilotData(pilot, counts, 0.05), DesignRequest(method="srr", epsilon=1.0), ALPHABET)
+
+    with in_process_app(tmp_path / "a") as app:
+        http = app.test_client()
+        _start(http, pilot)
+        _report(http, pilot, 20_000, seed=21)
+        stored = http.get("/v1/mechanisms/" + pilot["id"] + "/estimate", headers=ADMIN)
+        assert stored.status_code == 200
+        service = app.extensions["rldp"]
+        counts = service.storage.counts(pilot["id"], report_matrix(pilot).shape[0]).tolist()
+        honest = derived(counts)
+        assert http.post("/v1/mechanisms", json=honest, headers=ADMIN).status_code == 201
+        inflated = derived([2 * c for c in counts])  # a narrower F from reports that never came
+        resp = http.post("/v1/mechanisms", json=inflated, headers=ADMIN)
+        assert resp.status_code == 422 and resp.json["reason"] == "public-data-mismatch", resp.json
+        assert "counts it never received" in resp.json["detail"]
+    with in_process_app(tmp_path / "b") as app:  # a service that never had the pilot
+        resp = app.test_client().post(
+            "/v1/mechanisms", data=to_msgpack(honest), headers={**ADMIN, "Content-Type": "application/msgpack"}
+        )
+        assert resp.status_code == 422 and "not published here" in resp.json["detail"], resp.json

@@ -11,7 +11,7 @@ from typing import Any
 from flask import redirect, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
-from rldp.aggregator.services import ServiceError
+from rldp.aggregator.services import DRIFT_POLICIES, ServiceError
 
 from ..responses import current_service
 from .pages import blueprint, checked_form, login_required, page
@@ -42,16 +42,26 @@ def collection_request_from_form() -> dict[str, Any]:
     window = form.get("window", "").strip()
     if window:
         data["window"] = window
+    drift = form.get("drift", "").strip()
+    if drift and drift != "warn":
+        policy["drift"] = drift
+    after = form.get("switch_after", "").strip()
+    if after:
+        policy["switch"] = {"after": int(after) if after.isdigit() else after, "method": "polyopt"}
     return data
 
 
 def _page(user: User, error: str | None = None, done: str | None = None) -> BaseResponse:
-    collections = current_service().collections.list()
+    service = current_service()
+    collections = service.collections.list()
     return page(
         "collections.html",
         422 if error else 200,
         user=user,
         collections=collections,
+        paused={c.current: p for c in collections if (p := service.pauses.get(c.current)) is not None},
+        claim_keys=_POLICY_FIELDS,
+        drift_policies=DRIFT_POLICIES,
         error=error,
         done=done,
         form=request.form if error else {},
@@ -69,7 +79,7 @@ def collections(user: User) -> BaseResponse:
     if refused is not None:
         return refused
     try:
-        record, _ = current_service().collections.create(collection_request_from_form())
+        record, _ = current_service().create_collection(collection_request_from_form())
     except ServiceError as exc:
         return _page(user, error=exc.detail)
     return redirect(url_for("dashboard.collections", done=f"created {record.name}"), 303)
@@ -81,15 +91,17 @@ def collection_action(user: User, name: str, action: str) -> BaseResponse:
     refused = checked_form(user)
     if refused is not None:
         return refused
-    service = current_service().collections
+    service = current_service()
     try:
         if action == "rotate":
-            record = service.rotate(name, {"mechanism": request.form.get("mechanism", "").strip().lower()})
+            record = service.collections.rotate(name, {"mechanism": request.form.get("mechanism", "").strip().lower()})
         elif action == "retire":
-            record = service.retire(name)
+            record = service.collections.retire(name)
+        elif action == "resume":
+            record = service.resume_collection(name)
         else:
-            return _page(user, error=f"no action {action!r} on a collection (rotate or retire)")
+            return _page(user, error=f"no action {action!r} on a collection (rotate, resume or retire)")
     except ServiceError as exc:
         return _page(user, error=exc.detail)
-    verb = "rotated" if action == "rotate" else "retired"
+    verb = {"rotate": "rotated", "retire": "retired", "resume": "resumed"}[action]
     return redirect(url_for("dashboard.collections", done=f"{verb} {record.name}"), 303)
