@@ -31,7 +31,7 @@ from .errors import PrivacyBudgetExceeded
 from .memo import Keys
 from .state import fill_keys
 
-__all__ = ["DEFAULT_BUDGET", "PrivacyBudget", "PrivacyBudgetExceeded", "charge"]
+__all__ = ["DEFAULT_BUDGET", "PrivacyBudget", "PrivacyBudgetExceeded", "budget_for", "charge"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,18 @@ class PrivacyBudget:
 #: draw of every user's record each time (the averaging attack of the demo). A per-day budget
 #: is how deployed LDP systems bound a device's spending; an app that needs another sets its own.
 DEFAULT_BUDGET = PrivacyBudget(epsilon=4.0, per="P1D")
+
+
+def budget_for(budget: PrivacyBudget | None, has_state: bool) -> PrivacyBudget | None:
+    """The budget a client keeps: ``budget`` checked; the default one is dropped without a state file
+    (``state_path=None`` was asked for: no ledger to keep it in), any other needs one (ValueError)."""
+    if budget is not None and not isinstance(budget, PrivacyBudget):
+        raise ValueError(f"privacy_budget must be a PrivacyBudget; got {type(budget).__name__}")
+    if budget is not None and not has_state:
+        if budget is not DEFAULT_BUDGET:
+            raise ValueError("privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there")
+        return None
+    return budget
 
 
 def _spent(conn: sqlite3.Connection, owners: list[str], since: float) -> tuple[np.ndarray, np.ndarray]:

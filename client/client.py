@@ -26,7 +26,7 @@ from rldp.shared.document import DocumentError, from_json, from_msgpack
 from rldp.shared.errors import ValidationError
 
 from .admin import MSGPACK, AdminCalls
-from .budget import DEFAULT_BUDGET, PrivacyBudget
+from .budget import DEFAULT_BUDGET, PrivacyBudget, budget_for
 from .collections import Collection
 from .defaults import DEFAULT_STATE, DefaultState, default_state_path, require_owners
 from .doc_cache import DocumentCache, cache_folder
@@ -67,10 +67,9 @@ class Client(AdminCalls):
     Reporting over time (:mod:`.reporting`): ``state_path``, a private SQLite file (created
     with mode 0600) holding each record's memoised Y, the ledger of windows reported and
     windowed batches not yet acknowledged — by default in the user's data folder
-    (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``, at most
-    this much ε of new draws per owner per period, kept in the state file: by default
-    :data:`~rldp.client.budget.DEFAULT_BUDGET` (4 nats per owner per day) whenever there is a
-    state file, ``None`` for no budget; ``clock``, Unix seconds now (windows and budget periods).
+    (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``: ε of new
+    draws per owner per period (default :data:`~.budget.DEFAULT_BUDGET` with a state file; None:
+    none); ``clock``, Unix seconds now (windows and budget periods).
     """
 
     def __init__(
@@ -95,14 +94,7 @@ class Client(AdminCalls):
         session: requests.Session | None = None,
     ) -> None:
         self.policy = VerificationPolicy(max_epsilon, pinned, min_radius, max_public_n)
-        if privacy_budget is not None and not isinstance(privacy_budget, PrivacyBudget):
-            raise ValueError(f"privacy_budget must be a PrivacyBudget; got {type(privacy_budget).__name__}")
-        if privacy_budget is not None and state_path is None:
-            if privacy_budget is not DEFAULT_BUDGET:
-                raise ValueError(
-                    "privacy_budget needs a state file (state_path=None): the ledger of ε spent lives there"
-                )
-            privacy_budget = None  # state_path=None was asked for: no ledger to keep a budget in
+        privacy_budget = budget_for(privacy_budget, state_path is not None)
         if isinstance(state_path, DefaultState):
             state_path = default_state_path()
         self._http = Transport(

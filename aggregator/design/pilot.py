@@ -105,9 +105,15 @@ def switch_after_pilot(
     *,
     beta: float = 0.05,
     collection: str | None = None,
+    redesign: bool = False,
 ) -> Switch:
     """Design ``request`` over the pilot's confidence set and decide whether to switch to it: only if
-    its NMI at the pilot's P̂ is above the pilot's own (else the pilot stays, and the reason says why)."""
+    its NMI at the pilot's P̂ is above the pilot's own (else the pilot stays, and the reason says why).
+
+    ``redesign`` (a collection's drift policy): ``pilot`` is the current mechanism whose population
+    drifted out of its F, so its claim may not hold for the people reporting; the design over where they
+    are now is switched to whatever its utility — keeping the current mechanism for its NMI would keep a
+    claim that is not true of its population (privacy first)."""
     alphabet = Alphabet.from_dict({"sensitive": pilot["sensitive"], "released": pilot["released"]})
     source = PilotData(pilot, counts, beta, collection, order=request.order)
     doc = design_from(source, replace(request, radius=None, beta=None), alphabet)
@@ -117,6 +123,13 @@ def switch_after_pilot(
     radius = float(
         doc["privacy"]["uncertainty"]["radius"] if doc["privacy"]["uncertainty"]["radius"] is not None else math.inf
     )
+    if redesign:
+        reason = (
+            f"redesign: the current mechanism's claim may not hold for its drifted population; the design over "
+            f"the live reports' confidence set (radius {radius:.4g}) keeps NMI {nmi:.4f} at the new P̂ "
+            f"(the current one {pilot_nmi:.4f})"
+        )
+        return Switch(doc, True, pilot_nmi, nmi, radius, reason)
     if nmi > pilot_nmi:
         reason = f"switch: NMI {nmi:.4f} at the pilot's P̂ against the pilot's {pilot_nmi:.4f} (radius {radius:.4g})"
         return Switch(doc, True, pilot_nmi, nmi, radius, reason)

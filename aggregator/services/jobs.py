@@ -81,7 +81,12 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
         if "pilot" in payload:
             pilot = payload["pilot"]
             outcome = switch_after_pilot(
-                request, pilot["document"], pilot["counts"], beta=pilot["beta"], collection=pilot["collection"]
+                request,
+                pilot["document"],
+                pilot["counts"],
+                beta=pilot["beta"],
+                collection=pilot["collection"],
+                redesign=bool(pilot.get("redesign", False)),
             )
             conn.send(("ok", to_msgpack(outcome.document)) if outcome.switch else ("kept", outcome.reason))
             return

@@ -131,7 +131,13 @@ def pilot_switch(
         )
     payload = {
         "request": request.to_wire(),
-        "pilot": {"document": pilot, "counts": [int(c) for c in counts], "beta": beta, "collection": record.name},
+        "pilot": {
+            "document": pilot,
+            "counts": [int(c) for c in counts],
+            "beta": beta,
+            "collection": record.name,
+            "redesign": redesign,
+        },
     }
     summary = {
         "kind": "drift-redesign" if redesign else "pilot-switch",

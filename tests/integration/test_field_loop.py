@@ -1,0 +1,125 @@
+"""The field loop on a live server (issue 24, "done when"): a collection starts with a pilot, switches by
+itself once the pilot has its reports, the population drifts and is flagged, the collection is redesigned
+over the live reports, and app clients follow every rotation without spending beyond their budget.
+
+The population's reports are simulated in bulk (y ~ Q(·|x) for x drawn from the population, vectorised)
+and uploaded with ``Client.submit_reports``; the apps are real SDK clients following the collection,
+with a state file and the default privacy budget.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+
+import numpy as np
+import pytest
+from documents import make_document
+from service.rldp_live import ADMIN_TOKEN
+
+from rldp.aggregator.design.pilot import design_pilot
+from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudgetExceeded
+from rldp.shared.audit import audit_document
+from rldp.shared.document import report_matrix
+from rldp.shared.records import Alphabet
+from rldp.shared.tolerances import AUDIT_TOLERANCE
+
+ALPHABET = Alphabet.from_dict(
+    {"sensitive": {"name": "sex", "values": ["F", "M"]}, "released": [{"name": "colour", "values": list("rgb")}]}
+)
+POPULATION = np.array([0.05, 0.15, 0.10, 0.30, 0.25, 0.15])
+DRIFTED = np.array([0.60, 0.02, 0.02, 0.16, 0.10, 0.10])  # 60 % in one cell: far outside F
+PILOT_REPORTS = 1_000_000
+
+
+def _reports(doc: dict, truth: np.ndarray, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    q = report_matrix(doc)
+    xs = rng.choice(truth.size, size=n, p=truth)
+    cdf = np.cumsum(q[:, xs], axis=0)
+    return (rng.random(n)[None, :] > cdf).sum(axis=0)
+
+
+def _wait(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not within {timeout:g} s")
+
+
+def _spent(path) -> float:
+    with sqlite3.connect(path) as conn:
+        return float(conn.execute("SELECT COALESCE(SUM(epsilon), 0) FROM memo").fetchone()[0])
+
+
+@pytest.mark.slow
+def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follow_within_budget(server, tmp_path):
+    pilot = design_pilot(ALPHABET, 1.0, planned_reports=PILOT_REPORTS, time_budget=5.0).document
+    name = f"field-{uuid.uuid4().hex[:8]}"
+    policy = {
+        "notion": "rldp",
+        "epsilon": 1.0,
+        "drift": "redesign",
+        "switch": {"after": PILOT_REPORTS, "method": "polyopt", "time_budget": 5},
+    }
+    admin = Client(server.url, token=ADMIN_TOKEN, state_path=None, timeout=60)
+    admin.publish(pilot)
+    admin.create_collection(name, pilot["id"], policy, description="the field loop")
+    apps = [Client(server.url, state_path=tmp_path / f"app{i}.sqlite3") for i in range(3)]  # default budget
+    records = [("F", "r"), ("M", "g"), ("M", "b")]
+
+    def report_all() -> set[str]:
+        """Each app reports its record through the collection; the mechanisms they used."""
+        used = set()
+        for app, record in zip(apps, records, strict=True):
+            usage = app.collection(name)
+            assert usage.submit([record], owners="me").accepted == 1
+            used.add(usage.last["current"])
+        return used
+
+    def current(other_than: str, what: str) -> str:
+        return _wait(lambda: (c := admin.collection(name).info()["current"]) != other_than and c, 300, what)
+
+    try:
+        assert report_all() == {pilot["id"]}
+        # 1. The pilot phase: the population reports under the pilot; the batch that brings it to n₁ starts
+        # the switch by itself (nobody calls /switch).
+        admin.submit_reports(pilot["id"], _reports(pilot, POPULATION, PILOT_REPORTS, seed=1), batch_size=200_000)
+        designed = current(pilot["id"], "the automatic switch")
+        doc = admin.mechanism(designed).document
+        assert doc["provenance"]["source"] == "pilot" and doc["provenance"]["pilot_mechanism"] == pilot["id"]
+        assert audit_document(doc).passed and doc["privacy"]["uncertainty"]["radius"] is not None
+        assert report_all() == {designed}  # the apps rotate: one fresh draw each, charged to their budget
+        # 2. The population drifts: the collection watch flags it as reports arrive (nobody asks for an
+        # estimate) and designs over the live reports' confidence set; the collection rotates.
+        admin.submit_reports(designed, _reports(doc, DRIFTED, 200_000, seed=2), batch_size=100_000)
+        redesigned = current(designed, "the redesign after the drift")
+        new = admin.mechanism(redesigned).document
+        assert new["provenance"]["pilot_mechanism"] == designed and audit_document(new).passed
+        assert report_all() == {redesigned}
+        for i in range(len(apps)):  # one draw per mechanism, all within the default budget
+            with sqlite3.connect(tmp_path / f"app{i}.sqlite3") as conn:
+                assert {m for (m,) in conn.execute("SELECT mechanism FROM memo")} == {pilot["id"], designed, redesigned}
+            assert _spent(tmp_path / f"app{i}.sqlite3") <= DEFAULT_BUDGET.epsilon + 3 * AUDIT_TOLERANCE
+        # 3. An operator who keeps rotating: the app's next draw that would pass the budget is refused, and
+        # the app never spends beyond it.
+        refused = False
+        for k in range(6):
+            extra = make_document(f"{name}-extra-{k}", alphabet=ALPHABET)
+            admin.publish(extra)
+            admin.rotate_collection(name, extra["id"])
+            try:
+                apps[0].collection(name).submit([records[0]], owners="me")
+            except PrivacyBudgetExceeded as exc:
+                refused = "nothing was sent" in str(exc)
+                break
+        assert refused
+        assert _spent(tmp_path / "app0.sqlite3") <= DEFAULT_BUDGET.epsilon + 10 * AUDIT_TOLERANCE
+    finally:
+        for app in apps:
+            app.close()
+        admin.close()
