@@ -56,6 +56,7 @@ from .storage import (
     SQLiteStorage,
     StorageError,
     open_storage,
+    telemetry,
 )
 
 __all__ = ["WriterClient", "WriterError", "WriterProcess", "serve_writer"]
@@ -260,9 +261,12 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
         if not queued:
             continue
         group, queued = queued[:MAX_GROUP], queued[MAX_GROUP:]
+        telemetry.queue_depth(len(queued))
         try:
+            began = time.perf_counter()
             with storage.write_transaction() as conn:
                 results = storage.ingest_group(conn, [item for _, item in group])
+            telemetry.commit_observed(storage.dialect, time.perf_counter() - began, len(group))
             answers = [[r.status, r.accepted] for r in results]
         except Exception as exc:  # every waiting worker gets an answer
             log.error("writer: a group of %d batches failed: %s", len(group), one_line(exc))
@@ -286,6 +290,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         settings = json.loads(sys.stdin.readline())
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # rldp serve's /metrics adds our samples
+            telemetry.install()
         storage = open_storage(settings["url"], init=False)
         if not isinstance(storage, SQLiteStorage):
             raise ValidationError("the writer process serves SQLite stores only")

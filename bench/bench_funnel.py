@@ -9,7 +9,7 @@ Prints one line per figure, ``name value unit``:
   n = 32561, β = 0.05) / exact PolyOpt on the same P̂ and set (S an input), seconds measured in
   this run on Jeffreys draws at the shapes where ``solver="auto"`` runs PolyOpt exactly
   (|S|·|U| ≤ 10). Target ≤ 1.
-* ``lip_cg_17x5_*``: optimal LIP/AORR by column generation (:mod:`rldp.aggregator.design.funnel.lip_cg`)
+* ``lip_cg_17x5_*``: optimal LIP/AORR by column generation (:mod:`rldp.aggregator.design.solvers.funnel.lip_cg`)
   against the exact enumeration on the same |X| = 17, |S| = 5 draws, budgets (2λε, 2(1 − λ)ε), λ = 0.5
   (lip) or 0.65 (aorr): summed time CG / exact
   (``*_time_ratio``) and the worst information CG / exact (``*_info_ratio``, target ≥ 0.995), for the
@@ -31,8 +31,8 @@ import time
 import numpy as np
 
 from rldp.aggregator.design import design, solve_polyopt
-from rldp.aggregator.design.funnel.ldp import latent_polyopt
-from rldp.aggregator.design.funnel.lip import optimal_lip
+from rldp.aggregator.design.solvers.funnel.ldp import latent_polyopt
+from rldp.aggregator.design.solvers.funnel.lip import optimal_lip
 from rldp.shared.uncertainty import UncertaintySet
 
 N = 32561
@@ -84,7 +84,7 @@ def latent_section(draws: int) -> None:
 
 
 def lip_cg_section(draws: int) -> None:
-    from rldp.aggregator.design.funnel.lip_cg import lip_cg
+    from rldp.aggregator.design.solvers.funnel.lip_cg import lip_cg
 
     rng = np.random.default_rng(17)
     joints = [rng.random((5, 17)) for _ in range(draws)]

@@ -26,7 +26,7 @@ measured in this run:
 
 ``adult_*_upper_bound_nmi`` is the best proven bound (polytope Lagrangian bound at the lifted
 duals of the coarse problem, NR bound, or the entropy = 1); ``*_coarse_KxL_nmi`` the value of
-the aggregated problem solved first (see rldp.aggregator.design.cg.coarsen).
+the aggregated problem solved first (see rldp.aggregator.design.solvers.cg.coarsen).
 """
 
 from __future__ import annotations

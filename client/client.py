@@ -40,7 +40,7 @@ from .receipt import Receipt
 from .reporting import Reporter, make_batches
 from .sampling import RandomSource
 from .state import StateFile
-from .transport import Transport, json_object
+from .transport import Transport, check_not_a_page, json_object
 
 __all__ = ["Client", "Receipt", "DEFAULT_BATCH_SIZE", "DEFAULT_RETRIES"]
 
@@ -174,6 +174,7 @@ class Client(AdminCalls):
         resp = self._http.request(
             "GET", f"/v1/mechanisms/{requests.utils.quote(mechanism_id, safe='')}", headers={"Accept": MSGPACK}
         )
+        check_not_a_page(resp)
         try:
             if resp.headers.get("Content-Type", "").split(";")[0].strip() == MSGPACK:
                 doc = from_msgpack(resp.content)

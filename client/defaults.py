@@ -2,7 +2,7 @@
 required for a batch of several records.
 
 ``Client(url)`` memoises by default in :func:`default_state_path` — the platform's per-user
-data folder, as applications keep their data there (no dependency: the three rules below):
+data folder, as applications keep their data there (:func:`rldp.shared.paths.user_data_dir`):
 
 * Windows: ``%APPDATA%\\rldp\\client-state.sqlite3``;
 * macOS: ``~/Library/Application Support/rldp/client-state.sqlite3``;
@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from rldp.shared.errors import RldpError
+from rldp.shared.paths import user_data_dir
 
 __all__ = ["DEFAULT_STATE", "DefaultState", "OwnersRequired", "default_state_path", "require_owners", "STATE_FILE"]
 
@@ -52,16 +53,7 @@ class OwnersRequired(RldpError, ValueError):
 
 def default_state_path(platform: str = sys.platform, environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
     """The default state file of this user on ``platform`` (see the module docstring)."""
-    env = os.environ if environ is None else environ
-    home = Path(env.get("HOME") or Path.home())
-    if platform.startswith("win"):
-        base = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
-    elif platform == "darwin":
-        base = home / "Library" / "Application Support"
-    else:
-        xdg = env.get("XDG_DATA_HOME", "")
-        base = Path(xdg) if xdg and os.path.isabs(xdg) else home / ".local" / "share"
-    return base / "rldp" / STATE_FILE
+    return user_data_dir(platform, environ) / STATE_FILE
 
 
 def require_owners(n_records: int, owners: object, memoised: bool) -> None:

@@ -263,6 +263,7 @@ def cmd_job(args: argparse.Namespace) -> int:
         ("created", f"{utc_minute(job.get('created'))} UTC ({float(job['elapsed']):.1f} s elapsed)"),
         ("design", _design(job.get("params", {}))),
     ]
+    lines += [("warning", " ".join(str(w).split())) for w in job.get("params", {}).get("warnings") or []]
     if job.get("mechanism"):
         lines.append(("mechanism", job["mechanism"]))
     if job.get("error"):

@@ -19,7 +19,7 @@ from rldp import __version__
 
 from .errors import CollectionPaused, ProblemError, ServiceUnavailable, problem_error
 
-__all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "json_object"]
+__all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "json_object", "check_not_a_page"]
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 
@@ -149,6 +149,13 @@ class Transport:
         if prob.get("reason") == "collection-paused":  # transient: keep the batch, send it again later
             raise CollectionPaused(f"{method} {url}: {prob.get('detail')}", str(prob.get("detail", "")))
         raise problem_error(resp.status_code, prob)
+
+
+def check_not_a_page(resp: requests.Response) -> None:
+    """ProblemError (not-rldp) for a successful answer that is a web page (text/*): a server that is not an
+    aggregator, or a proxy's page, answering where a document was expected — said so, never parsed."""
+    if resp.headers.get("Content-Type", "").split(";")[0].strip().lower().startswith("text/"):
+        raise ProblemError(resp.status_code, {"reason": "not-rldp", "detail": _not_rldp(resp)})
 
 
 def json_object(resp: requests.Response) -> dict[str, Any]:

@@ -33,8 +33,8 @@ from .experiments import (
     write_outputs,
 )
 from .run import DemoConfig, run_demo
+from .run.candidates import candidates
 from .run.config import DEMO_NOTIONS
-from .run.designs import candidates
 
 __all__ = ["add_parser", "add_demo_parser", "cmd_demo", "add_experiment_parser", "cmd_experiment"]
 

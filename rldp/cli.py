@@ -1,9 +1,10 @@
 """The ``rldp`` command: one entry point that finds its subcommands in the installed parts.
 
 rldp installs in layers: ``pip install rldp`` gives the client (``rldp privatize``), the
-operator's commands over the HTTP API (publish, mechanisms, estimate, retire, jobs, job) and
-``token``; ``rldp[aggregator]`` adds design, audit, evaluate and serve; ``rldp[demo]`` adds the
-demo and the experiments. This module sits above every package, so it imports them
+operator's commands over the HTTP API (publish, mechanisms, estimate, retire, jobs, job), ``token``
+and ``data`` (the shipped Adult CSVs the README starts from); ``rldp[aggregator]`` adds design, audit,
+evaluate, serve and the store's backup, restore and prune; ``rldp[demo]`` adds the demo and the
+experiments. This module sits above every package, so it imports them
 downwards only, and only the part a command needs (starting ``rldp privatize`` never loads
 scipy). A command whose part's dependencies are not installed answers with the extra to
 install (exit 2), never a traceback.
@@ -57,10 +58,22 @@ def _aggregator_cli() -> ModuleType:
     return cli
 
 
+def _store_cli() -> ModuleType:
+    from rldp.aggregator.cli import store  # the storage (psycopg only for a PostgreSQL store)
+
+    return store
+
+
 def _serve_cli() -> ModuleType:
     from rldp.aggregator.http import serve  # flask, granian, psycopg, prometheus_client
 
     return serve
+
+
+def _data_cli() -> ModuleType:
+    from rldp.demo import data_cli  # the standard library and the shipped data: a client install is enough
+
+    return data_cli
 
 
 def _demo_cli() -> ModuleType:
@@ -71,26 +84,57 @@ def _demo_cli() -> ModuleType:
 
 @dataclass(frozen=True)
 class CommandGroup:
-    """Subcommands one part of rldp provides, how to load them, and the extra that installs them."""
+    """Subcommands one part of rldp provides (each with the one line ``--help`` lists it with when its
+    part is not installed), how to load them, and the extra that installs them."""
 
-    commands: tuple[str, ...]
+    helps: dict[str, str]
     load: Callable[[], ModuleType]
     extra: str
-    help: str
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        return tuple(self.helps)
 
 
 COMMAND_GROUPS: tuple[CommandGroup, ...] = (
-    CommandGroup(("design", "audit", "evaluate"), _aggregator_cli, "rldp[aggregator]", "design and check mechanisms"),
-    CommandGroup(("serve",), _serve_cli, "rldp[aggregator]", "run the aggregator service"),
-    CommandGroup(("token",), _token_cli, "rldp", "make the service's tokens"),
-    CommandGroup(("privatize",), _client_cli, "rldp", "privatise records and submit them"),
     CommandGroup(
-        ("publish", "mechanisms", "estimate", "retire", "jobs", "job", "collections", "collection"),
+        {
+            "design": "design an audited mechanism from a public CSV",
+            "audit": "audit a mechanism document (exit 0 if it passes)",
+            "evaluate": "utility and realised epsilon of a mechanism",
+        },
+        _aggregator_cli,
+        "rldp[aggregator]",
+    ),
+    CommandGroup({"serve": "run the aggregator HTTP service"}, _serve_cli, "rldp[aggregator]"),
+    CommandGroup(
+        {
+            "backup": "back up the store (safe while the server runs)",
+            "restore": "restore a backup into an empty store (stop the server first)",
+            "prune": "remove reports received before a date",
+        },
+        _store_cli,
+        "rldp[aggregator]",
+    ),
+    CommandGroup({"token": "make a bearer token (or hash one) for the service"}, _token_cli, "rldp"),
+    CommandGroup({"privatize": "privatise a CSV of records locally and submit the outputs"}, _client_cli, "rldp"),
+    CommandGroup(
+        {
+            name: "operate an aggregator over its HTTP API"
+            for name in ("publish", "mechanisms", "estimate", "retire", "jobs", "job", "collections", "collection")
+        },
         _operator_cli,
         "rldp",
-        "operate an aggregator over its HTTP API",
     ),
-    CommandGroup(("demo", "experiment"), _demo_cli, "rldp[demo]", "the end-to-end demo and the papers' experiments"),
+    CommandGroup({"data": "write the shipped example data (UCI Adult) as CSV files"}, _data_cli, "rldp"),
+    CommandGroup(
+        {
+            "demo": "simulate many users on census data, end to end",
+            "experiment": "reproduce an experiment of the papers (CSV + PNG)",
+        },
+        _demo_cli,
+        "rldp[demo]",
+    ),
 )
 
 
@@ -140,7 +184,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             module.add_parser(sub)
         else:
             for name in group.commands:
-                sub.add_parser(name, help=f"{group.help} (needs: pip install '{group.extra}')")
+                sub.add_parser(name, help=f"{group.helps[name]} (needs: pip install '{group.extra}')")
     return parser
 
 

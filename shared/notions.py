@@ -53,12 +53,15 @@ class Notion:
     zero_epsilon: bool = False
     #: Whether rldp designs for it (else it is audited only).
     designable: bool = True
-    #: Whether its designers are the privacy-funnel/lift ones (rldp.aggregator.design.funnel).
+    #: Whether its designers are the privacy-funnel/lift ones (rldp.aggregator.design.solvers.funnel).
     funnel: bool = False
     #: One line for a person choosing a notion (CLI help, the dashboard's form).
     help: str = ""
     #: Its exact audit, "module:Class" in rldp.shared.audit (registered from this table, by name).
     audit: str = ""
+    #: The method a person is offered first (the dashboard's form): the one that keeps the most information
+    #: under this claim among the registered designers (a test checks it is registered for the notion).
+    recommended: str = ""
 
 
 _TABLE = (
@@ -70,6 +73,7 @@ _TABLE = (
         None,
         help="(epsilon, F)-RLDP: every ratio P(y|s)/P(y|s') <= e^epsilon for every P in F (default)",
         audit="rldp:RldpAudit",
+        recommended="polyopt",
     ),
     Notion(
         "distp",
@@ -80,6 +84,7 @@ _TABLE = (
         zero_epsilon=True,
         help="(epsilon, delta)-distribution privacy between every pair P(U|s) over the same set F",
         audit="distp:DistpAudit",
+        recommended="coupling",
     ),
     Notion(
         "ldp",
@@ -91,6 +96,7 @@ _TABLE = (
         funnel=True,
         help="epsilon-LDP w.r.t. S over F",
         audit="ldp:LdpAudit",
+        recommended="optimal",
     ),
     Notion(
         "lip",
@@ -101,6 +107,7 @@ _TABLE = (
         funnel=True,
         help="epsilon-LIP: every lift P(y|s)/P(y) within [e^-epsilon, e^epsilon]",
         audit="lip:LipAudit",
+        recommended="optimal",
     ),
     Notion(
         "alip",
@@ -111,6 +118,7 @@ _TABLE = (
         funnel=True,
         help="(eps_l, eps_u)-ALIP: every lift within [e^-eps_l, e^eps_u]",
         audit="lip:AlipAudit",
+        recommended="optimal",
     ),
     Notion(
         "srlip",

@@ -58,9 +58,54 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.live)
 
 
+# ----------------------------------------------------------------------------- the aggregator's tests
+# (tests/aggregator/{http,services,storage}, tests/integration): databases, the backend, a live server,
+# a test client. The aggregator is imported inside the fixtures, so tests/client still collects on a
+# client-only install.
+
+#: The storage backends the aggregator's tests run on (PostgreSQL skips without RLDP_TEST_POSTGRES_URL).
+BACKENDS = ("sqlite", "postgresql")
+
+
+@pytest.fixture(scope="session")
+def databases(tmp_path_factory):
+    from rldp_live import Databases
+
+    dbs = Databases(tmp_path_factory.mktemp("databases"))
+    yield dbs
+    dbs.cleanup()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def live_server(backend, databases, tmp_path_factory):
+    """One live server per backend for the whole session (tests use fresh mechanisms)."""
+    from rldp_live import MAX_BODY, LiveServer
+
+    server = LiveServer(
+        databases.url(backend), tmp_path_factory.mktemp(f"server-{backend}"), env={"RLDP_MAX_BODY_BYTES": str(MAX_BODY)}
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def http(app):
+    """A test client of the module's in-process ``app`` fixture."""
+    return app.test_client()
+
+
+# ----------------------------------------------------------------------------- the client's live tests
+
+
 @pytest.fixture(scope="session")
 def client_databases(tmp_path_factory):
-    from service.rldp_live import Databases  # the aggregator: only for live tests
+    from rldp_live import Databases  # the aggregator: only for live tests
 
     dbs = Databases(tmp_path_factory.mktemp("client-databases"))
     yield dbs
@@ -70,7 +115,7 @@ def client_databases(tmp_path_factory):
 @pytest.fixture(scope="session")
 def server(client_databases, tmp_path_factory):
     """A live aggregator (``rldp serve``, SQLite) on loopback for the whole session."""
-    from service.rldp_live import LiveServer
+    from rldp_live import LiveServer
 
     srv = LiveServer(client_databases.url("sqlite"), tmp_path_factory.mktemp("client-server"))
     srv.start()

@@ -47,6 +47,7 @@ from ..design import (
     request_fields,
     validate_request,
 )
+from ..design.orchestration.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
 from .interrupted import BASELINE_METHOD, baseline_design
@@ -93,6 +94,9 @@ def cmd_design(args: argparse.Namespace) -> int:
         request = validate_request(request, released_size=alphabet.n_released)
     except DesignParameterError as exc:
         raise CommandError(_as_flags(str(exc))) from None
+    few = few_public_rows(public.n, alphabet.size, request)
+    if few:
+        print(f"rldp design: warning: {args.public}: {few}", file=sys.stderr)
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
     iterative = args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))
@@ -313,14 +317,16 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
         "--target",
         type=parse_target,
         metavar="RULE|P1,P2,...",
-        help="--method coupling: the common target over U: barycenter (default: least expected loss), "
-        "marginal (the public P(U)), uniform, or |U| probabilities in the released alphabet's order",
+        help="--method coupling: the common target over U: best (default: the point between the public P(U) and "
+        "the barycenter that keeps the most information I(X;Y)), barycenter (least expected loss at P̂), marginal "
+        "(the public P(U)), uniform, or |U| probabilities in the released alphabet's order",
     )
     p.add_argument(
         "--cost",
         metavar="absolute|hamming|FILE.csv",
-        help="--method coupling: transport cost c(x, y) over U: absolute |x - y| over the released alphabet's "
-        "order (default), hamming, or a CSV of |U|×|U| numbers ≥ 0",
+        help="--method coupling: transport cost c(x, y) over U: hamming [x ≠ y] (default: the values are "
+        "categories), absolute |x - y| over the released alphabet's order (only if the values are ordered and "
+        "that order is theirs), or a CSV of |U|×|U| numbers ≥ 0",
     )
     g = p.add_mutually_exclusive_group()
     g.add_argument("--beta", type=significance_level, help="significance level of the confidence set (default 0.05)")
@@ -367,7 +373,7 @@ def _flag_type(kind: str, name: str) -> dict[str, Any]:
 
 
 def _add_request_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per field the design request declares a flag (rldp.aggregator.design.options): a new
+    """One flag per field the design request declares a flag (rldp.aggregator.design.primitives.options): a new
     option declared there appears here with its help and default, nothing to add in this module."""
     for f in request_fields():
         if f.flag:

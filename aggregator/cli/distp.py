@@ -18,9 +18,9 @@ from rldp.shared.audit import audit_document, distp_delta, distp_epsilon
 from rldp.shared.distp_measures import divergence_distp
 from rldp.shared.document import mechanism_matrix
 
-from ..design.coupling import TARGET_RULES, expected_loss
-from ..design.transport import COST_RULES
-from ..design.xdistp import xdistp_epsilon
+from ..design.solvers.coupling import TARGET_RULES, expected_loss
+from ..design.solvers.optimal_transport import COST_RULES, DEFAULT_COST
+from ..design.solvers.xdistp import xdistp_epsilon
 from .common import CommandError, finite, fmt
 
 __all__ = ["delta_level", "parse_target", "read_cost", "design_lines", "evaluate_distp"]
@@ -52,10 +52,16 @@ def design_lines(doc: dict[str, Any], record: dict[str, Any]) -> list[str]:
     if "expected_loss" in params:
         record.update(expected_loss=params["expected_loss"], target=params["target"], mix=params["mix"])
         cost = params["cost"] if isinstance(params["cost"], str) else "matrix"
+        kept = ""
+        if "released_nmi" in params:  # the information kept about U: what the default target is chosen for
+            record.update(released_information=params["released_information"], released_nmi=params["released_nmi"])
+            chosen = " (the target keeping the most)" if params.get("target_chosen_by") else ""
+            kept = f"; keeps I(U;Y) = {params['released_information']:.4f} nats of U, NMI_U {params['released_nmi']:.3f}{chosen}"
         lines.append(
             f"  coupling target {params['target_rule']} ({', '.join(f'{v:.4g}' for v in params['target'])}), "
             f"cost {cost}, expected loss {params['expected_loss']:.6g}"
             + (f", mixed {params['mix']:.4g} with the independent coupling" if params["mix"] > 0 else "")
+            + kept
         )
     return lines
 
@@ -98,11 +104,11 @@ def evaluate_distp(doc: dict[str, Any], distribution: np.ndarray, source: str, c
     smallest δ at the claimed ε and ε at the claimed δ (exact at that distribution; the robust δ over
     the document's uncertainty set from its audit), the divergence DistP of every divergence [KM19,
     Def 11], XDistP with the Earth mover's distance [KM19, Def 12] and, for a coupling document, the
-    expected loss E c(X, Y) [KM19, Def 17]. The cost is ``cost``, else the document's, else absolute."""
+    expected loss E c(X, Y) [KM19, Def 17]. The cost is ``cost``, else the document's, else hamming (:data:`DEFAULT_COST`)."""
     q = mechanism_matrix(doc)
     eps, delta = float(doc["privacy"]["epsilon"]), float(doc["privacy"].get("delta", 0.0))
     params = doc.get("parameters", {})
-    chosen: Any = cost if cost is not None else params.get("cost", "absolute")
+    chosen: Any = cost if cost is not None else params.get("cost", DEFAULT_COST)
     if isinstance(chosen, str) and chosen not in COST_RULES:
         chosen = read_cost(chosen)
     delta_here, pair = distp_delta(q, distribution, eps)

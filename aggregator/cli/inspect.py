@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from rldp.shared.arguments import names
+from rldp.shared.arguments import add_csv_flags, names
 from rldp.shared.audit import all_distributions_epsilon, audit_document, ldp_epsilon, realised_epsilon
 from rldp.shared.claims import ascii_text, audit_text, claim_text
 from rldp.shared.document import alphabet as doc_alphabet
@@ -99,7 +99,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     elif own.provenance is not None and own.provenance.get("source") == PILOT_SOURCE:
         lines.append(f"  note: {own.notes[0]}")
     if args.public_data:
-        check = check_public_data(doc, read_csv(args.public_data, names=args.names), beta=args.beta)
+        check = check_public_data(
+            doc,
+            read_csv(args.public_data, names=args.names, delimiter=args.delimiter, encoding=args.encoding),
+            beta=args.beta,
+        )
         record["public_data"] = {"file": str(args.public_data), **check.to_dict()}
         verdict = f"MATCH (n = {check.n}, counts sha256 {check.counts_sha256})" if check.passed else "MISMATCH"
         lines.append(f"  public data {args.public_data}: {verdict}" + ("" if check.passed else f": {check.summary()}"))
@@ -117,7 +121,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     q = mechanism_matrix(doc)
     alpha = doc_alphabet(doc)
     if args.data:
-        table = read_csv(args.data, names=args.names)
+        table = read_csv(args.data, names=args.names, delimiter=args.delimiter, encoding=args.encoding)
         dist = alpha.empirical_distribution(table)
         source, n = str(args.data), table.n_rows
     else:
@@ -170,6 +174,7 @@ def add_check_parsers(sub: argparse._SubParsersAction) -> None:
         help="recompute P̂, n, the radius and the counts hash from this public CSV; exit 1 if the document differs",
     )
     p.add_argument("--names", type=names, help="column names for a --public-data CSV without a header row")
+    add_csv_flags(p)
     p.add_argument(
         "--pilot",
         metavar="PILOT",
@@ -188,11 +193,12 @@ def add_check_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("document", metavar="FILE")
     p.add_argument("--data", metavar="CSV", help="evaluate under this CSV's empirical distribution")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
+    add_csv_flags(p)
     p.add_argument(
         "--cost",
         metavar="absolute|hamming|FILE.csv",
         help="distp documents: the cost over U of the Earth mover's distance (XDistP) and of the expected "
-        "loss (default: the document's coupling cost, else absolute)",
+        "loss (default: the document's coupling cost, else hamming)",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)

@@ -1,7 +1,7 @@
 """``rldp design`` stopped by Ctrl-C before any certified design of the requested method existed.
 
 Interrupted during the search itself, the column-generation solvers keep their last solved
-master (certified like any design, see :mod:`rldp.aggregator.design.cg.solve`). Before that —
+master (certified like any design, see :mod:`rldp.aggregator.design.solvers.cg.solve`). Before that —
 while seeding, proving the NR bound, enumerating vertices with cddlib, or auditing — there is
 nothing of the requested method to keep. GRR at the same claim ([LZG24, eq. 56]) is a cheap
 baseline the exact audit always certifies: ε-LDP on X bounds Q(y|x)/Q(y|x') by e^ε, so the

@@ -60,27 +60,7 @@ def read_public(args: argparse.Namespace, columns: Sequence[str]) -> Table:
         raise CommandError(
             f"{args.public}: no column {', '.join(map(repr, absent))}; available: {', '.join(table.columns)}{hint}"
         )
-    table = _missing(args, table, columns)
-    _warn_if_few(args.public, table, columns)
-    return table
-
-
-#: Fewer public rows than this per cell of S × U (or than MIN_PUBLIC_ROWS at all) get a warning.
-ROWS_PER_CELL = 10
-MIN_PUBLIC_ROWS = 100
-
-
-def _warn_if_few(where: str, table: Table, columns: Sequence[str]) -> None:
-    """Say so when P̂ rests on few rows: its confidence set is then wide, and a design keeps little."""
-    n = table.n_rows
-    cells = int(np.prod([np.unique(table.column(c)).size for c in columns])) if n else 0
-    if n and n < max(MIN_PUBLIC_ROWS, ROWS_PER_CELL * cells):
-        print(
-            f"rldp design: warning: only {n:,} public rows for {cells:,} cells of S × U in {where}: P̂ rests on "
-            f"very little data (fewer than {max(MIN_PUBLIC_ROWS, ROWS_PER_CELL * cells):,}), so its confidence set is "
-            "wide and the design keeps little information; use more public rows if there are any",
-            file=sys.stderr,
-        )
+    return _missing(args, table, columns)
 
 
 def _missing(args: argparse.Namespace, table: Table, columns: Sequence[str]) -> Table:

@@ -3,47 +3,28 @@
     from rldp.aggregator.design import design
     doc = design("polyopt", alphabet=..., public_distribution=P̂, epsilon=1.0, n=32561, beta=0.05)
 
-The package, one concept per module:
+The package in three floors, each importing only the floors below it (the layers contract
+"design/ by floor" of pyproject.toml holds this; ``rldp.aggregator.design`` re-exports the public names):
 
-* :mod:`.build` — :func:`design` / :func:`design_matrix` / :func:`validate_parameters`:
-  design, audit, package as a document;
-* :mod:`.registry` — the designers (one object per method, one call signature) and
-  :data:`METHODS`, :data:`SOLVER_METHODS`, :data:`NON_ROBUST`, :data:`LATENT_METHODS`;
-  :data:`NOTION_METHODS` / :func:`methods_for` (the methods of each notion, ``rldp`` and ``distp``);
-* :mod:`.options` — :class:`DesignRequest` (= ``DesignOptions``, the designers' name for it), what a
-  request asks for, its fields declared once; :mod:`.request` — :func:`validate_request`, its rules;
-* :mod:`.families` — GRR, SRR, IR, CR matrices ([LZG24, Def 4-5], [LZG21, Protocol 2]);
-* :mod:`.calibrate` — IR / CR parameters from the theorems or from the exact audit;
-* :mod:`.cone` — the cone Γ of PolyOpt ([LZG24, Def 3]), for both solvers;
-* :mod:`.exact` — exact PolyOpt by vertex enumeration ([LZG24, Thm 3]);
-* :mod:`.cg` — PolyOpt and NR by column generation;
-* :mod:`.polyopt` — the PolyOpt and NR designers (solver choice, polish, bounds);
-* :mod:`.search` — the one-dimensional searches the designers share;
-* :mod:`.per_report` — :func:`add_per_report_layer`: a per-report layer R (keep Y with
-  probability λ, else draw from the public output distribution) at the largest λ whose R·Q
-  passes the audit at the single-report ε₁;
-* :mod:`.transport` — optimal transport over U: costs, couplings (POT's ``ot.emd``), the Earth
-  mover's distance, barycenters ([KM19, Defs 7-8]);
-* :mod:`.coupling` — the coupling mechanism to one common target ([KM19, Defs 16, 18; Prop 2]);
-* :mod:`.xdistp` — XDistP with the Earth mover's distance between the protected distributions ([KM19, Def 12]);
-* :mod:`.funnel` — the designers of the notions ``ldp`` (w.r.t. S), ``lip`` and ``alip`` ([LTS20], [ZDS23]):
-  optimal LDP/LIP/AORR, GRR/OUE/CR calibrated to the audit, the watchdog family;
-* :mod:`.errors` — DesignError and the solvers' errors.
+* :mod:`.primitives` — errors, :class:`DesignRequest` (= ``DesignOptions``; :mod:`.primitives.options`),
+  the families GRR/SRR/IR/CR ([LZG24, Def 4-5], [LZG21, Protocol 2]), the cone Γ of PolyOpt
+  ([LZG24, Def 3]) and exact PolyOpt by vertex enumeration ([LZG24, Thm 3]);
+* :mod:`.solvers` — the one-dimensional searches, IR / CR calibration, column generation
+  (:mod:`.solvers.cg`), the PolyOpt and NR designers (:mod:`.solvers.polyopt`), the per-report layer
+  (:func:`add_per_report_layer`), optimal transport over U (:mod:`.solvers.optimal_transport`, POT's
+  ``ot.emd``, [KM19, Defs 7-8]), the coupling mechanism ([KM19, Defs 16, 18; Prop 2]), XDistP
+  ([KM19, Def 12]) and the funnel designers of ``ldp`` (w.r.t. S), ``lip`` and ``alip``
+  (:mod:`.solvers.funnel`, [LTS20], [ZDS23]);
+* :mod:`.orchestration` — the registry of designers (:data:`METHODS`, :data:`NOTION_METHODS`,
+  :func:`methods_for`, …), :func:`validate_request` (the rules of a request), :func:`design` /
+  :func:`design_matrix` (design, audit, package as a document), the sources of P̂ and the pilot.
 """
 
 from __future__ import annotations
 
-from .build import design, design_document, design_matrix, run_designer, validate_parameters
-from .calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
-from .cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
-from .cone import GammaCone, gamma_inequalities
-from .coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
-from .errors import CGError, DesignError, DesignParameterError, PolyOptError, PolyOptTooLarge, SolverError
-from .exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
-from .families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
-from .options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions, DesignRequest, request_fields
-from .per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
-from .registry import (
+from .orchestration.build import design, design_document, design_matrix, run_designer, validate_parameters
+from .orchestration.pilot import PilotChoice, design_pilot, switch_after_pilot
+from .orchestration.registry import (
     ALL_METHODS,
     LATENT_METHODS,
     METHODS,
@@ -55,15 +36,25 @@ from .registry import (
     Designer,
     methods_for,
 )
-from .request import (
+from .orchestration.request import (
     MAX_DESIGN_SYMBOLS,
     check_design_size,
     check_transport,
     request_from_json,
     validate_request,
 )
-from .transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
-from .xdistp import emd_table, xdistp_epsilon
+from .orchestration.sources import PilotData, PublicData, design_from
+from .primitives.cone import GammaCone, gamma_inequalities
+from .primitives.errors import CGError, DesignError, DesignParameterError, PolyOptError, PolyOptTooLarge, SolverError
+from .primitives.exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
+from .primitives.families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
+from .primitives.options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions, DesignRequest, request_fields
+from .solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
+from .solvers.cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
+from .solvers.coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
+from .solvers.optimal_transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
+from .solvers.per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
+from .solvers.xdistp import emd_table, xdistp_epsilon
 
 __all__ = [
     # design, audit, package
@@ -72,6 +63,13 @@ __all__ = [
     "design_matrix",
     "run_designer",
     "validate_parameters",
+    # where P̂ comes from: public data or a private pilot
+    "design_from",
+    "PublicData",
+    "PilotData",
+    "design_pilot",
+    "PilotChoice",
+    "switch_after_pilot",
     "check_transport",
     "add_per_report_layer",
     "per_report_matrix",

@@ -1,6 +1,6 @@
 """The aggregator's HTTP service (Flask): publish mechanisms, ingest reports, estimate.
 
-    app = create_app({"DATABASE_URL": "sqlite:///rldp-data/rldp.sqlite3", "ADMIN_TOKEN": "…"})
+    app = create_app({"DATABASE_URL": "sqlite:////var/lib/rldp/rldp.sqlite3", "ADMIN_TOKEN": "…"})
 
 ``rldp serve`` runs it under Granian (``--dev``: Werkzeug's server). The HTTP contract
 (v1) is described by ``/openapi.json`` (:mod:`.openapi`); errors are RFC 9457 problems
@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
 from . import collections, designs, health, mechanisms, reports
+from .access import AccessLog, enable_json_log
 from .cors import CorsMiddleware
 from .dashboard import init_dashboard
 from .dashboard.pages import too_large_page
@@ -70,6 +71,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     cfg = load_config({k: v for k, v in (config or {}).items() if k != "STORAGE"})
     storage = (config or {}).get("STORAGE") or open_service_storage(cfg["DATABASE_URL"], cfg.get("WRITER_SOCKET"))
     metrics = Metrics()
+    metrics.build_info(storage.dialect)
     service = AggregatorService(cfg, storage, metrics)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = cfg["MAX_BODY_BYTES"]
@@ -80,8 +82,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.register_blueprint(module.blueprint)
     init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
     app.wsgi_app = ReportsFastPath(app.wsgi_app, service, metrics)  # type: ignore[method-assign]
-    if cfg.get("CORS_ORIGIN"):  # outermost: every answer, the reports fast path's too
+    if cfg.get("CORS_ORIGIN"):  # every answer, the reports fast path's too
         app.wsgi_app = CorsMiddleware(app.wsgi_app, cfg["CORS_ORIGIN"])  # type: ignore[method-assign]
+    if cfg["ACCESS_LOG"] == "json":
+        enable_json_log()
+    # outermost: every answer gets its X-Request-Id, every problem its request_id, every request its log line
+    app.wsgi_app = AccessLog(app.wsgi_app, cfg["ACCESS_LOG"] == "json")  # type: ignore[method-assign]
 
     def problem_response(problem: Problem, body: bytes, status: int | None = None) -> Response:
         resp = app.response_class(body, status=status or problem.status, mimetype=PROBLEM_MEDIA_TYPE)

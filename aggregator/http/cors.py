@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["CorsMiddleware"]
 
 _METHODS = "GET, POST, OPTIONS"
-_HEADERS = "Accept, Authorization, Content-Type"
+_HEADERS = "Accept, Authorization, Content-Type, X-Request-Id"
 _MAX_AGE = "600"
 
 
@@ -46,6 +46,8 @@ class CorsMiddleware:
 
         def with_cors(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             kept = [(k, v) for k, v in headers if k.lower() not in ("access-control-allow-origin", "vary")]
-            return start_response(status, [*kept, *allow, ("Access-Control-Expose-Headers", "Retry-After")], exc_info)
+            return start_response(
+                status, [*kept, *allow, ("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")], exc_info
+            )
 
         return self.app(environ, with_cors)

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from .access import REQUEST_ID, access_line, log, request_id_from
 from .app import create_app
 from .front_keys import BODY_REFUSED_KEY, DRAINING_KEY
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
@@ -63,8 +64,10 @@ class BufferedFront:
         body_timeout: float = BODY_TIMEOUT,
         drain_seconds: float = DRAIN_SECONDS,
         count: Callable[[str], None] | None = None,
+        access_log: bool = False,
     ) -> None:
         self.wsgi_app = wsgi_app
+        self.access_log = access_log  # JSON lines for the front's own refusals (the app logs the rest)
         self.count = count  # the rejection counter (/metrics), told each refusal's reason
         self.max_body = max_body
         self.body_timeout = body_timeout
@@ -101,19 +104,21 @@ class BufferedFront:
 
     # -- one request
     async def _serve(self, scope: Any, proto: Any) -> None:
+        began = time.perf_counter()
         try:
             body = await asyncio.wait_for(self._body(scope, proto), self.body_timeout)
         except _Refused as exc:
             if exc.problem.reason == "body-too-large" and scope.path.startswith(_DASHBOARD_PREFIX):
                 await self._page_too_large(scope, proto)
             else:
-                self._problem(proto, exc.problem, scope.path)
+                self._problem(proto, exc.problem, scope, began)
             return
         except TimeoutError:
             self._problem(
                 proto,
                 Problem("request-timeout", f"the body did not arrive within {self.body_timeout:g} s; send it faster"),
-                scope.path,
+                scope,
+                began,
             )
             return
         except Exception:  # the client went away, or sent a malformed stream: nothing to answer
@@ -213,11 +218,25 @@ class BufferedFront:
                 close()
         return int(started[0].split(" ", 1)[0]), list(started[1]), body
 
-    def _problem(self, proto: Any, problem: Problem, path: str) -> None:
+    def _problem(self, proto: Any, problem: Problem, scope: Any, began: float) -> None:
+        """Answer a refusal of the front itself (the app never saw the request), with a request id."""
         if self.count is not None:
             self.count(problem.reason)
-        headers = [("content-type", PROBLEM_MEDIA_TYPE), ("connection", "close"), *problem.headers.items()]
-        proto.response_bytes(problem.status, headers, problem.encode(path))
+        rid = request_id_from(scope.headers.get("x-request-id"))
+        token = REQUEST_ID.set(rid)  # this task's own context: problem.encode echoes the id
+        try:
+            body = problem.encode(scope.path)
+        finally:
+            REQUEST_ID.reset(token)
+        headers = [("content-type", PROBLEM_MEDIA_TYPE), ("connection", "close"), ("x-request-id", rid)]
+        proto.response_bytes(problem.status, [*headers, *problem.headers.items()], body)
+        if self.access_log:
+            remote = scope.client.rpartition(":")[0]
+            log.info(
+                access_line(
+                    scope.method, scope.path, problem.status, time.perf_counter() - began, len(body), rid, remote
+                )
+            )
 
 
 def create_front() -> BufferedFront:
@@ -232,4 +251,5 @@ def create_front() -> BufferedFront:
         max_body=cfg["MAX_BODY_BYTES"],
         body_timeout=cfg["BODY_TIMEOUT"],
         count=app.extensions[METRICS_EXTENSION].rejected,
+        access_log=cfg["ACCESS_LOG"] == "json",
     )

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import math
 import os
+import platform
+import re
+import time
 from typing import Any
 
-from rldp.aggregator.services import MechanismRecord, ServiceEvents
+from rldp import __version__
+from rldp.aggregator.services import MechanismRecord, ServiceEvents, install_store_telemetry
 
-from .problems import PROBLEMS
+from .problems import PROBLEMS, reason_of
 
 __all__ = ["Metrics"]
 
@@ -88,14 +92,52 @@ class Metrics(ServiceEvents):
         )
         for reason in PROBLEMS:  # every reason shows up (as 0) from the start
             self.rejections.labels(reason)
+        # Per mechanism: labelled only by published mechanisms (ServiceEvents.batch_refused), so a
+        # client cannot add series by making up ids; the reason label is one of PROBLEMS.
+        self.mechanism_reports = Counter(
+            "rldp_mechanism_reports_accepted", "Reports stored, by mechanism.", ["mechanism"], registry=r
+        )
+        self.mechanism_refusals = Counter(
+            "rldp_mechanism_batches_refused",
+            "Batches of a published mechanism refused, by mechanism and problem reason.",
+            ["mechanism", "reason"],
+            registry=r,
+        )
+        self.mechanism_last = Gauge(
+            "rldp_mechanism_last_report_timestamp_seconds",
+            "Unix time of the last batch stored, by mechanism.",
+            ["mechanism"],
+            registry=r,
+            multiprocess_mode="max",
+        )
+        self.build = Gauge(
+            "rldp_build_info",
+            "rldp's version, the Python running it and the storage backend (value 1).",
+            ["version", "python", "storage"],
+            registry=r,
+            multiprocess_mode="max",
+        )
+        install_store_telemetry(r)  # commit latency, writer queue depth, database errors
+
+    def build_info(self, storage: str) -> None:
+        """Publish ``rldp_build_info`` for this storage backend ("sqlite" / "postgresql")."""
+        self.build.labels(__version__, platform.python_version(), storage).set(1)
 
     # -- ServiceEvents
     def published(self, record: MechanismRecord) -> None:
         self.published_total.inc()
 
-    def batch_stored(self, reports: int) -> None:
+    def batch_stored(self, reports: int, mechanism: str = "") -> None:
         self.reports.inc(reports)
         self.batches.inc()
+        if mechanism:
+            self.mechanism_reports.labels(mechanism).inc(reports)
+            self.mechanism_last.labels(mechanism).set(time.time())
+
+    def batch_refused(self, mechanism: str, exc: BaseException) -> None:
+        reason = reason_of(exc)
+        if reason is not None:
+            self.mechanism_refusals.labels(mechanism, reason).inc()
 
     def batch_duplicate(self) -> None:
         self.duplicates.inc()
@@ -128,7 +170,30 @@ class Metrics(ServiceEvents):
         from prometheus_client import CollectorRegistry, generate_latest, multiprocess  # see the docstring
 
         if self.multiprocess:
+            _forget_dead_processes(multiprocess.mark_process_dead)
             registry = CollectorRegistry()
             multiprocess.MultiProcessCollector(registry)
             return generate_latest(registry)
         return generate_latest(self.registry)
+
+
+def _forget_dead_processes(mark_dead: Any) -> None:
+    """Drop the live-summed gauges of processes that are gone (a respawned worker, a restarted
+    writer): prometheus_client adds every file it finds, so a dead process's last queue depth
+    would stay in ``rldp_writer_queue_depth`` for good."""
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        match = re.fullmatch(r"gauge_live\w*?_(\d+)\.db", name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            mark_dead(pid, path)
+        except PermissionError:  # alive, another user's
+            pass

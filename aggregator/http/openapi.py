@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 description of the aggregator's HTTP API (served at /openapi.json).
 
 Kept next to the service and checked against it by the schemathesis fuzz test
-(tests/service), which sends requests generated from this document and checks that every
+(tests/integration/test_fuzz.py), which sends requests generated from this document and checks that every
 answer is documented here (status, media type, schema) and never a 5xx.
 """
 

@@ -6,6 +6,7 @@ Every error the HTTP service returns is ``application/problem+json``::
      "status": 422, "detail": "reports[3] is 12; every report must be an integer output index in [0, 10)",
      "reason": "report-out-of-range", ...extension members...}
 
+Every problem also carries ``request_id``, the request's ``X-Request-Id`` (:mod:`.access`).
 ``type`` is the stable identifier clients switch on (``reason`` repeats its last path
 segment for convenience; it is also the label of the rejection counter on /metrics).
 Each type always comes with the same HTTP status. The reason of a refusal is chosen by
@@ -54,6 +55,7 @@ from rldp.aggregator.services import (
     WrongType,
 )
 
+from .access import REQUEST_ID
 from .collection_problems import COLLECTION_HEADERS, COLLECTION_PROBLEMS, COLLECTION_REASONS
 
 __all__ = [
@@ -65,6 +67,7 @@ __all__ = [
     "Problem",
     "problem_type_uri",
     "problem_for",
+    "reason_of",
     "answer",
 ]
 
@@ -332,6 +335,9 @@ class Problem(Exception):
         }
         if instance:
             body["instance"] = instance
+        request_id = REQUEST_ID.get()
+        if request_id:  # the id of the request answered (X-Request-Id): what to quote to an operator
+            body["request_id"] = request_id
         for key, value in self.extra.items():
             if key not in body:
                 body[key] = value
@@ -343,6 +349,11 @@ class Problem(Exception):
 
     def __repr__(self) -> str:
         return f"Problem({self.reason!r}, {self.detail!r})"
+
+
+def reason_of(exc: BaseException) -> str | None:
+    """The problem reason of a refusal the services raised, or None (not a refusal)."""
+    return _reason(exc)
 
 
 def _reason(exc: BaseException) -> str | None:

@@ -39,7 +39,7 @@ _CLAIM: dict[str, Any] = {
     },
 }
 
-#: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.options).
+#: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.primitives.options).
 _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "epsilon": {"type": "number", "exclusiveMinimum": 0},
     "delta": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
@@ -73,7 +73,7 @@ _DESCRIPTIONS = {
     "notion": "the guarantee: " + "; ".join(f"{name}: {NOTION_TABLE[name].help}" for name in DESIGN_NOTIONS),
     "radius": 'Rényi radius in nats, or "inf" (instead of beta)',
     "target": "method coupling: the common target over U, a rule or |U| probabilities (default best)",
-    "cost": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default absolute)",
+    "cost": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default hamming)",
     "latent": "S is not an input of the mechanism (it reads the released attributes only); the CSV still holds "
     "S, which the claim protects",
     "window": "collect by window of this length (ISO 8601: 'P1D', 'P1W', 'PT6H', 'PT15M'): the document then "
@@ -95,6 +95,7 @@ SCHEMAS: dict[str, Any] = {
             "detail": {"type": "string", "description": "What was wrong and what was expected."},
             "reason": {"type": "string", "enum": list(PROBLEMS)},
             "instance": {"type": "string"},
+            "request_id": {"type": "string", "description": "The request's id, also its X-Request-Id header."},
         },
         "additionalProperties": True,
     },
@@ -274,7 +275,7 @@ SCHEMAS: dict[str, Any] = {
                 "minLength": 1,
                 "description": "the public data's name in the document's provenance (default 'uploaded CSV')",
             },
-            # Every design field the request declares readable from JSON (rldp.aggregator.design.options).
+            # Every design field the request declares readable from JSON (rldp.aggregator.design.primitives.options).
             **{
                 f.name: {**_KIND_SCHEMA[f.kind], "description": _DESCRIPTIONS.get(f.name, f.help)}
                 for f in DESIGN_REQUEST_FIELDS

@@ -1,6 +1,6 @@
 """``rldp serve``: the aggregator service (``rldp token`` makes its tokens: :mod:`rldp.client.token_cli`).
 
-    rldp serve --host 127.0.0.1 --port 8000 --db sqlite:///rldp-data/rldp.sqlite3 --workers 2
+    rldp serve --host 127.0.0.1 --port 8000 --db sqlite:////var/lib/rldp/rldp.sqlite3 --workers 2
     rldp serve --dev                      # Werkzeug's development server, one process
 
 Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, and each of
@@ -48,10 +48,10 @@ except ImportError:  # pragma: no cover - not POSIX: the bind probe alone
     fcntl = None  # type: ignore[assignment]
 
 from rldp.aggregator.services import (
-    DEFAULT_URL,
     AddressInUse,
     check_storage,
     clean_stale_dirs,
+    default_url,
     load_config,
     start_writer,
 )
@@ -150,8 +150,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         overrides["CORS_ORIGIN"] = args.cors_origin
     if args.min_reports is not None:
         overrides["MIN_REPORTS"] = args.min_reports
+    if args.access_log is not None:
+        overrides["ACCESS_LOG"] = args.access_log
     config = load_config(overrides)  # validates the environment too, before any worker starts
-    url = config["DATABASE_URL"] or DEFAULT_URL
+    url = config["DATABASE_URL"] or default_url()
+    if not args.db and not os.environ.get("RLDP_DATABASE_URL"):
+        print(
+            f"rldp serve: storage: {redact_url(url)} (the default, in your data folder; --db to choose)",
+            file=sys.stderr,
+        )
     hold_port_lock(args.host, args.port)  # held until this process ends
     check_address_free(args.host, args.port)
     needs_writer = check_storage(url)
@@ -170,6 +177,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "MAX_BODY_BYTES": config["MAX_BODY_BYTES"],
                 "CORS_ORIGIN": config.get("CORS_ORIGIN"),
                 "MIN_REPORTS": config["MIN_REPORTS"],
+                "ACCESS_LOG": config["ACCESS_LOG"],
             }
         )
         print(
@@ -200,6 +208,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if config.get("CORS_ORIGIN"):
         os.environ["RLDP_CORS_ORIGIN"] = config["CORS_ORIGIN"]
     os.environ["RLDP_THREADS"] = str(args.threads)
+    os.environ["RLDP_ACCESS_LOG"] = config["ACCESS_LOG"]  # json: the app's lines; text: Granian's
     os.environ.pop("RLDP_WRITER_SOCKET", None)
     # Every worker must sign and check the dashboard's session cookies with the same secret.
     os.environ.setdefault("RLDP_DASHBOARD_SECRET", secrets.token_hex(32))
@@ -221,7 +230,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         websockets=False,
-        log_access=args.access_log,
+        log_access=config["ACCESS_LOG"] == "text",
         respawn_failed_workers=True,
         workers_kill_timeout=args.graceful_timeout,
     )
@@ -256,7 +265,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--db",
         default=None,
         metavar="URL",
-        help="storage: sqlite:///PATH (default sqlite:///rldp-data/rldp.sqlite3, or $RLDP_DATABASE_URL) "
+        help="storage: sqlite:///PATH (default $RLDP_DATABASE_URL, else rldp.sqlite3 in your data folder: "
+        "$XDG_DATA_HOME/rldp or ~/.local/share/rldp, %%LOCALAPPDATA%%\\rldp, ~/Library/Application Support/rldp) "
         "or postgresql://user:pass@host/db",
     )
     p.add_argument(
@@ -294,7 +304,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="let pages of this one web origin (e.g. https://app.example) call the service from a browser "
         "(default: none, or $RLDP_CORS_ORIGIN)",
     )
-    p.add_argument("--access-log", action="store_true", help="log every request to stderr")
+    p.add_argument(
+        "--access-log",
+        nargs="?",
+        const="json",
+        choices=("json", "text"),
+        default=None,
+        help="log every request to stderr: json (the default: one JSON object per request, with its request id) "
+        "or text (Granian's plain lines); default $RLDP_ACCESS_LOG, else no access log",
+    )
     p.add_argument("--dev", action="store_true", help="Werkzeug's development server (single process)")
     p.add_argument(
         "--unbuffered",

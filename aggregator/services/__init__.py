@@ -21,7 +21,7 @@ from rldp.shared.reports import (
 )
 
 from .collections import COLLECTION_NAME, DRIFT_POLICIES, POLICY_PARAMETERS, Collections
-from .config import DEFAULT_URL, DEFAULTS, hash_token, load_config, token_allowed, tokens_configured
+from .config import DEFAULTS, default_url, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
 from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
 from .errors import (
@@ -57,7 +57,7 @@ from .errors import (
     WrongType,
 )
 from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
-from .events import ServiceEvents
+from .events import ServiceEvents, install_store_telemetry
 from .ingest import Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .labels import LABEL_MAX, check_label
@@ -90,7 +90,7 @@ __all__ = [
     "BodyTooLarge",
     "ConfigError",
     "DEFAULTS",
-    "DEFAULT_URL",
+    "default_url",
     "DatabaseUnavailable",
     "ESTIMATE_INTERVALS",
     "LABEL_MAX",
@@ -122,6 +122,7 @@ __all__ = [
     "ReportOutOfRange",
     "ServiceError",
     "ServiceEvents",
+    "install_store_telemetry",
     "StorageError",
     "TooManyReports",
     "UnexpectedWindow",

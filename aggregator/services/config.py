@@ -5,7 +5,7 @@ Configuration (``config`` argument > environment > default):
 =====================  ===========================  ==========================================
 key                    environment                  meaning
 =====================  ===========================  ==========================================
-DATABASE_URL           RLDP_DATABASE_URL            storage URL (default sqlite:///rldp-data/rldp.sqlite3)
+DATABASE_URL           RLDP_DATABASE_URL            storage URL (default: rldp.sqlite3 in the user's data folder)
 ADMIN_TOKEN            RLDP_ADMIN_TOKEN             admin bearer token (publish, retire, design, estimate)
 ADMIN_TOKEN_SHA256     RLDP_ADMIN_TOKEN_SHA256      or its SHA-256 hex digest (comma-separated: several)
 READ_TOKEN             RLDP_READ_TOKEN              bearer token that may only read estimates
@@ -25,6 +25,8 @@ MAX_BETA               RLDP_MAX_BETA                the largest significance lev
                                                     the service designs or publishes with (default 0.05)
 CORS_ORIGIN            RLDP_CORS_ORIGIN             the one web origin (``https://app.example``) whose pages may
                                                     call the service from a browser (unset: none)
+ACCESS_LOG             RLDP_ACCESS_LOG              ``json`` (one JSON object per request), ``text`` (Granian's
+                                                    plain lines, ``rldp serve`` only) or unset: no access log
 PUBLIC_DATA            RLDP_PUBLIC_DATA             public CSV files (header row) that every published
                                                     document's P̂, n and radius must match: ``PATH`` or
                                                     ``NAME=PATH``, comma-separated (the name defaults to
@@ -49,7 +51,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rldp.aggregator.storage import DEFAULT_URL
+from rldp.aggregator.storage import default_url
 from rldp.shared.errors import ParameterError, TableError, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
 from rldp.shared.tables import Table, read_csv
@@ -60,7 +62,7 @@ from .errors import ConfigError
 __all__ = [
     "DEFAULTS",
     "DEFAULT_MIN_REPORTS",
-    "DEFAULT_URL",
+    "default_url",
     "load_config",
     "hash_token",
     "token_allowed",
@@ -73,7 +75,7 @@ _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 #: single out the people who sent them (DAP's minimum batch size plays the same part).
 DEFAULT_MIN_REPORTS = 100
 DEFAULTS: dict[str, Any] = {
-    "DATABASE_URL": DEFAULT_URL,
+    "DATABASE_URL": None,  # default_url(), read when the configuration is loaded
     "MAX_BODY_BYTES": 32 * 1024 * 1024,
     "MAX_BATCH_REPORTS": 1_000_000,
     "BODY_TIMEOUT": 60.0,
@@ -82,6 +84,7 @@ DEFAULTS: dict[str, Any] = {
     "JOB_STALE_SECONDS": 120.0,
     "MAX_BETA": DEFAULT_MAX_BETA,
     "MIN_REPORTS": DEFAULT_MIN_REPORTS,
+    "ACCESS_LOG": "",
 }
 _ENV = {
     "DATABASE_URL": "RLDP_DATABASE_URL",
@@ -100,6 +103,7 @@ _ENV = {
     "CORS_ORIGIN": "RLDP_CORS_ORIGIN",
     "MAX_BETA": "RLDP_MAX_BETA",
     "MIN_REPORTS": "RLDP_MIN_REPORTS",
+    "ACCESS_LOG": "RLDP_ACCESS_LOG",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
 _FLOAT_KEYS = {"DESIGN_TIMEOUT", "JOB_STALE_SECONDS", "BODY_TIMEOUT"}
@@ -168,6 +172,7 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         if environ.get(var):
             merged[key] = environ[var]
     merged.update({k: v for k, v in (config or {}).items() if v is not None})
+    merged["DATABASE_URL"] = merged["DATABASE_URL"] or default_url()
     for key, low in _INT_KEYS.items():
         try:
             merged[key] = int(merged[key])
@@ -199,6 +204,10 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         raise ConfigError(
             f"MIN_REPORTS (RLDP_MIN_REPORTS) must be a whole number of reports ≥ 1; got {minimum!r}"
         ) from None
+    if merged["ACCESS_LOG"] not in ("", "json", "text"):
+        raise ConfigError(
+            f"ACCESS_LOG (RLDP_ACCESS_LOG) must be json, text or empty (none); got {merged['ACCESS_LOG']!r}"
+        )
     origin = merged.get("CORS_ORIGIN")
     if origin is not None and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
         raise ConfigError(

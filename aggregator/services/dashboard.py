@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgpack
@@ -23,6 +24,7 @@ from rldp.shared.audit import audit_document
 from rldp.shared.claims import audit_text, claim_text, record_audited_text
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution
+from rldp.shared.notions import NOTIONS
 
 from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS
 from .estimates import window_counts
@@ -36,6 +38,8 @@ __all__ = [
     "COUPLING_TARGETS",
     "DESIGN_METHODS",
     "DESIGN_NOTIONS",
+    "NOTION_CHOICES",
+    "NotionChoice",
     "RECENT_SECONDS",
     "MechanismRow",
     "mechanism_rows",
@@ -47,6 +51,32 @@ __all__ = [
 #: The design methods a design job accepts (the form's choices): the rldp ones first, then those of the
 #: other notions (a method the chosen notion lacks is refused with the notion's list).
 DESIGN_METHODS = tuple(dict.fromkeys(name for notion in DESIGN_NOTIONS for name in methods_for(notion)))
+
+
+@dataclass(frozen=True)
+class NotionChoice:
+    """What the design form offers for one notion: its name and claim, its methods, the one offered first."""
+
+    name: str
+    title: str
+    help: str
+    methods: tuple[str, ...]
+    recommended: str
+    claim: tuple[str, ...]
+
+
+#: Per designable notion, in the order they are offered (the notion table's, rldp first).
+NOTION_CHOICES = tuple(
+    NotionChoice(
+        name,
+        NOTIONS[name].title,
+        NOTIONS[name].help,
+        tuple(methods_for(name)),
+        NOTIONS[name].recommended or next(iter(methods_for(name))),
+        NOTIONS[name].claim,
+    )
+    for name in DESIGN_NOTIONS
+)
 
 #: The recent period whose reports the mechanisms list counts, seconds.
 RECENT_SECONDS = 24 * 3600
@@ -116,6 +146,66 @@ def _parameters(doc: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
+def _summary(doc: Mapping[str, Any], alpha: Any, audit: Mapping[str, Any], q: np.ndarray) -> list[tuple[str, str]]:
+    """What a person reads first about a document, as (label, text) rows: the claim in its notion's terms
+    (rldp.shared.claims), the uncertainty set, the alphabet's sizes, the public data it rests on, the
+    audit's verdict and the design's utility. The raw fields stay available below them."""
+    privacy = doc.get("privacy", {})
+    entry = NOTIONS.get(str(privacy.get("notion")))
+    rows = [("Claim", f"{claim_text(privacy)} — {entry.title if entry else privacy.get('notion')}")]
+    uset = privacy.get("uncertainty")
+    if isinstance(uset, Mapping):
+        radius = uset.get("radius")
+        if radius is None:  # an unbounded ball: every distribution
+            where = "every distribution (unbounded radius)"
+        elif float(radius) == 0:
+            where = "at P̂ only (radius 0)"
+        else:
+            where = f"Rényi ball of order {float(uset.get('order', 2)):g}, radius {float(radius):.4g} nats"
+            if uset.get("beta") is not None and uset.get("n") is not None:
+                where += (
+                    f" (a {100 * (1 - float(uset['beta'])):g} % confidence set from {int(uset['n']):,} public rows)"
+                )
+        rows.append(("Over", where))
+    elif entry is not None and entry.uncertainty == "optional":
+        rows.append(("Over", "every distribution"))
+    rows.append(("Audit", audit_text(audit)))
+    s_attr = alpha.sensitive
+    rows.append(
+        ("Sensitive S", f"{s_attr.name}: {s_attr.size} values" + (" (latent: never read)" if alpha.latent else ""))
+    )
+    released = "; ".join(f"{a.name}: {a.size} values" for a in alpha.released)
+    rows.append(("Released U", released))
+    rows.append(("Inputs × outputs", f"{q.shape[1]:,} × {q.shape[0]:,} (|X| = {alpha.size:,})"))
+    provenance = doc.get("provenance")
+    if isinstance(provenance, Mapping):
+        source = str(provenance.get("name") or provenance.get("source") or "public data")
+        n = provenance.get("n")
+        digest = str(provenance.get("counts_sha256") or "")[:16]
+        rows.append(
+            (
+                "Public data",
+                f"{source}"
+                + (f", {int(n):,} rows" if n is not None else "")
+                + (f", counts {digest}…" if digest else ""),
+            )
+        )
+    else:
+        rows.append(("Public data", "no provenance recorded: P̂ cannot be checked against its data"))
+    utility = doc.get("utility")
+    if isinstance(utility, Mapping) and "nmi" in utility:
+        rows.append(
+            (
+                "Utility",
+                f"NMI {float(utility['nmi']):.3f} (I(X;Y) = {float(utility.get('mutual_information', 0)):.4f} nats, at P̂)",
+            )
+        )
+    collection = doc.get("collection")
+    if isinstance(collection, Mapping) and collection.get("window"):
+        rows.append(("Collection", f"at most one report per user per {collection['window']} window"))
+    return rows
+
+
 def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, Any]:
     """One mechanism: its record, parameters, Q with row/column labels, audit (worst case named), P̂.
 
@@ -140,6 +230,7 @@ def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, A
         "record": record,
         "reports": _reports(service, record),
         "parameters": _parameters(doc),
+        "summary": _summary(doc, alpha, audit, q),
         "alphabet": alpha,
         "matrix": q,
         "columns": columns,

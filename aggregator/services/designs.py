@@ -22,6 +22,7 @@ from rldp.aggregator.design import (
     request_from_json,
     validate_request,
 )
+from rldp.aggregator.design.orchestration.sources import few_public_rows
 from rldp.shared.errors import ParameterError, one_line
 from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS, NOTIONS
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_text
@@ -148,7 +149,11 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
         "p_hat": public.distribution.tolist(),
         "provenance": public.provenance(),
     }
-    return payload, _summary(request, sensitive, released, alpha, public)
+    summary = _summary(request, sensitive, released, alpha, public)
+    few = few_public_rows(table.n_rows, alpha.size, request)
+    if few:  # kept with the job: the API's params and the dashboard's job page show it
+        summary["warnings"] = [few]
+    return payload, summary
 
 
 def _summary(

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rldp.aggregator.storage import MechanismRecord
+from rldp.aggregator.storage import MechanismRecord, telemetry
 
-__all__ = ["ServiceEvents"]
+__all__ = ["ServiceEvents", "install_store_telemetry"]
+
+
+def install_store_telemetry(registry: Any) -> None:
+    """Count the storage's commits, writer queue and database errors in ``registry`` (prometheus_client's)."""
+    telemetry.install(registry)
 
 
 class ServiceEvents:
@@ -18,8 +23,13 @@ class ServiceEvents:
     def published(self, record: MechanismRecord) -> None:
         """A mechanism was published for the first time."""
 
-    def batch_stored(self, reports: int) -> None:
-        """A new batch of ``reports`` reports was committed."""
+    def batch_stored(self, reports: int, mechanism: str = "") -> None:
+        """A new batch of ``reports`` reports of the published ``mechanism`` was committed."""
+
+    def batch_refused(self, mechanism: str, exc: BaseException) -> None:
+        """A batch of the published ``mechanism`` was refused with ``exc`` (a refusal the HTTP layer
+        maps to a problem reason). Batches naming no published mechanism are not reported here: a
+        client could otherwise make up any number of ids, each one a new series."""
 
     def batch_duplicate(self) -> None:
         """A retried batch was recognised as already stored (stored once)."""

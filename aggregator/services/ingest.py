@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rldp.aggregator.storage import Storage
-from rldp.shared.reports import check_reports, check_window, parse_batch
+from rldp.shared.reports import BatchError, check_reports, check_window, parse_batch
 
-from .errors import BatchConflict, MechanismRetired, UnknownMechanism
+from .errors import BatchConflict, MechanismRetired, ServiceError, UnknownMechanism
 from .events import ServiceEvents
 from .mechanisms import MechanismCatalog
 from .pauses import Pauses
@@ -75,14 +75,21 @@ class Ingest:
         :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
         """
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
-        outputs = self.catalog.outputs(mechanism_id)
+        outputs = self.catalog.outputs(mechanism_id)  # UnknownMechanism unless published here
+        try:
+            return self._submit(data, mechanism_id, batch, values, outputs, maybe_bool)
+        except (BatchError, ServiceError) as exc:
+            self.events.batch_refused(mechanism_id, exc)
+            raise
+
+    def _submit(self, data: Any, mechanism_id: str, batch: str, values: Any, outputs: int, maybe_bool: bool) -> Receipt:
         if self.pauses is not None:  # a collection's drift policy may have paused this mechanism
             self.pauses.check(mechanism_id)
         window = check_window(data, self.catalog.window(mechanism_id), self.clock())
         reports = check_reports(values, outputs, maybe_bool=maybe_bool)
         result = self.storage.ingest(mechanism_id, batch, reports, outputs, window)
         if result.status == "accepted":
-            self.events.batch_stored(result.accepted)
+            self.events.batch_stored(result.accepted, mechanism_id)
             return Receipt(batch, result.accepted, False, window)
         if result.status == "duplicate":
             self.events.batch_duplicate()

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import DesignRequest, design_document
-from rldp.aggregator.design.pilot import switch_after_pilot
+from rldp.aggregator.design.orchestration.pilot import switch_after_pilot
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 from rldp.shared.document import to_msgpack
 from rldp.shared.errors import one_line

@@ -2,11 +2,11 @@
 private pilot").
 
 A collection without public data starts with a pilot mechanism private for every distribution
-(``rldp design … --radius inf``, or :func:`rldp.aggregator.design.pilot.design_pilot`). Once the pilot
+(``rldp design … --radius inf``, or :func:`rldp.aggregator.design.orchestration.pilot.design_pilot`). Once the pilot
 has enough reports, :func:`pilot_switch` prepares a design job over the pilot's confidence set
-(:class:`rldp.aggregator.design.sources.PilotData`): the job designs, and the service publishes the
+(:class:`rldp.aggregator.design.orchestration.sources.PilotData`): the job designs, and the service publishes the
 result and rotates the collection to it only if it has more utility at P̂ than the pilot
-(:func:`rldp.aggregator.design.pilot.switch_after_pilot`); otherwise the job ends saying why. Estimates
+(:func:`rldp.aggregator.design.orchestration.pilot.switch_after_pilot`); otherwise the job ends saying why. Estimates
 of the collection keep every phase's reports (one likelihood).
 """
 

@@ -19,7 +19,6 @@ the rotation is a compare-and-set from the pilot, so the first wins and the othe
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +41,6 @@ class _Watched:
     switches: list[tuple[str, int]]  # (collection, after) of the collections whose pilot it is
     drift: bool  # some collection whose current mechanism it is acts on a drift
     reports: int
-    next_drift: float = -math.inf
 
 
 class CollectionWatch:
@@ -66,7 +64,8 @@ class CollectionWatch:
         self._lock = threading.Lock()
         self._watched: dict[str, _Watched] = {}
         self._switched: set[tuple[str, str]] = set()
-        self._checking: set[str] = set()
+        self._checking: set[str] = set()  # mechanisms whose drift check thread runs
+        self._dirty: set[str] = set()  # … and got a batch since that check began
 
     def _read(self, mechanism_id: str, now: float) -> _Watched:
         storage = self._collections.storage
@@ -106,21 +105,32 @@ class CollectionWatch:
                     self._switched.add((name, mechanism_id))
                 if due:
                     self._start_switch(name)
-        if watched.drift and now >= watched.next_drift:
-            watched.next_drift = now + self.CHECK_SECONDS
+        if watched.drift:
             self._check_drift(mechanism_id)
 
     def _check_drift(self, mechanism_id: str) -> None:
+        """Check the mechanism's drift in a background thread: one per mechanism at a time, at most every
+        :attr:`CHECK_SECONDS`, and always once more after the last batch that arrived meanwhile (a batch
+        during a check or its cool-down marks it dirty), so the batch that makes the difference is seen."""
         with self._lock:
             if mechanism_id in self._checking:
+                self._dirty.add(mechanism_id)
                 return
             self._checking.add(mechanism_id)
 
         def run() -> None:
             try:
-                self._drift.check_watched(self._catalog.get(mechanism_id))
-            except Exception:  # a background check: log it, the next batch tries again
-                log.exception("drift watch of mechanism %s failed", mechanism_id)
+                while True:
+                    with self._lock:
+                        self._dirty.discard(mechanism_id)
+                    try:
+                        self._drift.check_watched(self._catalog.get(mechanism_id))
+                    except Exception:  # a background check: log it, the next batch tries again
+                        log.exception("drift watch of mechanism %s failed", mechanism_id)
+                    time.sleep(self.CHECK_SECONDS)
+                    with self._lock:
+                        if mechanism_id not in self._dirty:
+                            return
             finally:
                 with self._lock:
                     self._checking.discard(mechanism_id)

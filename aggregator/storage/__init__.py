@@ -2,8 +2,9 @@
 
 One interface (:class:`Storage`), two backends chosen by URL:
 
-* ``sqlite:///rldp-data/rldp.sqlite3`` (the default; a relative path after ``sqlite:///``,
-  an absolute one after ``sqlite:////``, or a bare file path) — nothing to install.
+* ``sqlite:///PATH`` (a relative path after ``sqlite:///``, an absolute one after
+  ``sqlite:////``, or a bare file path) — nothing to install. The default
+  (:func:`default_url`) is ``rldp.sqlite3`` in the user's data folder.
   WAL journal, ``synchronous=FULL`` by default (``?synchronous=NORMAL`` to trade
   power-loss durability for speed, see "Durability" below).
 * ``postgresql://user:pass@host/db`` (or ``postgres://``) — several processes or hosts
@@ -71,16 +72,15 @@ from __future__ import annotations
 
 from .base import GroupSink, Storage
 from .collections import CollectionChanged, CollectionEntry, CollectionPause, CollectionRecord
-from .factory import DEFAULT_URL, open_storage
+from .factory import default_url, open_storage
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
-from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteStorage
 
 __all__ = [
     "COMMIT_WAIT_SECONDS",
-    "DEFAULT_URL",
     "MAX_GROUP",
     "SCHEMA_VERSION",
     "BatchItem",
@@ -97,5 +97,6 @@ __all__ = [
     "SQLiteStorage",
     "Storage",
     "StorageError",
+    "default_url",
     "open_storage",
 ]

@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 
 from .base import Storage
+from .rows import LIVE
 
 __all__ = ["RECEIVED_SINCE_SQL", "received_since"]
 
 #: Reports per mechanism in the batches received in [since, until].
 RECEIVED_SINCE_SQL = (
-    "SELECT mechanism, COALESCE(SUM(n), 0) FROM rldp_batches WHERE received >= ? AND received <= ? GROUP BY mechanism"
+    "SELECT mechanism, COALESCE(SUM(n), 0) FROM rldp_batches WHERE received >= ? AND received <= ?"
+    f" AND {LIVE} GROUP BY mechanism"
 )
 
 

@@ -17,8 +17,9 @@ from rldp.shared.reports import batch_counts
 from .collections import CollectionStore
 from .group_commit import GroupCommitter
 from .labels import LabelStore, mechanism_record
-from .records import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .rows import LIVE, BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
+from .telemetry import database_error
 
 __all__ = ["GroupSink", "Storage"]
 
@@ -95,12 +96,12 @@ class Storage(CollectionStore, LabelStore, ABC):
         except StorageError:
             raise
         except self._errors() as exc:
+            database_error(self.dialect)
             raise StorageError(f"{self.dialect} error: {one_line(exc)}") from exc
 
     @contextmanager
     def write_transaction(self) -> Iterator[Any]:
-        """A connection in a write transaction: committed when the block ends, rolled back if
-        it raises; backend errors become :class:`StorageError`."""
+        """A write transaction: committed when the block ends, rolled back if it raises (StorageError)."""
         with self._guard(), self._connection() as conn, self._transaction(conn):
             yield conn
 
@@ -206,10 +207,9 @@ class Storage(CollectionStore, LabelStore, ABC):
         :meth:`write_transaction` (one result each, in order; the same answers as one
         :meth:`ingest` each, a second copy of a batch new in this group being a duplicate).
 
-        Multi-row statements: a group costs a fixed handful of statements, not one per batch.
-        The group runs under the write lock, where every statement also costs a round trip
-        through the GIL (the driver releases it around each step); under load that wait, not
-        SQL, dominated the time the lock was held.
+        Multi-row statements: a group costs a fixed handful of statements, not one per batch. Under
+        the write lock every statement also costs a round trip through the GIL (the driver releases
+        it around each step); under load that wait, not SQL, dominated the time the lock was held.
         """
         if not items:
             return []
@@ -306,7 +306,9 @@ class Storage(CollectionStore, LabelStore, ABC):
         cond, args = self._in_window(window)
         with self._guard(), self._connection() as conn:
             row = conn.execute(
-                self._sql(f"SELECT COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE mechanism = ?{cond}"),
+                self._sql(
+                    f"SELECT COUNT(*), COALESCE(SUM(n), 0) FROM rldp_batches WHERE mechanism = ? AND {LIVE}{cond}"
+                ),
                 (mechanism, *args),
             ).fetchone()
         return int(row[0]), int(row[1])
@@ -315,19 +317,18 @@ class Storage(CollectionStore, LabelStore, ABC):
         """Counts recomputed from the stored batches (a consistency check of :meth:`counts`)."""
         out = np.zeros(outputs, dtype=np.int64)
         cond, args = self._in_window(window)
+        sql = self._sql(f"SELECT encoding, payload FROM rldp_batches WHERE mechanism = ? AND {LIVE}{cond}")
         with self._guard(), self._connection() as conn:
-            cur = conn.execute(
-                self._sql(f"SELECT encoding, payload FROM rldp_batches WHERE mechanism = ?{cond}"), (mechanism, *args)
-            )
+            cur = conn.execute(sql, (mechanism, *args))
             for encoding, payload in cur:
                 out += batch_counts(encoding, bytes(payload), outputs)
         return out
 
     def batch_ids(self, mechanism: str) -> set[str]:
-        """The ids of every stored batch of a mechanism."""
+        """The ids of every stored batch of a mechanism (pruned ones excluded)."""
         with self._guard(), self._connection() as conn:
             rows = conn.execute(
-                self._sql("SELECT batch FROM rldp_batches WHERE mechanism = ?"), (mechanism,)
+                self._sql(f"SELECT batch FROM rldp_batches WHERE mechanism = ? AND {LIVE}"), (mechanism,)
             ).fetchall()
         return {r[0] for r in rows}
 

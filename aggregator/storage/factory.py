@@ -5,18 +5,27 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 from rldp.shared.errors import ValidationError
+from rldp.shared.paths import user_data_dir
 
 from .base import GroupSink, Storage
 from .postgres import PostgresStorage
 from .sqlite import SQLiteStorage
 
-__all__ = ["DEFAULT_URL", "open_storage"]
+__all__ = ["default_url", "open_storage"]
 
-DEFAULT_URL = "sqlite:///rldp-data/rldp.sqlite3"
+#: The default store's file name in the user's data folder.
+STORE_FILE = "rldp.sqlite3"
+
+
+def default_url() -> str:
+    """The default store: ``rldp.sqlite3`` in this user's local data folder
+    (:func:`rldp.shared.paths.user_data_dir`, e.g. ``~/.local/share/rldp``), read now, so that
+    it follows XDG_DATA_HOME / %LOCALAPPDATA% — not the working directory."""
+    return "sqlite:///" + str(user_data_dir(local=True) / STORE_FILE)
 
 
 def open_storage(url: str | None = None, *, init: bool = True, sink: GroupSink | None = None) -> Storage:
-    """Open the storage named by ``url`` (default :data:`DEFAULT_URL`) and create its schema.
+    """Open the storage named by ``url`` (default :func:`default_url`) and create its schema.
 
     ``sink``: where report batches go instead of being committed here (SQLite only; e.g.
     ``rldp.aggregator.writer.WriterClient(socket)``, the client of the store's writer
@@ -27,9 +36,9 @@ def open_storage(url: str | None = None, *, init: bool = True, sink: GroupSink |
     ``?synchronous=FULL|NORMAL`` (default FULL), ``?timeout=seconds`` (busy wait, 30).
     PostgreSQL URLs are passed to libpq unchanged except ``pool_size`` (default 8).
     """
-    url = url or DEFAULT_URL
+    url = url or default_url()
     if not isinstance(url, str) or not url.strip():
-        raise ValidationError("database URL must be a non-empty string such as sqlite:///rldp-data/rldp.sqlite3")
+        raise ValidationError("database URL must be a non-empty string such as sqlite:////var/lib/rldp/rldp.sqlite3")
     url = url.strip()
     scheme = url.split(":", 1)[0].lower() if "://" in url else ""
     storage: Storage

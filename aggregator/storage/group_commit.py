@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -18,7 +19,8 @@ from typing import Any, Protocol
 
 from rldp.shared.errors import one_line
 
-from .records import BatchItem, IngestResult, StorageError
+from .rows import BatchItem, IngestResult, StorageError
+from .telemetry import commit_observed, queue_depth
 
 __all__ = ["MAX_GROUP", "COMMIT_WAIT_SECONDS", "GroupCommitter"]
 
@@ -31,6 +33,8 @@ COMMIT_WAIT_SECONDS = 60.0
 
 class _GroupStore(Protocol):
     """What the committer needs of a :class:`Storage`."""
+
+    dialect: str
 
     def write_transaction(self) -> AbstractContextManager[Any]: ...
 
@@ -94,6 +98,7 @@ class GroupCommitter:
         with self._lock:
             group = self._pending[:MAX_GROUP]
             del self._pending[:MAX_GROUP]
+            queue_depth(len(self._pending))
             for waiter in group:
                 waiter.state = "committing"
         return group
@@ -118,7 +123,9 @@ class GroupCommitter:
                     # The group is taken only once the write lock is held: batches that
                     # arrived while this leader waited for another writer join this commit.
                     group = self._take()
+                    began = time.perf_counter()
                     results = storage.ingest_group(conn, [waiter.item for waiter in group])
+                commit_observed(storage.dialect, time.perf_counter() - began, len(group))
             except BaseException as exc:  # every waiter must be released
                 if not group:  # the transaction never began: fail what is queued (own included)
                     group = self._take()

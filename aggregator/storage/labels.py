@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .records import MechanismRecord
+from .rows import MechanismRecord
 
 __all__ = ["LabelStore", "mechanism_record"]
 

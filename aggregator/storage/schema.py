@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .collections import COLLECTION_STATEMENTS
-from .records import StorageError
+from .rows import StorageError
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -15,7 +15,7 @@ import numpy as np
 from rldp.shared.errors import ValidationError, one_line
 
 from .base import GroupSink, Storage
-from .records import BatchItem, StorageError
+from .rows import BatchItem, StorageError
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, values
 
 try:  # POSIX: a blocking cross-process lock for SQLite writers (see SQLiteStorage._transaction)

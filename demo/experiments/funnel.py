@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import DesignError, SolverError
-from rldp.aggregator.design.funnel.families import OUE_MAX_SYMBOLS
-from rldp.aggregator.design.funnel.ldp import latent_polyopt
-from rldp.aggregator.design.funnel.lip import optimal_lip
+from rldp.aggregator.design.solvers.funnel.families import OUE_MAX_SYMBOLS
+from rldp.aggregator.design.solvers.funnel.ldp import latent_polyopt
+from rldp.aggregator.design.solvers.funnel.lip import optimal_lip
 from rldp.shared.uncertainty import UncertaintySet
 
 from ..datasets import adult_distribution

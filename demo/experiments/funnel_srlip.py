@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import SolverError
-from rldp.aggregator.design.funnel.lip import optimal_lip_rows
+from rldp.aggregator.design.solvers.funnel.lip import optimal_lip_rows
 from rldp.shared.audit import AUDIT_TOLERANCE, srlip_leakage
 
 from .config import JEFFREYS, Config, Result

@@ -35,7 +35,7 @@ from rldp.aggregator.design import (
     grr_matrix,
     optimal_coupling,
 )
-from rldp.aggregator.design.coupling import design_coupling
+from rldp.aggregator.design.solvers.coupling import design_coupling, released_information
 from rldp.shared.audit import distp_delta, distp_epsilon, robust_distp_delta, robust_distp_epsilon
 from rldp.shared.errors import one_line
 from rldp.shared.information import entropy, mutual_information
@@ -77,16 +77,6 @@ POLYOPT_BUDGET = 10.0  # seconds of column generation per PolyOpt design above 1
 
 
 # ----------------------------------------------------------------------------- measures
-
-
-def released_information(matrix: np.ndarray, p: np.ndarray) -> float:
-    """I(X;Y) for the released attribute X = U alone (nats), whatever the mechanism reads: the
-    joint P(u, y) = Σ_θ P(θ, u) Q(y|θ, u) (Q(y|u) when θ is latent)."""
-    joint = _output_joint(matrix, p)
-    pu, py = joint.sum(axis=1), joint.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(joint > 0, joint * (np.log(joint) - np.log(np.outer(pu, py))), 0.0)
-    return float(terms.sum())
 
 
 def decoded_loss(matrix: np.ndarray, p: np.ndarray, cost: np.ndarray) -> float:
@@ -164,7 +154,7 @@ def run_example(cfg: Config) -> Result:
         "P̂ = (λ₀, λ₁)/2 (θ ∈ {0, 1} equally likely); 'over F' = the 95 % confidence set of n = "
         f"{EXAMPLE_N} public records (Rényi order 2), the RLDP uncertainty set",
         "coupling-robust: the coupling designed over F at (ε, 0), mixed with the independent coupling as "
-        "little as the distp audit allows (rldp.aggregator.design.coupling)",
+        "little as the distp audit allows (rldp.aggregator.design.solvers.coupling)",
     ]
     methods = ["coupling", "coupling-robust", *(f"grr-{g:g}" for g in EXAMPLE_GRR), "grr"]
     return Result(name, rows, [], list(titles), titles, methods, settings, notes)

@@ -12,7 +12,7 @@ max_y ln Λ(y)). Outputs of probability 0 are never observed and are skipped.
 Optimal designs: every one of these notions constrains each output row v = Q(y|·) by linear
 inequalities homogeneous in v (LDP: v·P_X|s ≤ e^ε v·P_X|s′; ALIP: e^{−ε_l} v·P_X ≤ v·P_X|s ≤
 e^{ε_u} v·P_X), so the optimum is PolyOpt's: enumerate the vertices of the cone cut by Σ v = 1
-and solve one LP over them (rldp.aggregator.design.exact: cddlib + HiGHS). For ALIP this is
+and solve one LP over them (rldp.aggregator.design.primitives.exact: cddlib + HiGHS). For ALIP this is
 [LTS20, Thm 3] / AORR [ZDS23, eq 12] written in Q instead of (R, q) (R_x|y = v_x P_x / P(y));
 for LDP it is [LTS20, Thm 2] with the (|X| − 1)-dimensional row cone instead of the paper's
 |X|(|X| − 1)-dimensional polytope of whole matrices.

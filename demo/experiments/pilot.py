@@ -1,7 +1,7 @@
 """``rldp experiment pilot``: P̂ from a private pilot — coverage of its confidence set and utility.
 
 No paper has this experiment: it is the evidence for rldp's pilot (docs/design.md, "P̂ from a private
-pilot"; :mod:`rldp.shared.pilot`, :mod:`rldp.aggregator.design.pilot`). The true P is Adult's
+pilot"; :mod:`rldp.shared.pilot`, :mod:`rldp.aggregator.design.orchestration.pilot`). The true P is Adult's
 (adult.data) on two pairs — sex × race (10 symbols) and race × education (80 symbols) — at ε = 1.
 
 * **Coverage.** For each pilot size n₁, ``draws`` simulated pilots: n₁ reports of the pilot mechanism
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import DesignError, DesignRequest, design, grr_matrix
-from rldp.aggregator.design.pilot import design_pilot, switch_after_pilot
-from rldp.aggregator.design.sources import PilotData, design_from
+from rldp.aggregator.design.orchestration.pilot import design_pilot, switch_after_pilot
+from rldp.aggregator.design.orchestration.sources import PilotData, design_from
 from rldp.aggregator.estimate import estimate_combined
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.divergence import confidence_radius, renyi_divergence

@@ -1,6 +1,6 @@
 """The product's funnel/lift designers and audits, called the way the ``funnel-*``/``lift-*`` figures need.
 
-rldp's lines come from :mod:`rldp.aggregator.design.funnel` (designers: optimal LIP/ALIP, optimal
+rldp's lines come from :mod:`rldp.aggregator.design.solvers.funnel` (designers: optimal LIP/ALIP, optimal
 ε-LDP w.r.t. a latent S, GRR/OUE/CR calibrated on the exact audit, the watchdog family with and
 without enforcement) and :mod:`rldp.shared.audit` (exact audits: ``secret_ldp_epsilon``,
 ``lip_epsilons``, their robust versions). A budget that the product has no notion for (ℓ1-/χ²-lift
@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 
-from rldp.aggregator.design.funnel.claim import Claim
-from rldp.aggregator.design.funnel.families import calibrate, cr_alpha, grr_alpha, oue_alpha
-from rldp.aggregator.design.funnel.ldp import latent_polyopt
-from rldp.aggregator.design.funnel.lip import optimal_lip
-from rldp.aggregator.design.funnel.watchdog import subset_merging, subset_rr, watchdog
+from rldp.aggregator.design.solvers.funnel.claim import Claim
+from rldp.aggregator.design.solvers.funnel.families import calibrate, cr_alpha, grr_alpha, oue_alpha
+from rldp.aggregator.design.solvers.funnel.ldp import latent_polyopt
+from rldp.aggregator.design.solvers.funnel.lip import optimal_lip
+from rldp.aggregator.design.solvers.funnel.watchdog import subset_merging, subset_rr, watchdog
 from rldp.shared.audit import AUDIT_TOLERANCE, lip_epsilons, robust_lip_epsilons, secret_ldp_epsilon
 from rldp.shared.uncertainty import UncertaintySet
 

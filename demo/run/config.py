@@ -58,7 +58,7 @@ class DemoConfig:
         if self.notion not in DEMO_NOTIONS:
             raise ValidationError(f"--notion must be one of {', '.join(DEMO_NOTIONS)}; got {self.notion!r}")
         if not 0 < self.beta < 1:
-            raise ValidationError(f"--beta must be in (0, 1); got {self.beta!r}")
+            raise ValidationError(f"beta must be in (0, 1); got {self.beta!r}")  # DemoConfig(beta=…): no flag
         if self.server is not None and not self.server.startswith(("http://", "https://")):
             raise ValidationError(f"--server must be an http(s) URL; got {self.server!r}")
         self.out = Path(self.out)

@@ -3,7 +3,7 @@
 A team with no public data for P̂ (docs/design.md, "P̂ from a private pilot"):
 
 1. publishes a pilot mechanism private for every distribution (chosen by
-   :func:`rldp.aggregator.design.pilot.design_pilot`) as the first mechanism of a collection;
+   :func:`rldp.aggregator.design.orchestration.pilot.design_pilot`) as the first mechanism of a collection;
 2. lets ``pilot_users`` simulated users report through it (the SDK, worker processes);
 3. ends the pilot (``POST /v1/collections/{name}/switch``): the service designs PolyOpt over the
    confidence set the pilot's reports give and rotates the collection to it if it beats the pilot;
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import requests
 
-from rldp.aggregator.design.pilot import design_pilot
+from rldp.aggregator.design.orchestration.pilot import design_pilot
 from rldp.shared.document import report_matrix
 from rldp.shared.information import normalized_mutual_information
 from rldp.shared.records import Alphabet

@@ -47,9 +47,9 @@ from .. import plots
 from ..attack_plot import plot_averaging_attack
 from ..datasets import load_adult
 from .attack import attack_users, run_averaging_attack
+from .candidates import choose_method, design_candidates
 from .config import CURVE_EPSILONS, QUICK_CURVE_EPSILONS, DemoConfig
 from .console import print_report, say
-from .designs import choose_method, design_candidates
 from .no_public_data import run_no_public_data
 from .server import aggregator, fetch_estimate, publish
 from .users import simulate_users

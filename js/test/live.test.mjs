@@ -1,5 +1,5 @@
 // A live test against `rldp serve` on loopback (started from the worktree's .venv, as
-// tests/service/rldp_live.py does): publish, download and verify, privatise, submit, then the
+// tests/rldp_live.py does): publish, download and verify, privatise, submit, then the
 // server's estimate. Skipped, with one line saying why, when the Python venv is missing.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

@@ -234,7 +234,7 @@ _ONE_HOME = [
     ("the stochastic tolerance", r"^STOCHASTIC_TOL(ERANCE)?\s*=", "shared/tolerances.py"),
     ("the audit tolerance", r"^AUDIT_TOLERANCE\s*=", "shared/tolerances.py"),
     ("the radius tolerance", r"^_?RADIUS_RTOL\s*=", "shared/tolerances.py"),
-    ("the Γ cone", r"^class GammaCone\b|def gamma_inequalities\(", "aggregator/design/cone.py"),
+    ("the Γ cone", r"^class GammaCone\b|def gamma_inequalities\(", "aggregator/design/primitives/cone.py"),
     ("the packed report batch", r"^def (pack_reports|unpack_reports|encode_batch)\(", "shared/reports.py"),
     ("the column-sum check of Q", r"every column (Q\(·\|x\) )?must sum to 1", "shared/probability.py"),
 ]
@@ -263,12 +263,12 @@ def test_the_package_is_marked_typed() -> None:
     assert "py.typed" in config["tool"]["setuptools"]["package-data"]["rldp"]
 
 
-_AGGREGATOR_ONLY = ("rldp.aggregator", "rldp.demo.run", "service", "werkzeug", "flask", "scipy", "cdd", "highspy")
+_AGGREGATOR_ONLY = ("rldp.aggregator", "rldp.demo.run", "rldp_live", "werkzeug", "flask", "scipy", "cdd", "highspy")
 
 
 def test_the_client_tests_import_nothing_of_the_aggregator_at_module_level() -> None:
     # `make test-client-only` runs tests/client on an install without extras; a module-level import
-    # of the aggregator (or of tests/service's helpers) there fails its collection. Inside a test, an
+    # of the aggregator (or of tests/rldp_live.py) there fails its collection. Inside a test, an
     # import is allowed when the test is live or skips without the extra (pytest.importorskip).
     import ast
 

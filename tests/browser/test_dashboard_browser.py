@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import requests
 from helpers import adult_path
-from service.rldp_live import ADMIN_TOKEN, LiveServer
+from rldp_live import ADMIN_TOKEN, LiveServer
 
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import report_matrix
@@ -32,11 +32,11 @@ from rldp.shared.document import report_matrix
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install 'rldp[test]')")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 CHROMIUM = os.environ.get("RLDP_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RLDP_CHROMEDRIVER", "/usr/bin/chromedriver")
-WIDTH = 1360
+WIDTH = 1366  # a common laptop screen (1366×768)
 #: Public records the design reads and held-out records the simulated users report.
 N_PUBLIC, N_REPORTS = 3000, 4000
 
@@ -115,6 +115,29 @@ def _shot(driver, shots: Path, name: str) -> None:
     driver.set_window_size(WIDTH, 900)
 
 
+def _publish_a_wide_one(server: LiveServer) -> None:
+    """A distp coupling over long attribute names and a window: the widest row the mechanisms table shows."""
+    from rldp.aggregator.design import design
+    from rldp.demo.datasets import load_adult
+    from rldp.shared.records import Alphabet
+
+    public = load_adult("data")
+    alphabet = Alphabet.from_table(public, "marital-status", ["relationship", "workclass"])
+    doc = design(
+        "coupling",
+        alphabet=alphabet,
+        public_distribution=alphabet.empirical_distribution(public),
+        epsilon=1.0,
+        delta=0.001,
+        notion="distp",
+        radius=0.0,
+    )
+    resp = requests.post(
+        f"{server.url}/v1/mechanisms", json=doc, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+    )
+    assert resp.status_code in (200, 201), resp.text
+
+
 def _wait(driver, timeout: float = 30):
     return WebDriverWait(driver, timeout)
 
@@ -163,6 +186,20 @@ def test_operator_walkthrough(server: LiveServer, browser, shots: Path, tmp_path
     form.find_element(By.NAME, "csv").send_keys(str(public_csv))
     form.find_element(By.NAME, "sensitive").send_keys("sex")
     form.find_element(By.NAME, "released").send_keys("race")
+    # Only the chosen notion's fields show (CSS :has(), no script), and its recommended method comes first.
+    assert form.find_element(By.NAME, "method_rldp").get_attribute("value") == "polyopt"
+    assert form.find_element(By.NAME, "method_rldp").is_displayed()
+    assert not form.find_element(By.NAME, "delta").is_displayed()
+    form.find_element(By.CSS_SELECTOR, "input[name=notion][value=distp]").click()
+    assert (
+        form.find_element(By.NAME, "delta").is_displayed()
+        and not form.find_element(By.NAME, "method_rldp").is_displayed()
+    )
+    assert form.find_element(By.NAME, "method_distp").get_attribute("value") == "coupling"
+    _shot(driver, shots, "02-design-form-distp")
+    form.find_element(By.CSS_SELECTOR, "input[name=notion][value=rldp]").click()
+    # GRR (identifiable on any alphabet): from 3,000 public rows PolyOpt's Q has rank 8 < |X| = 10 here.
+    Select(form.find_element(By.NAME, "method_rldp")).select_by_value("grr")
     _shot(driver, shots, "02-design-form")
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     _wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "h1 .status")))
@@ -181,9 +218,25 @@ def test_operator_walkthrough(server: LiveServer, browser, shots: Path, tmp_path
     driver.find_element(By.LINK_TEXT, "Mechanisms").click()
     row = _wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.data tbody tr")))
     assert "grr" in row.text and f"{N_REPORTS:,}" in row.text and "active" in row.text
+    _publish_a_wide_one(server)
+    driver.refresh()
+    _wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "table.data tbody tr")))
+    # At 1,366 px the table fits: no sideways scrolling, and every Retire button is inside the window.
+    box = driver.execute_script(
+        "const s = document.querySelector('.scroll');"
+        "const right = Math.max(...[...document.querySelectorAll('td.action .button')].map(b => b.getBoundingClientRect().right));"
+        "return [s.scrollWidth, s.clientWidth, right, document.documentElement.clientWidth];"
+    )
+    assert box[0] <= box[1] and box[2] <= box[3], box
+    assert len(driver.find_elements(By.CSS_SELECTOR, "td.action .button")) == 2
     _shot(driver, shots, "04-mechanisms")
-    row.find_element(By.CSS_SELECTOR, "a.id").click()
+    driver.find_element(By.CSS_SELECTOR, f"a.id[title='{mechanism}']").click()
     _wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "svg.heatmap")))
+    summary = driver.find_element(By.CSS_SELECTOR, "table.summary").text
+    assert "Claim ε = 1 — (ε, F)-RLDP" in summary and "sex: 2 values" in summary and "race: 5 values" in summary
+    assert "Public data" in summary and "Audit" in summary and "Passed" in summary
+    raw = driver.find_element(By.CSS_SELECTOR, "details.raw")
+    assert raw.get_attribute("open") is None and not raw.find_element(By.CSS_SELECTOR, "table.kv").is_displayed()
     _shot(driver, shots, "05-mechanism")
 
     # The estimate: charts and tables of every marginal, the joint, downloads.
@@ -206,7 +259,8 @@ def test_operator_walkthrough(server: LiveServer, browser, shots: Path, tmp_path
     assert "retired" in notice.text.lower()
     assert driver.find_element(By.CSS_SELECTOR, "h1 .status").text == "retired"
     _shot(driver, shots, "08-retired")
-    assert requests.get(f"{server.url}/v1/mechanisms", timeout=10).json()["mechanisms"][0]["status"] == "retired"
+    listed = requests.get(f"{server.url}/v1/mechanisms", timeout=10).json()["mechanisms"]
+    assert next(m for m in listed if m["id"] == mechanism)["status"] == "retired"
 
     # Swagger UI, from the bundle this server serves (the browser fetches nothing elsewhere).
     driver.get(server.url + "/docs")

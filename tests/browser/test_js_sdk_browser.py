@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 import pytest
-from service.rldp_live import LiveServer, free_port, make_document
+from rldp_live import LiveServer, free_port, make_document
 
 from rldp.aggregator.storage import open_storage
 

@@ -93,7 +93,28 @@ def test_continuous_column_is_refused_before_allocating(tmp_path):
         ",".join(ADULT_COLUMNS),
         timeout=60,
     )
-    assert_one_line_error(proc, "|X| = ", f"> {MAX_DESIGN_SYMBOLS:,}", "'fnlwgt' has", "Bin it")
+    assert_one_line_error(proc, "|X| = ", f"> {MAX_DESIGN_SYMBOLS:,}", "'fnlwgt' has", "numeric values", "bin it")
+
+
+def test_a_42_value_column_is_not_called_continuous():
+    # Issue 27 rough edge: sex × native-country (42 values) × occupation × education was refused with
+    # "column 'native-country' has 42 distinct values: is it continuous?".
+    from rldp.aggregator.design import check_design_size
+    from rldp.shared.errors import ValidationError
+    from rldp.shared.records import Alphabet, Attribute
+
+    def attr(name, n, fmt="v{}"):
+        return Attribute(name, tuple(fmt.format(i) for i in range(n)))
+
+    alphabet = Alphabet(attr("sex", 2), [attr("native-country", 42), attr("occupation", 15), attr("education", 16)])
+    with pytest.raises(ValidationError) as info:
+        check_design_size(alphabet, "pub.csv")
+    text = str(info.value)
+    assert "continuous?" not in text and "20,160" in text and "native-country (42)" in text
+    assert "42 distinct values" in text and "release fewer columns" in text
+    alphabet = Alphabet(attr("sex", 2), [attr("age", 5000, "{}")])  # many numbers: likely continuous
+    with pytest.raises(ValidationError, match=r"'age' has 5,000 distinct numeric values: if it is continuous, bin it"):
+        check_design_size(alphabet, "pub.csv")
 
 
 @pytest.mark.slow
@@ -117,6 +138,7 @@ def test_write_document_names_the_missing_folder(tmp_path):
     assert ".tmp-" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_polyopt_at_a_large_epsilon_designs_or_says_its_range(tmp_path):
     # Issue 27 D11: --epsilon 50 --method polyopt was "internal error (ZeroDivisionError)".
     public = tmp_path / "public.csv"
@@ -130,6 +152,7 @@ def test_polyopt_at_a_large_epsilon_designs_or_says_its_range(tmp_path):
     assert_one_line_error(proc, "epsilon 301", "300 nats", "polyopt")
 
 
+@pytest.mark.slow
 def test_few_public_rows_are_designed_with_a_warning(tmp_path):
     # Issue 27 rough edge: 5 public rows were designed without a word.
     few = tmp_path / "few.csv"
@@ -137,7 +160,8 @@ def test_few_public_rows_are_designed_with_a_warning(tmp_path):
     proc = run(*design_args(few, tmp_path / "few.json", method="grr"), "--no-progress")
     assert proc.returncode == 0, proc.stderr
     warning = [line for line in proc.stderr.splitlines() if "public rows" in line]
-    assert len(warning) == 1 and "warning: only 5 public rows" in warning[0] and "4 cells" in warning[0], proc.stderr
+    assert len(warning) == 1 and "few.csv: only 5 public rows" in warning[0] and "4 cells" in warning[0]
+    assert "radius 0.941 nats (at 100 rows: 0.0752)" in warning[0], proc.stderr
     enough = tmp_path / "enough.csv"
     enough.write_text("sex,race\n" + "Male,White\nFemale,Black\nMale,Black\nFemale,White\n" * 100)
     proc = run(*design_args(enough, tmp_path / "enough.json", method="grr"), "--no-progress")

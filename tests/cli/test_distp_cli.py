@@ -39,7 +39,8 @@ def test_design_prints_the_claim_the_audit_and_the_coupling(coupling_doc):
     assert record["expected_loss"] > 0 and 0 <= record["mix"] <= 1
     doc = json.loads(out.read_text())
     assert doc["privacy"]["notion"] == "distp" and doc["privacy"]["delta"] == 0.001
-    assert doc["parameters"]["cost"] == "absolute" and doc["id"] == record["id"]
+    assert doc["parameters"]["cost"] == "hamming" and doc["id"] == record["id"]  # the default: categories
+    assert doc["parameters"]["target_chosen_by"] == "released_information" and 0 < record["released_nmi"] < 1
     audit = run("audit", out, "--json")
     assert audit.returncode == 0, audit.stderr
     assert json.loads(audit.stdout)["notion"] == "distp"
@@ -56,11 +57,11 @@ def test_evaluate_reports_delta_divergences_xdistp_and_loss(coupling_doc):
     assert set(record["divergence_distp"]) == {"max", "kl", "reverse_kl", "total_variation", "chi2", "hellinger"}
     assert set(record["xdistp_emd"]) == set(record["divergence_distp"])
     assert record["divergence_distp"]["max"] > 0  # adult.test is not P̂: something leaks, a little
-    assert record["expected_loss"] > 0 and record["cost"] == "absolute"
+    assert record["expected_loss"] > 0 and record["cost"] == "hamming"
     public = json.loads(run("evaluate", out, "--json").stdout)
     assert public["delta_at_epsilon"] <= 1e-12 and public["divergence_distp"]["max"] <= 1e-9  # exact at P̂
-    text = run("evaluate", out, "--cost", "hamming")
-    assert text.returncode == 0 and "XDistP w.r.t. EMD (hamming cost)" in text.stdout
+    text = run("evaluate", out, "--cost", "absolute")
+    assert text.returncode == 0 and "XDistP w.r.t. EMD (absolute cost)" in text.stdout
 
 
 @pytest.mark.slow
@@ -119,6 +120,7 @@ def test_bad_epsilon_costs_and_methods(adult_csv, tmp_path):
     assert_one_line_error(run("evaluate", rldp_doc, "--cost", "hamming"), "--cost applies to distp documents")
 
 
+@pytest.mark.slow
 def test_design_states_the_distp_claim_by_its_delta(tmp_path):
     # Issue 27 D13: "epsilon claimed 1, audited 2.57 at delta = 0 (pass)" read as a passed ε.
     public = tmp_path / "p.csv"

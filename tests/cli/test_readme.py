@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
-from service.rldp_live import ADMIN_TOKEN, LiveServer
+from rldp_live import ADMIN_TOKEN, LiveServer
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _BLOCK = re.compile(r"^( *)```(\w+)\n(.*?)^\1```", re.S | re.M)

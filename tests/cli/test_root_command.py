@@ -45,3 +45,33 @@ def test_a_real_sigint_while_loading_exits_130() -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert err.strip() == "rldp: interrupted" and "Traceback" not in err
+
+
+def _subcommand_helps(parser) -> dict[str, str]:
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return {choice.dest: choice.help for choice in sub._choices_actions}
+
+
+def test_each_command_is_listed_with_its_own_line_whether_or_not_its_part_is_installed() -> None:
+    # Issue 27 rough edge: a client-only `rldp --help` filed audit and evaluate under "design and check mechanisms".
+    installed = _subcommand_helps(root.build_parser())
+    for group in root.COMMAND_GROUPS:
+        if group.extra == "rldp" and len(group.commands) > 1:
+            continue  # the operator's commands are always installed: their listed line is their own
+        for name in group.commands:
+            assert group.helps[name] == installed[name], name
+
+
+def test_a_client_only_help_lists_audit_and_evaluate_as_themselves() -> None:
+    code = (
+        "import sys\n"
+        "for name in ('scipy', 'flask', 'matplotlib', 'granian'): sys.modules[name] = None\n"
+        "from rldp.cli import main\n"
+        "sys.exit(main(['--help']))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    listing = " ".join(proc.stdout.split())
+    assert "audit audit a mechanism document" in listing and "evaluate utility and realised epsilon" in listing
+    assert "experiment reproduce an experiment" in listing and "data write the shipped example data" in listing
+    assert listing.count("design and check") == 0

@@ -138,6 +138,7 @@ def test_bad_owners_and_indices_are_refused(aggregator, tmp_path):
         assert stateless.privatize(doc["id"], RECORDS).shape == (4,)  # no state: fresh draws, as before
 
 
+@pytest.mark.slow
 def test_memoised_outputs_have_the_one_report_distribution(aggregator, tmp_path):
     # Across many owners the memoised Y of x is distributed as Q(·|x), and no owner's Y ever
     # changes: the aggregator sees one draw per owner however often they report.
@@ -261,6 +262,7 @@ _CRASH_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_process_killed_between_draw_and_send_resends_the_stored_y(aggregator, tmp_path):
     doc = grr_document()
     agg = aggregator(doc)
@@ -276,6 +278,7 @@ def test_a_process_killed_between_draw_and_send_resends_the_stored_y(aggregator,
     assert sorted(agg.reports()) == sorted(stored)
 
 
+@pytest.mark.slow
 def test_a_process_killed_while_sending_resends_the_same_y(aggregator, tmp_path):
     doc = grr_document()
     agg = aggregator(doc)

@@ -199,6 +199,7 @@ _SEND_AND_HANG = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_process_killed_while_sending_a_window_is_resent_with_its_batch_id(aggregator, tmp_path):
     doc = grr_document(window="P1D")
     agg = aggregator(doc)

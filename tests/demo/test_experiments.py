@@ -58,6 +58,7 @@ def _stat(rows, panel, method, statistic, eps):
 
 
 # ---------------------------------------------------------------------------- shipped data
+@pytest.mark.slow
 def test_shipped_adult_data_is_the_original_and_loads_from_the_package():
     import rldp.demo
 

@@ -49,6 +49,7 @@ def test_example_2_is_reproduced(example):
     assert mechanism == pytest.approx([0.2, 0.4, 0.4], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_example_delta_curves(example):
     result, _, _ = example
     grid = result.settings["epsilons"]
@@ -63,6 +64,7 @@ def test_example_delta_curves(example):
     assert _value(result, "delta", "grr-2", "delta_p_hat", 0.0) > 0.1
 
 
+@pytest.mark.slow
 def test_example_losses(example):
     result, _, _ = example
     assert _value(result, "loss", "coupling", "loss", 0.0) == pytest.approx(0.15, abs=1e-12)  # ½·EMD (Prop 2)
@@ -72,6 +74,7 @@ def test_example_losses(example):
     assert all(r >= 0.15 - TOL for r in robust) and robust[0] >= robust[-1]
 
 
+@pytest.mark.slow
 def test_example_outputs_on_disk(example):
     result, out, paths = example
     assert {p.name for p in paths} == {"distp-example.csv", "distp-example.png", "distp-example.json"}

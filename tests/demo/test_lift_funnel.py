@@ -19,7 +19,7 @@ import pytest
 experiments = pytest.importorskip("rldp.demo.experiments")
 pytest.importorskip("matplotlib")
 
-from rldp.aggregator.design.funnel.families import cr_alpha, oue_alpha  # noqa: E402
+from rldp.aggregator.design.solvers.funnel.families import cr_alpha, oue_alpha  # noqa: E402
 from rldp.demo.datasets import adult_distribution  # noqa: E402
 from rldp.demo.experiments import funnel_srlip, product  # noqa: E402
 from rldp.demo.experiments.lift import ADULT_PAIR, SYNTHETIC_SHAPE, _design, random_joint  # noqa: E402
@@ -92,6 +92,7 @@ def test_product_and_rebuild_agree(adult):
     assert mutual_information(theirs, adult) == pytest.approx(mutual_information(ours, adult), abs=1e-6)
 
 
+@pytest.mark.slow
 def test_paper_watchdog_leaks_on_adult(adult):
     """The issue's counterexample: S = relationship, X = occupation, ε = 2, λ = 0.5: ε_l = 1.57 > 1."""
     budget = Budget.split(2.0, 0.5)
@@ -119,6 +120,7 @@ def test_adult_utilities_printed_in_zds23(adult):
     assert nmi("watchdog", 2.0) == pytest.approx(0.73, abs=PRINTED)
 
 
+@pytest.mark.slow
 def test_lift_asymmetry(tmp_path):
     result, _ = _run("lift-fig1", tmp_path)
     lo = [result.value("histogram", "log_min_lift", s) for s in ("min", "max")]
@@ -127,6 +129,7 @@ def test_lift_asymmetry(tmp_path):
     assert lo[1] - lo[0] > 2 * (hi[1] - hi[0])  # min-lifts range much wider [ZDS23, Sec 3]
 
 
+@pytest.mark.slow
 def test_funnel_fig3_order_of_notions(tmp_path):
     """ε-LDP ⇒ ε-LIP ⇒ 2ε-LDP [LTS20, Lemma 1], so the optima are ordered; each LIP design meets ε."""
     result, _ = _run("funnel-fig3", tmp_path)
@@ -136,6 +139,7 @@ def test_funnel_fig3_order_of_notions(tmp_path):
         assert result.value("synthetic", "opt-lip", "lip_audited", epsilon=eps) <= eps + 1e-9
 
 
+@pytest.mark.slow
 def test_funnel_families_on_adult():
     _, joint, _ = adult_distribution("marital-status", "sex")
     h = mutual_information(np.eye(2), joint)
@@ -168,6 +172,7 @@ def test_lift_measures_bound_only_the_max_lift(adult):
     assert np.allclose(q.sum(axis=0), 1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "eps", "printed", "draws"),
     [

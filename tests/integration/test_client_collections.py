@@ -10,7 +10,7 @@ import uuid
 import numpy as np
 import pytest
 from cli_helpers import assert_one_line_error, run_cli
-from service.rldp_live import ADMIN_TOKEN, READ_TOKEN, make_document
+from rldp_live import ADMIN_TOKEN, READ_TOKEN, make_document
 
 from rldp.aggregator.storage import open_storage
 from rldp.client import (

@@ -11,7 +11,7 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-from service.rldp_live import ADMIN_TOKEN, free_port, make_document, tampered
+from rldp_live import ADMIN_TOKEN, free_port, make_document, tampered
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 

@@ -16,9 +16,9 @@ import uuid
 import numpy as np
 import pytest
 from documents import make_document
-from service.rldp_live import ADMIN_TOKEN
+from rldp_live import ADMIN_TOKEN
 
-from rldp.aggregator.design.pilot import design_pilot
+from rldp.aggregator.design import design_pilot
 from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudgetExceeded
 from rldp.shared.audit import audit_document
 from rldp.shared.document import report_matrix
@@ -82,7 +82,11 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         return used
 
     def current(other_than: str, what: str) -> str:
-        return _wait(lambda: (c := admin.collection(name).info()["current"]) != other_than and c, 300, what)
+        try:
+            return _wait(lambda: (c := admin.collection(name).info()["current"]) != other_than and c, 300, what)
+        except AssertionError as exc:  # say what the design jobs did
+            jobs = [(j["params"].get("kind"), j["status"], j.get("error")) for j in admin.jobs()]
+            raise AssertionError(f"{exc}; jobs: {jobs}") from None
 
     try:
         assert report_all() == {pilot["id"]}

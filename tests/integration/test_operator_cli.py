@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import requests
 from cli_helpers import RLDP, run_cli
-from service.rldp_live import ADMIN_TOKEN, READ_TOKEN, free_port, make_document
+from rldp_live import ADMIN_TOKEN, READ_TOKEN, free_port, make_document
 
 import rldp
 from rldp.client import Client
@@ -281,7 +281,7 @@ def test_estimate_csv_escapes_formula_cells(op, server, tmp_path):
 
 def _distp_document(tag: str) -> dict:
     """A GRR at ε = 3 claiming (1, δ)-distp: its ε at δ = 0 is above the claimed ε (issue 27 D13)."""
-    from service.rldp_live import SMALL_ALPHABET
+    from rldp_live import SMALL_ALPHABET
 
     from rldp.aggregator.design import grr_matrix
     from rldp.shared.audit import audit_document

@@ -1,6 +1,6 @@
 """Documents of an aggregator that misstates its public data, for the provenance tests.
 
-Imported as ``provenance.attacks`` (tests/ is on sys.path) by tests/provenance and tests/service.
+Imported as ``provenance.attacks`` (tests/ is on sys.path) by tests/provenance and tests/aggregator/services.
 Each is designed by PolyOpt on Adult S = sex, U = race at ε = 1 and is consistent with its own
 claims (it passes the plain audit and its provenance agrees with its P̂ and n); only the public
 data can tell it from the honest design.

@@ -244,6 +244,7 @@ def test_the_public_data_catches_a_shifted_p_hat(shifted_doc, adult):
     assert fields["public_distribution"].data == 8642 / 32561  # the real share, as the designer computes it
 
 
+@pytest.mark.slow
 def test_without_provenance_the_attack_is_still_caught_by_p_hat_n_and_radius(inflated_doc, adult):
     body = {k: v for k, v in inflated_doc.items() if k not in ("id", "provenance")}
     bare = validate_document({**body, "id": content_id(body)})

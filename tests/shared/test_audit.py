@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rldp.aggregator.design.families import grr_matrix, srr_matrix
+from rldp.aggregator.design.primitives.families import grr_matrix, srr_matrix
 from rldp.shared.audit import all_distributions_epsilon, audit_rldp, ldp_epsilon, realised_epsilon, rldp_epsilon
 from rldp.shared.divergence import renyi_divergence
 from rldp.shared.uncertainty import UncertaintySet
@@ -54,6 +54,7 @@ def _brute_force_epsilon(q, uset):
     return best
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     seed=st.integers(0, 10**6),

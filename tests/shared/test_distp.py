@@ -200,6 +200,7 @@ def sample_in_balls(uset: UncertaintySet, rng: np.random.Generator, count: int) 
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("outputs", "order"), [(4, 2.0), (7, 1.0), (EXACT_SUBSET_MAX_OUTPUTS + 1, 2.0), (6, 0.5)])
 def test_the_robust_delta_bounds_the_exact_delta_at_p_hat_and_inside_the_balls(outputs: int, order: float) -> None:
     rng = np.random.default_rng(20 + outputs)

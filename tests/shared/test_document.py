@@ -121,6 +121,7 @@ def test_build_rejects_bad_input() -> None:
         )
 
 
+@pytest.mark.slow
 def test_adult_document_matches_design_example() -> None:
     table = read_csv(adult_path("adult.data.gz"), names=ADULT_COLUMNS)
     alpha = Alphabet.from_table(table, "sex", ["race"])

@@ -233,7 +233,7 @@ def _searched_epsilon(q: np.ndarray, uset: UncertaintySet) -> float:
 
 @pytest.mark.parametrize("radius", [0.0, 0.05, 2.0])
 def test_one_entry_blocks_have_the_closed_form_of_the_search(radius):
-    from rldp.aggregator.design.families import cr_matrix, ir_matrix, srr_matrix
+    from rldp.aggregator.design.primitives.families import cr_matrix, ir_matrix, srr_matrix
 
     uset = UncertaintySet(P_HAT, radius, 2.0)
     conditionals = P_HAT / P_HAT.sum(axis=1, keepdims=True)

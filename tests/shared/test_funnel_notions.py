@@ -161,6 +161,7 @@ def sample_in_f2(uset: UncertaintySet, rng: np.random.Generator, count: int) -> 
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("latent", [True, False])
 @pytest.mark.parametrize(("order", "radius"), [(2.0, 0.05), (1.0, 0.02), (0.5, 0.1)])
 def test_robust_lip_bounds_every_sampled_point_and_p_hat(latent: bool, order: float, radius: float) -> None:

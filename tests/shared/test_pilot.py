@@ -69,6 +69,7 @@ def test_the_true_p_lies_in_the_pilots_confidence_set(pair, n1, pilots):
     assert naive < 0.5, naive
 
 
+@pytest.mark.slow
 def test_the_radius_shrinks_with_the_pilot_and_is_infinite_for_a_tiny_one():
     truth = _adult("sex", "race").ravel()
     q = srr_matrix(2, 5, 1.0)
@@ -86,6 +87,7 @@ def test_a_pilot_that_cannot_identify_p_is_refused():
         pilot_confidence_set(grr_matrix(3, 1.0), [1.5, 2, 3], BETA)
 
 
+@pytest.mark.slow
 def test_orders_above_two_use_the_box_ball_only():
     q = srr_matrix(2, 5, 1.0)
     counts = np.random.default_rng(3).multinomial(10**7, q @ _adult("sex", "race").ravel())

@@ -200,6 +200,7 @@ def test_alphabet_columns_of_python_strings_are_combined_in_place_with_the_same_
         alpha.encode(dict(lists, race=lists["race"][:-1]))
 
 
+@pytest.mark.slow
 @needs_native
 def test_numpy_string_columns_of_thousands_of_values_are_read_by_the_accelerator() -> None:
     # 3,000 values of every kind (ASCII, 2-byte and 4-byte code points, an embedded NUL, lengths

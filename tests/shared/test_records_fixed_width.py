@@ -149,6 +149,7 @@ def test_mixed_width_columns_of_one_alphabet():
     np.testing.assert_array_equal(alpha.encode(np.stack([sex.astype(str), race], axis=1)), x)  # a 2-D array
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("large", [True, False])  # a large hash table, or no table: the sorted hashes
 def test_many_random_values_get_a_large_table_or_the_sorted_hashes(monkeypatch, large):
     if not large:

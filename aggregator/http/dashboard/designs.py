@@ -14,7 +14,7 @@ from flask import redirect, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import InvalidParameter, ServiceError, job_list_limit
-from rldp.aggregator.services.dashboard import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_METHODS, DESIGN_NOTIONS
+from rldp.aggregator.services.dashboard import COUPLING_COSTS, COUPLING_TARGETS, NOTION_CHOICES
 
 from ..responses import current_service
 from .pages import blueprint, checked_form, login_required, page
@@ -53,7 +53,8 @@ def design_request_from_form() -> dict[str, Any]:
         "csv": text,
         "sensitive": form.get("sensitive", "").strip(),
         "released": [name.strip() for name in form.get("released", "").split(",") if name.strip()],
-        "method": form.get("method", ""),
+        # The form has one method list per notion (method_<notion>); "method" itself is accepted too.
+        "method": form.get("method") or form.get(f"method_{notion}", ""),
         "notion": notion,
         "latent": form.get("latent") == "on",
         "public_name": upload.filename,
@@ -100,8 +101,7 @@ def designs(user: User) -> BaseResponse:
         status,
         user=user,
         jobs=jobs,
-        methods=DESIGN_METHODS,
-        notions=DESIGN_NOTIONS,
+        notion_choices=NOTION_CHOICES,
         targets=COUPLING_TARGETS,
         costs=COUPLING_COSTS,
         error=error,

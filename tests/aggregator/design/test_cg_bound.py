@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from helpers import ADULT_N, assert_ladder_certified, jeffreys, section_vertices
 
-import rldp.aggregator.design.cg as cg
+import rldp.aggregator.design.solvers.cg as cg
 from rldp.aggregator.design import GammaCone, design_matrix, solve_polyopt, solve_polyopt_cg
-from rldp.aggregator.design.cg import blocks
-from rldp.aggregator.design.cg.bound import MAX_PIECES, SectionBound
+from rldp.aggregator.design.solvers.cg import blocks
+from rldp.aggregator.design.solvers.cg.bound import MAX_PIECES, SectionBound
 from rldp.shared.audit import audit_rldp
 from rldp.shared.information import mutual_information, row_information
 from rldp.shared.tolerances import DESIGN_MARGIN
@@ -155,7 +155,7 @@ def test_cone_violations_equal_the_pairwise_maximum():
 def test_nr_knapsack_bound_covers_every_subset_and_beats_the_hull():
     # Above NR_EXACT_MAX_SENSITIVE the NR pricing bound is min(hull, knapsack); on 12 sensitive
     # values every subset can still be enumerated: the knapsack bound must cover the best one.
-    from rldp.aggregator.design.cg import nr as nr_module
+    from rldp.aggregator.design.solvers.cg import nr as nr_module
 
     p = jeffreys((12, 3), 6)
     ps = p.sum(axis=1)

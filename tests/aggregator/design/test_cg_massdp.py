@@ -10,8 +10,8 @@ import pytest
 from helpers import ADULT_N, jeffreys, section_vertices
 
 from rldp.aggregator.design import GammaCone, solve_polyopt, solve_polyopt_cg
-from rldp.aggregator.design.cg.bound import SectionBound
-from rldp.aggregator.design.cg.massdp import MassDP, interval_rho, max_plus
+from rldp.aggregator.design.solvers.cg.bound import SectionBound
+from rldp.aggregator.design.solvers.cg.massdp import MassDP, interval_rho, max_plus
 from rldp.shared.information import row_information
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -41,6 +41,7 @@ def test_interval_rho_is_the_maximum_over_the_interval():
     assert np.all(got <= brute + 1e-5 * (1 + np.abs(brute)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("same_sensitive", [False, True])
 @pytest.mark.parametrize("shape, seed, eps", [((2, 3), 12, 0.9), ((3, 2), 4, 2.0), ((3, 3), 7, 0.5)])
 def test_dp_bound_is_at_least_the_best_vertex_for_any_prices(same_sensitive, shape, seed, eps):
@@ -109,7 +110,7 @@ def test_the_binding_tuple_is_a_point_of_the_piece_with_the_dp_value():
 @pytest.mark.slow
 def test_refinement_and_the_price_search_keep_proofs_and_tighten_them():
     # Refining the pieces and searching λ never go below exact PolyOpt and never loosen the bound.
-    from rldp.aggregator.design.cg.proof import Prover
+    from rldp.aggregator.design.solvers.cg.proof import Prover
 
     p = jeffreys((3, 3), 5)
     low = UncertaintySet.from_confidence(p, ADULT_N, 0.05).lower_bounds()

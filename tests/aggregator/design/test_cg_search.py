@@ -7,9 +7,9 @@ import numpy as np
 from helpers import jeffreys
 
 from rldp.aggregator.design import GammaCone
-from rldp.aggregator.design.cg.bound import SectionBound
-from rldp.aggregator.design.cg.massdp import MassDP
-from rldp.aggregator.design.cg.proof import _Cuts
+from rldp.aggregator.design.solvers.cg.bound import SectionBound
+from rldp.aggregator.design.solvers.cg.massdp import MassDP
+from rldp.aggregator.design.solvers.cg.proof import _Cuts
 from rldp.shared.information import row_information
 from rldp.shared.uncertainty import UncertaintySet
 

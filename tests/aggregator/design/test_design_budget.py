@@ -58,6 +58,7 @@ def test_time_budget_is_honoured_on_480_symbols():
     assert doc["audit"]["epsilon"] <= 1.0 and doc["parameters"]["solver"] == "cg"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["polyopt", "nr"])
 def test_interrupt_keeps_the_best_certified_design(method):
     alphabet, public = _public(["race", "relationship"])
@@ -83,6 +84,7 @@ def test_interrupt_keeps_the_best_certified_design(method):
     assert np.allclose(q.sum(axis=0), 1.0)
 
 
+@pytest.mark.slow
 def test_cli_interrupt_writes_the_design_and_says_so(tmp_path, monkeypatch, capsys):
     from rldp.aggregator.cli import design as design_cli
     from rldp.cli import main
@@ -116,9 +118,10 @@ def _adult_csv(tmp_path):
     return csv
 
 
+@pytest.mark.slow
 def test_cli_interrupt_before_any_design_writes_the_grr_baseline_and_says_so(tmp_path, monkeypatch, capsys):
     """Ctrl-C while PolyOpt seeds its search (no candidate yet): GRR at the same ε, audited, is kept."""
-    from rldp.aggregator.design import polyopt
+    from rldp.aggregator.design.solvers import polyopt
     from rldp.cli import main
 
     def interrupted_seeding(*args, **kwargs):
@@ -141,6 +144,7 @@ def test_cli_interrupt_before_any_design_writes_the_grr_baseline_and_says_so(tmp
     assert doc["privacy"]["epsilon"] == 1.0 and doc["audit"]["epsilon"] <= 1.0  # certified at the same claim
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["polyopt", "grr"])
 def test_cli_interrupt_with_no_design_at_all_writes_nothing_and_says_so(method, tmp_path, monkeypatch, capsys):
     """Ctrl-C with no certified design at all (the baseline interrupted too, or GRR itself asked for):

@@ -70,6 +70,7 @@ def test_design_audits_every_designer_and_refuses_a_leaky_one(method, monkeypatc
         design(method, alphabet=_alphabet(), public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2), n=EXAMPLE_N)
 
 
+@pytest.mark.slow
 def test_design_document_takes_the_request_as_one_object():
     request = DesignRequest(method="cr-calibrated", epsilon=math.log(2), n=EXAMPLE_N, beta=0.05)
     doc = design_document(request, alphabet=_alphabet(), public_distribution=EXAMPLE_P_HAT)

@@ -14,7 +14,7 @@ from rldp.aggregator.design import (
     request_from_json,
     validate_request,
 )
-from rldp.aggregator.design.errors import DesignError
+from rldp.aggregator.design.primitives.errors import DesignError
 from rldp.shared.audit.registry import notions as audited_notions
 from rldp.shared.notions import DESIGN_NOTIONS, NOTIONS
 
@@ -132,7 +132,7 @@ def test_design_refuses_an_oversized_alphabet_before_any_matrix() -> None:
 
 def test_no_field_escapes_validation() -> None:
     """Every field is checked: by a rule of validate_request, or by its kind's validator (a new option)."""
-    from rldp.aggregator.design.request import _KIND_CHECKS, _RULED
+    from rldp.aggregator.design.orchestration.request import _KIND_CHECKS, _RULED
 
     unchecked = [
         f.name for f in request_fields() if f.name not in _RULED and f.kind not in _KIND_CHECKS and f.kind != "local"

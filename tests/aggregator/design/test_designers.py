@@ -62,6 +62,7 @@ def test_every_designer_is_stochastic_and_passes_its_audit(problem):
     assert info["srr"] >= info["grr"] - tol  # SRR relaxes GRR's constraint (Prop. 3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(METHODS))
 def test_design_document_carries_a_passing_audit(method):
     alphabet = _alphabet(2, 2)
@@ -112,6 +113,7 @@ def test_design_rejects_bad_parameters(kwargs, match):
         design(method, **args)
 
 
+@pytest.mark.slow
 def test_radius_infinity_designs_need_no_public_knowledge():
     # With F = the whole simplex only (ε, P_X)-RLDP mechanisms qualify: calibrated IR must
     # then report U no better than SRR's guarantee allows.

@@ -22,8 +22,8 @@ from rldp.aggregator.design import (
     methods_for,
     validate_parameters,
 )
-from rldp.aggregator.design.coupling import coupling_matrix
-from rldp.aggregator.design.xdistp import emd_table, xdistp_epsilon
+from rldp.aggregator.design.solvers.coupling import coupling_matrix
+from rldp.aggregator.design.solvers.xdistp import emd_table, xdistp_epsilon
 from rldp.shared.audit import all_distributions_epsilon, audit_document, audit_rldp, distp_delta, distp_epsilon
 from rldp.shared.distp_measures import divergence
 from rldp.shared.document import mechanism_matrix, validate_document
@@ -52,6 +52,7 @@ def _check(doc: dict, epsilon: float, delta: float) -> None:
 # ----------------------------------------------------------------------------- design(notion="distp")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("radius", "delta", "target", "cost"),
     [
@@ -106,6 +107,7 @@ def test_the_privacy_block_and_the_recorded_parameters():
     assert {"delta", "delta_at_p_hat", "scope"} <= set(doc["audit"]["extra"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", [m for m in NOTION_METHODS["distp"] if m != "coupling"])
 def test_the_rldp_methods_under_distp_pass_and_their_epsilon_is_the_rldp_audits(method):
     """(ε, F)-RLDP is (ε, 0)-DistP between every pair of conditionals in F: the distp audit's ε at δ = 0

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from rldp.aggregator.design import NOTION_METHODS, DesignError, design
-from rldp.aggregator.design.funnel.claim import Claim, input_joint
-from rldp.aggregator.design.funnel.families import cr_alpha, grr_alpha, oue_alpha
-from rldp.aggregator.design.funnel.lip import _cdd_vertices, optimal_lip
-from rldp.aggregator.design.funnel.lip_polytope import support_vertices
-from rldp.aggregator.design.funnel.watchdog import subset_merging, subset_rr, watchdog
+from rldp.aggregator.design.solvers.funnel.claim import Claim, input_joint
+from rldp.aggregator.design.solvers.funnel.families import cr_alpha, grr_alpha, oue_alpha
+from rldp.aggregator.design.solvers.funnel.lip import _cdd_vertices, optimal_lip
+from rldp.aggregator.design.solvers.funnel.lip_polytope import support_vertices
+from rldp.aggregator.design.solvers.funnel.watchdog import subset_merging, subset_rr, watchdog
 from rldp.shared.attributes import Attribute
 from rldp.shared.audit import audit_document
 from rldp.shared.audit.secret import lip_epsilons
@@ -170,6 +170,7 @@ def _adult_latent() -> Alphabet:
     return Alphabet(alph.sensitive, alph.released, latent=True)
 
 
+@pytest.mark.slow
 def test_zds23_adult_utilities(adult_claims):
     """[ZDS23]: complete merging 0.28 and subset merging 0.73 at ε = 1 (Sec 4.2); AORR 0.96 at ε = 2
     (Sec 3.1.3); λ = 0.5. Read from the text to two decimals."""
@@ -253,7 +254,7 @@ def test_sizes_beyond_the_exact_methods_are_refused():
 
 @pytest.mark.parametrize("radius", [0.0, 0.02])
 def test_latent_ldp_column_generation_reaches_the_exact_optimum(p_small, radius):
-    from rldp.aggregator.design.funnel.ldp import latent_polyopt
+    from rldp.aggregator.design.solvers.funnel.ldp import latent_polyopt
 
     uset = UncertaintySet(p_small, radius, 2.0)
     p_u = p_small.sum(axis=0)
@@ -265,8 +266,9 @@ def test_latent_ldp_column_generation_reaches_the_exact_optimum(p_small, radius)
     assert mutual_information(cg, p_u) <= mutual_information(exact, p_u) + 1e-7
 
 
+@pytest.mark.slow
 def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):
-    from rldp.aggregator.design.funnel.ldp import latent_polyopt
+    from rldp.aggregator.design.solvers.funnel.ldp import latent_polyopt
 
     uset = UncertaintySet(p_small, 0.02, 2.0)
     doc = design(
@@ -281,7 +283,7 @@ def test_robust_lip_optimum_is_the_better_of_its_two_sound_designs(p_small):
 
 def test_latent_cone_at_radius_zero_is_lts20_eq7(p_small):
     """At radius 0 the latent cone's rows are exactly [LTS20, eq 7]: P(·|s) − e^ε P(·|s′) for s ≠ s′."""
-    from rldp.aggregator.design.funnel.latent_cone import LatentGammaCone
+    from rldp.aggregator.design.solvers.funnel.latent_cone import LatentGammaCone
 
     cond = p_small / p_small.sum(axis=1, keepdims=True)
     rows = LatentGammaCone(cond, 0.7).inequalities()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rldp.aggregator.design import DesignError, design
-from rldp.aggregator.design.funnel import lip, lip_polytope
+from rldp.aggregator.design.solvers.funnel import lip, lip_polytope
 from rldp.shared.audit import audit_document
 from rldp.shared.records import Alphabet
 

@@ -1,4 +1,4 @@
-"""Optimal LIP / AORR by column generation (:mod:`rldp.aggregator.design.funnel.lip_cg`): as good as the
+"""Optimal LIP / AORR by column generation (:mod:`rldp.aggregator.design.solvers.funnel.lip_cg`): as good as the
 exact vertex enumeration where both run, every column inside the polytope, a bound that holds, and on
 Adult with S an input (87 symbols, beyond the exact method) a design that passes the exact audit and
 beats the family designers."""
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from rldp.aggregator.design import DesignError, design
-from rldp.aggregator.design.funnel import lip
-from rldp.aggregator.design.funnel.claim import input_joint
-from rldp.aggregator.design.funnel.lip_cg import LIP_CG_MAX_SYMBOLS, lip_cg
-from rldp.aggregator.design.funnel.lip_polytope import Admission
+from rldp.aggregator.design.solvers.funnel import lip
+from rldp.aggregator.design.solvers.funnel.claim import input_joint
+from rldp.aggregator.design.solvers.funnel.lip_cg import LIP_CG_MAX_SYMBOLS, lip_cg
+from rldp.aggregator.design.solvers.funnel.lip_polytope import Admission
 from rldp.shared.audit import audit_document
 from rldp.shared.audit.secret import lip_epsilons
 from rldp.shared.information import mutual_information
@@ -77,6 +77,7 @@ def test_cg_matches_exact_on_adult_latent(sensitive, released, eps):
     assert low <= eps and up <= eps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budgets", [(1.0, 1.0), (0.4, 0.8)])
 def test_every_column_is_inside_the_polytope_without_tolerance(budgets):
     cond, p_s, p_x = _split(_synthetic(3))
@@ -108,7 +109,7 @@ def test_heuristic_pricing_beyond_enumeration_beats_grr_and_bounds_hold():
     assert res.cg is not None and res.cg["pricing"] == "heuristic"
     low, up = lip_epsilons(res.matrix, joint)
     assert low <= 0.5 and up <= 0.5
-    from rldp.aggregator.design.funnel.families import calibrate, grr_alpha
+    from rldp.aggregator.design.solvers.funnel.families import calibrate, grr_alpha
 
     p_x = joint.sum(axis=0)
 
@@ -121,6 +122,7 @@ def test_heuristic_pricing_beyond_enumeration_beats_grr_and_bounds_hold():
     assert res.information <= res.cg["upper_bound"] < math.log(60) + 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notion", ["lip", "alip"])
 @pytest.mark.parametrize("eps", [1.0, 2.0])
 def test_adult_with_s_an_input_passes_its_audit_and_beats_the_families(adult, notion, eps):
@@ -183,7 +185,7 @@ def test_robust_optimal_lip_on_87_symbols_passes_the_robust_audit(adult):
 
 
 def test_input_joint_of_adult_has_87_live_symbols_in_6_groups(adult):
-    from rldp.aggregator.design.funnel.lip_polytope import Groups
+    from rldp.aggregator.design.solvers.funnel.lip_polytope import Groups
 
     _, p = adult
     joint = input_joint(p, latent=False)
@@ -203,7 +205,7 @@ def test_no_feasible_small_vertex_still_starts_from_a_feasible_mechanism():
     assert not Admission(*_split(joint), inner, inner).inside(np.eye(300)).any()
     res = lip.optimal_lip(joint, inner, inner, solver="cg", time_budget=2.0, claimed=(1.0, 1.0))
     assert max(lip_epsilons(res.matrix, joint)) <= 1.0
-    from rldp.aggregator.design.funnel.families import calibrate, grr_alpha
+    from rldp.aggregator.design.solvers.funnel.families import calibrate, grr_alpha
 
     grr, _ = calibrate(lambda t: grr_alpha(300, t), lambda q: max(lip_epsilons(q, joint)) <= 1.0, "grr")
     assert res.information > 1.2 * mutual_information(grr, joint.sum(axis=0))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from helpers import EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT, EXAMPLE_P_TRUE
 
-from rldp.aggregator.design import calibrate, grr_matrix, ir_matrix, solve_polyopt, srr_matrix
+from rldp.aggregator.design import grr_matrix, ir_matrix, solve_polyopt, srr_matrix
+from rldp.aggregator.design.solvers import calibrate
 from rldp.shared.audit import rldp_epsilon
 from rldp.shared.information import mutual_information
 from rldp.shared.uncertainty import UncertaintySet
@@ -88,6 +89,7 @@ def test_example5_independent_reporting(example_set):
     np.testing.assert_allclose(q, ir_matrix(2, 2, params["epsilon_s"], params["delta_u"]))
 
 
+@pytest.mark.slow
 def test_ir_calibrated_about_doubles_example5(example_set):
     theorem, _ = calibrate.ir_theorem(example_set, EXAMPLE_EPSILON)
     tuned, _ = calibrate.ir_calibrated(example_set, EXAMPLE_EPSILON)

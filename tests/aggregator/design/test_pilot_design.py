@@ -11,8 +11,8 @@ import pytest
 from cli_helpers import run_cli as run
 
 from rldp.aggregator.design import DesignError, DesignParameterError, DesignRequest
-from rldp.aggregator.design.pilot import PILOT_CANDIDATES, design_pilot, switch_after_pilot
-from rldp.aggregator.design.sources import PilotData, design_from
+from rldp.aggregator.design.orchestration.pilot import PILOT_CANDIDATES, design_pilot, switch_after_pilot
+from rldp.aggregator.design.orchestration.sources import PilotData, design_from
 from rldp.shared.audit import audit_document, realised_epsilon
 from rldp.shared.document import build_document, mechanism_matrix, report_matrix, write_document
 from rldp.shared.records import Alphabet
@@ -29,6 +29,7 @@ def pilot() -> dict:
     return design_pilot(ALPHABET, 1.0, planned_reports=10_000, time_budget=5.0).document
 
 
+@pytest.mark.slow
 def test_the_pilot_is_private_for_every_distribution_and_learns_fastest(pilot):
     choice = design_pilot(ALPHABET, 1.0, planned_reports=10_000, time_budget=5.0)
     assert choice.document["id"] == pilot["id"]  # deterministic
@@ -102,7 +103,7 @@ def test_a_latent_pilot_is_refused():
 def test_a_pilot_design_at_a_large_beta_is_refused_by_the_client_and_the_service(pilot, tmp_path):
     """A pilot document states its β in its provenance (its uncertainty block has only the radius): the
     trust checks read it there too, so β = 0.5 (a far smaller F) cannot slip past max_beta / MAX_BETA."""
-    from service.rldp_live import ADMIN, in_process_app
+    from rldp_live import ADMIN, in_process_app
 
     from rldp.client import Mechanism, MechanismRejected
     from rldp.shared.provenance import stated_beta

@@ -12,7 +12,7 @@ from cli_helpers import design_args, run_cli
 from helpers import ADULT_N, EXAMPLE_EPSILON, EXAMPLE_N, EXAMPLE_P_HAT, assert_ladder_certified, jeffreys
 from scipy.optimize import linprog
 
-import rldp.aggregator.design.cg as cg
+import rldp.aggregator.design.solvers.cg as cg
 from rldp.aggregator.design import (
     DesignError,
     GammaCone,
@@ -27,9 +27,9 @@ from rldp.aggregator.design import (
     solve_polyopt_cg,
     srr_matrix,
 )
-from rldp.aggregator.design.cg import blocks, nr_pricing, nr_upper_bound, seed_columns
-from rldp.aggregator.design.cg import nr as nr_module
-from rldp.aggregator.design.cg import solve as solve_module
+from rldp.aggregator.design.solvers.cg import blocks, nr_pricing, nr_upper_bound, seed_columns
+from rldp.aggregator.design.solvers.cg import nr as nr_module
+from rldp.aggregator.design.solvers.cg import solve as solve_module
 from rldp.shared.audit import audit_rldp
 from rldp.shared.information import mutual_information, row_information
 from rldp.shared.records import Alphabet, Attribute
@@ -360,6 +360,7 @@ def test_exact_nr_at_large_epsilon_is_never_below_grr():
     assert audit_rldp(q, point, eps).passed
 
 
+@pytest.mark.slow
 def test_exact_polyopt_at_large_epsilon_is_never_below_srr():
     # Seed 7 at ε = 7: SRR's rows lie in Γ, yet enumeration + LP gave 1.278 < SRR's 1.626.
     eps = 7.0
@@ -372,6 +373,7 @@ def test_exact_polyopt_at_large_epsilon_is_never_below_srr():
     assert audit_rldp(q, uset, eps).passed
 
 
+@pytest.mark.slow
 def test_exact_lp_failure_falls_back_to_column_generation():
     # Seed 3 at ε = 7: HiGHS reports the LP over the enumerated vertices infeasible.
     eps = 7.0

@@ -93,6 +93,7 @@ def testbox_ratio_maximum_is_the_best_vertex():
             assert got[row] == pytest.approx(best, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_realised_upper_bound_covers_every_point_of_the_box():
     _, q, p, _ = _setup()
     rng = np.random.default_rng(5)
@@ -193,6 +194,7 @@ def test_power_against_twice_the_claim_within_5000_reports(population):
     assert _cp_lower(hits, runs) >= 0.95, f"{hits}/{runs} flagged"
 
 
+@pytest.mark.slow
 def test_a_latent_secret_is_tested_on_the_u_marginal_and_its_epsilon_is_not_identified():
     from rldp.aggregator.frames import design_from_frame
     from rldp.demo.datasets import load_adult
@@ -227,6 +229,7 @@ def test_every_robust_notion_is_watched():
     assert "holds for every distribution" in drift_scope(srlip)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", [0.5, 1.0, 2.0, 4.0])
 def test_the_fit_stays_in_f_and_its_certificate_never_exceeds_the_minimum(order):
     """For every Rényi order: the interior-point point lies in F, and the certified lower bound is ≤ f at

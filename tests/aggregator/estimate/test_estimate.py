@@ -501,6 +501,7 @@ def test_reports_impossible_under_the_mechanism_are_refused():
 # --------------------------------------------------------------------------- simplex projection
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(arrays(np.float64, st.integers(1, 12), elements=st.floats(-5, 5, allow_nan=False)))
 def test_project_simplex_is_the_euclidean_projection(v):
@@ -550,6 +551,7 @@ def test_blas_thread_limit_is_restored_even_under_concurrency_and_errors():
     assert threads() == before
 
 
+@pytest.mark.slow
 def test_prior_weight_makes_a_flat_likelihood_single_valued():
     """Non-identifiable PolyOpt + κ > 0 with a positive prior: the MAP is unique (the
     interior-point finish is allowed) and satisfies its fixed-point equation."""

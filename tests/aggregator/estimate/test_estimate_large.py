@@ -46,6 +46,7 @@ def test_the_certificate_refuses_what_it_cannot_prove():
     assert space.rank(near) == linalg.row_space(near)[0] == 9  # the SVD decides instead
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "q",
     [

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from helpers import ADULT_COLUMNS, adult_path
 
-from rldp.aggregator.design.families import grr_matrix
+from rldp.aggregator.design.primitives.families import grr_matrix
 from rldp.aggregator.estimate import estimate_many
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import read_csv

@@ -1,0 +1,141 @@
+"""The pilot mechanism: private for every distribution, chosen to learn P̂ fastest, and the switch after it.
+
+A collection without public data starts with a pilot (docs/design.md, "P̂ from a private pilot").
+Its mechanism needs no P̂: each candidate claims (ε, F)-RLDP over F = every distribution (radius ∞),
+which the exact audit checks like any claim — GRR on X ([LZG24, eq. 56]), SRR ([LZG24, Def 4]) and
+PolyOpt over all distributions (only the pairs s ≠ s′ constrained, [LZG24, Thm 3] with B = ∞).
+Among those the audit certifies and whose reports identify P (full column rank), the pilot is the
+one whose planned n₁ reports would give the smallest confidence radius B at the uniform distribution
+(:func:`rldp.shared.pilot.expected_pilot_radius`): a pilot exists to learn P, and B is what the next
+design pays for its uncertainty. Each candidate's NMI is recorded beside it.
+
+After the pilot, :func:`switch_after_pilot` designs over the pilot's confidence set and decides
+whether to switch: never to a mechanism with less utility at P̂ than the pilot's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from rldp.shared.document import report_matrix
+from rldp.shared.errors import ValidationError
+from rldp.shared.information import normalized_mutual_information
+from rldp.shared.pilot import expected_pilot_radius
+from rldp.shared.records import Alphabet
+
+from ..primitives.errors import DesignError
+from ..primitives.options import DesignRequest
+from .build import design_document
+from .sources import PilotData, design_from
+
+__all__ = ["PILOT_CANDIDATES", "PilotChoice", "design_pilot", "Switch", "switch_after_pilot"]
+
+#: The methods tried as a pilot, each over F = every distribution.
+PILOT_CANDIDATES = ("polyopt", "srr", "grr")
+
+
+@dataclass(frozen=True)
+class PilotChoice:
+    """The chosen pilot document and what every candidate scored."""
+
+    document: dict
+    candidates: tuple[dict[str, Any], ...]  # {method, nmi_uniform, expected_radius, identifiable, error?}
+
+
+def design_pilot(
+    alphabet: Alphabet,
+    epsilon: float,
+    *,
+    planned_reports: int,
+    beta: float = 0.05,
+    time_budget: float = 20.0,
+    window: str | None = None,
+) -> PilotChoice:
+    """The pilot mechanism at level ε for ``alphabet`` (see the module docstring); ``planned_reports`` is
+    n₁, the pilot's size, at which the candidates' confidence radii are compared."""
+    if alphabet.latent:
+        raise DesignError("a pilot must read S (a latent S cannot be estimated from its reports); use S as an input")
+    uniform = np.full(alphabet.shape, 1.0 / alphabet.size)
+    scored: list[dict[str, Any]] = []
+    best: tuple[float, float, dict] | None = None
+    for method in PILOT_CANDIDATES:
+        request = DesignRequest(method=method, epsilon=epsilon, radius=math.inf, time_budget=time_budget, window=window)
+        try:
+            doc = design_document(request, alphabet=alphabet, public_distribution=uniform)
+        except DesignError as exc:  # e.g. a size a candidate does not design for
+            scored.append({"method": method, "error": str(exc)})
+            continue
+        q = report_matrix(doc)
+        nmi = normalized_mutual_information(q, uniform.ravel())
+        try:
+            radius = expected_pilot_radius(q, uniform, planned_reports, beta)
+        except ValidationError:  # not of full column rank: cannot identify P
+            scored.append({"method": method, "nmi_uniform": nmi, "identifiable": False})
+            continue
+        scored.append({"method": method, "nmi_uniform": nmi, "expected_radius": radius, "identifiable": True})
+        key = (radius, -nmi)
+        if best is None or key < best[:2]:
+            best = (radius, -nmi, doc)
+    if best is None:
+        raise DesignError(f"no pilot candidate could be designed: {scored}")
+    return PilotChoice(best[2], tuple(scored))
+
+
+@dataclass(frozen=True)
+class Switch:
+    """The outcome of a pilot: the designed mechanism, both utilities at the new P̂, and the decision."""
+
+    document: dict  # the mechanism designed over the pilot's confidence set
+    switch: bool
+    pilot_nmi: float  # the pilot's NMI at the new P̂
+    nmi: float  # the new mechanism's NMI at the new P̂
+    radius: float
+    reason: str
+
+
+def switch_after_pilot(
+    request: DesignRequest,
+    pilot: Mapping[str, Any],
+    counts: Sequence[int],
+    *,
+    beta: float = 0.05,
+    collection: str | None = None,
+    redesign: bool = False,
+) -> Switch:
+    """Design ``request`` over the pilot's confidence set and decide whether to switch to it: only if
+    its NMI at the pilot's P̂ is above the pilot's own (else the pilot stays, and the reason says why).
+
+    ``redesign`` (a collection's drift policy): ``pilot`` is the current mechanism whose population
+    drifted out of its F, so its claim may not hold for the people reporting; the design over where they
+    are now is switched to whatever its utility — keeping the current mechanism for its NMI would keep a
+    claim that is not true of its population (privacy first)."""
+    alphabet = Alphabet.from_dict({"sensitive": pilot["sensitive"], "released": pilot["released"]})
+    source = PilotData(pilot, counts, beta, collection, order=request.order)
+    doc = design_from(source, replace(request, radius=None, beta=None), alphabet)
+    p_hat = source.distribution.ravel()
+    pilot_nmi = normalized_mutual_information(report_matrix(pilot), p_hat)
+    nmi = normalized_mutual_information(report_matrix(doc), p_hat)
+    radius = float(
+        doc["privacy"]["uncertainty"]["radius"] if doc["privacy"]["uncertainty"]["radius"] is not None else math.inf
+    )
+    if redesign:
+        reason = (
+            f"redesign: the current mechanism's claim may not hold for its drifted population; the design over "
+            f"the live reports' confidence set (radius {radius:.4g}) keeps NMI {nmi:.4f} at the new P̂ "
+            f"(the current one {pilot_nmi:.4f})"
+        )
+        return Switch(doc, True, pilot_nmi, nmi, radius, reason)
+    if nmi > pilot_nmi:
+        reason = f"switch: NMI {nmi:.4f} at the pilot's P̂ against the pilot's {pilot_nmi:.4f} (radius {radius:.4g})"
+        return Switch(doc, True, pilot_nmi, nmi, radius, reason)
+    reason = (
+        f"kept the pilot: the design over the pilot's confidence set (radius {radius:.4g} from {sum(counts)} "
+        f"reports) keeps NMI {nmi:.4f} at the pilot's P̂, not above the pilot's {pilot_nmi:.4f}; more pilot reports "
+        "shrink the radius"
+    )
+    return Switch(doc, False, pilot_nmi, nmi, radius, reason)

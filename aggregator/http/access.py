@@ -1,0 +1,135 @@
+"""Request ids and the JSON access log.
+
+Every request gets a request id: the client's ``X-Request-Id`` when it is a safe token (1–128
+characters of ``A-Z a-z 0-9 . _ ~ : + = @ -``: no spaces, quotes or control characters that
+could forge a log line), else a fresh random one. The id is returned in the ``X-Request-Id``
+response header, echoed as ``request_id`` in every problem document (:mod:`.problems` reads
+:data:`REQUEST_ID` while it encodes one), and logged.
+
+With ``ACCESS_LOG=json`` (``rldp serve --access-log``, the default format) each request is one
+JSON object on one line of the ``rldp.access`` logger (stderr under ``rldp serve``)::
+
+    {"time": "2026-11-27T23:01:02.345Z", "method": "POST", "path": "/v1/reports", "status": 201,
+     "duration": 0.00123, "bytes": 52, "request_id": "…", "remote": "127.0.0.1"}
+
+``duration`` in seconds, ``bytes`` of the response body, ``remote`` the peer's address (a
+reverse proxy's, behind one: its own log has the client's). ``--access-log text`` keeps
+Granian's plain-text access log instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["REQUEST_ID", "AccessLog", "request_id_from", "access_line", "enable_json_log"]
+
+#: The id of the request this thread (or asyncio task) is serving; None outside a request.
+REQUEST_ID: ContextVar[str | None] = ContextVar("rldp_request_id", default=None)
+_SAFE_ID = re.compile(r"[A-Za-z0-9._~:+=@-]{1,128}")
+
+log = logging.getLogger("rldp.access")
+
+
+def request_id_from(given: str | None) -> str:
+    """The client's id if it is safe to log and echo (see the module docstring), else a new one."""
+    if given and _SAFE_ID.fullmatch(given):
+        return given
+    return os.urandom(16).hex()
+
+
+def access_line(method: str, path: str, status: int, seconds: float, size: int, request_id: str, remote: str) -> str:
+    """One access-log line: a JSON object (json.dumps escapes anything a client put in the path)."""
+    now = datetime.now(UTC)
+    return json.dumps(
+        {
+            "time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
+            "method": method,
+            "path": path,
+            "status": status,
+            "duration": round(seconds, 6),
+            "bytes": size,
+            "request_id": request_id,
+            "remote": remote,
+        },
+        ensure_ascii=False,
+    )
+
+
+def enable_json_log() -> None:
+    """Send the ``rldp.access`` logger's lines, bare, to stderr (once per process)."""
+    log.setLevel(logging.INFO)
+    if not any(getattr(h, "rldp_access", False) for h in log.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.rldp_access = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+
+
+class AccessLog:
+    """WSGI middleware (outermost): the request id (header, problems) and, if ``enabled``, the JSON log."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]], enabled: bool) -> None:
+        self.app = app
+        self.enabled = enabled
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        rid = request_id_from(environ.get("HTTP_X_REQUEST_ID"))
+        environ["rldp.request_id"] = rid
+        began = time.perf_counter()
+        status: list[Any] = [""]
+        header = ("X-Request-Id", rid)
+
+        def start(line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            status[0] = line  # the app sets no X-Request-Id of its own: append ours
+            headers.append(header)
+            return start_response(line, headers, exc_info)
+
+        token = REQUEST_ID.set(rid)
+        try:
+            result = self.app(environ, start)
+        finally:
+            REQUEST_ID.reset(token)
+        if not self.enabled:
+            return result
+        if isinstance(result, list):  # the common case: the whole answer is here
+            self._log(environ, status, began, sum(len(chunk) for chunk in result), rid)
+            return result
+        return self._logged(result, environ, status, began, rid)
+
+    def _logged(
+        self, result: Iterable[bytes], environ: dict[str, Any], status: list[Any], began: float, rid: str
+    ) -> Iterator[bytes]:
+        size = 0
+        try:
+            for chunk in result:
+                size += len(chunk)
+                yield chunk
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+            self._log(environ, status, began, size, rid)
+
+    def _log(self, environ: dict[str, Any], status: list[Any], began: float, size: int, rid: str) -> None:
+        # PATH_INFO is the path's bytes as latin-1 (PEP 3333): log the text the client sent
+        path = environ.get("PATH_INFO", "").encode("latin-1", "replace").decode("utf-8", "replace")
+        log.info(
+            access_line(
+                environ.get("REQUEST_METHOD", ""),
+                path,
+                int(str(status[0]).split(" ", 1)[0] or 0),
+                time.perf_counter() - began,
+                size,
+                rid,
+                environ.get("REMOTE_ADDR", ""),
+            )
+        )

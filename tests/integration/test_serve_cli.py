@@ -1,0 +1,55 @@
+"""`rldp serve` and `rldp token`: start-up checks and one-line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+
+import pytest
+import requests
+from cli_helpers import run_cli
+from rldp_live import LiveServer
+
+
+def run(*args, env=None, stdin=None) -> subprocess.CompletedProcess:
+    return run_cli(*args, env=env, stdin=stdin, timeout=60)
+
+
+@pytest.mark.slow
+def test_bad_database_url_is_one_line(tmp_path):
+    proc = run("serve", "--db", "mysql://x/y", "--port", "0")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("rldp serve: error: unsupported database URL scheme")
+
+
+@pytest.mark.slow
+def test_short_admin_token_is_refused(tmp_path):
+    proc = run("serve", "--db", f"sqlite:///{tmp_path}/x.sqlite3", env={"RLDP_ADMIN_TOKEN": "abc"})
+    assert proc.returncode == 2 and "too short" in proc.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_bad_port_is_a_usage_error():
+    proc = run("serve", "--port", "70000")
+    assert proc.returncode == 2 and "port must be in 0..65535" in proc.stderr
+
+
+@pytest.mark.slow
+def test_token_and_hash():
+    proc = run("token")
+    assert proc.returncode == 0
+    lines = dict(line.split(None, 1) for line in proc.stdout.strip().splitlines())
+    assert hashlib.sha256(lines["token"].encode()).hexdigest() == lines["sha256"]
+    hashed = run("token", "--hash", stdin=lines["token"] + "\n")
+    assert hashed.stdout.strip() == lines["sha256"]
+    assert run("token", "--hash", stdin="").returncode == 2
+
+
+@pytest.mark.live
+def test_dev_server_serves(tmp_path):
+    server = LiveServer(f"sqlite:///{tmp_path}/dev.sqlite3", tmp_path / "logs", dev=True).start()
+    try:
+        assert requests.get(server.url + "/healthz", timeout=5).json() == {"status": "ok"}
+        assert "development server" in server.log_text()
+    finally:
+        server.stop()
