@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .problems import MEDIA_TYPE, PROBLEMS, Problem
+from .problems import MEDIA_TYPE, PROBLEMS
 
 __all__ = ["TAGS", "tag_of", "problem_examples", "add_tags_and_examples"]
 
+#: The request id the examples show (every problem carries the id of the request it answers).
+EXAMPLE_REQUEST_ID = "5c1f0e6a9b2d4c7e"
 #: The tags, in the order the documentation lists them.
 TAGS = [
     {"name": "mechanisms", "description": "Publish, list, download, label and retire mechanism documents."},
@@ -46,7 +48,15 @@ def problem_examples() -> dict[str, Any]:
     return {
         reason: {
             "summary": f"{kind.status} {reason}: {kind.title}",
-            "value": Problem(reason, kind.description).to_dict(),
+            # Built here, not by Problem.to_dict: that adds the id of the request being answered.
+            "value": {
+                "type": kind.uri,
+                "title": kind.title,
+                "status": kind.status,
+                "detail": kind.description,
+                "reason": reason,
+                "request_id": EXAMPLE_REQUEST_ID,
+            },
         }
         for reason, kind in PROBLEMS.items()
     }
