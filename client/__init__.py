@@ -35,7 +35,9 @@ from .errors import (
     RldpError,
     ServiceUnavailable,
     StateFileError,
+    TooFewReports,
 )
+from .estimate import Estimate
 from .mechanism import Mechanism
 from .policy import VerificationPolicy
 from .queue import OfflineQueue
@@ -58,6 +60,8 @@ __all__ = [
     "PrivacyBudgetExceeded",
     "StateFileError",
     "ProblemError",
+    "TooFewReports",
+    "Estimate",
     "RldpError",
     "RLDPError",
     "ServiceUnavailable",

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from rldp.shared.document import to_msgpack
 
 from .errors import ProblemError, ServiceUnavailable
+from .estimate import ESTIMATE_INTERVALS, ESTIMATE_METHODS, Estimate
 from .transport import Transport, json_object
 
 __all__ = ["AdminCalls", "MSGPACK"]
@@ -28,34 +29,46 @@ def _segment(identifier: str) -> str:
     return quote(identifier, safe="")
 
 
+def _params(params: dict[str, Any]) -> dict[str, Any]:
+    """An estimate's query parameters (None: the server's default); method and interval checked here, naming
+    the choices, before any request."""
+    for key, choices in (("method", ESTIMATE_METHODS), ("interval", ESTIMATE_INTERVALS)):
+        if params.get(key) is not None and params[key] not in choices:
+            raise ValueError(f"{key} must be one of {', '.join(choices)}; got {params[key]!r}")
+    return {k: v for k, v in params.items() if v is not None}
+
+
 class AdminCalls:
     """Mixin of :class:`~rldp.client.Client`: the calls that manage the service rather than report."""
 
     _http: Transport
 
-    def publish(self, document: dict[str, Any]) -> dict[str, Any]:
-        """Publish a mechanism document (admin). Returns {"id", "method", "epsilon", "epsilon_audited", "status",
-        "created"}: ``created`` is False when the id was already published (201 vs 200)."""
+    def publish(self, document: dict[str, Any], *, label: str | None = None) -> dict[str, Any]:
+        """Publish a mechanism document (admin). Returns {"id", "label", "method", "epsilon", "epsilon_audited",
+        "status", "created"}: ``created`` is False when the id was already published (201 vs 200). ``label``: a
+        human name for it, sent beside the document (never part of it or of its id)."""
+        params = None if label is None else {"label": label}
+        headers = {"Content-Type": MSGPACK}
         resp = self._http.request(
-            "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers={"Content-Type": MSGPACK}
+            "POST", "/v1/mechanisms", auth=True, data=to_msgpack(document), headers=headers, params=params
         )
         return {**json_object(resp), "created": resp.status_code == 201}
+
+    def set_label(self, mechanism_id: str, label: str | None) -> dict[str, Any]:
+        """Set a mechanism's label (admin; None removes it); the mechanism as GET /v1/mechanisms lists it."""
+        path = f"/v1/mechanisms/{_segment(mechanism_id)}"
+        return json_object(self._http.request("PATCH", path, auth=True, json={"label": label}))
 
     def retire(self, mechanism_id: str) -> dict[str, Any]:
         """Retire a mechanism (admin): it accepts no more reports."""
         return json_object(self._http.request("POST", f"/v1/mechanisms/{_segment(mechanism_id)}/retire", auth=True))
 
-    def estimate(self, mechanism_id: str, **params: Any) -> dict[str, Any]:
+    def estimate(self, mechanism_id: str, **params: Any) -> Estimate:
         """The server's estimate of P(S, U) (admin or read token); ``params``: method, interval, prior, prior_weight,
-        window (one collection window's label; without it, every report)."""
-        return json_object(
-            self._http.request(
-                "GET",
-                f"/v1/mechanisms/{_segment(mechanism_id)}/estimate",
-                auth=True,
-                params={k: v for k, v in params.items() if v is not None},
-            )
-        )
+        window (one collection window's label; without it, every report). :class:`~rldp.client.TooFewReports`
+        while the mechanism has fewer reports than the server's minimum."""
+        path = f"/v1/mechanisms/{_segment(mechanism_id)}/estimate"
+        return Estimate.from_dict(json_object(self._http.request("GET", path, auth=True, params=_params(params))))
 
     def windows(self, mechanism_id: str) -> dict[str, Any]:
         """The server's reports per collection window (admin or read token):
@@ -91,16 +104,11 @@ class AdminCalls:
         """Retire a collection (admin): it no longer rotates and its clients stop reporting."""
         return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/retire", auth=True))
 
-    def estimate_collection(self, name: str, **params: Any) -> dict[str, Any]:
-        """P(S, U) from every mechanism of the collection in one likelihood (admin or read token)."""
-        return json_object(
-            self._http.request(
-                "GET",
-                f"/v1/collections/{_segment(name)}/estimate",
-                auth=True,
-                params={k: v for k, v in params.items() if v is not None},
-            )
-        )
+    def estimate_collection(self, name: str, **params: Any) -> Estimate:
+        """P(S, U) from every mechanism of the collection in one likelihood (admin or read token); ``params`` as
+        :meth:`estimate`'s."""
+        path = f"/v1/collections/{_segment(name)}/estimate"
+        return Estimate.from_dict(json_object(self._http.request("GET", path, auth=True, params=_params(params))))
 
     def switch_collection(
         self,

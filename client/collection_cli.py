@@ -24,7 +24,7 @@ from rldp.shared.collection import DRIFT_POLICIES
 
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
-from .operator_output import estimate_rows, print_json, render_table, short_number, utc_minute
+from .operator_output import add_estimate_options, estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["add_parsers"]
 
@@ -105,7 +105,9 @@ def cmd_collection(args: argparse.Namespace) -> int:
         elif args.action == "resume":
             answer = client.resume_collection(args.name)
         elif args.action == "estimate":
-            answer = client.estimate_collection(args.name, window=args.window)
+            answer = client.estimate_collection(
+                args.name, window=args.window, method=args.method, interval=args.interval
+            ).to_dict()
         elif args.action == "switch":
             answer = client.switch_collection(
                 args.name, args.method, min_reports=args.min_reports, beta=args.beta, time_budget=args.time_budget
@@ -212,6 +214,7 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     )
     a.add_argument("name", metavar="NAME")
     a.add_argument("--window", metavar="LABEL", default=None, help="only this collection window")
+    add_estimate_options(a)
     a = actions.add_parser(
         "switch",
         parents=common,

@@ -20,6 +20,7 @@ from urllib.parse import quote
 import numpy as np
 
 from .errors import CollectionRetired, ServiceUnavailable
+from .estimate import Estimate
 from .mechanism import Mechanism
 from .receipt import Receipt
 from .sampling import RandomSource
@@ -68,3 +69,8 @@ class Collection:
     def submit(self, records: Any, *, owners: Any = None, rng: RandomSource | None = None, **kwargs: Any) -> Receipt:
         """Privatise and upload ``records`` under the current mechanism (:meth:`rldp.client.Client.submit`)."""
         return self.client.submit(self.current().id, records, owners=owners, rng=rng, **kwargs)
+
+    def estimate(self, **params: Any) -> Estimate:
+        """P(S, U) from every mechanism of the collection (:meth:`rldp.client.Client.estimate_collection`; a token
+        that may read estimates)."""
+        return self.client.estimate_collection(self.name, **params)

@@ -20,6 +20,8 @@ __all__ = [
     "RLDPError",
     "MechanismRejected",
     "ProblemError",
+    "TooFewReports",
+    "problem_error",
     "ServiceUnavailable",
     "StateFileError",
     "PrivacyBudgetExceeded",
@@ -57,6 +59,34 @@ class ProblemError(RldpError, ValueError):
         self.detail = str(problem.get("detail", ""))
         self.receipt = receipt
         super().__init__(f"{self.status} {self.reason}: {self.detail or self.title}")
+
+
+class TooFewReports(ProblemError):
+    """The server refused an estimate because the mechanism or collection has fewer reports than its minimum:
+    409 too-few-reports, or 409 no-reports (none at all). ``reports``: how many it has (0 for no-reports);
+    ``min_reports``: how many an estimate needs (None from a server that does not say)."""
+
+    def __init__(self, status: int, problem: dict[str, Any], receipt: Any = None) -> None:
+        super().__init__(status, problem, receipt)
+        self.reports = _int_or_none(problem.get("reports"))
+        if self.reports is None and self.reason == "no-reports":
+            self.reports = 0
+        self.min_reports = _int_or_none(problem.get("min_reports"))
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+#: The ProblemError subclass of each problem type that has one (the others are ProblemError itself).
+PROBLEM_ERRORS: dict[str, type[ProblemError]] = {"too-few-reports": TooFewReports, "no-reports": TooFewReports}
+
+
+def problem_error(status: int, problem: dict[str, Any], receipt: Any = None) -> ProblemError:
+    """The error for a refusal: the subclass of its problem type (:data:`PROBLEM_ERRORS`) or ProblemError."""
+    error = ProblemError(status, problem, receipt)
+    cls = PROBLEM_ERRORS.get(error.reason, ProblemError)
+    return error if cls is ProblemError else cls(status, problem, receipt)
 
 
 class ServiceUnavailable(RldpError, OSError):

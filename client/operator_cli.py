@@ -4,6 +4,7 @@
     rldp publish mech.json          # upload a document; the server recomputes its id and audit
     rldp mechanisms                 # the catalogue as a table (--json: the API's answer)
     rldp estimate d62785a1 --csv    # P_X with 95 % intervals: cell,estimate,low,high
+    rldp estimate d627 --method em --interval bootstrap   # the estimator and interval method
     rldp retire d62785a1            # refuse further reports
     rldp jobs; rldp job 3f2a        # design jobs, newest first
 
@@ -35,12 +36,22 @@ from .ids import SHORT, resolve_prefix
 from .operator_client import ADMIN_TOKEN_ENV, READ_TOKEN_ENV
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
-from .operator_output import drift_line, estimate_rows, print_json, render_table, short_number, utc_minute
+from .operator_output import (
+    add_estimate_options,
+    drift_line,
+    estimate_rows,
+    print_json,
+    render_table,
+    short_number,
+    utc_minute,
+)
 
 __all__ = ["SERVER_ENV", "ADMIN_TOKEN_ENV", "READ_TOKEN_ENV", "add_parser"]
 
 #: Jobs searched for a job id prefix (the server's largest page).
 JOB_SEARCH = 500
+#: The widest label ``rldp mechanisms`` prints (``--json`` gives it whole).
+LABEL_CELL = 32
 
 
 # --------------------------------------------------------------------------- connecting
@@ -58,12 +69,12 @@ def cmd_publish(args: argparse.Namespace) -> int:
     """``rldp publish DOC``: upload a document (POST /v1/mechanisms); the server re-audits it before storing it."""
     document = _read_document(args.document)
     with _client(args, auth=True) as client:
-        answer = client.publish(document)
+        answer = client.publish(document, label=args.label)
     if args.json:
         print_json(answer)
         return 0
     verb = "published" if answer.get("created", True) else "already published (unchanged)"
-    print(f"{verb} {answer['id']}")
+    print(f"{verb} {answer['id']}" + (f" ({answer['label']})" if answer.get("label") else ""))
     notion = str(document["privacy"].get("notion", "rldp"))
     audited = record_audited_text(notion, answer.get("epsilon_audited"))
     print(
@@ -83,8 +94,33 @@ def _read_document(path: str) -> dict[str, Any]:
     return read_document(path)
 
 
+def cmd_label(args: argparse.Namespace) -> int:
+    """``rldp mechanisms label ID TEXT`` (``--clear``): set or remove a mechanism's label (PATCH; admin)."""
+    if (args.text is None) == (not args.clear):
+        raise ValidationError("give the label TEXT, or --clear to remove the label (not both)")
+    with _client(args, auth=True) as client:
+        answer = client.set_label(_mechanism_id(client, args.mechanism), None if args.clear else args.text)
+    if args.json:
+        print_json(answer)
+    elif answer.get("label") is None:
+        print(f"{answer['id']}: label removed")
+    else:
+        print(f"{answer['id']}: label {answer['label']!r}")
+    return 0
+
+
+def _label_cell(label: Any) -> str:
+    """A label in a table cell: "-" for none, cut to LABEL_CELL characters."""
+    if not label:
+        return "-"
+    text = str(label)
+    return text if len(text) <= LABEL_CELL else text[: LABEL_CELL - 1] + "…"
+
+
 def cmd_mechanisms(args: argparse.Namespace) -> int:
     """``rldp mechanisms``: the catalogue (GET /v1/mechanisms), one row per mechanism, oldest first."""
+    if getattr(args, "action", None) == "label":
+        return cmd_label(args)
     with _client(args) as client:
         mechanisms = client.mechanisms()
         url = client.url
@@ -94,10 +130,11 @@ def cmd_mechanisms(args: argparse.Namespace) -> int:
     if not mechanisms:
         print(f"no mechanisms published on {url}")
         return 0
-    header = ("ID", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
+    header = ("ID", "LABEL", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS", "S", "U", "PUBLISHED (UTC)")
     rows = [
         (
             m["id"][:SHORT],
+            _label_cell(m.get("label")),
             m["method"],
             m.get("notion", "-"),
             # In the notion's terms: (ε, δ) for distp, (ε_l, ε_u) for alip (older servers: ε alone).
@@ -111,7 +148,7 @@ def cmd_mechanisms(args: argparse.Namespace) -> int:
         )
         for m in mechanisms
     ]
-    print(render_table(header, rows, right=frozenset({3, 4, 5})))
+    print(render_table(header, rows, right=frozenset({4, 5, 6})))
     return 0
 
 
@@ -121,7 +158,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise ValidationError("give --csv or --json, not both")
     with _client(args, auth=True, read=True) as client:
         mechanism = _mechanism_id(client, args.mechanism)
-        answer = client.estimate(mechanism, window=args.window)
+        answer = client.estimate(mechanism, window=args.window, method=args.method, interval=args.interval).to_dict()
     if args.json:
         print_json(answer)
         return 0
@@ -258,15 +295,34 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="DOC",
         help="the mechanism document (JSON or msgpack, e.g. from rldp design; - for JSON on stdin)",
     )
+    p.add_argument(
+        "--label",
+        default=None,
+        metavar="TEXT",
+        help="a human name for the mechanism (at most 200 characters; not part of the document or its id)",
+    )
     p.set_defaults(func=cmd_publish)
 
     p = subparsers.add_parser(
         "mechanisms",
         parents=common,
         help="list the server's mechanisms",
-        description="The published mechanisms, oldest first: id (first characters), method, privacy notion, "
-        "claimed and audited epsilon, number of outputs, status, S and U.",
+        description="The published mechanisms, oldest first: id (first characters), label, method, privacy notion, "
+        "claimed and audited epsilon, number of outputs, status, S and U. 'rldp mechanisms label ID TEXT' sets a "
+        "mechanism's label.",
     )
+    actions = p.add_subparsers(dest="action", metavar="{label}")
+    a = actions.add_parser(
+        "label",
+        parents=common,
+        help="set or remove a mechanism's label",
+        description="Set (or with --clear remove) a mechanism's label: a human name shown by rldp mechanisms and "
+        "the dashboard. The document and its id do not change." + admin,
+    )
+    a.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    a.add_argument("text", metavar="TEXT", nargs="?", default=None, help="the label (at most 200 characters)")
+    a.add_argument("--clear", action="store_true", help="remove the label")
+    a.set_defaults(func=cmd_mechanisms)
     p.set_defaults(func=cmd_mechanisms)
 
     p = subparsers.add_parser(
@@ -279,6 +335,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
     p.add_argument("--window", metavar="LABEL", default=None, help="only this collection window (e.g. 2026-11-24)")
     p.add_argument("--csv", action="store_true", help="print CSV: cell (s|u), estimate, low, high")
+    add_estimate_options(p)
     p.set_defaults(func=cmd_estimate)
 
     p = subparsers.add_parser(

@@ -6,11 +6,22 @@ one function, testable without a server.
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["render_table", "utc_minute", "short_number", "print_json", "estimate_rows", "drift_line"]
+from .estimate import ESTIMATE_INTERVALS, ESTIMATE_METHODS
+
+__all__ = [
+    "add_estimate_options",
+    "render_table",
+    "utc_minute",
+    "short_number",
+    "print_json",
+    "estimate_rows",
+    "drift_line",
+]
 
 
 def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> str:
@@ -64,3 +75,19 @@ def drift_line(estimate: dict[str, Any]) -> str:
         return f"drift: {estimate.get('drift_unavailable') or 'not reported by this server'}"
     prefix = "WARNING drift: " if drift.get("rejected") else "drift: "
     return prefix + str(drift.get("statement", ""))
+
+
+def add_estimate_options(parser: argparse.ArgumentParser) -> None:
+    """``--method`` and ``--interval`` of an estimate (argparse names the choices when one is wrong)."""
+    parser.add_argument(
+        "--method",
+        choices=ESTIMATE_METHODS,
+        default=None,
+        help="the estimator: auto or em (maximum likelihood by EM) or inverse (default: the server's, auto)",
+    )
+    parser.add_argument(
+        "--interval",
+        choices=ESTIMATE_INTERVALS,
+        default=None,
+        help="the 95 %% intervals: delta (the delta method) or bootstrap (default: the server's, delta)",
+    )

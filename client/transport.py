@@ -17,7 +17,7 @@ from urllib3.util.retry import Retry
 
 from rldp import __version__
 
-from .errors import CollectionPaused, ProblemError, ServiceUnavailable
+from .errors import CollectionPaused, ProblemError, ServiceUnavailable, problem_error
 
 __all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "json_object", "check_not_a_page"]
 
@@ -148,7 +148,7 @@ class Transport:
         prob = problem(resp)
         if prob.get("reason") == "collection-paused":  # transient: keep the batch, send it again later
             raise CollectionPaused(f"{method} {url}: {prob.get('detail')}", str(prob.get("detail", "")))
-        raise ProblemError(resp.status_code, prob)
+        raise problem_error(resp.status_code, prob)
 
 
 def check_not_a_page(resp: requests.Response) -> None:

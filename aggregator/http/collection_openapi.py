@@ -268,7 +268,7 @@ def collection_paths(
                     _200=json_answer("CollectionEstimate", "the estimate with 95 % intervals"),
                     _401=unauthorized,
                     _404=problem("unknown-collection"),
-                    _409=problem("no-reports"),
+                    _409=problem("no-reports / too-few-reports"),
                     _422=problem("invalid-parameter"),
                 ),
             }

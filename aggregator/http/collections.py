@@ -9,9 +9,11 @@ from urllib.parse import quote
 from flask import Blueprint, Response, request
 
 from rldp.aggregator.services import CollectionRecord
+from rldp.aggregator.services.dashboard import collection_estimate_view
 
 from .auth import authorize
 from .bodies import body_kind, decode, read_body
+from .estimate_csv import csv_answer, wants_csv
 from .responses import current_service, iso, respond
 
 __all__ = ["blueprint", "collection_json"]
@@ -100,4 +102,7 @@ def retire(name: str) -> Response:
 def estimate(name: str) -> Response:
     service = current_service()
     authorize(service.config, read=True)
-    return respond(service.collections.estimate(name, request.args))
+    if wants_csv():  # Accept: text/csv: the rows of a mechanism's estimate.csv
+        est = collection_estimate_view(service, name, request.args)
+        return csv_answer(est, f"rldp-estimate-{est['collection']}")
+    return respond(service.estimate_collection(name, request.args), headers={"Vary": "Accept"})

@@ -1,4 +1,4 @@
-"""/v1/mechanisms: publish (admin), list, download, retire (admin), estimate and windows (admin or read)."""
+"""/v1/mechanisms: publish (admin), list, download, label and retire (admin), estimate and windows (admin or read)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from rldp.aggregator.services import MechanismRecord
+from rldp.aggregator.services import MechanismRecord, MissingField, WrongType
+from rldp.aggregator.services.dashboard import estimate_view
 
 from .auth import authorize
-from .bodies import JSON, MSGPACK, MSGPACK_TYPES, body_kind, read_body
+from .bodies import JSON, MSGPACK, MSGPACK_TYPES, body_kind, decode, read_body
+from .estimate_csv import csv_answer, wants_csv
 from .responses import current_service, iso, respond
 
 __all__ = ["blueprint"]
@@ -23,6 +25,7 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 def _summary(r: MechanismRecord) -> dict[str, Any]:
     return {
         "id": r.id,
+        "label": r.label,
         "method": r.method,
         "epsilon": r.epsilon,
         "epsilon_audited": r.epsilon_audited,
@@ -44,9 +47,12 @@ def publish() -> Response:
     service = current_service()
     authorize(service.config)
     kind = body_kind()
-    record, created = service.publish_bytes(read_body(service.config["MAX_BODY_BYTES"]), kind)
+    # The label travels beside the document (a query parameter): the body is the document, hashed as sent.
+    label = request.args.get("label")
+    record, created = service.publish_bytes(read_body(service.config["MAX_BODY_BYTES"]), kind, label)
     payload = {
         "id": record.id,
+        "label": record.label,
         "method": record.method,
         "epsilon": record.epsilon,
         "epsilon_audited": record.epsilon_audited,
@@ -73,6 +79,22 @@ def get_mechanism(mechanism_id: str) -> Response:
     return Response(data, status=200, content_type=MSGPACK if kind == "msgpack" else JSON, headers=headers)
 
 
+@blueprint.patch("/v1/mechanisms/<mechanism_id>")
+def update(mechanism_id: str) -> Response:
+    """Change a mechanism's metadata (admin): ``{"label": text | null}``; the document and its id never change."""
+    service = current_service()
+    authorize(service.config)
+    data = decode(read_body(service.config["MAX_BODY_BYTES"]), body_kind())
+    if not isinstance(data, dict):
+        raise WrongType('the body must be an object such as {"label": "Sign-ups by region"}', field="")
+    if "label" not in data:
+        raise MissingField('the body needs "label": a text, or null to remove the label', field="label")
+    unknown = sorted(str(k) for k in data if k != "label")
+    if unknown:
+        raise WrongType(f"unknown field(s) {', '.join(unknown)}: only label can change", field=unknown[0])
+    return respond(_summary(service.catalog.set_label(mechanism_id, data["label"])))
+
+
 @blueprint.post("/v1/mechanisms/<mechanism_id>/retire")
 def retire(mechanism_id: str) -> Response:
     service = current_service()
@@ -85,7 +107,10 @@ def retire(mechanism_id: str) -> Response:
 def estimate(mechanism_id: str) -> Response:
     service = current_service()
     authorize(service.config, read=True)
-    return respond(service.estimate(mechanism_id, request.args))
+    if wants_csv():  # Accept: text/csv: the dashboard's estimate.csv (with the document's P̂ as `public`)
+        est = estimate_view(service, mechanism_id, request.args)
+        return csv_answer(est, f"rldp-estimate-{est['mechanism'][:12]}")
+    return respond(service.estimate(mechanism_id, request.args), headers={"Vary": "Accept"})
 
 
 @blueprint.get("/v1/mechanisms/<mechanism_id>/windows")

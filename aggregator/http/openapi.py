@@ -17,9 +17,11 @@ from rldp.aggregator.services import (
     ESTIMATE_PRIORS,
     JOB_LIST_DEFAULT,
     JOB_LIST_MAX,
+    LABEL_MAX,
 )
 
 from .collection_openapi import COLLECTION_SCHEMAS, collection_paths
+from .openapi_tags import add_tags_and_examples
 from .problems import MEDIA_TYPE
 from .schemas import SCHEMAS
 
@@ -37,6 +39,17 @@ def _json(schema: str, description: str, headers: dict[str, Any] | None = None) 
     }
     if headers:
         out["headers"] = headers
+    return out
+
+
+def _estimate_answer(schema: str) -> dict[str, Any]:
+    """An estimate's 200: JSON, or with ``Accept: text/csv`` the dashboard's estimate.csv rows."""
+    out = _json(schema, "the estimate with 95 % intervals (CSV with Accept: text/csv; JSON otherwise)")
+    out["content"]["text/csv"] = {
+        "schema": {"type": "string"},
+        "example": "table,attribute,category,estimate,ci95_low,ci95_high,identified,public\n"
+        "joint,S × U,Female | red,0.12,0.09,0.15,True,0.1\n",
+    }
     return out
 
 
@@ -142,12 +155,24 @@ def _paths() -> dict[str, Any]:
                 "(public-data-mismatch; the detail names what differs). "
                 "Idempotent: 201 the first time, 200 when the id is already published.",
                 "security": _ADMIN,
+                "parameters": [
+                    {
+                        "name": "label",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string", "minLength": 1, "maxLength": LABEL_MAX},
+                        "description": "the mechanism's label (not part of the document or its id; set even when "
+                        "the document was published before)",
+                    }
+                ],
                 "requestBody": _body("MechanismDocument"),
                 "responses": _responses(
                     _200=_json("PublishResult", "already published (unchanged)"),
                     _201=_json("PublishResult", "published", _LOCATION),
                     _401=unauthorized,
-                    _422=_problem("invalid-document / id-mismatch / audit-failed / public-data-mismatch"),
+                    _422=_problem(
+                        "invalid-document / id-mismatch / audit-failed / public-data-mismatch / invalid-parameter"
+                    ),
                     body=True,
                 ),
             },
@@ -176,6 +201,22 @@ def _paths() -> dict[str, Any]:
                     },
                     _304={"description": "not modified (If-None-Match matched)"},
                     _404=_problem("unknown-mechanism"),
+                ),
+            },
+            "patch": {
+                "summary": "Change a mechanism's label (admin)",
+                "operationId": "updateMechanism",
+                "description": "The label is the service's metadata: the document, its id and what clients verify "
+                "stay the same. null removes it.",
+                "security": _ADMIN,
+                "parameters": [_MECH_ID],
+                "requestBody": _body("MechanismUpdate"),
+                "responses": _responses(
+                    _200=_json("MechanismSummary", "the mechanism with its new label"),
+                    _401=unauthorized,
+                    _404=_problem("unknown-mechanism"),
+                    _422=_problem("missing-field / wrong-type / invalid-parameter"),
+                    body=True,
                 ),
             },
         },
@@ -216,11 +257,13 @@ def _paths() -> dict[str, Any]:
                         "(its label, e.g. 2026-11-24); without it, from every report",
                     },
                 ],
+                "description": "Served from MIN_REPORTS reports on (RLDP_MIN_REPORTS, default 100): below, "
+                "409 too-few-reports with `reports` and `min_reports` (no-reports when there is none).",
                 "responses": _responses(
-                    _200=_json("Estimate", "the estimate with 95 % intervals"),
+                    _200=_estimate_answer("Estimate"),
                     _401=unauthorized,
                     _404=_problem("unknown-mechanism"),
-                    _409=_problem("no-reports"),
+                    _409=_problem("no-reports / too-few-reports"),
                     _422=_problem("invalid-parameter"),
                 ),
             },
@@ -311,8 +354,11 @@ def _paths() -> dict[str, Any]:
 
 
 def build_openapi() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (a fresh dict each call)."""
-    return {
+    """The OpenAPI 3.1 document (a fresh dict each call): every operation tagged with its resource, every
+    problem type with an example (:mod:`.openapi_tags`)."""
+    paths = _paths()
+    paths["/v1/collections/{name}/estimate"]["get"]["responses"]["200"] = _estimate_answer("CollectionEstimate")
+    document = {
         "openapi": "3.1.0",
         "info": {
             "title": "rldp aggregator",
@@ -320,7 +366,7 @@ def build_openapi() -> dict[str, Any]:
             "description": "Publish robust-LDP mechanisms, collect privatised reports, estimate distributions. "
             "Errors are RFC 9457 problem+json documents with a stable `type` per reason.",
         },
-        "paths": _paths(),
+        "paths": paths,
         "components": {
             "schemas": deepcopy({**SCHEMAS, **COLLECTION_SCHEMAS}),
             "securitySchemes": {
@@ -332,3 +378,4 @@ def build_openapi() -> dict[str, Any]:
             },
         },
     }
+    return add_tags_and_examples(document)

@@ -44,6 +44,7 @@ from rldp.aggregator.services import (
     ReportOutOfRange,
     ServiceError,
     StorageError,
+    TooFewReports,
     TooManyReports,
     Unauthorized,
     UnexpectedWindow,
@@ -217,6 +218,14 @@ _TYPES = [
     ProblemType(
         "no-reports", 409, "No reports yet", "The mechanism has received no reports, so there is nothing to estimate."
     ),
+    # 409 like no-reports: the request is right, the resource is not ready yet (ask again after more reports).
+    ProblemType(
+        "too-few-reports",
+        409,
+        "Too few reports to estimate",
+        "The mechanism (or collection) has fewer reports than the service's minimum (MIN_REPORTS); "
+        "'reports' says how many it has, 'min_reports' how many an estimate needs.",
+    ),
     # -- HTTP level
     ProblemType(
         "unauthorized",
@@ -274,6 +283,7 @@ REASONS: dict[type[BaseException], str] = {
     InvalidParameter: "invalid-parameter",
     UnknownJob: "unknown-job",
     NoReports: "no-reports",
+    TooFewReports: "too-few-reports",
     DatabaseUnavailable: "database-unavailable",
     **COLLECTION_REASONS,
 }

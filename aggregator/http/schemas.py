@@ -10,12 +10,14 @@ from rldp.aggregator.services import (
     DESIGN_NOTIONS,
     DESIGN_REQUEST_FIELDS,
     DESIGN_SOLVERS,
+    LABEL_MAX,
     MECHANISM_ID,
 )
 from rldp.shared.document import FORMATS, REQUIRED_FIELDS
 from rldp.shared.notions import NOTIONS as NOTION_TABLE
 from rldp.shared.reports import BATCH_ID
 
+from .estimate_schemas import ESTIMATE_SCHEMAS
 from .problems import PROBLEMS
 
 __all__ = ["HEX64", "BATCH", "SCHEMAS"]
@@ -158,6 +160,11 @@ SCHEMAS: dict[str, Any] = {
         "required": ["id", "method", "epsilon", "epsilon_audited", "status"],
         "properties": {
             "id": {"type": "string", "pattern": HEX64},
+            "label": {
+                "type": ["string", "null"],
+                "maxLength": LABEL_MAX,
+                "description": "the operator's name for it (not in the document)",
+            },
             "method": {"type": "string"},
             "epsilon": {"type": "number", "description": "claimed ε (nats)"},
             "epsilon_audited": {
@@ -173,6 +180,11 @@ SCHEMAS: dict[str, Any] = {
         "required": ["id", "method", "epsilon", "status", "sensitive", "released", "outputs", "published"],
         "properties": {
             "id": {"type": "string", "pattern": HEX64},
+            "label": {
+                "type": ["string", "null"],
+                "maxLength": LABEL_MAX,
+                "description": "the operator's name for it (not in the document)",
+            },
             "method": {"type": "string"},
             "epsilon": {"type": "number"},
             "epsilon_audited": {"type": ["number", "null"]},
@@ -190,6 +202,14 @@ SCHEMAS: dict[str, Any] = {
             "published": {"type": "string", "format": "date-time"},
             "retired": {"type": ["string", "null"], "format": "date-time"},
         },
+    },
+    "MechanismUpdate": {
+        "type": "object",
+        "description": "A mechanism's metadata to change: only its label (null removes it). The document and its "
+        "id never change.",
+        "required": ["label"],
+        "properties": {"label": {"type": ["string", "null"], "minLength": 1, "maxLength": LABEL_MAX}},
+        "additionalProperties": False,
     },
     "MechanismList": {
         "type": "object",
@@ -241,80 +261,7 @@ SCHEMAS: dict[str, Any] = {
             "window": {"type": "string", "description": "the window the batch is counted in (mechanisms with windows)"},
         },
     },
-    "Estimate": {
-        "type": "object",
-        "description": "Estimate of P_X = P(S, U) from the reports (rldp.aggregator.estimate.Estimate.to_dict) "
-        "plus the mechanism id.",
-        "required": ["mechanism", "n", "joint", "marginals", "ci95", "method", "identifiable"],
-        "properties": {
-            "mechanism": {"type": "string", "pattern": HEX64},
-            "status": {"type": "string"},
-            "n": {"type": "integer"},
-            "joint": {
-                "type": "array",
-                "items": {"type": "array", "items": {"type": ["number", "null"]}},
-                "description": "joint[s][u], s-major like the document",
-            },
-            "marginals": {"type": "object"},
-            "ci95": {
-                "type": "object",
-                "properties": {
-                    "low": {"type": "array"},
-                    "high": {"type": "array"},
-                    "level": {"type": "number"},
-                    "method": {"type": "string"},
-                },
-            },
-            "method": {"type": "string", "enum": ["em", "inverse"]},
-            "identifiable": {"type": "boolean"},
-            "window": {
-                "type": ["string", "null"],
-                "description": "mechanisms with windows: the window estimated, null for every report",
-            },
-            "windows": {
-                "type": "array",
-                "items": {"$ref": "#/components/schemas/WindowCount"},
-                "description": "mechanisms with windows: the windows with reports, most recent first",
-            },
-            "drift": {
-                "oneOf": [{"$ref": "#/components/schemas/Drift"}, {"type": "null"}],
-                "description": "the drift watch on the same reports: is the reporting population still in the "
-                "uncertainty set F the claim rests on? null for a claim that rests on no F (drift_unavailable says why)",
-            },
-            "drift_unavailable": {"type": "string", "description": "why drift is null"},
-        },
-        "additionalProperties": True,
-    },
-    "Drift": {
-        "type": "object",
-        "description": "H0: the reporting population lies in F = {P : D_α(P̂‖P) ≤ B} (docs/design.md, Drift watch)",
-        "required": ["realised_epsilon", "realised_epsilon_upper", "p_value", "rejected", "alpha", "statement"],
-        "properties": {
-            "notion": {"type": "string"},
-            "claimed_epsilon": {"type": "number"},
-            "claim": {"type": "string", "description": "the claim with its notion's parameters, e.g. 'ε = 1.5'"},
-            "realised_epsilon": {
-                "type": ["number", "null"],
-                "description": "realised ε* at the estimate [LZG24, Sec 8.3]; null when infinite or (S latent) "
-                "not identified by the reports",
-            },
-            "realised_epsilon_upper": {
-                "type": ["number", "null"],
-                "description": "an upper bound of ε* over the estimate's 95 % confidence region (null: infinite "
-                "or not identified)",
-            },
-            "statistic": {"type": "number", "description": "the likelihood-ratio statistic T of H0"},
-            "dof": {"type": "integer", "description": "degrees of freedom of T's χ² reference"},
-            "p_value": {"type": "number", "minimum": 0, "maximum": 1},
-            "rejected": {
-                "type": "boolean",
-                "description": "p_value < alpha: the claim may not hold for this population",
-            },
-            "alpha": {"type": "number", "description": "the test's significance level (its false-alarm rate)"},
-            "n": {"type": "integer"},
-            "statement": {"type": "string", "description": "one plain line saying what the numbers mean"},
-        },
-    },
+    **ESTIMATE_SCHEMAS,
     "DesignRequest": {
         "type": "object",
         "required": ["csv", "sensitive", "released", "method"],

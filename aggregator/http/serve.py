@@ -148,6 +148,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         overrides["MAX_BODY_BYTES"] = args.max_body_bytes
     if args.cors_origin is not None:
         overrides["CORS_ORIGIN"] = args.cors_origin
+    if args.min_reports is not None:
+        overrides["MIN_REPORTS"] = args.min_reports
     if args.access_log is not None:
         overrides["ACCESS_LOG"] = args.access_log
     config = load_config(overrides)  # validates the environment too, before any worker starts
@@ -174,6 +176,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 "DATABASE_URL": url,
                 "MAX_BODY_BYTES": config["MAX_BODY_BYTES"],
                 "CORS_ORIGIN": config.get("CORS_ORIGIN"),
+                "MIN_REPORTS": config["MIN_REPORTS"],
                 "ACCESS_LOG": config["ACCESS_LOG"],
             }
         )
@@ -201,6 +204,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # The workers are new processes that build the app from the environment (create_app).
     os.environ["RLDP_DATABASE_URL"] = url
     os.environ["RLDP_MAX_BODY_BYTES"] = str(config["MAX_BODY_BYTES"])
+    os.environ["RLDP_MIN_REPORTS"] = str(config["MIN_REPORTS"])
     if config.get("CORS_ORIGIN"):
         os.environ["RLDP_CORS_ORIGIN"] = config["CORS_ORIGIN"]
     os.environ["RLDP_THREADS"] = str(args.threads)
@@ -285,6 +289,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=positive_int("max-body-bytes"),
         default=None,
         help="request body limit in bytes (default 32 MiB or $RLDP_MAX_BODY_BYTES)",
+    )
+    p.add_argument(
+        "--min-reports",
+        type=positive_int("min-reports"),
+        default=None,
+        help="reports a mechanism or collection needs before an estimate is served (default 100 or "
+        "$RLDP_MIN_REPORTS); below it the estimate answers 409 too-few-reports",
     )
     p.add_argument(
         "--cors-origin",

@@ -48,6 +48,7 @@ from .errors import (
     RotationRefused,
     ServiceError,
     StorageError,
+    TooFewReports,
     Unauthorized,
     UnknownCollection,
     UnknownJob,
@@ -59,6 +60,7 @@ from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
 from .events import ServiceEvents, install_store_telemetry
 from .ingest import Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
+from .labels import LABEL_MAX, check_label
 from .mechanisms import MECHANISM_ID, MechanismCatalog
 from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_service_storage, start_writer
 
@@ -91,6 +93,8 @@ __all__ = [
     "default_url",
     "DatabaseUnavailable",
     "ESTIMATE_INTERVALS",
+    "LABEL_MAX",
+    "check_label",
     "ESTIMATE_METHODS",
     "ESTIMATE_PRIORS",
     "DocumentIdMismatch",
@@ -112,6 +116,7 @@ __all__ = [
     "MissingBatchField",
     "MissingField",
     "NoReports",
+    "TooFewReports",
     "PublicDataMismatch",
     "Receipt",
     "ReportOutOfRange",

@@ -39,12 +39,11 @@ from .errors import (
     InvalidParameter,
     MechanismRetired,
     MissingField,
-    NoReports,
     RotationRefused,
     UnknownCollection,
     WrongType,
 )
-from .estimates import estimate_parameters, estimate_window
+from .estimates import check_minimum, estimate_parameters, estimate_window
 from .mechanisms import MechanismCatalog
 
 __all__ = ["COLLECTION_NAME", "POLICY_PARAMETERS", "Collections", "check_policy", "claim_violations"]
@@ -288,21 +287,22 @@ class Collections:
             raise UnknownCollection(f"no collection {name!r} here", collection=name)
         return record
 
-    def estimate(self, name: Any, args: Mapping[str, str]) -> dict[str, Any]:
+    def estimate(self, name: Any, args: Mapping[str, str], min_reports: int = 1) -> dict[str, Any]:
         """P(S, U) from the reports of every mechanism of the collection, in one likelihood.
 
         The answer is the estimate's JSON form plus ``collection`` and ``mechanisms`` (each with
         its id, its reports and whether it is current); ``window`` restricts every mechanism to
-        one window. NoReports when no mechanism has a report (in that window)."""
+        one window. NoReports when no mechanism has a report (in that window), TooFewReports when they
+        have fewer than ``min_reports`` together."""
         record = self.get(name)
         params = estimate_parameters(args)
         label = estimate_window(None if record.window is None else Window.parse(record.window), args.get("window"))
         ids = [e.mechanism for e in record.mechanisms]
         parsed = [self.catalog.parsed(i) for i in ids]
         counts = [self.storage.counts(i, self.catalog.outputs(i), window=label) for i in ids]
-        if sum(int(c.sum()) for c in counts) == 0:
-            where = "" if label is None else f" in window {label}"
-            raise NoReports(f"collection {record.name!r} has no reports{where} yet", collection=record.name)
+        where = "" if label is None else f" in window {label}"
+        total = sum(int(c.sum()) for c in counts)
+        check_minimum(total, min_reports, f"collection {record.name!r}", where, collection=record.name)
         alpha, p_hat = parsed[-1][1], np.asarray(parsed[-1][2])
         shape = (1, alpha.size) if alpha.latent else alpha.shape
         if alpha.latent:

@@ -19,6 +19,8 @@ DESIGN_CONCURRENCY     RLDP_DESIGN_CONCURRENCY      design jobs running at once 
 JOB_STALE_SECONDS      RLDP_JOB_STALE_SECONDS       a job without heartbeat for this long has failed (120)
 WRITER_SOCKET          RLDP_WRITER_SOCKET           SQLite: socket of the writer process that commits
                                                     report batches (``rldp serve`` sets it)
+MIN_REPORTS            RLDP_MIN_REPORTS             reports a mechanism (or collection) needs before an
+                                                    estimate is served (default 100) → 409 too-few-reports
 MAX_BETA               RLDP_MAX_BETA                the largest significance level β of a confidence set
                                                     the service designs or publishes with (default 0.05)
 CORS_ORIGIN            RLDP_CORS_ORIGIN             the one web origin (``https://app.example``) whose pages may
@@ -51,16 +53,27 @@ from typing import Any
 
 from rldp.aggregator.storage import default_url
 from rldp.shared.errors import ParameterError, TableError, one_line
-from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta
+from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
 from rldp.shared.tables import Table, read_csv
 from rldp.shared.tokens import hash_token
 
 from .errors import ConfigError
 
-__all__ = ["DEFAULTS", "default_url", "load_config", "hash_token", "token_allowed", "tokens_configured"]
+__all__ = [
+    "DEFAULTS",
+    "DEFAULT_MIN_REPORTS",
+    "default_url",
+    "load_config",
+    "hash_token",
+    "token_allowed",
+    "tokens_configured",
+]
 
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
+#: Reports before an estimate is served: with fewer, its intervals say little and a few reports could
+#: single out the people who sent them (DAP's minimum batch size plays the same part).
+DEFAULT_MIN_REPORTS = 100
 DEFAULTS: dict[str, Any] = {
     "DATABASE_URL": None,  # default_url(), read when the configuration is loaded
     "MAX_BODY_BYTES": 32 * 1024 * 1024,
@@ -70,6 +83,7 @@ DEFAULTS: dict[str, Any] = {
     "DESIGN_CONCURRENCY": 1,
     "JOB_STALE_SECONDS": 120.0,
     "MAX_BETA": DEFAULT_MAX_BETA,
+    "MIN_REPORTS": DEFAULT_MIN_REPORTS,
     "ACCESS_LOG": "",
 }
 _ENV = {
@@ -88,6 +102,7 @@ _ENV = {
     "PUBLIC_DATA": "RLDP_PUBLIC_DATA",
     "CORS_ORIGIN": "RLDP_CORS_ORIGIN",
     "MAX_BETA": "RLDP_MAX_BETA",
+    "MIN_REPORTS": "RLDP_MIN_REPORTS",
     "ACCESS_LOG": "RLDP_ACCESS_LOG",
 }
 _INT_KEYS = {"MAX_BODY_BYTES": 1, "MAX_BATCH_REPORTS": 1, "DESIGN_CONCURRENCY": 1}
@@ -179,6 +194,15 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
     except (ValueError, ParameterError):
         raise ConfigError(
             f"MAX_BETA (RLDP_MAX_BETA) must be a significance level in (0, 1); got {merged['MAX_BETA']!r}"
+        ) from None
+    minimum = merged["MIN_REPORTS"]
+    try:
+        merged["MIN_REPORTS"] = check_count(
+            int(minimum) if isinstance(minimum, str) and minimum.strip().isdigit() else minimum, "MIN_REPORTS"
+        )
+    except ParameterError:
+        raise ConfigError(
+            f"MIN_REPORTS (RLDP_MIN_REPORTS) must be a whole number of reports ≥ 1; got {minimum!r}"
         ) from None
     if merged["ACCESS_LOG"] not in ("", "json", "text"):
         raise ConfigError(

@@ -22,6 +22,7 @@ from .estimates import estimate, window_counts
 from .events import ServiceEvents
 from .ingest import Ingest, Receipt
 from .jobs import DesignRunner
+from .labels import check_label
 from .mechanisms import MechanismCatalog
 from .pauses import Pauses
 from .pilots import auto_switch_body, pilot_switch, switch_policy
@@ -60,9 +61,11 @@ class AggregatorService:
         )
         self._write_failure: tuple[float, str] | None = None  # (monotonic time, why) of the last failed upload
 
-    def publish_bytes(self, body: bytes, kind: str) -> tuple[MechanismRecord, bool]:
-        """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created)."""
-        return publish_document(
+    def publish_bytes(self, body: bytes, kind: str, label: Any = None) -> tuple[MechanismRecord, bool]:
+        """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created).
+        ``label``: the mechanism's label (checked before the document; set even when it was published before)."""
+        text = check_label(label)
+        record, created = publish_document(
             self.storage,
             body,
             kind,
@@ -70,6 +73,9 @@ class AggregatorService:
             public_data=self.config["PUBLIC_DATA"],
             max_beta=self.config["MAX_BETA"],
         )
+        if text is not None:
+            record = self.catalog.set_label(record.id, text)
+        return record, created
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded report batch (see :meth:`Ingest.submit`)."""
@@ -105,7 +111,11 @@ class AggregatorService:
 
     def estimate(self, mechanism_id: str, args: Mapping[str, str]) -> dict[str, Any]:
         """The estimate of a mechanism's input distribution (see :func:`estimates.estimate`)."""
-        return estimate(self.storage, self.catalog, mechanism_id, args, self.drift)
+        return estimate(self.storage, self.catalog, mechanism_id, args, self.drift, self.config["MIN_REPORTS"])
+
+    def estimate_collection(self, name: Any, args: Mapping[str, str]) -> dict[str, Any]:
+        """The estimate of a collection's input distribution (see :meth:`Collections.estimate`)."""
+        return self.collections.estimate(name, args, self.config["MIN_REPORTS"])
 
     def refresh_drift(self) -> None:
         """Run the drift watch on every mechanism's reports (before a /metrics scrape; cached by report count)."""

@@ -45,6 +45,7 @@ __all__ = [
     "mechanism_rows",
     "mechanism_view",
     "estimate_view",
+    "collection_estimate_view",
 ]
 
 #: The design methods a design job accepts (the form's choices): the rldp ones first, then those of the
@@ -251,5 +252,15 @@ def estimate_view(service: AggregatorService, mechanism_id: str, args: Mapping[s
     _, _, p_hat = service.catalog.parsed(out["mechanism"])
     joint = np.asarray(out["joint"], dtype=float)
     out["l1_to_public"] = float(np.abs(joint - p_hat).sum())
+    out["public"] = p_hat.tolist()
+    return out
+
+
+def collection_estimate_view(service: AggregatorService, name: str, args: Mapping[str, str]) -> dict[str, Any]:
+    """A collection's estimate (:meth:`AggregatorService.estimate_collection`) plus ``public``, the P̂ of its current
+    mechanism's document (the CSV's ``public`` column, as for a mechanism)."""
+    out = service.estimate_collection(name, args)
+    current = [m["mechanism"] for m in out["mechanisms"] if m["current"]] or [out["mechanisms"][-1]["mechanism"]]
+    _, _, p_hat = service.catalog.parsed(current[0])
     out["public"] = p_hat.tolist()
     return out

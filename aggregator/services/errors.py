@@ -38,6 +38,7 @@ __all__ = [
     "PublicDataMismatch",
     "UnknownJob",
     "NoReports",
+    "TooFewReports",
     "UnknownCollection",
     "CollectionExists",
     "CollectionRetired",
@@ -141,6 +142,11 @@ class PublicDataMismatch(ServiceError, ValueError):
 
 class NoReports(ServiceError):
     """An estimate was asked for a mechanism that has no reports."""
+
+
+class TooFewReports(ServiceError):
+    """An estimate was asked for a mechanism (or collection) with fewer reports than the service's
+    MIN_REPORTS; ``fields`` carry ``reports`` (how many) and ``min_reports`` (the minimum)."""
 
 
 # -- collections

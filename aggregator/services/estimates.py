@@ -20,13 +20,14 @@ from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
 
 from .drift import DriftWatch
-from .errors import InvalidParameter, NoReports
+from .errors import InvalidParameter, NoReports, TooFewReports
 from .mechanisms import MechanismCatalog
 
 __all__ = [
     "ESTIMATE_METHODS",
     "ESTIMATE_INTERVALS",
     "ESTIMATE_PRIORS",
+    "check_minimum",
     "estimate_parameters",
     "estimate_window",
     "window_counts",
@@ -72,6 +73,27 @@ def estimate_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     return {"method": method, "interval": interval, "prior": prior, "prior_weight": prior_weight}
 
 
+def check_minimum(reports: int, minimum: int, what: str, where: str = "", **fields: Any) -> None:
+    """Refuse to estimate from ``reports`` reports: NoReports with none, TooFewReports below ``minimum``
+    (the service's MIN_REPORTS). ``what`` names the mechanism or collection, ``where`` the window."""
+    if reports == 0:
+        raise NoReports(
+            f"{what} has no reports{where} yet; this service serves an estimate from {minimum:,} reports on",
+            reports=0,
+            min_reports=minimum,
+            **fields,
+        )
+    if reports < minimum:
+        raise TooFewReports(
+            f"{what} has {reports:,} report{'s' if reports != 1 else ''}{where}; this service serves an estimate "
+            f"from {minimum:,} reports on (MIN_REPORTS), so that it says something and cannot single out the few "
+            f"who reported: {minimum - reports:,} more needed",
+            reports=reports,
+            min_reports=minimum,
+            **fields,
+        )
+
+
 def estimate_window(window: Window | None, label: str | None) -> str | None:
     """The ``window`` parameter of an estimate checked against the mechanism's collection
     ``window``: the label (one of its windows), or None for every report (no parameter)."""
@@ -114,6 +136,7 @@ def estimate(
     mechanism_id: str,
     args: Mapping[str, str],
     drift: DriftWatch | None = None,
+    min_reports: int = 1,
 ) -> dict[str, Any]:
     """The estimate of a published mechanism's P(S, U) as a JSON-ready dict.
 
@@ -121,19 +144,16 @@ def estimate(
     for a mechanism with windows also ``window`` (the one estimated, or null for all) and
     ``windows`` (:func:`window_counts`). With a drift watch also ``drift`` (the object of
     :meth:`rldp.aggregator.estimate.drift.Drift.to_dict`, on the same reports) or, when it is null,
-    ``drift_unavailable`` saying why. Raises UnknownMechanism, InvalidParameter, or
-    NoReports when nothing was reported yet (in that window).
+    ``drift_unavailable`` saying why. Raises UnknownMechanism, InvalidParameter, NoReports when
+    nothing was reported yet (in that window), TooFewReports below ``min_reports``.
     """
     record = catalog.get(mechanism_id)
     params = estimate_parameters(args)
     window = catalog.window(record.id)
     label = estimate_window(window, args.get("window"))
     counts = storage.counts(record.id, record.outputs, window=label)
-    if int(counts.sum()) == 0:
-        where = "" if label is None else f" in window {label}"
-        raise NoReports(
-            f"mechanism {record.id} has no reports{where} yet; an estimate needs at least one", mechanism=record.id
-        )
+    where = "" if label is None else f" in window {label}"
+    check_minimum(int(counts.sum()), min_reports, f"mechanism {record.id}", where, mechanism=record.id)
     matrix, alpha, p_hat = catalog.parsed(record.id)
     # A latent S is not an input: the reports identify at most P(U), estimated as one row.
     shape = (1, alpha.size) if alpha.latent else alpha.shape

@@ -26,6 +26,7 @@ from rldp.shared.records import Alphabet
 from rldp.shared.reports import describe_value
 
 from .errors import UnknownMechanism
+from .labels import check_label
 
 __all__ = ["MECHANISM_ID", "LRU", "MechanismCatalog", "document_json"]
 
@@ -118,6 +119,15 @@ class MechanismCatalog:
         """Retire a mechanism (idempotent); its document stays available."""
         self.get(mechanism_id)
         record = self.storage.retire(mechanism_id)
+        if record is None:  # removed between the two calls: storage never deletes, so only by hand
+            raise UnknownMechanism(f"no mechanism {mechanism_id} is published here", mechanism=mechanism_id)
+        return record
+
+    def set_label(self, mechanism_id: Any, label: Any) -> MechanismRecord:
+        """Set a mechanism's label (None: clear it), checked by :func:`.labels.check_label`; its record after."""
+        text = check_label(label)
+        self.get(mechanism_id)
+        record = self.storage.set_label(mechanism_id, text)
         if record is None:  # removed between the two calls: storage never deletes, so only by hand
             raise UnknownMechanism(f"no mechanism {mechanism_id} is published here", mechanism=mechanism_id)
         return record

@@ -16,6 +16,7 @@ from rldp.shared.reports import batch_counts
 
 from .collections import CollectionStore
 from .group_commit import GroupCommitter
+from .labels import LabelStore, mechanism_record
 from .rows import LIVE, BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
 from .telemetry import database_error
@@ -39,7 +40,7 @@ class GroupSink(Protocol):
     def close(self) -> None: ...
 
 
-class Storage(CollectionStore, ABC):
+class Storage(CollectionStore, LabelStore, ABC):
     """Mechanisms, batches, counts, jobs, collections (:class:`~.collections.CollectionStore`). Thread-safe; open
     one per process. Every method raises :class:`StorageError` when the backend is unavailable. With a
     ``sink``, :meth:`ingest` hands each batch to it; else batches are committed here, by group commit.
@@ -151,22 +152,7 @@ class Storage(CollectionStore, ABC):
         assert stored is not None
         return created, stored
 
-    @staticmethod
-    def _record(row: Any) -> MechanismRecord:
-        return MechanismRecord(
-            id=row[0],
-            method=row[1],
-            notion=row[2],
-            epsilon=float(row[3]),
-            epsilon_audited=None if row[4] is None else float(row[4]),
-            sensitive=row[5],
-            released=tuple(json.loads(row[6])),
-            outputs=int(row[7]),
-            size=int(row[8]),
-            status=row[9],
-            published=float(row[10]),
-            retired=None if row[11] is None else float(row[11]),
-        )
+    _record = staticmethod(mechanism_record)
 
     def _get_mechanism(self, conn: Any, mechanism_id: str) -> MechanismRecord | None:
         row = conn.execute(

@@ -38,6 +38,7 @@ class MechanismRecord:
     status: str  # "active" | "retired"
     published: float  # unix seconds
     retired: float | None = None
+    label: str | None = None  # the operator's name for it: not in the document, not part of the id
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ Versions: "1" had no windows; "2" adds ``window_label`` to batches and counts (`
 batch of a mechanism without collection windows, so every version-1 row keeps its meaning);
 "3" adds the index ``rldp_batches_received`` on ``rldp_batches (received)``, so the
 dashboard's recent-activity count reads only the recent batches instead of every row; "4"
-adds the collections (``rldp_collections``, ``rldp_collection_mechanisms``: :mod:`.collections`).
+adds the collections (``rldp_collections``, ``rldp_collection_mechanisms``: :mod:`.collections`);
+"5" adds ``label`` to ``rldp_mechanisms``: an operator's name for a mechanism, outside its document
+(NULL: none; :mod:`.labels`).
 :func:`migrations` lists the statements that bring a store from one version to the next;
 :meth:`Storage.init_schema` runs them when it opens an older store. (The column is not
 called ``window``: WINDOW is a reserved word of PostgreSQL.)
@@ -35,7 +37,7 @@ __all__ = [
     "values",
 ]
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 #: The columns of an rldp_batches row, in the order of :meth:`BatchItem.row`.
 BATCH_COLUMNS = "(mechanism, batch, n, digest, encoding, payload, received, window_label)"
@@ -43,7 +45,8 @@ BATCH_COLUMNS = "(mechanism, batch, n, digest, encoding, payload, received, wind
 BATCH_WIDTH = 8
 #: The columns a :class:`MechanismRecord` is read from, in its field order.
 MECHANISM_COLUMNS = (
-    "id, method, notion, epsilon, epsilon_audited, sensitive, released, outputs, size, status, published, retired"
+    "id, method, notion, epsilon, epsilon_audited, sensitive, released, outputs, size, status, published, retired,"
+    " label"
 )
 #: The columns a :class:`JobRecord` is read from, in its field order.
 JOB_COLUMNS = "id, status, params, mechanism, error, created, started, finished, heartbeat"
@@ -67,7 +70,7 @@ def schema_statements(blob_type: str) -> list[str]:
         " epsilon DOUBLE PRECISION NOT NULL, epsilon_audited DOUBLE PRECISION,"
         " sensitive TEXT NOT NULL, released TEXT NOT NULL, outputs INTEGER NOT NULL, size INTEGER NOT NULL,"
         " status TEXT NOT NULL, published DOUBLE PRECISION NOT NULL, retired DOUBLE PRECISION,"
-        f" document {blob} NOT NULL)",
+        f" document {blob} NOT NULL, label TEXT)",
         "CREATE TABLE IF NOT EXISTS rldp_batches ("
         " mechanism TEXT NOT NULL, batch TEXT NOT NULL, n INTEGER NOT NULL, digest"
         f" {blob} NOT NULL, encoding TEXT NOT NULL, payload {blob} NOT NULL, received DOUBLE PRECISION NOT NULL,"
@@ -87,7 +90,8 @@ def migrations() -> dict[str, tuple[str, list[str]]]:
 
     1 → 2: batches gain ``window_label`` (``''``); the counts table is rebuilt with the window
     in its primary key (SQLite cannot change a primary key in place), every old total kept
-    under ``''``. 2 → 3: the index on ``rldp_batches (received)``. 3 → 4: the collections' tables. Both dialects run DDL inside
+    under ``''``. 2 → 3: the index on ``rldp_batches (received)``. 3 → 4: the collections' tables. 4 → 5:
+    mechanisms gain ``label`` (NULL: none). Both dialects run DDL inside
     the open transaction: all or nothing.
     """
     return {
@@ -104,6 +108,7 @@ def migrations() -> dict[str, tuple[str, list[str]]]:
         ),
         "2": ("3", [_RECEIVED_INDEX]),
         "3": ("4", list(COLLECTION_STATEMENTS)),
+        "4": ("5", ["ALTER TABLE rldp_mechanisms ADD COLUMN label TEXT"]),
     }
 
 

@@ -129,7 +129,8 @@ def test_a_retired_collection_takes_no_reports_and_estimates_combine_mechanisms(
         assert usage.submit(records, owners=users).accepted == 400
         with Client(server.url, token=READ_TOKEN, state_path=None) as reader:
             est = reader.estimate_collection(name)
-        assert est["n"] == 800 and [(m["mechanism"], m["reports"]) for m in est["mechanisms"]] == [(m0, 400), (m1, 400)]
+        assert est.n == 800 and est.collection == name
+        assert [(m["mechanism"], m["reports"]) for m in est.mechanisms or []] == [(m0, 400), (m1, 400)]
         with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
             assert admin.retire_collection(name)["status"] == "retired"
         with pytest.raises(CollectionRetired, match="retired"):
@@ -210,8 +211,12 @@ def test_operator_commands_create_show_rotate_estimate_and_retire(server):
     assert shown["current"] == docs[1]["id"] and len(shown["mechanisms"]) == 2
     with Client(server.url, state_path=None) as app:  # stateless: one fresh draw per record
         app.collection(name).submit([("Female", "red"), ("Male", "blue")] * 20)
-    estimate = op("collection", "estimate", name)
-    assert "40 reports over 2 mechanisms" in estimate and "95% LOW" in estimate
+        few = run_cli("collection", "estimate", name, env=env)  # below the server's minimum (100): one line, why
+        assert_one_line_error(few, "too-few-reports")
+        assert "has 40 reports" in few.stderr and "60 more needed" in few.stderr
+        app.collection(name).submit([("Female", "red"), ("Male", "blue")] * 40)
+    estimate = op("collection", "estimate", name, "--method", "em", "--interval", "bootstrap")
+    assert "120 reports over 2 mechanisms" in estimate and "95% LOW" in estimate
     assert "retired" in op("collection", "retire", name)
     refused = run_cli("collection", "rotate", name, docs[0]["id"], env=env)
     assert_one_line_error(refused, "collection-retired")

@@ -99,7 +99,7 @@ def test_submit_end_to_end(server, published):
         assert (receipt.accepted, receipt.batches, receipt.duplicates, receipt.queued) == (2100, 5, 0, 0)
         assert len(set(receipt.batch_ids)) == 5
         assert stored_counts(server, mid).sum() == before + 2100
-        assert client.estimate(mid)["n"] == before + 2100
+        assert client.estimate(mid).n == before + 2100
         assert any(m["id"] == mid for m in client.mechanisms())
         assert client.ready()
         assert mech.outputs == 6

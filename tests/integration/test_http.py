@@ -154,14 +154,17 @@ def test_many_concurrent_clients_with_retries(live_server, mech, store):
 def test_retire_and_estimate(live_server, mech):
     mid = mech["id"]
     assert_problem(live_server.estimate(mid), 409, "no-reports")
-    assert live_server.post_reports(mid, "r1", list(range(6)) * 50).status_code == 201
+    assert live_server.post_reports(mid, "r0", [0] * 60).status_code == 201
+    few = assert_problem(live_server.estimate(mid), 409, "too-few-reports")  # the service's minimum: 100
+    assert (few["reports"], few["min_reports"]) == (60, 100) and "40 more needed" in few["detail"]
+    assert live_server.post_reports(mid, "r1", list(range(6)) * 40).status_code == 201
     est = live_server.estimate(mid)
     assert est.status_code == 200 and est.json()["n"] == 300 and est.json()["mechanism"] == mid
     assert_problem(requests.get(f"{live_server.url}/v1/mechanisms/{mid}/estimate", timeout=10), 401, "unauthorized")
     resp = requests.post(f"{live_server.url}/v1/mechanisms/{mid}/retire", headers=ADMIN, timeout=10)
     assert resp.status_code == 200 and resp.json()["status"] == "retired"
     assert_problem(live_server.post_reports(mid, "r2", [1]), 409, "mechanism-retired")
-    assert live_server.post_reports(mid, "r1", list(range(6)) * 50).status_code == 409  # even a retry
+    assert live_server.post_reports(mid, "r1", list(range(6)) * 40).status_code == 409  # even a retry
     assert live_server.estimate(mid).json()["n"] == 300  # estimates stay available
 
 

@@ -80,10 +80,10 @@ def test_publish_then_list_the_mechanisms_as_a_table_and_as_json(op, server, tmp
     listed = json.loads(ok(op("mechanisms", "--json")))
     assert listed == requests.get(server.url + "/v1/mechanisms", timeout=10).json()  # the API's answer, unchanged
     rows = table(ok(op("mechanisms")))
-    assert rows[0][:7] == ["ID", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS"]
+    assert rows[0][:8] == ["ID", "LABEL", "METHOD", "NOTION", "CLAIM", "AUDITED", "OUTPUTS", "STATUS"]
     assert len(rows) == 1 + len(listed["mechanisms"])
     mine = next(r for r in rows[1:] if r[0] == doc["id"][:12])
-    assert mine[1:9] == ["grr", "rldp", "eps = 1", "1", "6", "active", "sex", "colour"]
+    assert mine[1:10] == ["-", "grr", "rldp", "eps = 1", "1", "6", "active", "sex", "colour"]
 
 
 def test_publish_reads_json_on_stdin_and_refuses_a_tampered_document(op, server, tmp_path):
@@ -308,9 +308,9 @@ def test_publish_mechanisms_and_audit_state_distp_as_epsilon_and_delta(op, serve
     out = ok(op("publish", path)).splitlines()
     assert f"(eps, delta) = (1, {delta:.4g})" in out[1] and "at delta = 0" in out[1], out
     rows = table(ok(op("mechanisms")))
-    assert rows[0][3:5] == ["CLAIM", "AUDITED"]
+    assert rows[0][4:6] == ["CLAIM", "AUDITED"]
     mine = next(r for r in rows[1:] if r[0] == doc["id"][:12])
-    assert mine[2:4] == ["distp", f"(eps, delta) = (1, {delta:.4g})"] and mine[4].endswith("at delta = 0"), mine
+    assert mine[3:5] == ["distp", f"(eps, delta) = (1, {delta:.4g})"] and mine[5].endswith("at delta = 0"), mine
     audit = run_cli("audit", path)
     first = audit.stdout.splitlines()[0]
     assert audit.returncode == 0 and "audited delta = " in first and f"<= claimed delta = {delta:.4g}" in first, first
@@ -378,3 +378,46 @@ def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_pa
     gauge = next(x for x in metrics.splitlines() if x.startswith(f'rldp_drift_p_value{{mechanism="{doc["id"]}"}}'))
     assert float(gauge.split()[-1]) == drift["p_value"]
     assert f'rldp_realised_epsilon{{mechanism="{doc["id"]}"}}' in metrics
+
+
+# --------------------------------------------------------------------------- labels, estimate options, the minimum
+
+
+def test_labels_at_publish_and_later_never_change_the_document(op, server, tmp_path):
+    doc = make_document("operator-label")
+    path = tmp_path / "labelled.json"
+    write_document(doc, path)
+    assert ok(op("publish", path, "--label", "Sign-ups by region")).splitlines()[0] == (
+        f"published {doc['id']} (Sign-ups by region)"
+    )
+    mine = next(r for r in table(ok(op("mechanisms")))[1:] if r[0] == doc["id"][:12])
+    assert mine[1] == "Sign-ups by region"
+    out = ok(op("mechanisms", "label", doc["id"][:12], "Daily usage, app v2"))
+    assert out.strip() == f"{doc['id']}: label 'Daily usage, app v2'"
+    listed = json.loads(ok(op("mechanisms", "--json")))["mechanisms"]
+    assert next(m for m in listed if m["id"] == doc["id"])["label"] == "Daily usage, app v2"
+    with Client(server.url, state_path=None) as client:  # the client still verifies the document by its id
+        assert client.mechanism(doc["id"]).id == doc["id"]
+    one_line_error(op("mechanisms", "label", doc["id"], "a\tb"), "422 invalid-parameter", "U+0009")
+    one_line_error(op("mechanisms", "label", doc["id"]), "TEXT, or --clear")
+    assert ok(op("mechanisms", "label", doc["id"], "--clear")).strip() == f"{doc['id']}: label removed"
+    one_line_error(op("mechanisms", "label", doc["id"], "x", env={"RLDP_ADMIN_TOKEN": ""}), "RLDP_ADMIN_TOKEN")
+
+
+def test_estimate_method_and_interval_and_the_minimum(op, server, tmp_path):
+    doc = published(op, tmp_path, "operator-estimate-options")
+    with Client(server.url, state_path=None) as client:
+        client.submit_reports(doc["id"], np.arange(40) % 6)
+    few = one_line_error(op("estimate", doc["id"]), "409 too-few-reports", "has 40 reports", "60 more needed")
+    assert "rldp estimate: error:" in few
+    with Client(server.url, state_path=None) as client:
+        client.submit_reports(doc["id"], np.arange(400) % 6)
+    answer = json.loads(ok(op("estimate", doc["id"], "--method", "inverse", "--interval", "bootstrap", "--json")))
+    assert answer["method"] == "inverse" and answer["ci95"]["method"] == "bootstrap" and answer["n"] == 440
+    text = ok(op("estimate", doc["id"], "--method", "em"))
+    assert "estimator em" in text and "(delta)" in text
+    bad = run_cli("estimate", doc["id"], "--method", "median", env={"RLDP_SERVER": server.url})
+    assert bad.returncode == 2 and "invalid choice: 'median'" in bad.stderr
+    assert "'auto', 'em', 'inverse'" in bad.stderr
+    bad = run_cli("estimate", doc["id"], "--interval", "wilson", env={"RLDP_SERVER": server.url})
+    assert bad.returncode == 2 and "'delta', 'bootstrap'" in bad.stderr

@@ -88,10 +88,10 @@ def test_publish_verify_privatise_submit_estimate(live_server, coupling):
     assert (receipt.accepted, receipt.batches, receipt.duplicates) == (N_USERS, 6, 0)
     est = client.estimate(doc["id"])
     client.close()
-    assert est["n"] == N_USERS and est["identifiable"] is False
+    assert est.n == N_USERS and est.identifiable is False
     pi = q @ truth.reshape(-1)
     sd_pi = np.sqrt(pi * (1 - pi) / N_USERS)
-    err = q @ np.array(est["joint"], dtype=float).reshape(-1) - pi
+    err = q @ np.array(est.joint, dtype=float).reshape(-1) - pi
     assert np.all(np.abs(err) <= 4.5 * sd_pi + 1e-12), np.abs(err) / sd_pi
 
 

@@ -54,13 +54,13 @@ def test_estimate_error_within_predicted_variance(live_server):
     assert (receipt.accepted, receipt.batches, receipt.duplicates) == (N_USERS, 20, 0)
     est = client.estimate(doc["id"])
     client.close()
-    assert est["n"] == N_USERS
+    assert est.n == N_USERS
 
     q = np.array(doc["matrix"])
     pi = q @ truth
     multinomial = (np.diag(pi) - np.outer(pi, pi)) / N_USERS
-    joint = np.array(est["joint"], dtype=float).reshape(-1)
-    if est["identifiable"]:
+    joint = np.array(est.joint, dtype=float).reshape(-1)
+    if est.identifiable:
         pinv = np.linalg.pinv(q)
         cov = pinv @ multinomial @ pinv.T
         err = joint - truth

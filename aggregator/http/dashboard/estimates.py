@@ -3,26 +3,22 @@ the L1 distance to P̂, identifiability; downloads as CSV and JSON."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from typing import Any
 from urllib.parse import urlencode
 
-import numpy as np
 from flask import Response, request
 from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import ESTIMATE_INTERVALS, ESTIMATE_METHODS
 from rldp.aggregator.services.dashboard import estimate_view
-from rldp.shared.tables import csv_text_cell
 
+from ..estimate_csv import estimate_csv, estimate_rows
 from ..responses import current_service
 from .charts import interval_chart
 from .pages import blueprint, login_required, page
 from .session import User
 
-__all__ = ["estimate_rows", "estimate_csv"]
+__all__ = ["estimate_rows", "estimate_csv"]  # kept here too: the page's download is the API's text/csv
 
 #: Most rows a chart draws (a larger joint is shown as a table only).
 MAX_CHART_ROWS = 60
@@ -32,67 +28,6 @@ _PARAMS = ("window", "method", "interval")
 
 def _args() -> dict[str, str]:
     return {k: v for k in _PARAMS if (v := request.args.get(k, "").strip())}
-
-
-def estimate_rows(est: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per marginal category and per joint cell: table, attribute, category, estimate,
-    ci95_low, ci95_high, identified, public (the document's P̂ of the same cell or category)."""
-    rows: list[dict[str, Any]] = []
-    public = np.asarray(est["public"], dtype=float)
-    labels = est.get("labels", {})
-    s_name = labels.get("sensitive", {}).get("name", "S")
-    for name, entry in est["marginals"].items():
-        if name == s_name:
-            p_marg: list[float] | None = public.sum(axis=1).tolist()
-        elif len(est["marginals"]) == 2:  # one released attribute: U is that attribute
-            p_marg = public.sum(axis=0).tolist()
-        else:
-            p_marg = None  # several released attributes: the pages show P̂ of the joint only
-        for i, label in enumerate(entry.get("labels", range(len(entry["estimate"])))):
-            rows.append(
-                {
-                    "table": "marginal",
-                    "attribute": name,
-                    "category": str(label),
-                    "estimate": entry["estimate"][i],
-                    "ci95_low": entry["ci95_low"][i],
-                    "ci95_high": entry["ci95_high"][i],
-                    "identified": entry["identified"][i],
-                    "public": None if p_marg is None else p_marg[i],
-                }
-            )
-    s_values = labels.get("sensitive", {}).get("values", [])
-    u_values = labels.get("released", {}).get("values", [])
-    ci = est["ci95"]
-    for s, row in enumerate(est["joint"]):
-        for u, value in enumerate(row):
-            rows.append(
-                {
-                    "table": "joint",
-                    "attribute": "S × U",
-                    "category": f"{s_values[s] if s_values else s} | {u_values[u] if u_values else u}",
-                    "estimate": value,
-                    "ci95_low": ci["low"][s][u],
-                    "ci95_high": ci["high"][s][u],
-                    "identified": ci["identified"][s][u],
-                    "public": float(public[s, u]),
-                }
-            )
-    return rows
-
-
-def estimate_csv(est: dict[str, Any]) -> str:
-    """The rows of :func:`estimate_rows` as CSV text with a header (empty cell: unbounded / none)."""
-    out = io.StringIO()
-    fields = ["table", "attribute", "category", "estimate", "ci95_low", "ci95_high", "identified", "public"]
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    for row in estimate_rows(est):
-        cells = {k: "" if row[k] is None else row[k] for k in fields}
-        for k in ("table", "attribute", "category"):  # text a public document chose: no formulas
-            cells[k] = csv_text_cell(str(cells[k]))
-        writer.writerow(cells)
-    return out.getvalue()
 
 
 @blueprint.get("/mechanisms/<mechanism_id>/estimate")

@@ -57,6 +57,7 @@ def test_publish_201_then_200_and_response_fields(http):
     assert first.status_code == 201 and first.headers["Location"] == f"/v1/mechanisms/{doc['id']}"
     assert first.json == {
         "id": doc["id"],
+        "label": None,  # none given
         "method": "grr",
         "epsilon": 1.0,
         "epsilon_audited": pytest.approx(1.0),

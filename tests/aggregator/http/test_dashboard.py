@@ -375,14 +375,14 @@ def test_windowed_mechanism_shows_its_latest_window(http) -> None:
     day = Window.parse("P1D")
     today = day.label_at(time.time())
     yesterday = day.label_at(time.time() - 86400)
-    for label, n in ((yesterday, 30), (today, 12)):
+    for label, n in ((yesterday, 130), (today, 12)):  # yesterday's reach the service's minimum (100)
         body = {"mechanism": doc["id"], "batch": f"b-{label}", "reports": [0] * n, "window": label}
         assert http.post("/v1/reports", json=body).status_code == 201
     login(http, READ_TOKEN)
     listing = http.get("/ui/").get_data(as_text=True)
-    assert f"{today}: 12" in listing and ">42<" in listing
+    assert f"{today}: 12" in listing and ">142<" in listing
     page = http.get(f"/ui/mechanisms/{doc['id']}/estimate?window={yesterday}").get_data(as_text=True)
-    assert f'<option value="{yesterday}" selected>' in page and "30" in page
+    assert f'<option value="{yesterday}" selected>' in page and "130" in page
     resp = http.get(f"/ui/mechanisms/{doc['id']}/estimate.csv?window={yesterday}")
     assert resp.headers["Content-Disposition"].endswith(f'-{yesterday}.csv"')
 

@@ -74,20 +74,25 @@ def test_concurrent_rotations_append_one_mechanism_each_time(store):
     assert len(rec.mechanisms) == 2 and sum(e.until is None for e in rec.mechanisms) == 1
 
 
+def version_4_statements(blob_type: str) -> list[str]:
+    """Today's tables without the mechanisms' ``label`` (schema version 5)."""
+    return [s.replace(", label TEXT)", ")") for s in schema_statements(blob_type)]
+
+
 def test_a_store_of_schema_3_gains_the_collections_when_opened(backend, databases):
     url = databases.url(backend)
     old = open_storage(url, init=False)
-    with old.write_transaction() as conn:  # a version-3 store: every table but the collections'
-        for stmt in schema_statements(old.blob_type):
+    with old.write_transaction() as conn:  # a version-3 store: every table but the collections' (and no labels)
+        for stmt in version_4_statements(old.blob_type):
             if "collection" not in stmt:
                 conn.execute(stmt)
         conn.execute(old._sql("INSERT INTO rldp_meta (key, value) VALUES (?, ?)"), ("schema", "3"))
     old.close()
-    store = open_storage(url)
+    store = open_storage(url)  # migrates 3 → 4 → 5
     try:
-        assert SCHEMA_VERSION == "4"
+        assert SCHEMA_VERSION == "5"
         with store.write_transaction() as conn:
-            assert conn.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()[0] == "4"
+            assert conn.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()[0] == "5"
         assert store.create_collection("x", "", POLICY, None, M1)[0]
     finally:
         store.close()

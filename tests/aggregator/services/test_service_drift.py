@@ -78,7 +78,7 @@ def test_reports_from_p_hat_raise_no_alarm(http, app):
 def test_a_claim_without_an_uncertainty_set_has_no_drift_and_says_why(http, app):
     doc = make_document()  # GRR claiming RLDP over every distribution (radius null)
     _publish(http, doc)
-    resp = http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "x", "reports": [0, 1, 2, 3]})
+    resp = http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "x", "reports": [0, 1, 2, 3] * 25})
     assert resp.status_code == 201
     est = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ).json
     assert est["drift"] is None and "every distribution" in est["drift_unavailable"]

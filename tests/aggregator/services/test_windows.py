@@ -342,13 +342,20 @@ def test_a_store_of_schema_1_is_migrated_when_opened(backend, databases):
         )
         for shard, y, n in [(0, 0, 1), (0, 1, 2), (3, 5, 1), (0, 5, 2)]:
             conn.execute(old._sql("INSERT INTO rldp_counts VALUES (?, ?, ?, ?)"), (MID, shard, y, n))
+        conn.execute(  # a version-1 mechanism row: no label (schema 5)
+            old._sql(
+                "INSERT INTO rldp_mechanisms (id, method, notion, epsilon, epsilon_audited, sensitive, released,"
+                " outputs, size, status, published, retired, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ),
+            (MID, "grr", "rldp", 1.0, 0.99, "sex", '["colour"]', 6, 6, "active", 1.0, None, b"doc"),
+        )
     old.create_job("j" * 32, {"method": "grr"})
-    old.publish(record(MID), b"doc")
     old.close()
 
     store = open_storage(url)  # migrates
     try:
-        assert SCHEMA_VERSION == "4" and schema_version(store) == "4"
+        assert SCHEMA_VERSION == "5" and schema_version(store) == "5"
+        assert store.get_mechanism(MID).label is None and store.get_document(MID) == b"doc"
         for window in (None, ""):
             np.testing.assert_array_equal(store.counts(MID, 6, window=window), [1, 2, 0, 0, 0, 3])
             np.testing.assert_array_equal(store.recount(MID, 6, window=window), [1, 2, 0, 0, 0, 3])
@@ -418,17 +425,17 @@ def test_windows_through_the_live_service(live_server):
     now = time.time()
     today, earlier, future = DAY.label_at(now), DAY.label_at(now - 3 * 86_400), DAY.label_at(now + 3 * 86_400)
     url = live_server.url + "/v1/reports"
-    for name, label, ys in [("t", today, [0, 1, 2] * 40), ("e", earlier, [5] * 30)]:
+    for name, label, ys in [("t", today, [0, 1, 2] * 40), ("e", earlier, [5] * 130)]:  # each ≥ the minimum
         resp = requests.post(url, json={"mechanism": mid, "batch": name, "reports": ys, "window": label}, timeout=30)
         assert resp.status_code == 201 and resp.json()["window"] == label, resp.text
     assert_problem(live_server.post_reports(mid, "x", [1]), 422, "window-required")
     late = {"mechanism": mid, "batch": "f", "reports": [1], "window": future}
     assert_problem(requests.post(url, json=late, timeout=30), 422, "future-window")
-    assert live_server.estimate(mid, window=earlier).json()["n"] == 30
+    assert live_server.estimate(mid, window=earlier).json()["n"] == 130
     whole = live_server.estimate(mid).json()
-    assert whole["n"] == 150 and whole["windows"] == [
+    assert whole["n"] == 250 and whole["windows"] == [
         {"window": today, "reports": 120},
-        {"window": earlier, "reports": 30},
+        {"window": earlier, "reports": 130},
     ]
     listed = requests.get(f"{live_server.url}/v1/mechanisms/{mid}/windows", headers=READ, timeout=10).json()
     assert listed["windows"] == whole["windows"] and listed["collection"] == "P1D"

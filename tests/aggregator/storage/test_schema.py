@@ -1,4 +1,5 @@
-"""Schema version 3: a version-2 store opened by this rldp gains the index on batches' ``received``."""
+"""Schema migrations: a version-2 store gains the index on batches' ``received`` (3); a version-4 store
+gains the mechanisms' ``label`` (5), its mechanisms kept."""
 
 from __future__ import annotations
 
@@ -13,6 +14,13 @@ from rldp.aggregator.storage.schema import schema_statements
 from rldp.shared.reports import encode_batch
 
 MID = "m" * 64
+
+
+def version_4_statements(blob_type: str) -> list[str]:
+    """The tables of a version-4 store: today's, without the mechanisms' ``label`` (version 5)."""
+    statements = schema_statements(blob_type)
+    assert sum(", label TEXT)" in s for s in statements) == 1
+    return [s.replace(", label TEXT)", ")") for s in statements]
 
 
 def indexes(store) -> set[str]:
@@ -33,7 +41,7 @@ def test_a_store_of_schema_2_gains_the_received_index_when_opened(backend, datab
     digest, encoding, payload, _ = encode_batch(ys, 6)
     now = time.time()
     with old.write_transaction() as conn:  # a version-2 store: today's tables, no index on received
-        for stmt in schema_statements(old.blob_type):
+        for stmt in version_4_statements(old.blob_type):
             if not stmt.startswith("CREATE INDEX"):
                 conn.execute(stmt)
         conn.execute(old._sql("INSERT INTO rldp_meta (key, value) VALUES (?, ?)"), ("schema", "2"))
@@ -45,11 +53,11 @@ def test_a_store_of_schema_2_gains_the_received_index_when_opened(backend, datab
     assert "rldp_batches_received" not in indexes(old)
     old.close()
 
-    store = open_storage(url)  # migrates 2 → 3 → 4
+    store = open_storage(url)  # migrates 2 → 3 → 4 → 5
     try:
-        assert SCHEMA_VERSION == "4"
+        assert SCHEMA_VERSION == "5"
         with store.write_transaction() as conn:
-            assert conn.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()[0] == "4"
+            assert conn.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()[0] == "5"
         assert "rldp_batches_received" in indexes(store)
         assert received_since(store, now - 86400) == {MID: 4}  # only the recent batch
         assert store.batch_ids(MID) == {"old", "new"}
@@ -62,3 +70,35 @@ def test_a_store_of_schema_2_gains_the_received_index_when_opened(backend, datab
     again = open_storage(url)  # opening a migrated store changes nothing
     assert "rldp_batches_received" in indexes(again)
     again.close()
+
+
+def test_a_store_of_schema_4_gains_labels_and_keeps_its_mechanisms(backend, databases):
+    url = databases.url(backend)
+    old = open_storage(url, init=False)
+    with old.write_transaction() as conn:  # a version-4 store with one mechanism
+        for stmt in version_4_statements(old.blob_type):
+            conn.execute(stmt)
+        conn.execute(old._sql("INSERT INTO rldp_meta (key, value) VALUES (?, ?)"), ("schema", "4"))
+        conn.execute(
+            old._sql(
+                "INSERT INTO rldp_mechanisms (id, method, notion, epsilon, epsilon_audited, sensitive, released,"
+                " outputs, size, status, published, retired, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ),
+            (MID, "grr", "rldp", 1.0, 1.0, "sex", '["colour"]', 6, 6, "active", time.time(), None, b"doc"),
+        )
+    old.close()
+
+    store = open_storage(url)  # migrates 4 → 5
+    try:
+        with store.write_transaction() as conn:
+            assert conn.execute("SELECT value FROM rldp_meta WHERE key = 'schema'").fetchone()[0] == "5"
+        record = store.get_mechanism(MID)
+        assert record is not None and record.label is None and record.released == ("colour",)
+        assert store.get_document(MID) == b"doc"
+        labelled = store.set_label(MID, "Sign-ups by region, 2026")
+        assert labelled is not None and labelled.label == "Sign-ups by region, 2026"
+        assert [m.label for m in store.list_mechanisms()] == ["Sign-ups by region, 2026"]
+        assert store.set_label(MID, None).label is None
+        assert store.set_label("0" * 64, "x") is None
+    finally:
+        store.close()
