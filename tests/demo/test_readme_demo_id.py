@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from rldp.aggregator.design import design
 from rldp.demo.datasets import load_adult
 from rldp.demo.run import DemoConfig
@@ -16,6 +18,7 @@ from rldp.shared.records import Alphabet
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
+@pytest.mark.slow
 def test_the_readme_quotes_the_id_the_demo_publishes() -> None:
     match = re.search(r"^mechanism +(\S+) \((\d+) outputs\), id ([0-9a-f]{12,64})…", README.read_text("utf-8"), re.M)
     assert match, "the README's demo output no longer shows the mechanism line"

@@ -106,6 +106,7 @@ def test_realised_upper_bound_covers_every_point_of_the_box():
     assert realised_upper_bound(q, p, p) == pytest.approx(realised_epsilon(q, p), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_statistic_is_the_simple_likelihood_ratio_when_f_is_a_point():
     """Radius 0: F = {P̂}, T = 2n (f(P̂) − min_Δ f) — the computed T is that (tight) and never above it."""
     _, q, p, _ = _setup()

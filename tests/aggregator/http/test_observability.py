@@ -224,6 +224,7 @@ def test_browsers_may_send_and_read_the_request_id(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_a_dead_process_queue_depth_is_forgotten(tmp_path):
     import os
     import subprocess

@@ -99,6 +99,7 @@ def test_the_document_is_structurally_valid() -> None:
                 assert "{" + param["name"] + "}" in path and param["required"] is True, (path, param)
 
 
+@pytest.mark.slow
 def test_the_document_validates_against_the_openapi_schema(tmp_path) -> None:
     """openapi-spec-validator where it is installed: in this interpreter, or else in the system's python3."""
     try:

@@ -158,6 +158,7 @@ def _post(http, doc: dict, ys) -> object:
     return http.post("/v1/reports", json={"mechanism": doc["id"], "batch": uuid.uuid4().hex, "reports": list(ys)})
 
 
+@pytest.mark.slow
 def test_a_drifted_collection_with_the_pause_policy_refuses_reports_until_resumed(http):
     """Policy drift=pause: the watch notices the drift as reports arrive (nobody asks for an estimate), the
     current mechanism's batches are refused as collection-paused (423, kept by clients) until the operator
