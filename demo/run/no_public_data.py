@@ -8,7 +8,7 @@ A team with no public data for P̂ (docs/design.md, "P̂ from a private pilot"):
 3. ends the pilot (``POST /v1/collections/{name}/switch``): the service designs PolyOpt over the
    confidence set the pilot's reports give and rotates the collection to it if it beats the pilot;
 4. then a *drifted* population reports through the new mechanism — 60 % of its users
-   Female|Amer-Indian-Eskimo on sex/race — and the estimate's drift watch flags it, with the
+   the rarest cell of the pilot's estimate (Female|Other on sex/race) — and the drift watch flags it, with the
    realised ε* it cannot rule out.
 """
 
