@@ -20,7 +20,7 @@ import argparse
 from typing import Any
 
 from rldp.shared.arguments import positive_float, positive_int
-from rldp.shared.collection import DRIFT_POLICIES
+from rldp.shared.collection import DRIFT_POLICIES, drift_policy
 
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
@@ -45,7 +45,7 @@ def _show(c: dict[str, Any]) -> None:
     policy = c["policy"]
     switch = policy.get("switch")
     print(
-        f"  on drift: {policy.get('drift', 'warn')}"
+        f"  on drift: {drift_policy(policy)}"
         + ("" if not switch else f"; the pilot switches by itself after {int(switch['after']):,} reports")
     )
     if c.get("paused"):
@@ -93,7 +93,9 @@ def cmd_collection(args: argparse.Namespace) -> int:
                 if getattr(args, key) is not None:
                     policy[key] = getattr(args, key)
             if args.switch_after is not None:
-                policy["switch"] = {"after": args.switch_after, "method": args.switch_method}
+                policy["switch"] = {"after": args.switch_after}
+                if args.switch_method is not None:  # else the service uses the notion's recommended designer
+                    policy["switch"]["method"] = args.switch_method
             mechanism = _mechanism_id(client, args.mechanism)
             answer = client.create_collection(
                 args.name, mechanism, policy, description=args.description, window=args.window
@@ -190,7 +192,10 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
         metavar="N",
         help="a pilot collection: switch by itself once the pilot has N reports",
     )
-    a.add_argument("--switch-method", default="polyopt", help="the design method of that switch (default polyopt)")
+    a.add_argument(
+        "--switch-method",
+        help="the design method of that switch (default: the notion's recommended one, polyopt for rldp)",
+    )
     for action, text in (
         ("show", "show a collection and its history"),
         ("resume", "lift the pause its drift policy set"),

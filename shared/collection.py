@@ -33,13 +33,19 @@ from typing import Any
 from .errors import DocumentError, ValidationError
 from .parameters import check_epsilon
 
-__all__ = ["Window", "collection_window", "validate_collection", "PER_REPORT_FIELDS", "DRIFT_POLICIES"]
+__all__ = ["Window", "collection_window", "validate_collection", "PER_REPORT_FIELDS", "DRIFT_POLICIES", "drift_policy"]
 
 #: What a detected drift does to a collection (its ``policy.drift``; the service acts, the operator's CLI
 #: offers them): ``warn`` (the default: event, log, banner, metrics), ``pause`` (its reports are refused
 #: until the operator resumes it; clients keep them) or ``redesign`` (a design over the live reports'
 #: confidence set, then a rotation clients follow).
 DRIFT_POLICIES = ("warn", "pause", "redesign")
+
+
+def drift_policy(policy: Any) -> str:
+    """A collection's drift policy: its claim policy's ``drift``, ``warn`` when it names none."""
+    return str(policy.get("drift", DRIFT_POLICIES[0]))
+
 
 #: The fields of ``collection.per_report``: R (|Y'| × |Y|) and the single-report ε₁ it claims.
 PER_REPORT_FIELDS = ("epsilon", "matrix")

@@ -164,3 +164,15 @@ def skewed_population(p_hat: np.ndarray, share: float = 0.6, cell: int = 0) -> n
     skew = np.asarray(p_hat, dtype=float) * (1.0 - share)
     skew.flat[cell] += share
     return skew
+
+
+def population_reports(doc: dict[str, Any], truth: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """n reports of users whose records follow ``truth`` (flat over the document's X): x ~ truth, y ~ Q(·|x),
+    vectorised (inverse CDF over the report matrix's columns)."""
+    from rldp.shared.document import report_matrix
+
+    rng = np.random.default_rng(seed)
+    q = report_matrix(doc)
+    xs = rng.choice(truth.size, size=n, p=truth)
+    cdf = np.cumsum(q[:, xs], axis=0)
+    return (rng.random(n)[None, :] > cdf).sum(axis=0)

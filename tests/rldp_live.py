@@ -352,3 +352,14 @@ def ingest_concurrently(stores: list, mid: str, outputs: int, n_batches: int, th
     assert results.count("accepted") == n_batches and results.count("duplicate") == len(results) - n_batches
     np.testing.assert_array_equal(stores[-1].counts(mid, outputs), expected)
     np.testing.assert_array_equal(stores[0].recount(mid, outputs), expected)
+
+
+def wait_until(condition: Any, timeout: float = 60.0, what: str = "the condition") -> Any:
+    """Poll ``condition()`` until it is truthy and return its value (for what a server does in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {timeout:g} s")

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord, Storage, StorageError
+from rldp.shared.collection import drift_policy
+from rldp.shared.notions import NOTIONS
 
 from .collections import Collections, check_policy
 from .drift import DriftWatch
@@ -143,7 +145,7 @@ class AggregatorService:
         the live reports, as after a pilot; clients follow the rotation)."""
         for name in self.storage.collections_of(record.id):
             collection = self.collections.get(name)
-            policy = collection.policy.get("drift", "warn")
+            policy = drift_policy(collection.policy)
             if collection.current != record.id or collection.status != "active" or policy == "warn":
                 continue
             if policy == "pause":
@@ -151,7 +153,8 @@ class AggregatorService:
                     log.warning("drift: collection %s is paused: %s", name, drift.get("statement"))
                 continue
             try:
-                job = self.switch_collection(name, {"method": "polyopt"}, redesign=True)
+                method = NOTIONS[collection.policy["notion"]].recommended  # the notion's recommended designer
+                job = self.switch_collection(name, {"method": method}, redesign=True)
             except ServiceError as exc:
                 log.warning("drift: collection %s could not be redesigned: %s", name, exc.detail)
             else:

@@ -20,6 +20,7 @@ from typing import Any
 from rldp.aggregator.design import DesignParameterError, DesignRequest, request_from_json, validate_request
 from rldp.shared.document import report_matrix
 from rldp.shared.errors import ParameterError, one_line
+from rldp.shared.notions import NOTIONS
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
 
 from .collections import Collections
@@ -73,26 +74,26 @@ def switch_policy(policy: Mapping[str, Any], max_beta: float = DEFAULT_MAX_BETA)
     switch body plus ``after`` (an integer ≥ 2, at least its ``min_reports``)."""
     if "switch" not in policy:
         return None
-    data = dict(policy["switch"])
-    if "after" not in data:
+    if "after" not in policy["switch"]:
         raise InvalidParameter(
             "policy.switch needs 'after': the number of pilot reports after which the collection switches",
             parameter="policy",
         )
     try:
-        after = check_count(data.pop("after"), "policy.switch.after", lowest=2)
+        after = check_count(policy["switch"]["after"], "policy.switch.after", lowest=2)
     except ParameterError as exc:
         raise InvalidParameter(one_line(exc), parameter="policy") from None
-    data.setdefault("min_reports", min(after, DEFAULT_MIN_PILOT_REPORTS))
-    _, _, least = switch_request(policy, data, max_beta)
+    _, _, least = switch_request(policy, auto_switch_body(policy), max_beta)
     if after < least:
         raise InvalidParameter(f"policy.switch.after = {after} is below its min_reports = {least}", parameter="policy")
     return after
 
 
 def auto_switch_body(policy: Mapping[str, Any]) -> dict[str, Any]:
-    """The switch body of a collection's automatic switch (``policy.switch`` without ``after``)."""
+    """The switch body of a collection's automatic switch: ``policy.switch`` without ``after``; its method
+    defaults to the notion's recommended designer, its ``min_reports`` to min(after, the default)."""
     data = {k: v for k, v in policy["switch"].items() if k != "after"}
+    data.setdefault("method", NOTIONS[policy["notion"]].recommended)
     data.setdefault("min_reports", min(int(policy["switch"]["after"]), DEFAULT_MIN_PILOT_REPORTS))
     return data
 

@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rldp.shared.collection import drift_policy
+
 from .collections import Collections
 from .drift import DriftWatch
 from .mechanisms import MechanismCatalog
@@ -76,7 +78,7 @@ class CollectionWatch:
                 continue
             if "switch" in record.policy:
                 switches.append((name, int(record.policy["switch"]["after"])))
-            drift = drift or record.policy.get("drift", "warn") != "warn"
+            drift = drift or drift_policy(record.policy) != "warn"
         reports = int(storage.counts(mechanism_id, self._catalog.outputs(mechanism_id)).sum()) if switches else 0
         return _Watched(now, switches, drift, reports)
 

@@ -10,18 +10,17 @@ with a state file and the default privacy budget.
 from __future__ import annotations
 
 import sqlite3
-import time
 import uuid
 
 import numpy as np
 import pytest
 from documents import make_document
-from rldp_live import ADMIN_TOKEN
+from helpers import population_reports
+from rldp_live import ADMIN_TOKEN, wait_until
 
 from rldp.aggregator.design import design_pilot
 from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudgetExceeded
 from rldp.shared.audit import audit_document
-from rldp.shared.document import report_matrix
 from rldp.shared.records import Alphabet
 from rldp.shared.tolerances import AUDIT_TOLERANCE
 
@@ -31,24 +30,6 @@ ALPHABET = Alphabet.from_dict(
 POPULATION = np.array([0.05, 0.15, 0.10, 0.30, 0.25, 0.15])
 DRIFTED = np.array([0.60, 0.02, 0.02, 0.16, 0.10, 0.10])  # 60 % in one cell: far outside F
 PILOT_REPORTS = 1_000_000
-
-
-def _reports(doc: dict, truth: np.ndarray, n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    q = report_matrix(doc)
-    xs = rng.choice(truth.size, size=n, p=truth)
-    cdf = np.cumsum(q[:, xs], axis=0)
-    return (rng.random(n)[None, :] > cdf).sum(axis=0)
-
-
-def _wait(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"{what}: not within {timeout:g} s")
 
 
 def _spent(path) -> float:
@@ -83,7 +64,7 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
 
     def current(other_than: str, what: str) -> str:
         try:
-            return _wait(lambda: (c := admin.collection(name).info()["current"]) != other_than and c, 300, what)
+            return wait_until(lambda: (c := admin.collection(name).info()["current"]) != other_than and c, 300, what)
         except AssertionError as exc:  # say what the design jobs did
             jobs = [(j["params"].get("kind"), j["status"], j.get("error")) for j in admin.jobs()]
             raise AssertionError(f"{exc}; jobs: {jobs}") from None
@@ -92,7 +73,9 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         assert report_all() == {pilot["id"]}
         # 1. The pilot phase: the population reports under the pilot; the batch that brings it to n₁ starts
         # the switch by itself (nobody calls /switch).
-        admin.submit_reports(pilot["id"], _reports(pilot, POPULATION, PILOT_REPORTS, seed=1), batch_size=200_000)
+        admin.submit_reports(
+            pilot["id"], population_reports(pilot, POPULATION, PILOT_REPORTS, seed=1), batch_size=200_000
+        )
         designed = current(pilot["id"], "the automatic switch")
         doc = admin.mechanism(designed).document
         assert doc["provenance"]["source"] == "pilot" and doc["provenance"]["pilot_mechanism"] == pilot["id"]
@@ -100,7 +83,7 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         assert report_all() == {designed}  # the apps rotate: one fresh draw each, charged to their budget
         # 2. The population drifts: the collection watch flags it as reports arrive (nobody asks for an
         # estimate) and designs over the live reports' confidence set; the collection rotates.
-        admin.submit_reports(designed, _reports(doc, DRIFTED, 200_000, seed=2), batch_size=100_000)
+        admin.submit_reports(designed, population_reports(doc, DRIFTED, 200_000, seed=2), batch_size=100_000)
         redesigned = current(designed, "the redesign after the drift")
         new = admin.mechanism(redesigned).document
         assert new["provenance"]["pilot_mechanism"] == designed and audit_document(new).passed

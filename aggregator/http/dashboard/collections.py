@@ -12,6 +12,7 @@ from flask import redirect, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import DRIFT_POLICIES, ServiceError
+from rldp.shared.collection import drift_policy
 
 from ..responses import current_service
 from .pages import blueprint, checked_form, login_required, page
@@ -43,11 +44,11 @@ def collection_request_from_form() -> dict[str, Any]:
     if window:
         data["window"] = window
     drift = form.get("drift", "").strip()
-    if drift and drift != "warn":
+    if drift and drift != DRIFT_POLICIES[0]:
         policy["drift"] = drift
     after = form.get("switch_after", "").strip()
     if after:
-        policy["switch"] = {"after": int(after) if after.isdigit() else after, "method": "polyopt"}
+        policy["switch"] = {"after": int(after) if after.isdigit() else after}  # the notion's recommended method
     return data
 
 
@@ -62,6 +63,7 @@ def _page(user: User, error: str | None = None, done: str | None = None) -> Base
         paused={c.current: p for c in collections if (p := service.pauses.get(c.current)) is not None},
         claim_keys=_POLICY_FIELDS,
         drift_policies=DRIFT_POLICIES,
+        drift_policy=drift_policy,
         error=error,
         done=done,
         form=request.form if error else {},

@@ -91,7 +91,7 @@ def test_a_paused_collection_shows_a_banner_and_the_admin_resumes_it(app):
     )
     assert created.status_code == 303, created.get_data(as_text=True)[:2000]
     policy = http.get("/v1/collections/watched").get_json()["policy"]
-    assert policy["drift"] == "pause" and policy["switch"] == {"after": 2000, "method": "polyopt"}
+    assert policy["drift"] == "pause" and policy["switch"] == {"after": 2000}
     page = http.get("/ui/collections").get_data(as_text=True)
     assert "on drift: pause; pilot switches after 2,000 reports" in page and "is paused" not in page
     service = app.extensions[EXTENSION]

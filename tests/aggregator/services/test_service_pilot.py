@@ -8,7 +8,8 @@ import uuid
 
 import numpy as np
 import pytest
-from rldp_live import ADMIN, finished_job, in_process_app
+from helpers import population_reports
+from rldp_live import ADMIN, finished_job, in_process_app, wait_until
 
 from rldp.aggregator.design.orchestration.pilot import design_pilot
 from rldp.shared.audit import audit_document
@@ -40,11 +41,7 @@ def _start(http, pilot: dict, name: str = "app-usage") -> None:
 
 
 def _report(http, pilot: dict, n: int, seed: int, truth: np.ndarray = TRUTH) -> None:
-    rng = np.random.default_rng(seed)
-    q = report_matrix(pilot)
-    xs = rng.choice(truth.size, size=n, p=truth)
-    cdf = np.cumsum(q[:, xs], axis=0)
-    ys = (rng.random(n)[None, :] > cdf).sum(axis=0)  # y ~ Q(·|x), vectorised
+    ys = population_reports(pilot, truth, n, seed)
     for start in range(0, n, 200_000):
         body = {"mechanism": pilot["id"], "batch": uuid.uuid4().hex, "reports": ys[start : start + 200_000].tolist()}
         assert http.post("/v1/reports", json=body).status_code == 201
@@ -121,7 +118,7 @@ def test_a_drifted_collection_with_the_redesign_policy_is_redesigned_over_its_li
     estimate = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=ADMIN).json
     assert estimate["drift"]["rejected"], estimate["drift"]
     # The collection watch may have seen the drift first, in the background: the job appears within moments.
-    [job] = _wait(
+    [job] = wait_until(
         lambda: [
             j
             for j in http.get("/v1/designs", headers=ADMIN).json["jobs"]
@@ -141,17 +138,6 @@ def test_an_unknown_drift_policy_is_refused(http, pilot):
     body = {"name": "p", "policy": {**POLICY, "drift": "stop"}, "mechanism": pilot["id"]}
     resp = http.post("/v1/collections", json=body, headers=ADMIN)
     assert resp.status_code == 422 and "warn, pause, redesign" in resp.json["detail"]
-
-
-def _wait(condition, timeout: float = 60.0):
-    """Poll ``condition()`` until it is truthy (the watch acts in a background thread)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s")
 
 
 def _post(http, doc: dict, ys) -> object:
@@ -183,7 +169,7 @@ def test_a_drifted_collection_with_the_pause_policy_refuses_reports_until_resume
         resp = _post(http, doc, [0, 1])
         return resp if resp.status_code != 201 else None
 
-    resp = _wait(refused)
+    resp = wait_until(refused)
     assert resp.status_code == 423 and resp.json["reason"] == "collection-paused", resp.json
     assert resp.headers["Retry-After"] == "300" and "no longer looks like P̂" in resp.json["detail"]
     paused = http.get("/v1/collections/paused").json["paused"]

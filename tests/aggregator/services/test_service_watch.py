@@ -87,3 +87,13 @@ def test_the_drift_check_always_runs_after_the_last_batch():
     warn.observe("m", 1)
     time.sleep(0.2)
     assert drift2.seen == []  # warn: the watch leaves it to estimates and scrapes
+
+
+def test_an_automatic_switch_without_a_method_uses_the_notions_recommended_designer():
+    from rldp.aggregator.services.pilots import auto_switch_body
+
+    assert auto_switch_body({"notion": "rldp", "switch": {"after": 5000}}) == {"method": "polyopt", "min_reports": 1000}
+    assert auto_switch_body({"notion": "rldp", "switch": {"after": 500, "method": "srr"}}) == {
+        "method": "srr",
+        "min_reports": 500,
+    }
