@@ -8,7 +8,7 @@ A team with no public data for P̂ (docs/design.md, "P̂ from a private pilot"):
 3. ends the pilot (``POST /v1/collections/{name}/switch``): the service designs PolyOpt over the
    confidence set the pilot's reports give and rotates the collection to it if it beats the pilot;
 4. then a *drifted* population reports through the new mechanism — 60 % of its users
-   the rarest cell of the pilot's estimate (Female|Other on sex/race) — and the drift watch flags it, with the
+   the users' rarest cell (Female|Other on sex/race) — and the drift watch flags it, with the
    realised ε* it cannot rule out.
 """
 
@@ -35,7 +35,7 @@ from .users import simulate_users
 __all__ = ["COLLECTION", "DRIFTED_SHARE", "run_no_public_data"]
 
 COLLECTION = "demo-no-public-data"
-DRIFTED_SHARE = 0.6  # of the drifted users, this share has the rarest (s, u) of the pilot's estimate
+DRIFTED_SHARE = 0.6  # of the drifted users, this share has the users' rarest (s, u)
 _DRIFTED_USERS = 5_000
 _SWITCH_TIMEOUT = 600.0
 #: The demo runs this path on alphabets up to this size (seconds of design each; `rldp experiment pilot`
@@ -134,8 +134,10 @@ def run_no_public_data(
         f"(from the pilot's reports, β = {cfg.beta:g}); NMI at the users' P {out['designed']['nmi']:.3f} "
         f"vs the pilot's {pilot_nmi:.3f}",
     )
-    estimate = np.asarray(fetch_estimate(url, token, pilot["id"])["joint"], dtype=float).ravel()
-    cell = int(np.argmin(np.where(estimate > 0, estimate, np.inf)))  # the rarest cell the pilot saw
+    # The rarest cell of the users' own distribution: fixed by the seed (the pilot's estimate is not: the client
+    # draws from the OS CSPRNG, and a cell picked from it made the demo's drift figure vary run to run).
+    users_p = np.ravel(np.asarray(p, dtype=float))
+    cell = int(np.argmin(np.where(users_p > 0, users_p, np.inf)))
     drifted = _drifted(users, names, alphabet, cell, cfg.seed or 0)
     simulate_users(cfg, url, doc["id"], drifted, names)
     drift = fetch_estimate(url, token, doc["id"]).get("drift") or {}
