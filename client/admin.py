@@ -84,7 +84,10 @@ class AdminCalls:
     def create_collection(
         self, name: str, mechanism: str, policy: dict[str, Any], *, description: str = "", window: str | None = None
     ) -> dict[str, Any]:
-        """Create a collection whose first mechanism is ``mechanism`` (admin); ``created`` False when it existed."""
+        """Create a collection whose first mechanism is ``mechanism`` (admin); ``created`` False when it existed.
+
+        ``window``: None (the mechanism's collection window, which it must have: windows are the default),
+        ``"none"`` for a mechanism designed without windows, or a duration that must be the mechanism's."""
         body: dict[str, Any] = {"name": name, "mechanism": mechanism, "policy": policy, "description": description}
         if window is not None:
             body["window"] = window

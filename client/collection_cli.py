@@ -178,7 +178,11 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     a.add_argument("--delta", type=float, help="distp: the largest delta")
     a.add_argument("--epsilon-lower", type=positive_float("epsilon lower"), help="alip: the largest epsilon_lower")
     a.add_argument("--epsilon-upper", type=positive_float("epsilon upper"), help="alip: the largest epsilon_upper")
-    a.add_argument("--window", help="the mechanism's window (default: whatever it has)")
+    a.add_argument(
+        "--window",
+        help="the mechanism's collection window (default: whatever it has, and it must have one); "
+        "'none' for a mechanism designed without windows",
+    )
     a.add_argument("--description", default="", help="what the collection measures")
     a.add_argument(
         "--drift",

@@ -5,6 +5,12 @@ most one report per record owner, mechanism and window, labels each batch with i
 and the service counts every batch in its window (estimates can be read per window).
 Documents without ``collection`` behave as before: no windows.
 
+Windows are the default (:data:`DEFAULT_WINDOW`, one day): every design, the pilot's included, and
+every collection collects by window unless ``none`` is asked for explicitly (``rldp design --window
+none``, ``"window": "none"`` or ``null`` in a request). Why: without a window a repeat reporter is
+counted every time it reports, and an app that reports each start gives the aggregator as many
+reports of one record as it has starts; the window bounds both (one report per owner and window).
+
 A document may also carry a per-report layer, ``"collection": {"per_report": {"matrix": R,
 "epsilon": ε₁}}`` (RAPPOR's instantaneous response on top of the memo): R is a |Y'| × |Y|
 column-stochastic matrix, ``R[y'][y] = R(y'|y)``, applied afresh to the memoised Y on every
@@ -33,7 +39,12 @@ from typing import Any
 from .errors import DocumentError, ValidationError
 from .parameters import check_epsilon
 
-__all__ = ["Window", "collection_window", "validate_collection", "PER_REPORT_FIELDS", "DRIFT_POLICIES", "drift_policy"]
+__all__ = [
+    "DEFAULT_WINDOW",
+    "NO_WINDOW",
+    "Window",
+    "window_choice",
+    "collection_window", "validate_collection", "PER_REPORT_FIELDS", "DRIFT_POLICIES", "drift_policy"]
 
 #: What a detected drift does to a collection (its ``policy.drift``; the service acts, the operator's CLI
 #: offers them): ``warn`` (the default: event, log, banner, metrics), ``pause`` (its reports are refused
@@ -46,6 +57,11 @@ def drift_policy(policy: Any) -> str:
     """A collection's drift policy: its claim policy's ``drift``, ``warn`` when it names none."""
     return str(policy.get("drift", DRIFT_POLICIES[0]))
 
+
+#: The collection window a design or a collection gets when none is named: one report per owner and day.
+DEFAULT_WINDOW = "P1D"
+#: The word that asks for no collection window (in a request, a flag or a form; ``null`` in JSON too).
+NO_WINDOW = "none"
 
 #: The fields of ``collection.per_report``: R (|Y'| × |Y|) and the single-report ε₁ it claims.
 PER_REPORT_FIELDS = ("epsilon", "matrix")
@@ -98,6 +114,17 @@ class Window:
                 f"labels look like {example!r}"
             )
         return start
+
+
+def window_choice(value: Any) -> str | None:
+    """A requested window in canonical form: ``None`` for :data:`NO_WINDOW` (or ``None``), else the
+    duration's text after :meth:`Window.parse` (ValidationError naming what is allowed otherwise)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == NO_WINDOW):
+        return None
+    try:
+        return Window.parse(value).text
+    except ValidationError as exc:
+        raise ValidationError(f"{exc} (or {NO_WINDOW!r} for no windows)") from None
 
 
 def validate_collection(value: Any) -> dict[str, Any]:

@@ -176,3 +176,24 @@ def population_reports(doc: dict[str, Any], truth: np.ndarray, n: int, seed: int
     xs = rng.choice(truth.size, size=n, p=truth)
     cdf = np.cumsum(q[:, xs], axis=0)
     return (rng.random(n)[None, :] > cdf).sum(axis=0)
+
+
+def window_label(doc: dict[str, Any], when: float | None = None) -> str | None:
+    """The label of ``doc``'s collection window that holds ``when`` (now by default); None without windows."""
+    import time
+
+    from rldp.shared.collection import collection_window
+
+    window = collection_window(doc)
+    return None if window is None else window.label_at(time.time() if when is None else when)
+
+
+def report_body(doc: dict[str, Any], reports: Any, batch: str | None = None, when: float | None = None) -> dict[str, Any]:
+    """The upload body of one batch of ``reports`` under ``doc``, labelled with the window that holds ``when``
+    (now by default) when the mechanism collects by window — what a client sends (designs have windows by
+    default)."""
+    import uuid
+
+    from rldp.shared.reports import batch_body
+
+    return batch_body(doc["id"], batch or uuid.uuid4().hex, reports, window_label(doc, when))

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from rldp.shared.arguments import add_progress_flags, names, positive_float, positive_int
 from rldp.shared.claims import ascii_text, audit_text, claim_text
-from rldp.shared.collection import Window
+from rldp.shared.collection import DEFAULT_WINDOW, NO_WINDOW, window_choice
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, read_document, write_document
 from rldp.shared.errors import ValidationError
@@ -58,9 +58,9 @@ __all__ = ["add_design_parser", "cmd_design"]
 _SOLVER_FIELDS = ("solver", "iterations", "columns", "status", "upper_bound", "upper_bound_kind")
 
 
-def _window(text: str) -> Window:
+def _window(text: str) -> str | None:
     try:
-        return Window.parse(text)
+        return window_choice(text)
     except ValidationError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -83,7 +83,7 @@ def cmd_design(args: argparse.Namespace) -> int:
         radius=args.radius,
         beta=args.beta,
         n=public.n,
-        window=args.window.text if args.window else None,
+        window=args.window,
         latent=alphabet.latent,
         target=args.target,
         cost=read_cost(args.cost),
@@ -339,9 +339,11 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--window",
         type=_window,
+        default=DEFAULT_WINDOW,
         metavar="DURATION",
-        help="collection window (ISO 8601, e.g. P1D, PT6H): clients send at most one report per record owner "
-        "and window, and the service counts and estimates per window",
+        help=f"collection window (ISO 8601, e.g. P1D, PT6H; default {DEFAULT_WINDOW}): clients send at most one "
+        "report per record owner and window, and the service counts and estimates per window; "
+        f"'{NO_WINDOW}' for no windows (a repeat reporter is then counted each time it reports)",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the document (.json or .msgpack)")
     p.add_argument(

@@ -13,6 +13,7 @@ from rldp.aggregator.services import (
     LABEL_MAX,
     MECHANISM_ID,
 )
+from rldp.shared.collection import DEFAULT_WINDOW, NO_WINDOW
 from rldp.shared.document import FORMATS, REQUIRED_FIELDS
 from rldp.shared.notions import NOTIONS as NOTION_TABLE
 from rldp.shared.reports import BATCH_ID
@@ -50,7 +51,7 @@ _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "method": {"type": "string"},
     "notion": {"type": "string", "enum": list(DESIGN_NOTIONS), "default": "rldp"},
     "solver": {"type": "string", "enum": list(DESIGN_SOLVERS), "default": "auto"},
-    "window": {"type": "string"},
+    "window": {"type": ["string", "null"], "default": DEFAULT_WINDOW},
     "bool": {"type": "boolean", "default": False},
     "target": {
         "oneOf": [
@@ -76,8 +77,9 @@ _DESCRIPTIONS = {
     "cost": "method coupling: the transport cost over U, a rule or a |U|×|U| matrix (default hamming)",
     "latent": "S is not an input of the mechanism (it reads the released attributes only); the CSV still holds "
     "S, which the claim protects",
-    "window": "collect by window of this length (ISO 8601: 'P1D', 'P1W', 'PT6H', 'PT15M'): the document then "
-    "carries collection.window and each client reports at most once per window",
+    "window": f"collect by window of this length (ISO 8601: 'P1D', 'P1W', 'PT6H', 'PT15M'; default "
+    f"{DEFAULT_WINDOW}): the document then carries collection.window and each client reports at most once per "
+    f"window; '{NO_WINDOW}' (or null) for no windows",
 }
 
 #: The schemas of every body the API takes or answers with (``components.schemas``).

@@ -25,7 +25,7 @@ import numpy as np
 from rldp.aggregator.estimate import estimate_combined
 from rldp.aggregator.storage import CollectionChanged, CollectionRecord, Storage
 from rldp.shared.audit import notions
-from rldp.shared.collection import DRIFT_POLICIES, Window
+from rldp.shared.collection import DEFAULT_WINDOW, DRIFT_POLICIES, NO_WINDOW, Window, window_choice
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.notions import NOTIONS
 from rldp.shared.reports import describe_value
@@ -133,6 +133,32 @@ def _text(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
     return value
 
 
+def _check_window_asked(data: Mapping[str, Any], window: Window | None, mechanism_id: str) -> None:
+    """A new collection's ``window`` against its first mechanism's: absent, the mechanism must collect by
+    some window (windows are the default, :data:`rldp.shared.collection.DEFAULT_WINDOW`); ``"none"`` (or
+    null) asks for a mechanism without windows; a duration must be the mechanism's. RotationRefused if not."""
+    if "window" not in data:
+        if window is None:
+            raise RotationRefused(
+                f"mechanism {mechanism_id} collects without windows, and a collection collects by window unless "
+                f"asked not to (without one a repeat reporter is counted each time it reports): publish a mechanism "
+                f"designed with a window (rldp design --window {DEFAULT_WINDOW}, the default), or create the "
+                f"collection with window {NO_WINDOW!r}",
+                mechanism=mechanism_id,
+            )
+        return
+    try:
+        asked = window_choice(data["window"])
+    except ValidationError as exc:
+        raise InvalidParameter(f"window: {one_line(exc)}", parameter="window") from None
+    if (None if window is None else window.seconds) != (None if asked is None else Window.parse(asked).seconds):
+        raise RotationRefused(
+            f"window is {asked or NO_WINDOW} but mechanism {mechanism_id} collects "
+            + ("without windows" if window is None else f"by {window.text} windows"),
+            mechanism=mechanism_id,
+        )
+
+
 class Collections:
     """Create, list, rotate, retire and estimate collections over one storage and mechanism catalog."""
 
@@ -211,17 +237,7 @@ class Collections:
                 return existing, False
             raise CollectionExists(f"collection {name!r} exists with other settings", collection=name)
         mechanism_id, window = self._check_mechanism(mechanism_id, policy, "a collection")
-        if data.get("window") is not None:
-            try:
-                asked = Window.parse(data["window"])
-            except ValidationError as exc:
-                raise InvalidParameter(f"window: {one_line(exc)}", parameter="window") from None
-            if window is None or asked.seconds != window.seconds:
-                raise RotationRefused(
-                    f"window is {asked.text} but mechanism {mechanism_id} collects "
-                    + ("without windows" if window is None else f"by {window.text} windows"),
-                    mechanism=mechanism_id,
-                )
+        _check_window_asked(data, window, mechanism_id)
         created, record = self.storage.create_collection(
             name, description, policy, None if window is None else window.text, mechanism_id
         )

@@ -4,9 +4,12 @@
 it and whom to tell. It runs on every estimate (on that estimate's reports) and on every /metrics
 scrape (on every mechanism's reports, or for a mechanism with collection windows its latest
 window's), and caches each answer under (mechanism, window, report count): reports are only ever
-added, so the count names the counts, and a scrape between two uploads recomputes nothing. Each fresh answer on what the gauges follow goes to :meth:`ServiceEvents.drift_checked`; one that
-rejects H0 where the previous one for that mechanism and window did not also goes to
-:meth:`ServiceEvents.drift_detected` (an alarm counter, and a warning in the service log).
+added, so the count names the counts, and a scrape between two uploads recomputes nothing. Each
+fresh answer on what the gauges follow goes to :meth:`ServiceEvents.drift_checked`; one that rejects
+H0 where the previous one for that view did not also goes to :meth:`ServiceEvents.drift_detected` (an
+alarm counter, and a warning in the service log) and to the collection's policy. Answers on other
+views (an estimate over every window, or an old window) are returned, not announced: one drift is
+one detection.
 
 Mechanisms whose claim rests on no F (plain ldp over X, radius null) get no drift object, with the
 reason (:func:`~rldp.aggregator.estimate.drift.drift_scope`).
@@ -102,8 +105,12 @@ class DriftWatch:
             answer = (drift, None)
             before = None if cached is None else cached[1][0]
             self._answers.put(key, (n, answer))
-        if label == self._watched(record):
-            self.events.drift_checked(record, drift)
+        # Events and the policy's action follow one view per mechanism, the gauges' (every report, or its
+        # latest window): an estimate over all windows or an old one answers its drift object but is not a
+        # second detection of the same drift (nor a pause for a window that is over).
+        if label != self._watched(record):
+            return answer
+        self.events.drift_checked(record, drift)
         if drift["rejected"] and not (before is not None and before["rejected"]):
             where = "" if label is None else f" (window {label})"
             log.warning("drift: mechanism %s%s: %s", record.id, where, drift["statement"])

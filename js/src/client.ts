@@ -263,9 +263,20 @@ export class Client {
     });
   }
 
-  /** Upload outputs already privatised (no memo, no window ledger). */
-  async submitReports(id: string, reports: ArrayLike<number>, batchSize = DEFAULT_BATCH_SIZE): Promise<Receipt> {
-    return this.sendAll(makeBatches(id, reports, batchSize, null, this.batchId));
+  /**
+   * Upload outputs already privatised (no memo, no window ledger). `window`: for a mechanism that collects
+   * by window, the label of the window the reports belong to (`mech.window.labelAt(now)` for the current
+   * one; the caller vouches for one report per owner and window). Nothing is downloaded.
+   */
+  async submitReports(
+    id: string,
+    reports: ArrayLike<number>,
+    batchSize = DEFAULT_BATCH_SIZE,
+    window: string | null = null,
+  ): Promise<Receipt> {
+    // labelled, but not in the store's outbox (window ""): a raw upload is queued, not kept there
+    const batches = makeBatches(id, reports, batchSize, window, this.batchId).map((b) => ({ ...b, window: "" }));
+    return this.sendAll(batches, { window });
   }
 
   private async post(item: PreparedBatch): Promise<Record<string, unknown>> {

@@ -15,7 +15,7 @@ import uuid
 import numpy as np
 import pytest
 from documents import make_document
-from helpers import population_reports
+from helpers import population_reports, window_label
 from rldp_live import ADMIN_TOKEN, wait_until
 
 from rldp.aggregator.design import design_pilot
@@ -74,7 +74,10 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         # 1. The pilot phase: the population reports under the pilot; the batch that brings it to n₁ starts
         # the switch by itself (nobody calls /switch).
         admin.submit_reports(
-            pilot["id"], population_reports(pilot, POPULATION, PILOT_REPORTS, seed=1), batch_size=200_000
+            pilot["id"],
+            population_reports(pilot, POPULATION, PILOT_REPORTS, seed=1),
+            batch_size=200_000,
+            window=window_label(pilot),  # the pilot collects by day, as every design does by default
         )
         designed = current(pilot["id"], "the automatic switch")
         doc = admin.mechanism(designed).document
@@ -83,7 +86,8 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         assert report_all() == {designed}  # the apps rotate: one fresh draw each, charged to their budget
         # 2. The population drifts: the collection watch flags it as reports arrive (nobody asks for an
         # estimate) and designs over the live reports' confidence set; the collection rotates.
-        admin.submit_reports(designed, population_reports(doc, DRIFTED, 200_000, seed=2), batch_size=100_000)
+        drifted = population_reports(doc, DRIFTED, 200_000, seed=2)
+        admin.submit_reports(designed, drifted, batch_size=100_000, window=window_label(doc))
         redesigned = current(designed, "the redesign after the drift")
         new = admin.mechanism(redesigned).document
         assert new["provenance"]["pilot_mechanism"] == designed and audit_document(new).passed
@@ -96,7 +100,7 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         # the app never spends beyond it.
         refused = False
         for k in range(6):
-            extra = make_document(f"{name}-extra-{k}", alphabet=ALPHABET)
+            extra = make_document(f"{name}-extra-{k}", alphabet=ALPHABET, window=pilot["collection"]["window"])
             admin.publish(extra)
             admin.rotate_collection(name, extra["id"])
             try:

@@ -354,7 +354,7 @@ def test_a_server_that_is_not_rldp_is_named_not_printed(not_rldp, tmp_path):
 def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_path):
     """The skewed population (60 % Female|Amer-Indian-Eskimo) through the sex/race PolyOpt
     document at ε = 1.5: `rldp estimate` ends with a warning line, and --json carries the drift object."""
-    from helpers import adult_sex_race_polyopt, skewed_population
+    from helpers import adult_sex_race_polyopt, skewed_population, window_label
 
     from rldp.shared.document import public_distribution
 
@@ -366,7 +366,7 @@ def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_pa
     rng = np.random.default_rng(24)
     reports = rng.choice(q.shape[0], size=1000, p=q @ skewed_population(public_distribution(doc)).ravel())
     with Client(server.url) as client:
-        client.submit_reports(doc["id"], reports)
+        client.submit_reports(doc["id"], reports, window=window_label(doc))  # designs collect by day
     last = ok(op("estimate", doc["id"])).rstrip("\n").splitlines()[-1]
     assert last.startswith("WARNING drift: the reporting population no longer looks like P̂")
     assert "the claim ε = 1.5 may not hold for it" in last and "up to" in last

@@ -48,6 +48,7 @@ def coupling():
         epsilon=EPSILON,
         beta=0.05,
         provenance=counts.provenance(),
+        window=None,  # one stateless client stands for every user here (windows: tests/client/test_client_windows.py)
         notion="distp",
         delta=DELTA,
     )

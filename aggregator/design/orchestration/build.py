@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from rldp import __version__
+from rldp.shared.collection import DEFAULT_WINDOW
 from rldp.shared.audit import audit_document, audit_rldp
 from rldp.shared.document import build_document
 from rldp.shared.information import entropy, mutual_information
@@ -105,6 +106,7 @@ def design(
     cost: Any = None,
     epsilon_lower: float | None = None,
     epsilon_upper: float | None = None,
+    window: str | None = DEFAULT_WINDOW,
 ) -> dict:
     """Design, audit and package a mechanism as a document (docs/design.md): the keyword form of
     :func:`design_document` (one :class:`~.options.DesignRequest`), for notebooks.
@@ -125,6 +127,9 @@ def design(
     alphabet, name="adult.csv")``, then ``public_distribution=public.distribution, n=public.n,
     provenance=public.provenance()``. ``n`` defaults to its n; a provenance that does not
     describe P̂ and n (P̂ × n are not the counts it hashes) is refused (DesignError).
+
+    ``window`` is the collection window (:data:`rldp.shared.collection.DEFAULT_WINDOW`, one day, unless
+    asked otherwise; None or ``"none"`` for none): clients send at most one report per owner and window.
     """
     if provenance is not None:
         provenance = validate_provenance(provenance)
@@ -147,6 +152,7 @@ def design(
         progress=progress,
         warm_start=warm_start,
         extra=extra,
+        window=window,
     )
     return design_document(request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rldp.shared.collection import DEFAULT_WINDOW, collection_window
 from rldp.shared.document import report_matrix
 from rldp.shared.errors import ValidationError
 from rldp.shared.information import normalized_mutual_information
@@ -54,10 +55,11 @@ def design_pilot(
     planned_reports: int,
     beta: float = 0.05,
     time_budget: float = 20.0,
-    window: str | None = None,
+    window: str | None = DEFAULT_WINDOW,
 ) -> PilotChoice:
     """The pilot mechanism at level ε for ``alphabet`` (see the module docstring); ``planned_reports`` is
-    n₁, the pilot's size, at which the candidates' confidence radii are compared."""
+    n₁, the pilot's size, at which the candidates' confidence radii are compared. ``window``: the
+    collection window of the pilot (and so of its collection; None for none)."""
     if alphabet.latent:
         raise DesignError("a pilot must read S (a latent S cannot be estimated from its reports); use S as an input")
     uniform = np.full(alphabet.shape, 1.0 / alphabet.size)
@@ -113,10 +115,15 @@ def switch_after_pilot(
     ``redesign`` (a collection's drift policy): ``pilot`` is the current mechanism whose population
     drifted out of its F, so its claim may not hold for the people reporting; the design over where they
     are now is switched to whatever its utility — keeping the current mechanism for its NMI would keep a
-    claim that is not true of its population (privacy first)."""
+    claim that is not true of its population (privacy first).
+
+    The design collects by the pilot's window (none if the pilot has none): a collection's mechanisms
+    share one window, whatever ``request.window`` says."""
+    window = collection_window(pilot)
     alphabet = Alphabet.from_dict({"sensitive": pilot["sensitive"], "released": pilot["released"]})
     source = PilotData(pilot, counts, beta, collection, order=request.order)
-    doc = design_from(source, replace(request, radius=None, beta=None), alphabet)
+    request = replace(request, radius=None, beta=None, window=None if window is None else window.text)
+    doc = design_from(source, request, alphabet)
     p_hat = source.distribution.ravel()
     pilot_nmi = normalized_mutual_information(report_matrix(pilot), p_hat)
     nmi = normalized_mutual_information(report_matrix(doc), p_hat)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from rldp.shared.collection import Window
+from rldp.shared.collection import window_choice
 from rldp.shared.document import MAX_SYMBOLS
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.notions import NOTIONS
@@ -150,7 +150,7 @@ def validate_request(
     request: DesignRequest, *, released_size: int | None = None, beta_ceiling: float | None = None
 ) -> DesignRequest:
     """Check every field and every cross-field rule of ``request``; the request normalised (numbers as
-    floats, ε of alip = max(ε_l, ε_u), β = 0.05 unless a radius is given, the window in canonical form).
+    floats, ε of alip = max(ε_l, ε_u), β = 0.05 unless a radius is given, the window in canonical form: None for "none").
 
     ``released_size`` (|U|, once the data is known) also checks the coupling's target and cost;
     ``beta_ceiling`` (a service's trust bound) refuses a larger β. DesignParameterError naming the field.
@@ -183,12 +183,10 @@ def validate_request(
                 f"per_report_epsilon must be below epsilon = {claim['epsilon']:g}; got {describe(per_report)}",
                 parameter="per_report_epsilon",
             )
-    window = request.window
-    if window is not None:
-        try:
-            window = Window.parse(window).text
-        except ValidationError as exc:
-            raise _err(f"window: {one_line(exc)}", parameter="window") from None
+    try:
+        window = window_choice(request.window)
+    except ValidationError as exc:
+        raise _err(f"window: {one_line(exc)}", parameter="window") from None
     check_transport(method, request.target, request.cost, released_size)
     other = _by_kind(request)
     return replace(

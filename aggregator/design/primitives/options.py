@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from rldp.shared.collection import DEFAULT_WINDOW
 from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS
 from rldp.shared.provenance import DEFAULT_BETA as PROVENANCE_DEFAULT_BETA
 
@@ -95,11 +96,12 @@ class DesignRequest:
     )
     target: Any = _field(None, "target", "method coupling: the common target over U", flag=False)
     cost: Any = _field(None, "cost", "method coupling: the transport cost over U", flag=False)
+    # Windows by default (rldp.shared.collection.DEFAULT_WINDOW); None (asked as "none") for no windows.
     window: str | None = _field(
-        None,
+        DEFAULT_WINDOW,
         "window",
-        "collection window (ISO 8601, e.g. P1D, PT6H): clients send at most one report per record owner "
-        "and window, and the service counts and estimates per window",
+        f"collection window (ISO 8601, e.g. P1D, PT6H; default {DEFAULT_WINDOW}, 'none' for no windows): clients "
+        "send at most one report per record owner and window, and the service counts and estimates per window",
         flag=False,
     )
     per_report_epsilon: float | None = _field(

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import report_body
 from rldp_live import (
     ADMIN,
     ADMIN_TOKEN,
@@ -443,7 +444,7 @@ def test_every_notion_and_layout_renders(http, kind) -> None:
     assert resp.status_code == 201, resp.get_data(as_text=True)
     outputs = resp.get_json() and http.get("/v1/mechanisms").get_json()["mechanisms"][0]["outputs"]
     reports = np.random.default_rng(1).integers(0, outputs, 300).tolist()
-    assert http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "b", "reports": reports}).status_code == 201
+    assert http.post("/v1/reports", json=report_body(doc, reports, "b")).status_code == 201
     login(http, READ_TOKEN)
     page = http.get(f"/ui/mechanisms/{doc['id']}")
     assert page.status_code == 200, page.get_data(as_text=True)[:800]

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from rldp_live import ADMIN, ADMIN_TOKEN, READ_TOKEN, in_process_app, make_document
 
 from rldp.aggregator.http.responses import EXTENSION
+from rldp.shared.collection import DEFAULT_WINDOW, Window
+
+
+def today() -> str:
+    """The label of the current day's window (the test documents collect by day)."""
+    return Window.parse(DEFAULT_WINDOW).label_at(time.time())
 
 
 @pytest.fixture
@@ -28,7 +35,8 @@ def login(http, token: str) -> None:
 
 
 def publish(http, **kwargs) -> str:
-    doc = make_document(**kwargs)
+    """A small GRR document that collects by day, like a default design."""
+    doc = make_document(**{"window": DEFAULT_WINDOW, **kwargs})
     assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
     return doc["id"]
 
@@ -98,9 +106,9 @@ def test_a_paused_collection_shows_a_banner_and_the_admin_resumes_it(app):
     service.pauses.pause("watched", m1, "the reporting population no longer looks like P̂")  # as the drift watch does
     page = http.get("/ui/collections").get_data(as_text=True)
     assert "Collection <strong>watched</strong> is paused by its drift policy" in page and ">Resume</button>" in page
-    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0]}).status_code == 423
+    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0], "window": today()}).status_code == 423
     resumed = http.post("/ui/collections/watched/resume", data=form(http))
     assert resumed.status_code == 303 and "resumed watched" in http.get(resumed.headers["Location"]).get_data(
         as_text=True
     )
-    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0]}).status_code == 201
+    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0], "window": today()}).status_code == 201

@@ -95,7 +95,7 @@ def test_the_minimum_counts_the_window_asked_for(tmp_path) -> None:
 def test_a_collection_needs_the_minimum_over_all_its_mechanisms(app) -> None:
     http = app.test_client()
     m0, m1 = _publish(http), _publish(http, epsilon=0.9)
-    body = {"name": "usage", "mechanism": m0, "policy": {"notion": "rldp", "epsilon": 2.0}}
+    body = {"name": "usage", "mechanism": m0, "policy": {"notion": "rldp", "epsilon": 2.0}, "window": "none"}
     assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
     _report(http, m0, "a", 70)
     few = http.get("/v1/collections/usage/estimate", headers=READ).json
@@ -172,7 +172,7 @@ def test_csv_cells_from_the_document_cannot_be_formulas(app) -> None:
 def test_collection_estimate_as_csv(app) -> None:
     http = app.test_client()
     m0 = _publish(http)
-    body = {"name": "usage", "mechanism": m0, "policy": {"notion": "rldp", "epsilon": 2.0}}
+    body = {"name": "usage", "mechanism": m0, "policy": {"notion": "rldp", "epsilon": 2.0}, "window": "none"}
     assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
     _report(http, m0, "a", 150)
     resp = http.get("/v1/collections/usage/estimate", headers={**READ, "Accept": "text/csv"})

@@ -4,6 +4,7 @@ retire, estimate over every mechanism)."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import numpy as np
@@ -13,6 +14,7 @@ from rldp_live import ADMIN, READ, SMALL_ALPHABET, in_process_app, make_document
 from rldp.aggregator.design import grr_matrix
 from rldp.aggregator.storage import SCHEMA_VERSION, CollectionChanged, open_storage
 from rldp.aggregator.storage.schema import schema_statements
+from rldp.shared.collection import DEFAULT_WINDOW, Window
 from rldp.shared.document import build_document
 from rldp.shared.records import Alphabet, Attribute
 
@@ -108,6 +110,8 @@ def app(tmp_path):
 
 
 def publish(http, **kwargs) -> str:
+    """Publish a small GRR document; it collects by day like a default design (``window=None``: without)."""
+    kwargs.setdefault("window", DEFAULT_WINDOW)
     doc = make_document(**kwargs)
     resp = http.post("/v1/mechanisms", json=doc, headers=ADMIN)
     assert resp.status_code == 201, resp.json
@@ -129,7 +133,7 @@ def test_create_get_list_rotate_retire_over_http(http):
     m1, m2 = publish(http), publish(http)
     resp = create(http, "app-usage", m1)
     assert resp.status_code == 201 and resp.headers["Location"] == "/v1/collections/app-usage"
-    assert resp.json["current"] == m1 and resp.json["status"] == "active" and resp.json["window"] is None
+    assert resp.json["current"] == m1 and resp.json["status"] == "active" and resp.json["window"] == "P1D"
     assert create(http, "app-usage", m1).status_code == 200  # the same collection again: unchanged
     refused(create(http, "app-usage", m2), 409, "collection-exists")
     got = http.get("/v1/collections/app-usage")  # public: apps follow it
@@ -181,15 +185,21 @@ def test_refusals_name_what_is_wrong(http):
     assert "notion is 'rldp'" in refused(
         http.post("/v1/collections", json=ldp_policy, headers=ADMIN), 422, "claim-policy-violated"
     )
-    windowed = publish(http, window="P1D")
-    assert "collects without windows" in refused(create(http, "x", m1, window="P1D"), 422, "rotation-refused")
-    assert create(http, "w", windowed).json["window"] == "P1D"  # the window is the mechanism's by default
+    # Windows by default: a collection collects by its mechanism's window, and one without is asked for.
+    windowless = publish(http, window=None)
+    said = refused(create(http, "x", windowless), 422, "rotation-refused")
+    assert "collects without windows" in said and "--window P1D" in said and "'none'" in said
+    assert "collects without windows" in refused(create(http, "x", windowless, window="P1D"), 422, "rotation-refused")
+    assert "collects by P1D" in refused(create(http, "x", m1, window="none"), 422, "rotation-refused")
+    assert "or 'none' for no windows" in refused(create(http, "x", m1, window="1 day"), 422, "invalid-parameter")
+    assert create(http, "nw", windowless, window="none").json["window"] is None
+    assert create(http, "w", publish(http)).json["window"] == "P1D"  # the window is the mechanism's by default
     assert create(http, "x", m1).status_code == 201
     assert "already belongs to collection 'x'" in refused(create(http, "y", m1), 422, "rotation-refused")
     rotate = lambda mid: http.post("/v1/collections/x/rotate", json={"mechanism": mid}, headers=ADMIN)  # noqa: E731
     assert "its current one" in refused(rotate(m1), 422, "rotation-refused")
     assert "claims epsilon" in refused(rotate(loud), 422, "claim-policy-violated")
-    assert "collects by P1D" in refused(rotate(publish(http, window="P1D")), 422, "rotation-refused")
+    assert "collects without windows" in refused(rotate(publish(http, window=None)), 422, "rotation-refused")
     other = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("size", ("s", "m", "l", "xl"))])
     assert "over another X" in refused(rotate(publish(http, alphabet=other)), 422, "rotation-refused")
     old = publish(http)
@@ -200,7 +210,8 @@ def test_refusals_name_what_is_wrong(http):
 
 
 def _send(http, mid: str, ys: np.ndarray) -> None:
-    body = {"mechanism": mid, "batch": uuid.uuid4().hex, "reports": ys.tolist()}
+    label = Window.parse(DEFAULT_WINDOW).label_at(time.time())  # the mechanisms collect by day
+    body = {"mechanism": mid, "batch": uuid.uuid4().hex, "reports": ys.tolist(), "window": label}
     assert http.post("/v1/reports", json=body).status_code == 201
 
 
@@ -256,7 +267,7 @@ def test_an_ldp_collection_on_x_does_not_rotate_to_ldp_on_s(http):
     docs = [_ldp_document(uuid.uuid4().hex, u) for u in (False, True, False)]
     for doc in docs:
         assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201, doc
-    body = {"name": "ldp", "policy": {"notion": "ldp", "epsilon": 1}, "mechanism": docs[0]["id"]}
+    body = {"name": "ldp", "policy": {"notion": "ldp", "epsilon": 1}, "mechanism": docs[0]["id"], "window": "none"}
     assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
     rotate = lambda mid: http.post("/v1/collections/ldp/rotate", json={"mechanism": mid}, headers=ADMIN)  # noqa: E731
     assert "with respect to S over an uncertainty set" in refused(rotate(docs[1]["id"]), 422, "rotation-refused")

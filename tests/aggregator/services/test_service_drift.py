@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import adult_sex_race_polyopt, skewed_population
+from helpers import adult_sex_race_polyopt, report_body, skewed_population
 from rldp_live import ADMIN, READ, READ_TOKEN, in_process_app, login, make_document
 
 from rldp.shared.collection import Window
@@ -27,7 +27,7 @@ def _upload(http, doc, population, n, seed, batch="b", window=None):
     rng = np.random.default_rng(seed)
     q = report_matrix(doc)
     reports = rng.choice(q.shape[0], size=n, p=q @ np.asarray(population).ravel()).tolist()
-    body = {"mechanism": doc["id"], "batch": batch, "reports": reports}
+    body = report_body(doc, reports, batch)
     if window is not None:
         body["window"] = window
     resp = http.post("/v1/reports", json=body)

@@ -8,7 +8,7 @@ import uuid
 
 import numpy as np
 import pytest
-from helpers import population_reports
+from helpers import population_reports, report_body
 from rldp_live import ADMIN, finished_job, in_process_app, wait_until
 
 from rldp.aggregator.design.orchestration.pilot import design_pilot
@@ -43,7 +43,7 @@ def _start(http, pilot: dict, name: str = "app-usage") -> None:
 def _report(http, pilot: dict, n: int, seed: int, truth: np.ndarray = TRUTH) -> None:
     ys = population_reports(pilot, truth, n, seed)
     for start in range(0, n, 200_000):
-        body = {"mechanism": pilot["id"], "batch": uuid.uuid4().hex, "reports": ys[start : start + 200_000].tolist()}
+        body = report_body(pilot, ys[start : start + 200_000])
         assert http.post("/v1/reports", json=body).status_code == 201
 
 
@@ -141,7 +141,7 @@ def test_an_unknown_drift_policy_is_refused(http, pilot):
 
 
 def _post(http, doc: dict, ys) -> object:
-    return http.post("/v1/reports", json={"mechanism": doc["id"], "batch": uuid.uuid4().hex, "reports": list(ys)})
+    return http.post("/v1/reports", json=report_body(doc, list(ys)))
 
 
 @pytest.mark.slow
@@ -183,7 +183,7 @@ def test_a_drifted_collection_with_the_pause_policy_refuses_reports_until_resume
     assert http.post("/v1/collections/paused/resume").status_code == 401
     resumed = http.post("/v1/collections/paused/resume", headers=ADMIN)
     assert resumed.status_code == 200 and resumed.json["paused"] is None
-    kept = {"mechanism": doc["id"], "batch": uuid.uuid4().hex, "reports": [0, 1, 2]}
+    kept = report_body(doc, [0, 1, 2])
     assert http.post("/v1/reports", json=kept).status_code == 201
     # The operator's resume stands: the same drift does not pause it again at once.
     _report(http, doc, 20_000, seed=11, truth=drifted)
