@@ -44,7 +44,12 @@ __all__ = [
     "NO_WINDOW",
     "Window",
     "window_choice",
-    "collection_window", "validate_collection", "PER_REPORT_FIELDS", "DRIFT_POLICIES", "drift_policy"]
+    "collection_window",
+    "validate_collection",
+    "PER_REPORT_FIELDS",
+    "DRIFT_POLICIES",
+    "drift_policy",
+]
 
 #: What a detected drift does to a collection (its ``policy.drift``; the service acts, the operator's CLI
 #: offers them): ``warn`` (the default: event, log, banner, metrics), ``pause`` (its reports are refused

@@ -188,7 +188,9 @@ def window_label(doc: dict[str, Any], when: float | None = None) -> str | None:
     return None if window is None else window.label_at(time.time() if when is None else when)
 
 
-def report_body(doc: dict[str, Any], reports: Any, batch: str | None = None, when: float | None = None) -> dict[str, Any]:
+def report_body(
+    doc: dict[str, Any], reports: Any, batch: str | None = None, when: float | None = None
+) -> dict[str, Any]:
     """The upload body of one batch of ``reports`` under ``doc``, labelled with the window that holds ``when``
     (now by default) when the mechanism collects by window — what a client sends (designs have windows by
     default)."""

@@ -54,8 +54,11 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
             "name": {"type": "string", "pattern": _NAME},
             "description": {"type": "string", "maxLength": 1000},
             "policy": {"$ref": "#/components/schemas/ClaimPolicy"},
-            "window": {"type": ["string", "null"], "description": "must be the mechanism's window (default: it, and "
-                "the mechanism must have one); 'none' (or null) for a mechanism without windows"},
+            "window": {
+                "type": ["string", "null"],
+                "description": "must be the mechanism's window (default: it, and "
+                "the mechanism must have one); 'none' (or null) for a mechanism without windows",
+            },
             "mechanism": {"type": "string", "pattern": HEX64, "description": "the first (current) mechanism"},
         },
     },

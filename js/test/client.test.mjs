@@ -102,6 +102,17 @@ test("a collection window: one report per owner and window, labelled, the rest s
   await assert.rejects(new rldp.Client("http://agg.test", { fetch }).submit(DAILY.expect.id, RECORDS), rldp.ValidationError);
 });
 
+test("submitReports labels raw outputs with the window it is given (none when not given)", async () => {
+  const { fetch, posts } = stub();
+  const store = new rldp.MemoryStateStore();
+  const client = new rldp.Client("http://agg.test", { fetch, store });
+  const r = await client.submitReports(DAILY.expect.id, [0, 1, 2], 2, "2026-11-24");
+  assert.deepEqual([r.accepted, r.batches, r.window], [3, 2, "2026-11-24"]);
+  assert.deepEqual(posts.map((p) => p.window), ["2026-11-24", "2026-11-24"]);
+  const bare = await client.submitReports(GRR.expect.id, [0, 1]);
+  assert.deepEqual([bare.accepted, bare.window, "window" in posts[2]], [2, null, false]);
+});
+
 test("with a store and no budget given, the default budget (4 nats per owner per day, as Python's) applies", async () => {
   assert.equal(rldp.DEFAULT_BUDGET.epsilon, 4);
   assert.equal(rldp.DEFAULT_BUDGET.per, "P1D");

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from rldp import __version__
-from rldp.shared.collection import DEFAULT_WINDOW
 from rldp.shared.audit import audit_document, audit_rldp
+from rldp.shared.collection import DEFAULT_WINDOW
 from rldp.shared.document import build_document
 from rldp.shared.information import entropy, mutual_information
 from rldp.shared.notions import NOTIONS

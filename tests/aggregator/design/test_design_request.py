@@ -138,3 +138,20 @@ def test_no_field_escapes_validation() -> None:
         f.name for f in request_fields() if f.name not in _RULED and f.kind not in _KIND_CHECKS and f.kind != "local"
     ]
     assert not unchecked
+
+
+def test_a_design_collects_by_day_unless_none_is_asked() -> None:
+    """Windows by default (issue 24): P1D unless ``none`` (any case) or None; a bad duration names 'none'."""
+    assert DesignRequest().window == "P1D" and _valid().window == "P1D"
+    assert _valid(window="PT6H").window == "PT6H"
+    for none in ("none", "None", " NONE ", None):
+        assert _valid(window=none).window is None, none
+    with pytest.raises(DesignParameterError, match="or 'none' for no windows") as info:
+        _valid(window="1 day")
+    assert info.value.parameter == "window"
+    # JSON: absent is the default, null and "none" are none (what POST /v1/designs and the dashboard send)
+    body = {"method": "grr", "epsilon": 1.0}
+    assert validate_request(request_from_json(body, n=10)).window == "P1D"
+    assert validate_request(request_from_json({**body, "window": None}, n=10)).window is None
+    assert validate_request(request_from_json({**body, "window": "none"}, n=10)).window is None
+    assert DesignRequest.from_wire(_valid(window=None).to_wire()).window is None  # crosses to the design process

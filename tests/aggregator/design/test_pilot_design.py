@@ -116,3 +116,16 @@ def test_a_pilot_design_at_a_large_beta_is_refused_by_the_client_and_the_service
     with in_process_app(tmp_path) as app:
         resp = app.test_client().post("/v1/mechanisms", json=doc, headers=ADMIN)
     assert resp.status_code == 422 and "beta = 0.5" in resp.json["detail"], resp.json
+
+
+def test_the_pilot_collects_by_day_and_its_switch_keeps_its_window(pilot):
+    """Windows by default (issue 24): the pilot collects by P1D, and the design that ends it collects by the
+    pilot's window whatever its request says (a collection's mechanisms share one window)."""
+    assert pilot["collection"]["window"] == "P1D"
+    counts = np.random.default_rng(4).multinomial(2_000, report_matrix(pilot) @ TRUTH.ravel())
+    for asked in ("PT6H", None):
+        outcome = switch_after_pilot(DesignRequest(method="srr", epsilon=1.0, window=asked), pilot, counts.tolist())
+        assert outcome.document["collection"]["window"] == "P1D", asked
+    bare = design_pilot(ALPHABET, 1.0, planned_reports=10_000, time_budget=5.0, window=None).document
+    outcome = switch_after_pilot(DesignRequest(method="srr", epsilon=1.0), bare, counts.tolist())
+    assert "collection" not in bare and "collection" not in outcome.document

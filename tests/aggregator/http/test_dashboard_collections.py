@@ -106,9 +106,19 @@ def test_a_paused_collection_shows_a_banner_and_the_admin_resumes_it(app):
     service.pauses.pause("watched", m1, "the reporting population no longer looks like P̂")  # as the drift watch does
     page = http.get("/ui/collections").get_data(as_text=True)
     assert "Collection <strong>watched</strong> is paused by its drift policy" in page and ">Resume</button>" in page
-    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0], "window": today()}).status_code == 423
+    assert (
+        http.post(
+            "/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0], "window": today()}
+        ).status_code
+        == 423
+    )
     resumed = http.post("/ui/collections/watched/resume", data=form(http))
     assert resumed.status_code == 303 and "resumed watched" in http.get(resumed.headers["Location"]).get_data(
         as_text=True
     )
-    assert http.post("/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0], "window": today()}).status_code == 201
+    assert (
+        http.post(
+            "/v1/reports", json={"mechanism": m1, "batch": "b" * 32, "reports": [0], "window": today()}
+        ).status_code
+        == 201
+    )

@@ -4,7 +4,6 @@ POST /v1/collections/{name}/switch, the design over the pilot's confidence set a
 from __future__ import annotations
 
 import time
-import uuid
 
 import numpy as np
 import pytest
