@@ -57,6 +57,7 @@ def designed() -> list[tuple[str, dict[str, Any]]]:
 
     def add(name: str, method: str, alpha: Alphabet, seed: int, **kw: Any) -> None:
         kw.setdefault("n", 500)
+        kw.setdefault("window", None)  # the base cases have no window; the window/ cases add theirs
         doc = design(method, alphabet=alpha, public_distribution=p_hat(alpha, seed), **kw)
         doc.pop("run", None)  # timings of this run (not hashed): the case files stay the same run after run
         out.append((name, doc))

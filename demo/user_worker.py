@@ -19,19 +19,28 @@ CLIENT_TIMEOUT = 30.0  # seconds per HTTP request of a user's SDK
 
 
 def user_worker(
-    url: str, mechanism_id: str, columns: dict[str, np.ndarray], batch_size: int, progress: Any, index: int
+    url: str,
+    mechanism_id: str,
+    columns: dict[str, np.ndarray],
+    owners: np.ndarray,
+    batch_size: int,
+    progress: Any,
+    index: int,
+    state_path: str,
 ) -> dict:
-    """One worker process: an app embedding the SDK. Records never leave it unprivatised."""
-    # Each simulated user reports once: no memo to keep (the averaging attack shows what one is for).
-    client = Client(url, timeout=CLIENT_TIMEOUT, state_path=None)
+    """One worker process: the apps of the users ``owners`` (one per record), embedding the SDK as an app
+    does by default — a state file (memo, window ledger, budget) and each record its owner's. Records never
+    leave it unprivatised; the mechanism collects by day, so each user is one report in today's window."""
+    client = Client(url, timeout=CLIENT_TIMEOUT, state_path=state_path)
     client.mechanism(mechanism_id)  # download + verify id and audit once (cached)
     n = len(next(iter(columns.values())))
     accepted = duplicates = 0
     for start in range(0, n, batch_size):
         chunk = {k: v[start : start + batch_size] for k, v in columns.items()}
-        receipt = client.submit(mechanism_id, chunk, batch_size=batch_size)
+        receipt = client.submit(mechanism_id, chunk, owners=owners[start : start + batch_size], batch_size=batch_size)
         accepted += receipt.accepted
         duplicates += receipt.duplicates
         progress.put(receipt.accepted)
     progress.put(None)
+    client.close()
     return {"worker": index, "accepted": accepted, "duplicates": duplicates}

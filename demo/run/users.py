@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -25,11 +27,22 @@ def simulate_users(cfg: DemoConfig, url: str, mechanism_id: str, users: Table, n
     ctx = mp.get_context("spawn")  # clean interpreters, like separate devices
     manager = ctx.Manager()
     progress = manager.Queue()
+    states = tempfile.TemporaryDirectory(prefix="rldp-demo-apps-")  # each worker's apps' state file
     start = time.perf_counter()
     with ctx.Pool(cfg.workers) as pool, bar(cfg, n, "users", unit="reports") as shown:
         jobs = [
             pool.apply_async(
-                user_worker, (url, mechanism_id, {k: v[idx] for k, v in columns.items()}, cfg.batch_size, progress, i)
+                user_worker,
+                (
+                    url,
+                    mechanism_id,
+                    {k: v[idx] for k, v in columns.items()},
+                    idx,  # the users' ids: one owner per record
+                    cfg.batch_size,
+                    progress,
+                    i,
+                    str(Path(states.name) / f"worker{i}.sqlite3"),
+                ),
             )
             for i, idx in enumerate(parts)
         ]
@@ -43,5 +56,6 @@ def simulate_users(cfg: DemoConfig, url: str, mechanism_id: str, users: Table, n
         results = [job.get() for job in jobs]
     seconds = time.perf_counter() - start
     manager.shutdown()
+    states.cleanup()
     accepted = sum(r["accepted"] for r in results)
     return {"accepted": accepted, "seconds": seconds, "reports_per_second": accepted / seconds if seconds else 0.0}
