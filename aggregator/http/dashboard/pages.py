@@ -263,7 +263,9 @@ def label(user: User, mechanism_id: str) -> BaseResponse:
         catalog.set_label(record.id, None if remove else text)
     except InvalidParameter as exc:
         return _mechanism_page(user, record.id, 422, label_error=exc.detail, label_value=text)
-    return redirect(url_for("dashboard.mechanism", mechanism_id=record.id, labelled="removed" if remove else "saved"), 303)
+    return redirect(
+        url_for("dashboard.mechanism", mechanism_id=record.id, labelled="removed" if remove else "saved"), 303
+    )
 
 
 @blueprint.route("/mechanisms/<mechanism_id>/retire", methods=["GET", "POST"])

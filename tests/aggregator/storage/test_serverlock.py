@@ -104,7 +104,10 @@ def test_postgresql_restore_is_refused_while_a_server_session_holds_the_schema(d
     store, neighbour = open_storage(url), open_storage(other)
     try:
         lock = hold_for_server(store)  # its own session, named after this process
-        with pytest.raises(StoreInUse, match=rf"a server \(rldp serve pid {os.getpid()} on .+\) is using the store in schema rldp_test_"):
+        with pytest.raises(
+            StoreInUse,
+            match=rf"a server \(rldp serve pid {os.getpid()} on .+\) is using the store in schema rldp_test_",
+        ):
             with exclusive_for_restore(store):
                 pass
         with exclusive_for_restore(neighbour):  # a server of one schema does not block the other's restore
