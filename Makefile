@@ -23,8 +23,11 @@ demo: $(STAMP)
 	$(VENV)/bin/rldp demo $(ARGS)
 
 # With Node, the SDK's packages are installed first: the browser test (tests/browser) bundles it.
+# The suite runs on every core (pytest-xdist; a test module stays on one worker, so its fixtures are
+# built once); TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= auto
 test: $(STAMP) $(if $(NODE_OK),$(JS_STAMP))
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(ARGS)
 	@$(MAKE) --no-print-directory js-test
 
 $(JS_STAMP): js/package.json js/package-lock.json

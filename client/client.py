@@ -298,21 +298,15 @@ class Client(AdminCalls):
     def submit_reports(
         self, mechanism_id: str, reports: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, window: str | None = None
     ) -> Receipt:
-        """Upload outputs that are already privatised (no memo, no window ledger: see :meth:`submit`).
-
-        ``window``: for a mechanism that collects by window, the label of the window the reports belong
-        to (``client.mechanism(id).window.label_at(time.time())`` for the current one; the caller vouches
-        for one report per owner and window). Nothing is downloaded: this also works offline, into the queue."""
+        """Upload outputs already privatised (no memo, no window ledger: see :meth:`submit`); ``window``: their
+        collection window's label (now: ``mech.window.label_at(time.time())``) if the mechanism has windows."""
         if int(batch_size) < 1:
             raise ValueError(f"batch_size must be ≥ 1; got {batch_size!r}")
         ys = np.asarray(reports)
         if ys.ndim != 1 or (ys.size and ys.dtype.kind not in "iu"):
             raise ValueError("reports must be a 1-D array of integer outputs")
-        if window is not None and not isinstance(window, str):
-            raise ValueError(f"window must be a window label such as '2026-11-24', or None; got {window!r}")
         batches = make_batches(self._full_id(mechanism_id), ys, int(batch_size), window)
-        # labelled, but not in the state file's outbox (window ""): a raw upload is queued, not kept there
-        return self._send_all([b._replace(window="") for b in batches], window=window)
+        return self._send_all([b._replace(window="") for b in batches], window=window)  # "": not in the outbox
 
     def _post_batch(self, body: bytes) -> dict[str, Any]:
         resp = self._http.request("POST", "/v1/reports", data=body, headers={"Content-Type": MSGPACK}, ok=(200, 201))

@@ -210,7 +210,8 @@ class LiveServer:
     def log_text(self) -> str:
         if self._log is None:
             return ""
-        self._log.flush()
+        if not self._log.closed:  # a failed start has closed it (stop()); the file is still there
+            self._log.flush()
         try:
             return Path(self._log.name).read_text(errors="replace")[-5000:]
         except OSError:
@@ -246,10 +247,15 @@ class LiveServer:
     def publish(self, doc: dict[str, Any]) -> requests.Response:
         return requests.post(self.url + "/v1/mechanisms", json=doc, headers=ADMIN, timeout=30)
 
-    def post_reports(self, mechanism: str, batch: str, reports: list[Any], **kwargs: Any) -> requests.Response:
+    def post_reports(
+        self, mechanism: str, batch: str, reports: list[Any], window: str | None = None, **kwargs: Any
+    ) -> requests.Response:
+        body: dict[str, Any] = {"mechanism": mechanism, "batch": batch, "reports": reports}
+        if window is not None:  # the label, for a mechanism that collects by window
+            body["window"] = window
         return requests.post(
             self.url + "/v1/reports",
-            json={"mechanism": mechanism, "batch": batch, "reports": reports},
+            json=body,
             timeout=30,
             **kwargs,
         )

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import requests
-from helpers import adult_path
+from helpers import adult_path, window_label
 from rldp_live import ADMIN_TOKEN, LiveServer
 
 from rldp.shared.document import alphabet as document_alphabet
@@ -152,7 +152,7 @@ def _simulate_reports(server: LiveServer, mechanism: str) -> None:
     # Inverse-CDF sampling of y ~ Q(·|x) for every record at once.
     cdf = np.cumsum(q[:, x], axis=0)
     y = (rng.random(x.size)[None, :] > cdf).sum(axis=0).clip(max=q.shape[0] - 1)
-    resp = server.post_reports(mechanism, "browser-test", y.tolist())
+    resp = server.post_reports(mechanism, "browser-test", y.tolist(), window=window_label(doc))  # designs: by day
     assert resp.status_code == 201, resp.text
 
 

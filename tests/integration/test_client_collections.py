@@ -36,9 +36,13 @@ def counts(server, mid: str) -> np.ndarray:
 
 
 def collection(server, n: int, **create) -> tuple[str, list[str]]:
-    """A new collection on the live server with ``n`` published mechanisms, the first one current."""
+    """A new collection on the live server with ``n`` published mechanisms, the first one current.
+
+    Without windows (created with window 'none'): these tests count every memoised repeat and every
+    rotation's draw; one report per owner and window is tests/client/test_client_windows.py's."""
     name = f"usage-{uuid.uuid4().hex[:10]}"
     docs = [make_document(f"{name}-{i}") for i in range(n)]
+    create.setdefault("window", "none")
     with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         for doc in docs:
             admin.publish(doc)
@@ -189,6 +193,8 @@ def test_operator_commands_create_show_rotate_estimate_and_retire(server):
         "1",
         "--description",
         "daily use",
+        "--window",
+        "none",  # the stateless app below sends a fresh draw per record
     )
     assert f"created {name}" in created and "policy rldp ε ≤ 1" in created
     listing = op("collections")
@@ -198,7 +204,7 @@ def test_operator_commands_create_show_rotate_estimate_and_retire(server):
         admin.publish(extra)
     watched = op(
         "collection", "create", f"{name}-w", "--mechanism", extra["id"], "--notion", "rldp", "--epsilon", "1",
-        "--drift", "pause", "--switch-after", "5000",
+        "--drift", "pause", "--switch-after", "5000", "--window", "none",
     )  # fmt: skip
     assert "on drift: pause; the pilot switches by itself after 5,000 reports" in watched
     assert f"resumed {name}-w" in op("collection", "resume", f"{name}-w")  # idempotent: nothing was paused

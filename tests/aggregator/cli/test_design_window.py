@@ -12,7 +12,9 @@ from rldp.shared.document import read_document
 CSV = "sex,colour\n" + "Female,red\nMale,blue\nMale,red\nFemale,green\n" * 25
 
 
-@pytest.mark.parametrize(("flags", "window"), [((), "P1D"), (("--window", "PT6H"), "PT6H"), (("--window", "none"), None)])
+@pytest.mark.parametrize(
+    ("flags", "window"), [((), "P1D"), (("--window", "PT6H"), "PT6H"), (("--window", "none"), None)]
+)
 def test_design_window_default_and_none(tmp_path: Path, capsys, flags, window) -> None:
     (tmp_path / "p.csv").write_text(CSV)
     out = tmp_path / "m.json"
