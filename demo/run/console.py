@@ -9,7 +9,12 @@ from tqdm import tqdm
 
 from .config import DemoConfig
 
-__all__ = ["bar", "progress_bar", "say", "print_report"]
+__all__ = ["bar", "progress_bar", "say", "print_report", "p_value_text"]
+
+
+def p_value_text(p: float) -> str:
+    """A p-value as printed; one that underflowed to 0 is below the smallest double, not zero."""
+    return "p < 1e-300" if p == 0 else f"p = {p:.2g}"
 
 
 def bar(cfg: DemoConfig, total: int, desc: str, unit: str = "it") -> tqdm:
@@ -99,7 +104,7 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
             verdict = "FLAGGED" if drift.get("rejected") else "not flagged"
             print(
                 f"drift watch     {drift['users']:,} drifted users ({100 * drift['share']:.0f} % {drift['cell']}): {verdict} "
-                f"(p = {drift.get('p_value', float('nan')):.2g}); realised ε* {drift.get('realised_epsilon', float('nan')):.3g}, "
+                f"({p_value_text(drift.get('p_value', float('nan')))}); realised ε* {drift.get('realised_epsilon', float('nan')):.3g}, "
                 f"up to {drift.get('realised_epsilon_upper', float('nan')):.3g} at 95 %, against the claim ε = "
                 f"{drift.get('claimed_epsilon', float('nan')):g}"
             )

@@ -28,7 +28,7 @@ from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
 from .config import DemoConfig
-from .console import say
+from .console import p_value_text, say
 from .server import DemoError, fetch_estimate, publish
 from .users import simulate_users
 
@@ -151,7 +151,7 @@ def run_no_public_data(
     say(
         cfg,
         f"  drift: {_DRIFTED_USERS:,} users, {DRIFTED_SHARE:.0%} {out['drift']['cell']}: {flagged} "
-        f"(p = {drift.get('p_value', float('nan')):.2g}); realised ε* up to "
+        f"({p_value_text(drift.get('p_value', float('nan')))}); realised ε* up to "
         f"{drift.get('realised_epsilon_upper', float('nan')):.3g} against the claim ε = {cfg.epsilon:g}",
     )
     return out
