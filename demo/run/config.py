@@ -58,7 +58,9 @@ class DemoConfig:
             raise ValidationError(f"--workers must be an integer in [1, {MAX_WORKERS}]; got {self.workers!r}")
         if int(self.attack_users) != self.attack_users or self.attack_users < 1:
             raise ValidationError(f"attack_users must be a positive integer; got {self.attack_users!r}")
-        if not (isinstance(self.time_budget, (int, float)) and math.isfinite(self.time_budget) and self.time_budget > 0):
+        if not (
+            isinstance(self.time_budget, (int, float)) and math.isfinite(self.time_budget) and self.time_budget > 0
+        ):
             raise ValidationError(f"--time-budget must be a number of seconds > 0; got {self.time_budget!r}")
         if self.notion not in DEMO_NOTIONS:
             raise ValidationError(f"--notion must be one of {', '.join(DEMO_NOTIONS)}; got {self.notion!r}")
