@@ -76,6 +76,12 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     p.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
     p.add_argument("--seed", type=nonnegative_int("--seed"), help="seed for choosing the users (default: random)")
     p.add_argument("--quick", action="store_true", help="a smaller, faster run (CI)")
+    p.add_argument(
+        "--time-budget",
+        type=positive_float("--time-budget"),
+        default=DemoConfig.time_budget,
+        help=f"seconds per design by column generation (large alphabets; default {DemoConfig.time_budget:g})",
+    )
     add_progress_flags(p, "always show progress on stderr (default: only on a terminal)", "never show progress")
     p.add_argument(
         "--no-curves",
@@ -123,6 +129,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         curves=not args.no_curves,
         attack=not args.no_attack,
         pilot=not args.no_pilot,
+        time_budget=args.time_budget,
     )
     run_demo(cfg)
     return 0

@@ -17,9 +17,9 @@ from scipy.linalg import blas, lapack, solve_triangular
 from .square_inverse import certified_inverse, triangle_norm_squared
 
 try:  # optional: only a speed-up (see blas_threads)
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import ThreadpoolController
 except ImportError:  # pragma: no cover - threadpoolctl is an aggregator dependency
-    threadpool_limits = None
+    ThreadpoolController = None
 
 __all__ = [
     "RANK_RTOL",
@@ -334,7 +334,9 @@ def blas_threads(a: int) -> int:
 
 
 _BLAS_LOCK = threading.Lock()
-_BLAS_STATE: dict[str, Any] = {"users": 0, "limiter": None}
+# The controller is made once: making one scans the loaded libraries (~2 ms, more than a small
+# estimate's EM); scipy's BLAS is loaded by the imports above, before the first estimate.
+_BLAS_STATE: dict[str, Any] = {"users": 0, "limiter": None, "controller": None}
 
 
 @contextmanager
@@ -346,12 +348,14 @@ def small_linear_algebra(a: int) -> Iterator[None]:
     last to leave. scipy's BLAS is loaded (imported above) before the limit is set, so the
     limit covers it too. Without threadpoolctl this is a no-op.
     """
-    if threadpool_limits is None:  # pragma: no cover - threadpoolctl is an aggregator dependency
+    if ThreadpoolController is None:  # pragma: no cover - threadpoolctl is an aggregator dependency
         yield
         return
     with _BLAS_LOCK:
         if _BLAS_STATE["users"] == 0:
-            _BLAS_STATE["limiter"] = threadpool_limits(limits=blas_threads(a), user_api="blas")
+            if _BLAS_STATE["controller"] is None:
+                _BLAS_STATE["controller"] = ThreadpoolController()
+            _BLAS_STATE["limiter"] = _BLAS_STATE["controller"].limit(limits=blas_threads(a), user_api="blas")
         _BLAS_STATE["users"] += 1
     try:
         yield

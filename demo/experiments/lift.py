@@ -85,14 +85,16 @@ METHODS: dict[str, str] = {
 }
 
 
-def _design(method: str, joint: np.ndarray, budget: Budget, uset: UncertaintySet | None) -> np.ndarray:
+def _design(
+    method: str, joint: np.ndarray, budget: Budget, uset: UncertaintySet | None, time_budget: float = 60.0
+) -> np.ndarray:
     if method == "aorr" and budget.notion == "ldp" and uset is None:
         try:
-            return product.design(method, joint, budget)
+            return product.design(method, joint, budget, time_budget=time_budget)
         except PolyOptTooLarge:  # beyond the product's exact limit; the row cone is exact too
             return optimal_matrix(RowCone.ldp(joint, budget.eps_upper), joint.sum(axis=0))
     if method.endswith("-robust"):
-        return product.design(method.removesuffix("-robust"), joint, budget, uset)
+        return product.design(method.removesuffix("-robust"), joint, budget, uset, time_budget)
     if budget.notion not in product.PRODUCT_NOTIONS or method == "subset-rr-paper":
         return _OWN[method](joint, budget)
     return product.design(method, joint, budget)
@@ -179,7 +181,7 @@ def run_sweep(sweep: Sweep, cfg: Config) -> Result:
                     start = time.perf_counter()
                     uset = robust_sets[id(joint)] if method.endswith("-robust") else None
                     try:
-                        q = _design(method, joint, budget, uset)
+                        q = _design(method, joint, budget, uset, cfg.time_budget)
                     except (DesignError, SolverError) as exc:
                         failed.setdefault(f"{method} under {panel}: {one_line(exc)}", eps)
                         break

@@ -36,12 +36,19 @@ def claim(joint: np.ndarray, budget: Budget, uncertainty: UncertaintySet | None 
     return Claim(budget.notion, budget.eps_lower, budget.eps_upper, uset, True)
 
 
-def design(method: str, joint: np.ndarray, budget: Budget, uncertainty: UncertaintySet | None = None) -> np.ndarray:
-    """Q[y, x] of the product's ``method`` (watchdog[-paper], subset-merging[-paper], subset-rr, aorr)."""
+def design(
+    method: str,
+    joint: np.ndarray,
+    budget: Budget,
+    uncertainty: UncertaintySet | None = None,
+    time_budget: float = 60.0,
+) -> np.ndarray:
+    """Q[y, x] of the product's ``method`` (watchdog[-paper], subset-merging[-paper], subset-rr, aorr);
+    ``time_budget``: seconds for a column-generation design (the latent LDP optimum beyond exact sizes)."""
     c = claim(joint, budget, uncertainty)
     if method == "aorr":
         if budget.notion == "ldp" or c.robust:  # over F the product certifies ALIP through LDP w.r.t. S
-            return latent_polyopt(c.uncertainty, c.ldp_budget)[0]
+            return latent_polyopt(c.uncertainty, c.ldp_budget, time_budget=time_budget)[0]
         return optimal_lip(joint, budget.eps_lower, budget.eps_upper).matrix
     if method in ("watchdog", "watchdog-paper"):
         return watchdog(c, enforce=method == "watchdog")[0]

@@ -64,6 +64,7 @@ def design_candidates(
                         n=n,
                         beta=cfg.beta,
                         notion=cfg.notion,
+                        time_budget=cfg.time_budget,
                     )
                 except Exception as exc:
                     progress.write(f"  {method} at ε={eps:g} skipped: {exc}")

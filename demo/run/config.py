@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ DEMO_NOTIONS = ("rldp", "ldp", "lip")
 CURVE_EPSILONS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 QUICK_CURVE_EPSILONS = (0.5, 1.0, 2.0)
 MAX_WORKERS = 64
+DESIGN_TIME_BUDGET = 60.0  # = rldp.aggregator.design's DEFAULT_TIME_BUDGET (this module imports rldp.shared only)
 # Users the averaging attack follows (rldp.demo.run.attack): a few seconds on two cores.
 ATTACK_USERS = 5_000
 
@@ -46,6 +48,7 @@ class DemoConfig:
     attack: bool = True  # the averaging attack (:mod:`.attack`); ``--no-attack`` skips it
     pilot: bool = True  # the no-public-data path (:mod:`.no_public_data`); ``--no-pilot`` skips it
     attack_users: int = ATTACK_USERS
+    time_budget: float = DESIGN_TIME_BUDGET  # seconds per design by column generation (the product's default)
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon, "--epsilon")
@@ -55,6 +58,10 @@ class DemoConfig:
             raise ValidationError(f"--workers must be an integer in [1, {MAX_WORKERS}]; got {self.workers!r}")
         if int(self.attack_users) != self.attack_users or self.attack_users < 1:
             raise ValidationError(f"attack_users must be a positive integer; got {self.attack_users!r}")
+        if not (
+            isinstance(self.time_budget, (int, float)) and math.isfinite(self.time_budget) and self.time_budget > 0
+        ):
+            raise ValidationError(f"--time-budget must be a number of seconds > 0; got {self.time_budget!r}")
         if self.notion not in DEMO_NOTIONS:
             raise ValidationError(f"--notion must be one of {', '.join(DEMO_NOTIONS)}; got {self.notion!r}")
         if not 0 < self.beta < 1:
