@@ -32,7 +32,9 @@ every worker listens before it starts.
 Slow bodies (``--trickle`` runs only this section; it also ends the full run): batched uploads
 on the same server with no other client, then while ``TRICKLERS`` connections each send one
 byte of a body every 0.5 s (``_trickle.py``); the ratio of the two rates (target ≥ 0.8), and
-how long ``/healthz`` takes meanwhile.
+how long ``/healthz`` takes meanwhile. Uploads that get no answer for ``STALL_SECONDS`` while
+the slow bodies trickle (``--unbuffered``: every WSGI thread then waits for one) end the
+section with a ratio of 0 and a line on stderr, instead of waiting for ever.
 
 Lines (``name value unit``); run: python bench/bench_ingest.py [--quick] [--trickle] [--unbuffered]
 """
@@ -159,10 +161,22 @@ class _Connection:
         self.started = 0.0
 
 
-def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tuple[float, list[float]]:
+class Stalled(Exception):
+    """No answer to any request in flight for ``STALL_SECONDS``: the server serves none of them."""
+
+
+#: An upload in which no request is answered for this long has stalled (it would otherwise wait forever).
+STALL_SECONDS = 20.0
+
+
+def upload(
+    port: int, bodies: list[bytes], connections: int = CONNECTIONS, stall: float = STALL_SECONDS
+) -> tuple[float, list[float]]:
     """POST ``bodies`` to /v1/reports over ``connections`` keep-alive connections, one request in
     flight on each, from this one thread; (seconds, per-request latencies). Every answer is
-    read whole and must be 201."""
+    read whole and must be 201. :class:`Stalled` when no answer arrives for ``stall`` seconds
+    (else a server that serves none of them, e.g. one whose every thread waits for a slow body,
+    would keep the bench waiting for ever)."""
     requests = [
         f"POST /v1/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
         f"Content-Length: {len(body)}\r\n\r\n".encode("ascii")
@@ -185,39 +199,48 @@ def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tu
         return True
 
     conns = [_Connection(port) for _ in range(min(connections, len(requests)))]
-    start = time.perf_counter()
+    start = last_answer = time.perf_counter()
     active = 0
-    for c in conns:
-        sel.register(c.sock, selectors.EVENT_READ, c)
-        active += send_next(c)
-    while active:
-        for key, events in sel.select(60):
-            c = key.data
-            if events & selectors.EVENT_WRITE:
-                c.pending = c.pending[c.sock.send(c.pending) :]
-                if not len(c.pending):
-                    sel.modify(c.sock, selectors.EVENT_READ, c)
-                continue
-            chunk = c.sock.recv(1 << 16)
-            if not chunk:
-                raise SystemExit("the server closed a connection")
-            c.buffer += chunk
-            head_end = c.buffer.find(b"\r\n\r\n")
-            if head_end < 0:
-                continue
-            lines = c.buffer[:head_end].split(b"\r\n")
-            status = int(lines[0].split(b" ", 2)[1])
-            fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
-            if b"content-length" not in fields:
-                raise SystemExit(f"an answer without Content-Length: {c.buffer[:200]!r}")
-            end = head_end + 4 + int(fields[b"content-length"])
-            if len(c.buffer) < end:
-                continue
-            if status != 201:
-                raise SystemExit(f"upload failed: {status} {c.buffer[head_end + 4 : end][:200]!r}")
-            c.buffer = c.buffer[end:]
-            latencies.append(time.perf_counter() - c.started)
-            active -= not send_next(c)
+    try:
+        for c in conns:
+            sel.register(c.sock, selectors.EVENT_READ, c)
+            active += send_next(c)
+        while active:
+            ready = sel.select(1.0)
+            if not ready and time.perf_counter() - last_answer > stall:
+                raise Stalled(f"no answer for {stall:g} s to any of the {active} requests in flight")
+            for key, events in ready:
+                c = key.data
+                if events & selectors.EVENT_WRITE:
+                    c.pending = c.pending[c.sock.send(c.pending) :]
+                    if not len(c.pending):
+                        sel.modify(c.sock, selectors.EVENT_READ, c)
+                    continue
+                chunk = c.sock.recv(1 << 16)
+                if not chunk:
+                    raise SystemExit("the server closed a connection")
+                c.buffer += chunk
+                head_end = c.buffer.find(b"\r\n\r\n")
+                if head_end < 0:
+                    continue
+                lines = c.buffer[:head_end].split(b"\r\n")
+                status = int(lines[0].split(b" ", 2)[1])
+                fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
+                if b"content-length" not in fields:
+                    raise SystemExit(f"an answer without Content-Length: {c.buffer[:200]!r}")
+                end = head_end + 4 + int(fields[b"content-length"])
+                if len(c.buffer) < end:
+                    continue
+                if status != 201:
+                    raise SystemExit(f"upload failed: {status} {c.buffer[head_end + 4 : end][:200]!r}")
+                c.buffer = c.buffer[end:]
+                last_answer = time.perf_counter()
+                latencies.append(last_answer - c.started)
+                active -= not send_next(c)
+    finally:
+        for c in conns:
+            c.sock.close()
+        sel.close()
     return time.perf_counter() - start, latencies
 
 
@@ -379,6 +402,7 @@ def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = 5) ->
     proc = start_service(db, port)
     seconds = {"alone": 0.0, "slowed": 0.0}
     health = 0.0
+    stalled = ""
     try:
         publish(port, doc)
         upload(port, bodies[:10])  # warm-up
@@ -388,10 +412,17 @@ def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = 5) ->
             seconds["alone"] += upload(port, next(parts))[0]
             with trickling(port, TRICKLERS):
                 health = max(health, healthz_seconds(port))
-                seconds["slowed"] += upload(port, next(parts))[0]
+                try:
+                    seconds["slowed"] += upload(port, next(parts))[0]
+                except Stalled as exc:  # e.g. --unbuffered: every WSGI thread waits for a trickled body
+                    stalled = str(exc)
+                    break
     finally:
         stop(proc)
-    print(f"ingest_trickle_batch_rate_ratio {seconds['alone'] / seconds['slowed']:.3f} ratio")
+    if stalled:
+        print(f"ingest_trickle: uploads stalled while {TRICKLERS} connections trickled ({stalled})", file=sys.stderr)
+    ratio = 0.0 if stalled else seconds["alone"] / seconds["slowed"]  # 0: nothing was served
+    print(f"ingest_trickle_batch_rate_ratio {ratio:.3f} ratio")
     print(f"ingest_trickle_healthz_ms {health * 1000:.1f} ms")
 
 
