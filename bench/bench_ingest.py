@@ -1,7 +1,7 @@
 """End-to-end ingestion rate over HTTP on loopback (issue 3, bench b).
 
 Starts ``rldp serve`` in its default configuration for two cores (Granian, 2 workers × 4
-threads; SQLite in WAL mode with the default synchronous=FULL — every acknowledged batch is
+threads, plus ``INGEST_THREADS`` (16) per worker for report uploads; SQLite in WAL mode with the default synchronous=FULL — every acknowledged batch is
 fsynced — committed by the store's writer process) and uploads pre-encoded msgpack bodies
 over ``CONNECTIONS`` keep-alive connections driven by one thread (``upload``: a ``selectors``
 loop, so the load generator costs little CPU on the same two cores and never waits for its
@@ -18,8 +18,8 @@ Targets (issue 3): batched ≥ 100× single-report uploads and ≥ 0.25 of the i
 
 Context, same run: the HTTP floor (the same bodies posted to a do-nothing Flask endpoint under
 the same Granian configuration, ``_http_floor_app.py``: what HTTP, WSGI and Flask alone allow
-here); the WSGI ceiling (the service with no HTTP at all: 2 forked processes × 4 threads
-calling the app as a WSGI callable, with a writer process, as under ``rldp serve``); the
+here); the WSGI ceiling (the service with no HTTP at all: 2 forked processes × ``INGEST_THREADS``
+threads calling the app as a WSGI callable, with a writer process, as under ``rldp serve``); the
 batched rate with ``synchronous=NORMAL`` (survives kill -9 but not a power cut); latency.
 
 Why many connections: Granian's workers each listen on the port (SO_REUSEPORT) and the
@@ -61,6 +61,7 @@ import msgpack
 import numpy as np
 
 from rldp.aggregator.design import grr_matrix
+from rldp.aggregator.http.front import INGEST_THREADS  # rldp serve's upload threads per worker
 from rldp.shared.document import build_document, to_msgpack
 from rldp.shared.records import Alphabet, Attribute
 
@@ -288,7 +289,7 @@ def _wsgi_worker(db: str, writer: str, bodies: list[bytes], threads: int, barrie
         t.join()
 
 
-def wsgi_ceiling(db: str, bodies: list[bytes], processes: int = WORKERS, threads: int = THREADS) -> float:
+def wsgi_ceiling(db: str, bodies: list[bytes], processes: int = WORKERS, threads: int = INGEST_THREADS) -> float:
     """Seconds for the service to ingest ``bodies`` with no HTTP at all: ``processes`` forked
     workers × ``threads`` threads calling the Flask app as a WSGI callable, their batches
     committed by a writer process as under ``rldp serve`` — what rldp's own per-batch work
