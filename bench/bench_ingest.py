@@ -1,8 +1,9 @@
 """End-to-end ingestion rate over HTTP on loopback (issue 3, bench b).
 
 Starts ``rldp serve`` in its default configuration for two cores (Granian, 2 workers × 4
-threads, plus ``INGEST_THREADS`` (16) per worker for report uploads; SQLite in WAL mode with the default synchronous=FULL — every acknowledged batch is
-fsynced — committed by the store's writer process) and uploads pre-encoded msgpack bodies
+threads plus ``INGEST_THREADS`` (16) per worker for report uploads; SQLite in WAL mode with the
+default synchronous=FULL — every acknowledged batch is fsynced — committed by the store's
+writer process) and uploads pre-encoded msgpack bodies
 over ``CONNECTIONS`` keep-alive connections driven by one thread (``upload``: a ``selectors``
 loop, so the load generator costs little CPU on the same two cores and never waits for its
 own GIL). Figures, all from the same run:
@@ -36,7 +37,11 @@ how long ``/healthz`` takes meanwhile. Uploads that get no answer for ``STALL_SE
 the slow bodies trickle (``--unbuffered``: every WSGI thread then waits for one) end the
 section with a ratio of 0 and a line on stderr, instead of waiting for ever.
 
+``--ingest-threads N`` serves (and runs the WSGI ceiling) with N upload threads per worker
+instead of the default, for comparison.
+
 Lines (``name value unit``); run: python bench/bench_ingest.py [--quick] [--trickle] [--unbuffered]
+[--ingest-threads N]
 """
 
 from __future__ import annotations
@@ -431,6 +436,10 @@ def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     if "--unbuffered" in argv:
         SERVE_OPTIONS.append("--unbuffered")
+    upload_threads = INGEST_THREADS
+    if "--ingest-threads" in argv:
+        upload_threads = int(argv[argv.index("--ingest-threads") + 1])
+        SERVE_OPTIONS.extend(["--ingest-threads", str(upload_threads)])
     n_batches = 300 if quick else 1000
     n_single = 1000 if quick else 3000
     warm = 40
@@ -541,7 +550,7 @@ def main(argv: list[str]) -> int:
         )
         assert status == 201, status
         app.extensions["rldp"].storage.close()
-        ceiling_seconds = wsgi_ceiling(ceiling_db, batches(n_batches))
+        ceiling_seconds = wsgi_ceiling(ceiling_db, batches(n_batches), threads=upload_threads)
     limits_after = in_process_limits(batch_bodies, outputs)
     limits = {k: max(v, limits_after[k]) for k, v in limits_before.items()}  # the stricter figure
     limit = max(limits.values())
