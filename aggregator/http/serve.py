@@ -13,7 +13,8 @@ endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's ow
 handling alone capped batched ingestion below a fifth of the in-process limit
 (``bench/bench_ingest.py``). Dead workers are respawned. A second ``serve`` on a port in use
 is refused ("address in use"), and folders a killed server left in the temporary directory
-are removed at the next start.
+are removed at the next start. ``serve`` holds a shared lock on its store for its whole life
+(:mod:`rldp.aggregator.storage.serverlock`), so ``rldp restore`` refuses to overwrite it meanwhile.
 
 With a SQLite store, ``serve`` also starts one writer process (see
 :mod:`rldp.aggregator.services.runtime`) that commits every worker's report batches in
@@ -52,6 +53,7 @@ from rldp.aggregator.services import (
     check_storage,
     clean_stale_dirs,
     default_url,
+    hold_store,
     load_config,
     start_writer,
 )
@@ -162,6 +164,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     hold_port_lock(args.host, args.port)  # held until this process ends
     check_address_free(args.host, args.port)
+    store_lock = hold_store(url)  # held until this process ends: rldp restore refuses meanwhile
     needs_writer = check_storage(url)
     where = f"http://{'[' + args.host + ']' if ':' in args.host else args.host}:{args.port}"
     if not config["ADMIN_HASHES"]:
@@ -186,7 +189,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        run_simple(args.host, args.port, app, threaded=True, use_reloader=False, use_debugger=False)
+        try:
+            run_simple(args.host, args.port, app, threaded=True, use_reloader=False, use_debugger=False)
+        finally:
+            store_lock.close()
         return 0
 
     try:  # optional: --dev works without it, and its absence is one clear line
@@ -252,6 +258,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         if writer is not None:
             writer.stop()
+        store_lock.close()  # after the writer: it writes to the store until it stops
         if own_dir:
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0

@@ -62,7 +62,16 @@ from .ingest import Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .labels import LABEL_MAX, check_label
 from .mechanisms import MECHANISM_ID, MechanismCatalog
-from .runtime import WriterProcess, check_storage, clean_stale_dirs, open_service_storage, start_writer
+from .runtime import (
+    ServerLock,
+    StoreInUse,
+    WriterProcess,
+    check_storage,
+    clean_stale_dirs,
+    hold_store,
+    open_service_storage,
+    start_writer,
+)
 
 __all__ = [
     "COLLECTION_NAME",
@@ -135,6 +144,9 @@ __all__ = [
     "WrongType",
     "check_storage",
     "clean_stale_dirs",
+    "hold_store",
+    "ServerLock",
+    "StoreInUse",
     "hash_token",
     "job_list_limit",
     "load_config",

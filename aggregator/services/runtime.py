@@ -16,9 +16,19 @@ import stat
 import tempfile
 
 from rldp.aggregator.storage import SQLiteStorage, Storage, open_storage
+from rldp.aggregator.storage.serverlock import ServerLock, StoreInUse, hold_for_server
 from rldp.aggregator.writer import WriterClient, WriterProcess
 
-__all__ = ["open_service_storage", "check_storage", "clean_stale_dirs", "start_writer", "WriterProcess"]
+__all__ = [
+    "open_service_storage",
+    "check_storage",
+    "clean_stale_dirs",
+    "hold_store",
+    "start_writer",
+    "ServerLock",
+    "StoreInUse",
+    "WriterProcess",
+]
 
 
 def open_service_storage(url: str, writer_socket: str | None = None) -> Storage:
@@ -34,6 +44,17 @@ def check_storage(url: str) -> bool:
     store = open_storage(url)
     try:
         return isinstance(store, SQLiteStorage)
+    finally:
+        store.close()
+
+
+def hold_store(url: str) -> ServerLock:
+    """The running server's shared lock on the store at ``url``, held until the returned lock is closed
+    or this process ends: ``rldp restore`` refuses while it is held (:mod:`rldp.aggregator.storage.serverlock`).
+    :class:`StoreInUse` while a restore runs."""
+    store = open_storage(url, init=False)
+    try:
+        return hold_for_server(store)
     finally:
         store.close()
 

@@ -14,7 +14,9 @@
 
 A restore refuses a target that holds anything (mechanisms, batches, collections, jobs)
 unless ``force``, and a backup whose schema version this rldp does not know; an older version
-is migrated when the restored store is opened (:func:`.schema.upgrade_schema`).
+is migrated when the restored store is opened (:func:`.schema.upgrade_schema`). It also refuses,
+at once, a store a live ``rldp serve`` is using (:mod:`.serverlock`: the server's lock, taken for
+its lifetime, which the restore tries to take exclusively).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from .factory import open_storage
 from .retention import Inventory, inventory, inventory_of
 from .rows import StorageError
 from .schema import SCHEMA_VERSION, migrations
+from .serverlock import exclusive_for_restore
 
 __all__ = ["backup", "restore", "backup_kind", "pg_tools_missing"]
 
@@ -115,30 +118,32 @@ def restore(url: str, source: str, *, force: bool = False) -> Inventory:
     """Restore the backup file ``source`` into the store at ``url``; what the store then holds.
 
     Refuses (StorageError) a target that is not empty unless ``force``, a backup of the other
-    backend, and a schema version this rldp does not know. Stop the server first.
+    backend, a schema version this rldp does not know, and (:class:`.serverlock.StoreInUse`) a store
+    an ``rldp serve`` is using: stop the server first.
     """
     kind = backup_kind(source)
     target = open_storage(url, init=False)
     try:
         if target.dialect != kind:
             raise StorageError(f"{source} is a {kind} backup; the store {url.split('://')[0]}:// is {target.dialect}")
-        existing = _existing(target)
-        if existing is not None and not existing.empty and not force:
-            raise StorageError(
-                f"the target store is not empty ({existing.lines()[0]}); restore into an empty store, "
-                "or pass --force to replace what it holds"
-            )
-        if kind == "sqlite":
-            _sqlite_restore(source, target.path)  # type: ignore[attr-defined]
-        else:
-            _pg_restore(url, source)
+        with exclusive_for_restore(target):  # StoreInUse while a server uses the store; none starts meanwhile
+            existing = _existing(target)
+            if existing is not None and not existing.empty and not force:
+                raise StorageError(
+                    f"the target store is not empty ({existing.lines()[0]}); restore into an empty store, "
+                    "or pass --force to replace what it holds"
+                )
+            if kind == "sqlite":
+                _sqlite_restore(source, target.path)  # type: ignore[attr-defined]
+            else:
+                _pg_restore(url, source)
+            restored = open_storage(url)  # runs the migrations of an older backup
+            try:
+                return inventory(restored)
+            finally:
+                restored.close()
     finally:
         target.close()
-    restored = open_storage(url)  # runs the migrations of an older backup
-    try:
-        return inventory(restored)
-    finally:
-        restored.close()
 
 
 def _existing(target: Any) -> Inventory | None:

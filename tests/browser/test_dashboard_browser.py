@@ -1,7 +1,7 @@
 """The dashboard in a real browser: headless Chromium (selenium) against ``rldp serve``.
 
 One walk through what an operator does: log in → design a mechanism from a public CSV and
-watch the job → mechanisms → one mechanism → its estimate → retire it (with the confirmation
+watch the job → mechanisms → one mechanism (label it) → its estimate → retire it (with the confirmation
 step), plus the Swagger UI at /docs, served from this server. Each step saves a screenshot in a
 temporary folder; set RLDP_KEEP_SCREENSHOTS=DIR to keep them in DIR.
 
@@ -238,6 +238,18 @@ def test_operator_walkthrough(server: LiveServer, browser, shots: Path, tmp_path
     raw = driver.find_element(By.CSS_SELECTOR, "details.raw")
     assert raw.get_attribute("open") is None and not raw.find_element(By.CSS_SELECTOR, "table.kv").is_displayed()
     _shot(driver, shots, "05-mechanism")
+
+    # Label it (admin form, CSRF-checked): a blank label is refused on the page, a real one is shown.
+    driver.find_element(By.ID, "label").send_keys("   ")
+    driver.find_element(By.CSS_SELECTOR, "form.label-form button[value=save]").click()
+    assert "non-empty text" in _wait(driver).until(EC.presence_of_element_located((By.ID, "label-error"))).text
+    _shot(driver, shots, "05-label-refused")
+    driver.find_element(By.ID, "label").clear()
+    driver.find_element(By.ID, "label").send_keys("Adult survey: sex by race")
+    driver.find_element(By.CSS_SELECTOR, "form.label-form button[value=save]").click()
+    assert _wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, ".notice"))).text == "Label saved."
+    assert driver.find_element(By.CSS_SELECTOR, ".mechanism-label").text == "Adult survey: sex by race"
+    _shot(driver, shots, "05-labelled")
 
     # The estimate: charts and tables of every marginal, the joint, downloads.
     driver.find_element(By.LINK_TEXT, "Estimate").click()

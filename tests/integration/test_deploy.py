@@ -88,3 +88,57 @@ def test_proxy_recipes_forward_to_the_service_and_keep_its_body_limit():
     assert "proxy_pass http://127.0.0.1:8000;" in nginx and "client_max_body_size 32m;" in nginx
     assert "ssl_certificate " in nginx and "X-Request-Id" in nginx
     assert "reverse_proxy 127.0.0.1:8000" in caddy and "max_size 32MB" in caddy
+
+
+def _rldp_argv(line: str) -> list[str]:
+    """The rldp command line in a unit's ExecStart (possibly inside ``sh -c 'exec …'``), from ``rldp`` on."""
+    import shlex
+
+    argv = shlex.split(line)
+    if argv[:2] == ["/bin/sh", "-c"]:
+        argv = shlex.split(argv[2].replace("%%", "%"))
+        argv = argv[1:] if argv[0] == "exec" else argv
+    assert argv[0].endswith("/rldp"), line
+    return ["rldp", *argv[1:]]
+
+
+def test_every_rldp_command_line_parses_with_rldps_own_parser():
+    from rldp.cli import build_parser
+
+    text = (DEPLOY / "Dockerfile").read_text()
+    import json
+
+    lines = [json.loads(re.search(r"^CMD (\[.*\])$", text, re.M).group(1))]  # type: ignore[union-attr]
+    for name in ("rldp.service", "rldp-backup.service"):
+        lines += [_rldp_argv(m) for m in re.findall(r"^ExecStart=(.+)$", (DEPLOY / name).read_text(), re.M)]
+    assert [argv[1] for argv in lines] == ["serve", "serve", "backup"]
+    for argv in lines:
+        args = build_parser(argv[1]).parse_args(argv[1:])  # an unknown flag or value: SystemExit
+        assert callable(args.func), argv
+    restore = re.search(r"rldp restore (.+?)`", (DEPLOY / "README.md").read_text().replace("\n", " "))
+    assert restore is not None and build_parser("restore").parse_args(["restore", *restore.group(1).split()]).force
+
+
+def test_env_example_and_compose_name_only_settings_that_exist():
+    names = re.findall(r"^#? ?([A-Z][A-Z0-9_]*)=", (DEPLOY / "rldp.env.example").read_text(), re.M)
+    assert names and all(n in _ENV.values() or n.startswith("PG") for n in names), names
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    volume = compose["services"]["rldp"]["volumes"][0].split(":")
+    assert volume[1] == "/var/lib/rldp" and volume[0] in compose["volumes"]  # named: `compose run` shares it
+    assert re.search(r"^VOLUME /var/lib/rldp$", (DEPLOY / "Dockerfile").read_text(), re.M)
+
+
+def test_dockerfile_copies_every_package_directory():
+    import tomllib
+
+    root = DEPLOY.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    text = (DEPLOY / "Dockerfile").read_text()
+    copied = {name.rstrip("/") for src in re.findall(r"^COPY (?!--from)(.+) \S+$", text, re.M) for name in src.split()}
+    for package, folder in project["tool"]["setuptools"]["package-dir"].items():
+        assert folder in copied, f"{package} lives in {folder}/, which the Dockerfile does not copy"
+    for extra in ("readme", "license-files"):
+        value = project["project"][extra]
+        for name in [value] if isinstance(value, str) else value:
+            assert name in copied, name

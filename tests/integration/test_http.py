@@ -201,3 +201,11 @@ def test_health_and_metrics(live_server):
     assert ready["status"] == "ready"
     text = requests.get(live_server.url + "/metrics", timeout=5).text
     assert "rldp_request_duration_seconds_bucket" in text and "rldp_rejections_total" in text
+
+
+def test_a_running_server_holds_its_store_against_a_restore(live_server, store):
+    from rldp.aggregator.storage.serverlock import StoreInUse, exclusive_for_restore
+
+    with pytest.raises(StoreInUse, match="is using"):
+        with exclusive_for_restore(store):
+            pass

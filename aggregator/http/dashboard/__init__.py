@@ -2,8 +2,8 @@
 
 Server-rendered pages (Flask, Jinja2) behind the admin or a read token (:mod:`.session`):
 the mechanisms and their report counts, one mechanism (parameters, a heatmap of Q, its audit,
-P̂), estimates with their 95 % intervals (and CSV/JSON downloads), collections (list; create, rotate,
-retire: admin) and design jobs (admin).
+P̂; its label, set or removed by the admin), estimates with their 95 % intervals (and CSV/JSON
+downloads), collections (list; create, rotate, retire: admin) and design jobs (admin).
 Charts are inline SVG drawn on the server (:mod:`.charts`); the pages need no JavaScript and
 load nothing from elsewhere (a strict Content-Security-Policy says so to the browser). The
 Swagger UI bundle comes from the ``swagger-ui-py`` package and is served from this server.

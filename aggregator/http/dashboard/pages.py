@@ -1,5 +1,5 @@
 """The dashboard's blueprint, what every page shares (login required, errors, headers), login and
-logout, the mechanisms list, one mechanism and its retirement."""
+logout, the mechanisms list, one mechanism, its label and its retirement."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from urllib.parse import quote, unquote, urlsplit
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
-from rldp.aggregator.services import ServiceError
+from rldp.aggregator.services import LABEL_MAX, InvalidParameter, ServiceError
 from rldp.aggregator.services.dashboard import mechanism_rows, mechanism_view
 
 from ..problems import problem_for
@@ -225,17 +225,46 @@ def mechanisms(user: User) -> BaseResponse:
     return page("mechanisms.html", user=user, rows=mechanism_rows(current_service()))
 
 
-@blueprint.get("/mechanisms/<mechanism_id>")
-@login_required()
-def mechanism(user: User, mechanism_id: str) -> BaseResponse:
+def _mechanism_page(user: User, mechanism_id: str, status: int = 200, **context: Any) -> BaseResponse:
     view = mechanism_view(current_service(), mechanism_id)
     return page(
         "mechanism.html",
+        status,
         user=user,
         view=view,
         heatmap=heatmap(view["matrix"], view["columns"]),
         shade=shade_class(float(view["public"].max())),
-        retired_now=request.args.get("retired") == "1",
+        label_max=LABEL_MAX,
+        **context,
+    )
+
+
+@blueprint.get("/mechanisms/<mechanism_id>")
+@login_required()
+def mechanism(user: User, mechanism_id: str) -> BaseResponse:
+    return _mechanism_page(
+        user, mechanism_id, retired_now=request.args.get("retired") == "1", labelled=request.args.get("labelled")
+    )
+
+
+@blueprint.post("/mechanisms/<mechanism_id>/label")
+@login_required(admin=True)
+def label(user: User, mechanism_id: str) -> BaseResponse:
+    """Set or remove a mechanism's label: the API's PATCH through the same service call and validator."""
+    refused = checked_form(user)
+    if refused is not None:
+        return refused
+    catalog = current_service().catalog
+    record = catalog.get(mechanism_id)
+    remove = request.form.get("action") == "remove"
+    text = request.form.get("label", "")
+    try:
+        # "" (Save with an empty field) goes to the validator, which refuses it naming what a label must be.
+        catalog.set_label(record.id, None if remove else text)
+    except InvalidParameter as exc:
+        return _mechanism_page(user, record.id, 422, label_error=exc.detail, label_value=text)
+    return redirect(
+        url_for("dashboard.mechanism", mechanism_id=record.id, labelled="removed" if remove else "saved"), 303
     )
 
 
