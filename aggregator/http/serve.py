@@ -8,7 +8,8 @@ Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, a
 (:mod:`.front`, Granian's RSGI interface): a body is read whole on the worker's event loop,
 within ``BODY_TIMEOUT``, before a thread runs the app — so slow or stalled clients hold
 sockets, not threads — and SIGTERM drains the requests being served (at most 10 s; ``/readyz``
-answers 503 meanwhile). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
+answers 503 meanwhile); report uploads run in ``--ingest-threads`` of their own, which mostly wait
+for their batch's commit (:mod:`.front`). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
 endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's own HTTP
 handling alone capped batched ingestion below a fifth of the in-process limit
 (``bench/bench_ingest.py``). Dead workers are respawned. A second ``serve`` on a port in use
