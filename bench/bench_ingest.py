@@ -1,8 +1,9 @@
 """End-to-end ingestion rate over HTTP on loopback (issue 3, bench b).
 
 Starts ``rldp serve`` in its default configuration for two cores (Granian, 2 workers × 4
-threads; SQLite in WAL mode with the default synchronous=FULL — every acknowledged batch is
-fsynced — committed by the store's writer process) and uploads pre-encoded msgpack bodies
+threads plus ``INGEST_THREADS`` (16) per worker for report uploads; SQLite in WAL mode with the
+default synchronous=FULL — every acknowledged batch is fsynced — committed by the store's
+writer process) and uploads pre-encoded msgpack bodies
 over ``CONNECTIONS`` keep-alive connections driven by one thread (``upload``: a ``selectors``
 loop, so the load generator costs little CPU on the same two cores and never waits for its
 own GIL). Figures, all from the same run:
@@ -18,8 +19,8 @@ Targets (issue 3): batched ≥ 100× single-report uploads and ≥ 0.25 of the i
 
 Context, same run: the HTTP floor (the same bodies posted to a do-nothing Flask endpoint under
 the same Granian configuration, ``_http_floor_app.py``: what HTTP, WSGI and Flask alone allow
-here); the WSGI ceiling (the service with no HTTP at all: 2 forked processes × 4 threads
-calling the app as a WSGI callable, with a writer process, as under ``rldp serve``); the
+here); the WSGI ceiling (the service with no HTTP at all: 2 forked processes × ``INGEST_THREADS``
+threads calling the app as a WSGI callable, with a writer process, as under ``rldp serve``); the
 batched rate with ``synchronous=NORMAL`` (survives kill -9 but not a power cut); latency.
 
 Why many connections: Granian's workers each listen on the port (SO_REUSEPORT) and the
@@ -32,9 +33,15 @@ every worker listens before it starts.
 Slow bodies (``--trickle`` runs only this section; it also ends the full run): batched uploads
 on the same server with no other client, then while ``TRICKLERS`` connections each send one
 byte of a body every 0.5 s (``_trickle.py``); the ratio of the two rates (target ≥ 0.8), and
-how long ``/healthz`` takes meanwhile.
+how long ``/healthz`` takes meanwhile. Uploads that get no answer for ``STALL_SECONDS`` while
+the slow bodies trickle (``--unbuffered``: every WSGI thread then waits for one) end the
+section with a ratio of 0 and a line on stderr, instead of waiting for ever.
+
+``--ingest-threads N`` serves (and runs the WSGI ceiling) with N upload threads per worker
+instead of the default, for comparison.
 
 Lines (``name value unit``); run: python bench/bench_ingest.py [--quick] [--trickle] [--unbuffered]
+[--ingest-threads N]
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ import msgpack
 import numpy as np
 
 from rldp.aggregator.design import grr_matrix
+from rldp.aggregator.http.front import INGEST_THREADS  # rldp serve's upload threads per worker
 from rldp.shared.document import build_document, to_msgpack
 from rldp.shared.records import Alphabet, Attribute
 
@@ -67,6 +75,10 @@ BATCH = 10_000
 CONNECTIONS = 32
 WORKERS, THREADS = 2, 4
 TRICKLERS = 64
+#: The trickle section's alternating rounds, and the batches each condition uploads per round: two per
+#: connection, so a round measures a rate rather than one wave of requests (with 19 a round under
+#: --quick, as before, it timed a single wave: ratios of 1.5-1.8, now 0.9-1.24 on the same load).
+TRICKLE_ROUNDS, TRICKLE_ROUND = 5, 2 * CONNECTIONS
 
 
 def free_port() -> int:
@@ -159,10 +171,22 @@ class _Connection:
         self.started = 0.0
 
 
-def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tuple[float, list[float]]:
+class Stalled(Exception):
+    """No answer to any request in flight for ``STALL_SECONDS``: the server serves none of them."""
+
+
+#: An upload in which no request is answered for this long has stalled (it would otherwise wait forever).
+STALL_SECONDS = 20.0
+
+
+def upload(
+    port: int, bodies: list[bytes], connections: int = CONNECTIONS, stall: float = STALL_SECONDS
+) -> tuple[float, list[float]]:
     """POST ``bodies`` to /v1/reports over ``connections`` keep-alive connections, one request in
     flight on each, from this one thread; (seconds, per-request latencies). Every answer is
-    read whole and must be 201."""
+    read whole and must be 201. :class:`Stalled` when no answer arrives for ``stall`` seconds
+    (else a server that serves none of them, e.g. one whose every thread waits for a slow body,
+    would keep the bench waiting for ever)."""
     requests = [
         f"POST /v1/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/msgpack\r\n"
         f"Content-Length: {len(body)}\r\n\r\n".encode("ascii")
@@ -185,39 +209,48 @@ def upload(port: int, bodies: list[bytes], connections: int = CONNECTIONS) -> tu
         return True
 
     conns = [_Connection(port) for _ in range(min(connections, len(requests)))]
-    start = time.perf_counter()
+    start = last_answer = time.perf_counter()
     active = 0
-    for c in conns:
-        sel.register(c.sock, selectors.EVENT_READ, c)
-        active += send_next(c)
-    while active:
-        for key, events in sel.select(60):
-            c = key.data
-            if events & selectors.EVENT_WRITE:
-                c.pending = c.pending[c.sock.send(c.pending) :]
-                if not len(c.pending):
-                    sel.modify(c.sock, selectors.EVENT_READ, c)
-                continue
-            chunk = c.sock.recv(1 << 16)
-            if not chunk:
-                raise SystemExit("the server closed a connection")
-            c.buffer += chunk
-            head_end = c.buffer.find(b"\r\n\r\n")
-            if head_end < 0:
-                continue
-            lines = c.buffer[:head_end].split(b"\r\n")
-            status = int(lines[0].split(b" ", 2)[1])
-            fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
-            if b"content-length" not in fields:
-                raise SystemExit(f"an answer without Content-Length: {c.buffer[:200]!r}")
-            end = head_end + 4 + int(fields[b"content-length"])
-            if len(c.buffer) < end:
-                continue
-            if status != 201:
-                raise SystemExit(f"upload failed: {status} {c.buffer[head_end + 4 : end][:200]!r}")
-            c.buffer = c.buffer[end:]
-            latencies.append(time.perf_counter() - c.started)
-            active -= not send_next(c)
+    try:
+        for c in conns:
+            sel.register(c.sock, selectors.EVENT_READ, c)
+            active += send_next(c)
+        while active:
+            ready = sel.select(1.0)
+            if not ready and time.perf_counter() - last_answer > stall:
+                raise Stalled(f"no answer for {stall:g} s to any of the {active} requests in flight")
+            for key, events in ready:
+                c = key.data
+                if events & selectors.EVENT_WRITE:
+                    c.pending = c.pending[c.sock.send(c.pending) :]
+                    if not len(c.pending):
+                        sel.modify(c.sock, selectors.EVENT_READ, c)
+                    continue
+                chunk = c.sock.recv(1 << 16)
+                if not chunk:
+                    raise SystemExit("the server closed a connection")
+                c.buffer += chunk
+                head_end = c.buffer.find(b"\r\n\r\n")
+                if head_end < 0:
+                    continue
+                lines = c.buffer[:head_end].split(b"\r\n")
+                status = int(lines[0].split(b" ", 2)[1])
+                fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
+                if b"content-length" not in fields:
+                    raise SystemExit(f"an answer without Content-Length: {c.buffer[:200]!r}")
+                end = head_end + 4 + int(fields[b"content-length"])
+                if len(c.buffer) < end:
+                    continue
+                if status != 201:
+                    raise SystemExit(f"upload failed: {status} {c.buffer[head_end + 4 : end][:200]!r}")
+                c.buffer = c.buffer[end:]
+                last_answer = time.perf_counter()
+                latencies.append(last_answer - c.started)
+                active -= not send_next(c)
+    finally:
+        for c in conns:
+            c.sock.close()
+        sel.close()
     return time.perf_counter() - start, latencies
 
 
@@ -265,7 +298,7 @@ def _wsgi_worker(db: str, writer: str, bodies: list[bytes], threads: int, barrie
         t.join()
 
 
-def wsgi_ceiling(db: str, bodies: list[bytes], processes: int = WORKERS, threads: int = THREADS) -> float:
+def wsgi_ceiling(db: str, bodies: list[bytes], processes: int = WORKERS, threads: int = INGEST_THREADS) -> float:
     """Seconds for the service to ingest ``bodies`` with no HTTP at all: ``processes`` forked
     workers × ``threads`` threads calling the Flask app as a WSGI callable, their batches
     committed by a writer process as under ``rldp serve`` — what rldp's own per-batch work
@@ -367,7 +400,7 @@ def publish(port: int, doc: dict) -> None:
     assert status == 201, status
 
 
-def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = 5) -> None:
+def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = TRICKLE_ROUNDS) -> None:
     """Batched upload rate with and without TRICKLERS slow-body connections (same server, same run).
 
     The two conditions alternate in ``rounds`` (other load on the machine then affects both
@@ -379,6 +412,7 @@ def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = 5) ->
     proc = start_service(db, port)
     seconds = {"alone": 0.0, "slowed": 0.0}
     health = 0.0
+    stalled = ""
     try:
         publish(port, doc)
         upload(port, bodies[:10])  # warm-up
@@ -388,10 +422,17 @@ def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = 5) ->
             seconds["alone"] += upload(port, next(parts))[0]
             with trickling(port, TRICKLERS):
                 health = max(health, healthz_seconds(port))
-                seconds["slowed"] += upload(port, next(parts))[0]
+                try:
+                    seconds["slowed"] += upload(port, next(parts))[0]
+                except Stalled as exc:  # e.g. --unbuffered: every WSGI thread waits for a trickled body
+                    stalled = str(exc)
+                    break
     finally:
         stop(proc)
-    print(f"ingest_trickle_batch_rate_ratio {seconds['alone'] / seconds['slowed']:.3f} ratio")
+    if stalled:
+        print(f"ingest_trickle: uploads stalled while {TRICKLERS} connections trickled ({stalled})", file=sys.stderr)
+    ratio = 0.0 if stalled else seconds["alone"] / seconds["slowed"]  # 0: nothing was served
+    print(f"ingest_trickle_batch_rate_ratio {ratio:.3f} ratio")
     print(f"ingest_trickle_healthz_ms {health * 1000:.1f} ms")
 
 
@@ -399,6 +440,10 @@ def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     if "--unbuffered" in argv:
         SERVE_OPTIONS.append("--unbuffered")
+    upload_threads = INGEST_THREADS
+    if "--ingest-threads" in argv:
+        upload_threads = int(argv[argv.index("--ingest-threads") + 1])
+        SERVE_OPTIONS.extend(["--ingest-threads", str(upload_threads)])
     n_batches = 300 if quick else 1000
     n_single = 1000 if quick else 3000
     warm = 40
@@ -427,7 +472,7 @@ def main(argv: list[str]) -> int:
 
     if "--trickle" in argv:
         with tempfile.TemporaryDirectory(prefix="rldp-bench-") as tmp:
-            trickle_section(f"sqlite:///{tmp}/trickle.sqlite3", doc, batches(2 * (n_batches // 3)))
+            trickle_section(f"sqlite:///{tmp}/trickle.sqlite3", doc, batches(10 + 2 * TRICKLE_ROUNDS * TRICKLE_ROUND))
         return 0
     batch_bodies, single_bodies = batches(n_batches), batches(n_single, 1)
     limits_before = in_process_limits(batch_bodies, outputs)
@@ -509,7 +554,7 @@ def main(argv: list[str]) -> int:
         )
         assert status == 201, status
         app.extensions["rldp"].storage.close()
-        ceiling_seconds = wsgi_ceiling(ceiling_db, batches(n_batches))
+        ceiling_seconds = wsgi_ceiling(ceiling_db, batches(n_batches), threads=upload_threads)
     limits_after = in_process_limits(batch_bodies, outputs)
     limits = {k: max(v, limits_after[k]) for k, v in limits_before.items()}  # the stricter figure
     limit = max(limits.values())
@@ -538,7 +583,7 @@ def main(argv: list[str]) -> int:
     print(f"ingest_batch_latency_p50 {np.percentile(lat, 50):.2f} ms")
     print(f"ingest_batch_latency_p99 {np.percentile(lat, 99):.2f} ms")
     with tempfile.TemporaryDirectory(prefix="rldp-bench-") as tmp:
-        trickle_section(f"sqlite:///{tmp}/trickle.sqlite3", doc, batches(2 * (n_batches // 3)))
+        trickle_section(f"sqlite:///{tmp}/trickle.sqlite3", doc, batches(10 + 2 * TRICKLE_ROUNDS * TRICKLE_ROUND))
     return 0
 
 

@@ -235,7 +235,8 @@ def _in_range(arr: np.ndarray, reports: list[Any], outputs: int, maybe_bool: boo
             field="reports",
             index=i,
         )
-    lo, hi = int(arr.min()), int(arr.max())
+    lo = 0 if arr.dtype == np.uint8 else int(arr.min())  # bytearray's bytes: never negative
+    hi = int(arr.max())
     if lo < 0 or hi >= outputs:
         i = int(np.argmax((arr < 0) | (arr >= outputs)))
         raise ReportOutOfRange(

@@ -9,6 +9,14 @@ socket and a buffer, not a thread — with a size limit (``MAX_BODY_BYTES``, 413
 deadline (``BODY_TIMEOUT``, 408); only a complete body is handed, as ``wsgi.input``, to
 the unchanged WSGI app (:func:`.app.create_app`) in a pool of ``--threads`` threads.
 
+Report uploads (``POST /v1/reports``) run in a pool of their own, ``--ingest-threads``
+(default :data:`INGEST_THREADS`): such a thread spends most of its time waiting for the
+commit (an fsync) of its batch, not computing, and the batches waiting together are what one
+commit takes (:mod:`rldp.aggregator.writer`). With 2 workers × 4 threads at most 8 batches
+could wait, so the writer committed groups of ~3 and ingestion was bounded by the fsync's
+latency, not by the CPU (``bench/bench_ingest.py``). The app's other requests (estimates,
+the dashboard) compute and keep their ``--threads``, which bound their memory.
+
 It also makes shutdown graceful: on SIGTERM Granian stops accepting connections and calls
 ``__rsgi_del__``, which marks the service draining (``/readyz`` answers 503 from then on) and
 waits — at most ``DRAIN_SECONDS`` — until every request already being served has been
@@ -36,7 +44,7 @@ from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import Problem
 from .responses import METRICS_EXTENSION
 
-__all__ = ["BODY_TIMEOUT", "DRAIN_SECONDS", "BufferedFront", "create_front"]
+__all__ = ["BODY_TIMEOUT", "DRAIN_SECONDS", "INGEST_THREADS", "BufferedFront", "create_front"]
 
 #: Seconds a client gets to send a whole request body (408 after; BODY_TIMEOUT in the configuration).
 BODY_TIMEOUT = 60.0
@@ -44,6 +52,9 @@ BODY_TIMEOUT = 60.0
 DRAIN_SECONDS = 10.0
 #: Where the dashboard's pages live (their errors are HTML pages).
 _DASHBOARD_PREFIX = "/ui/"
+#: Threads per worker running report uploads (``--ingest-threads``; see the module docstring).
+INGEST_THREADS = 16
+_REPORTS_PATH = "/v1/reports"
 
 
 class _Refused(Exception):
@@ -110,7 +121,8 @@ def _resolve(fut: asyncio.Future[Any], result: Any, error: BaseException | None)
 
 
 class BufferedFront:
-    """An RSGI application: buffer the body on the event loop, then call ``wsgi_app`` in a thread."""
+    """An RSGI application: buffer the body on the event loop, then call ``wsgi_app`` in a thread
+    (of ``ingest_threads`` for a report upload, when given; of ``threads`` otherwise)."""
 
     def __init__(
         self,
@@ -122,6 +134,7 @@ class BufferedFront:
         drain_seconds: float = DRAIN_SECONDS,
         count: Callable[[str], None] | None = None,
         access_log: bool = False,
+        ingest_threads: int | None = None,
     ) -> None:
         self.wsgi_app = wsgi_app
         self.access_log = access_log  # JSON lines for the front's own refusals (the app logs the rest)
@@ -130,6 +143,7 @@ class BufferedFront:
         self.body_timeout = body_timeout
         self.drain_seconds = drain_seconds
         self.pool = _Pool(threads, "rldp-app")
+        self.ingest_pool = _Pool(ingest_threads, "rldp-ingest") if ingest_threads else self.pool
         self.draining = threading.Event()
         self.in_flight = 0
 
@@ -149,6 +163,8 @@ class BufferedFront:
 
         loop.run_until_complete(drained())
         self.pool.shutdown(wait=False)
+        if self.ingest_pool is not self.pool:
+            self.ingest_pool.shutdown(wait=False)
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
@@ -181,7 +197,8 @@ class BufferedFront:
             return
         except Exception:  # the client went away, or sent a malformed stream: nothing to answer
             return
-        status, headers, chunks = await self.pool.submit(self._call, self._environ(scope, body))
+        pool = self.ingest_pool if scope.path == _REPORTS_PATH and scope.method == "POST" else self.pool
+        status, headers, chunks = await pool.submit(self._call, self._environ(scope, body))
         proto.response_bytes(status, headers, chunks)
 
     async def _body(self, scope: Any, proto: Any) -> bytes:
@@ -310,6 +327,7 @@ def create_front() -> BufferedFront:
     configured from the environment, behind a :class:`BufferedFront`."""
     app = create_app()
     threads = int(os.environ.get("RLDP_THREADS", "4"))  # set by rldp serve from --threads
+    ingest_threads = int(os.environ.get("RLDP_INGEST_THREADS", str(INGEST_THREADS)))  # … from --ingest-threads
     cfg = app.config["RLDP"]
     return BufferedFront(
         app,
@@ -318,4 +336,5 @@ def create_front() -> BufferedFront:
         body_timeout=cfg["BODY_TIMEOUT"],
         count=app.extensions[METRICS_EXTENSION].rejected,
         access_log=cfg["ACCESS_LOG"] == "json",
+        ingest_threads=ingest_threads,
     )

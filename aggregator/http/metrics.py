@@ -118,6 +118,9 @@ class Metrics(ServiceEvents):
             multiprocess_mode="max",
         )
         install_store_telemetry(r)  # commit latency, writer queue depth, database errors
+        # The labelled children the per-request paths use, by label values (the same objects labels() returns).
+        self._mechanism_children: dict[str, tuple[Any, Any]] = {}
+        self._latency_children: dict[tuple[str, str, int], Any] = {}
 
     def build_info(self, storage: str) -> None:
         """Publish ``rldp_build_info`` for this storage backend ("sqlite" / "postgresql")."""
@@ -131,8 +134,12 @@ class Metrics(ServiceEvents):
         self.reports.inc(reports)
         self.batches.inc()
         if mechanism:
-            self.mechanism_reports.labels(mechanism).inc(reports)
-            self.mechanism_last.labels(mechanism).set(time.time())
+            children = self._mechanism_children.get(mechanism)
+            if children is None:  # labels() checks and looks up every call: ~13 µs each, per batch
+                children = (self.mechanism_reports.labels(mechanism), self.mechanism_last.labels(mechanism))
+                self._mechanism_children[mechanism] = children
+            children[0].inc(reports)
+            children[1].set(time.time())
 
     def batch_refused(self, mechanism: str, exc: BaseException) -> None:
         reason = reason_of(exc)
@@ -163,7 +170,11 @@ class Metrics(ServiceEvents):
 
     def observe(self, method: str, endpoint: str, status: int, seconds: float) -> None:
         """Record one request's latency."""
-        self.latency.labels(method, endpoint, str(status)).observe(seconds)
+        key = (method, endpoint, status)
+        child = self._latency_children.get(key)
+        if child is None:  # bounded: methods × routes (or "<unmatched>") × statuses
+            child = self._latency_children[key] = self.latency.labels(method, endpoint, str(status))
+        child.observe(seconds)
 
     def render(self) -> bytes:
         """The Prometheus text exposition (of every worker, in multiprocess mode)."""

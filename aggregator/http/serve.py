@@ -8,7 +8,8 @@ Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, a
 (:mod:`.front`, Granian's RSGI interface): a body is read whole on the worker's event loop,
 within ``BODY_TIMEOUT``, before a thread runs the app — so slow or stalled clients hold
 sockets, not threads — and SIGTERM drains the requests being served (at most 10 s; ``/readyz``
-answers 503 meanwhile). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
+answers 503 meanwhile); report uploads run in ``--ingest-threads`` of their own, which mostly wait
+for their batch's commit (:mod:`.front`). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
 endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's own HTTP
 handling alone capped batched ingestion below a fifth of the in-process limit
 (``bench/bench_ingest.py``). Dead workers are respawned. A second ``serve`` on a port in use
@@ -60,6 +61,7 @@ from rldp.aggregator.services import (
 from rldp.shared.arguments import port, positive_int
 
 from .app import create_app
+from .front import INGEST_THREADS
 
 __all__ = ["APP_FACTORY", "add_parser", "cmd_serve", "redact_url", "hold_port_lock"]
 
@@ -214,6 +216,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if config.get("CORS_ORIGIN"):
         os.environ["RLDP_CORS_ORIGIN"] = config["CORS_ORIGIN"]
     os.environ["RLDP_THREADS"] = str(args.threads)
+    os.environ["RLDP_INGEST_THREADS"] = str(args.ingest_threads)
     os.environ["RLDP_ACCESS_LOG"] = config["ACCESS_LOG"]  # json: the app's lines; text: Granian's
     os.environ.pop("RLDP_WRITER_SOCKET", None)
     # Every worker must sign and check the dashboard's session cookies with the same secret.
@@ -240,9 +243,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         respawn_failed_workers=True,
         workers_kill_timeout=args.graceful_timeout,
     )
+    mode = (
+        ", unbuffered (WSGI: put a buffering proxy in front)"
+        if args.unbuffered
+        else f" + {args.ingest_threads} for report uploads"
+    )
     print(
-        f"rldp serve: listening on {where} (granian, {args.workers} workers × {args.threads} threads"
-        f"{', unbuffered (WSGI: put a buffering proxy in front)' if args.unbuffered else ''}; "
+        f"rldp serve: listening on {where} (granian, {args.workers} workers × {args.threads} threads{mode}; "
         f"storage {redact_url(url)}{'; one writer process' if writer else ''})",
         file=sys.stderr,
         flush=True,
@@ -284,6 +291,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--threads", type=positive_int("threads"), default=4, help="threads per worker running the app (default 4)"
+    )
+    p.add_argument(
+        "--ingest-threads",
+        type=positive_int("ingest-threads"),
+        default=INGEST_THREADS,
+        help=f"threads per worker running report uploads, which mostly wait for their commit (default "
+        f"{INGEST_THREADS}; not with --unbuffered, where --threads run everything)",
     )
     p.add_argument(
         "--graceful-timeout",

@@ -111,6 +111,23 @@ def test_per_mechanism_series_only_for_published_mechanisms(http, mech):
     assert got[("rldp_rejections_total", (("reason", "unknown-mechanism"),))] == 1  # counted globally only
 
 
+def test_each_mechanism_and_status_counts_in_its_own_series(http, mech):
+    # Metrics caches the labelled children it updates per request: each label set must keep its own.
+    other = make_document()
+    assert http.post("/v1/mechanisms", json=other, headers=ADMIN).status_code == 201
+    for i, (mid, reports) in enumerate(((mech, [0, 1]), (other["id"], [1] * 4), (mech, [2]), (other["id"], [0]))):
+        assert (
+            http.post("/v1/reports", json={"mechanism": mid, "batch": f"b{i}", "reports": reports}).status_code == 201
+        )
+    assert http.post("/v1/reports", json={"mechanism": mech, "batch": "b0", "reports": [0, 1]}).status_code == 200
+    got = samples(http)
+    assert got[("rldp_mechanism_reports_accepted_total", (("mechanism", mech),))] == 3
+    assert got[("rldp_mechanism_reports_accepted_total", (("mechanism", other["id"]),))] == 5
+    latency = "rldp_request_duration_seconds_count"
+    assert got[(latency, (("endpoint", "/v1/reports"), ("method", "POST"), ("status", "201")))] == 4
+    assert got[(latency, (("endpoint", "/v1/reports"), ("method", "POST"), ("status", "200")))] == 1
+
+
 def test_build_info_and_storage_metrics(http, mech):
     assert http.post("/v1/reports", json={"mechanism": mech, "batch": "c", "reports": [1]}).status_code == 201
     got = samples(http)
