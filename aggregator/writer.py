@@ -310,6 +310,10 @@ def main() -> int:
     return 0
 
 
+#: The longest Unix socket path every platform binds (sun_path: 108 bytes on Linux, 104 on macOS, with a NUL).
+_MAX_SOCKET_PATH = 103
+
+
 class WriterProcess:
     """Starts the writer process for a SQLite URL, restarts it if it dies, stops it.
 
@@ -325,6 +329,12 @@ class WriterProcess:
         # mode 0700: only this user connects; the pid lets the next start remove it after a kill -9
         self.directory = tempfile.mkdtemp(prefix=f"rldp-writer-{os.getpid()}-")
         self.path = os.path.join(self.directory, "writer.sock")
+        if len(os.fsencode(self.path)) > _MAX_SOCKET_PATH:
+            os.rmdir(self.directory)
+            raise WriterError(
+                f"the SQLite writer's socket path {self.path} is {len(os.fsencode(self.path))} bytes, over the "
+                f"{_MAX_SOCKET_PATH} a Unix socket allows: set TMPDIR to a shorter folder (e.g. /tmp)"
+            )
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,8 +55,9 @@ def test_a_second_serve_on_a_busy_port_refuses(tmp_path):
 
 @pytest.mark.live
 def test_folders_of_a_killed_server_are_removed_at_the_next_start(tmp_path):
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    # A short TMPDIR of its own: the writer's socket lives there, and a Unix socket path has at most 103 bytes
+    # (pytest's tmp_path under xdist is longer; a too-long TMPDIR is refused in one line, tested below).
+    tmp = Path(tempfile.mkdtemp(prefix="rldp-ops-", dir="/tmp"))
     server = LiveServer(
         f"sqlite:///{tmp_path}/db.sqlite3", tmp_path / "logs", workers=1, threads=1, env={"TMPDIR": str(tmp)}
     )
@@ -70,6 +73,18 @@ def test_folders_of_a_killed_server_are_removed_at_the_next_start(tmp_path):
     finally:
         server.stop()
     assert _owned_dirs(tmp) == []
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_a_temporary_folder_too_long_for_the_writers_socket_is_one_clear_error(tmp_path, monkeypatch):
+    from rldp.aggregator.writer import WriterError, WriterProcess
+
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    with pytest.raises(WriterError, match="set TMPDIR to a shorter folder"):
+        WriterProcess(f"sqlite:///{tmp_path}/db.sqlite3")
+    assert list(deep.iterdir()) == []  # nothing left behind
 
 
 def test_only_folders_of_dead_processes_are_removed(tmp_path):
