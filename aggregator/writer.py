@@ -310,16 +310,12 @@ def main() -> int:
     return 0
 
 
-#: The longest Unix socket path every platform binds (sun_path: 108 bytes on Linux, 104 on macOS, with a NUL).
-_MAX_SOCKET_PATH = 103
+_MAX_SOCKET_PATH = 103  # the longest Unix socket path every platform binds (sun_path 108 on Linux, 104 on macOS)
 
 
 class WriterProcess:
-    """Starts the writer process for a SQLite URL, restarts it if it dies, stops it.
-
-    ``path`` is its socket (in a private temporary directory); give it to the workers
-    (``RLDP_WRITER_SOCKET``).
-    """
+    """Starts the writer process for a SQLite URL, restarts it if it dies, stops it. ``path`` is its socket
+    (in a private temporary directory of at most 103 bytes); give it to the workers (``RLDP_WRITER_SOCKET``)."""
 
     RESTART_DELAY = 1.0
 
@@ -329,11 +325,11 @@ class WriterProcess:
         # mode 0700: only this user connects; the pid lets the next start remove it after a kill -9
         self.directory = tempfile.mkdtemp(prefix=f"rldp-writer-{os.getpid()}-")
         self.path = os.path.join(self.directory, "writer.sock")
-        if len(os.fsencode(self.path)) > _MAX_SOCKET_PATH:
+        size = len(os.fsencode(self.path))
+        if size > _MAX_SOCKET_PATH:  # said here, not as the writer's "AF_UNIX path too long"
             os.rmdir(self.directory)
             raise WriterError(
-                f"the SQLite writer's socket path {self.path} is {len(os.fsencode(self.path))} bytes, over the "
-                f"{_MAX_SOCKET_PATH} a Unix socket allows: set TMPDIR to a shorter folder (e.g. /tmp)"
+                f"the SQLite writer's socket path {self.path} is {size} bytes, over the {_MAX_SOCKET_PATH} a Unix socket allows: set TMPDIR to a shorter folder (e.g. /tmp)"
             )
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
