@@ -9,13 +9,20 @@ socket and a buffer, not a thread — with a size limit (``MAX_BODY_BYTES``, 413
 deadline (``BODY_TIMEOUT``, 408); only a complete body is handed, as ``wsgi.input``, to
 the unchanged WSGI app (:func:`.app.create_app`) in a pool of ``--threads`` threads.
 
-Report uploads (``POST /v1/reports``) run in a pool of their own, ``--ingest-threads``
-(default :data:`INGEST_THREADS`): such a thread spends most of its time waiting for the
-commit (an fsync) of its batch, not computing, and the batches waiting together are what one
-commit takes (:mod:`rldp.aggregator.writer`). With 2 workers × 4 threads at most 8 batches
-could wait, so the writer committed groups of ~3 and ingestion was bounded by the fsync's
-latency, not by the CPU (``bench/bench_ingest.py``). The app's other requests (estimates,
-the dashboard) compute and keep their ``--threads``, which bound their memory.
+Report uploads (``POST /v1/reports``) with a SQLite store, whose batches the writer process
+commits (:mod:`rldp.aggregator.writer`), stay on the event loop: the app checks the batch
+there and leaves its commit to the front (:class:`.front_keys.DeferredCommit`), which awaits
+the writer over one pipelined connection while the loop serves other requests, then has the
+app complete the answer (:mod:`.fastpath`). An upload spends most of its time waiting for
+its commit (an fsync) and a fraction of a millisecond computing; handed to a thread, it cost
+more in hand-offs and GIL switches than in work. Measured on two cores with
+``bench/bench_ingest.py``'s load (CPU time per 10,000-report batch): the two workers' together
+1.0-1.3 ms through threads, 0.6-0.8 ms on the loop; the writer's 0.35-0.42 ms before, 0.13-0.23
+ms after (one connection delivers many batches per read, so its groups grew from ~3 to ~8).
+With PostgreSQL (no writer process; each worker commits) uploads run in a pool of their own,
+``--ingest-threads`` (default :data:`INGEST_THREADS`), so that the batches waiting together
+are what one commit takes; the app's other requests (estimates, the dashboard) compute and
+keep their ``--threads``, which bound their memory.
 
 It also makes shutdown graceful: on SIGTERM Granian stops accepting connections and calls
 ``__rsgi_del__``, which marks the service draining (``/readyz`` answers 503 from then on) and
@@ -37,9 +44,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from rldp.aggregator.services import AsyncCommit, async_committer
+
 from .access import REQUEST_ID, access_line, log, request_id_from
 from .app import create_app
-from .front_keys import BODY_REFUSED_KEY, DRAINING_KEY
+from .front_keys import BODY_REFUSED_KEY, DEFERRED_COMMIT_KEY, DRAINING_KEY, DeferredCommit
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import Problem
 from .responses import METRICS_EXTENSION
@@ -52,7 +61,7 @@ BODY_TIMEOUT = 60.0
 DRAIN_SECONDS = 10.0
 #: Where the dashboard's pages live (their errors are HTML pages).
 _DASHBOARD_PREFIX = "/ui/"
-#: Threads per worker running report uploads (``--ingest-threads``; see the module docstring).
+#: Threads per worker running report uploads without a writer process (``--ingest-threads``; see the module docstring).
 INGEST_THREADS = 16
 _REPORTS_PATH = "/v1/reports"
 
@@ -122,7 +131,8 @@ def _resolve(fut: asyncio.Future[Any], result: Any, error: BaseException | None)
 
 class BufferedFront:
     """An RSGI application: buffer the body on the event loop, then call ``wsgi_app`` in a thread
-    (of ``ingest_threads`` for a report upload, when given; of ``threads`` otherwise)."""
+    (of ``ingest_threads`` for a report upload, when given; of ``threads`` otherwise) — or, for a
+    report upload when ``commit`` is given, on the loop, awaiting ``commit`` for its batch."""
 
     def __init__(
         self,
@@ -135,6 +145,7 @@ class BufferedFront:
         count: Callable[[str], None] | None = None,
         access_log: bool = False,
         ingest_threads: int | None = None,
+        commit: AsyncCommit | None = None,
     ) -> None:
         self.wsgi_app = wsgi_app
         self.access_log = access_log  # JSON lines for the front's own refusals (the app logs the rest)
@@ -142,8 +153,9 @@ class BufferedFront:
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.drain_seconds = drain_seconds
+        self.commit = commit  # awaited for a report upload's batch (the writer process), if given
         self.pool = _Pool(threads, "rldp-app")
-        self.ingest_pool = _Pool(ingest_threads, "rldp-ingest") if ingest_threads else self.pool
+        self.ingest_pool = _Pool(ingest_threads, "rldp-ingest") if ingest_threads and commit is None else self.pool
         self.draining = threading.Event()
         self.in_flight = 0
 
@@ -197,9 +209,26 @@ class BufferedFront:
             return
         except Exception:  # the client went away, or sent a malformed stream: nothing to answer
             return
-        pool = self.ingest_pool if scope.path == _REPORTS_PATH and scope.method == "POST" else self.pool
-        status, headers, chunks = await pool.submit(self._call, self._environ(scope, body))
+        upload = scope.path == _REPORTS_PATH and scope.method == "POST"
+        if upload and self.commit is not None:
+            status, headers, chunks = await self._upload(self._environ(scope, body), self.commit)
+        else:
+            pool = self.ingest_pool if upload else self.pool
+            status, headers, chunks = await pool.submit(self._call, self._environ(scope, body))
         proto.response_bytes(status, headers, chunks)
+
+    async def _upload(self, environ: dict[str, Any], commit: AsyncCommit) -> tuple[int, list[tuple[str, str]], bytes]:
+        """A report upload on the event loop (see the module docstring): the app checks the batch,
+        ``commit`` stores it while the loop serves others, the app completes the answer."""
+        deferred = DeferredCommit()
+        environ[DEFERRED_COMMIT_KEY] = deferred
+        started, result = self._start(environ)
+        if deferred.item is not None:  # None: refused, the answer is ready
+            try:
+                deferred.result = await commit(deferred.item)
+            except Exception as exc:  # the app answers it (a StorageError: 503, retry with the same batch id)
+                deferred.error = exc
+        return self._finish(started, result)
 
     async def _body(self, scope: Any, proto: Any) -> bytes:
         length = scope.headers.get("content-length")
@@ -286,13 +315,20 @@ class BufferedFront:
         return environ
 
     def _call(self, environ: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+        return self._finish(*self._start(environ))
+
+    def _start(self, environ: dict[str, Any]) -> tuple[list[Any], Iterable[bytes]]:
+        """Call the app; (what it passed to start_response once it has, its answer's iterable)."""
         started: list[Any] = []
 
         def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             started[:] = [status, headers]
             return lambda data: None
 
-        result = self.wsgi_app(environ, start_response)
+        return started, self.wsgi_app(environ, start_response)
+
+    def _finish(self, started: list[Any], result: Iterable[bytes]) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Read the app's answer whole (an app may start the response only now); (status, headers, body)."""
         try:
             body = b"".join(result)
         finally:
@@ -337,4 +373,5 @@ def create_front() -> BufferedFront:
         count=app.extensions[METRICS_EXTENSION].rejected,
         access_log=cfg["ACCESS_LOG"] == "json",
         ingest_threads=ingest_threads,
+        commit=async_committer(cfg.get("WRITER_SOCKET")),  # SQLite under rldp serve: the writer process
     )

@@ -382,7 +382,8 @@ def problem_for(exc: BaseException, method: str, path: str) -> Problem:
         log.error("storage unavailable: %s", exc)
         return Problem(
             "database-unavailable",
-            "the database did not answer; nothing was stored by this request. Retry later with the same batch id.",
+            "the database did not answer, so this request's batch may not be stored; retry later with the same "
+            "batch id (if it was stored, the retry is answered as a duplicate and counted once)",
         )
     log.error("internal error on %s %s", method, path, exc_info=exc)
     return Problem("internal-error", f"unexpected {type(exc).__name__}; nothing was stored by this request")

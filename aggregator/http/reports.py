@@ -10,19 +10,23 @@ from typing import Any
 
 from flask import Blueprint, Response
 
-from rldp.aggregator.services import AggregatorService
+from rldp.aggregator.services import AggregatorService, Receipt
 
 from .bodies import body_kind, decode, maybe_booleans, read_body
 from .responses import current_service, respond
 
-__all__ = ["blueprint", "submit"]
+__all__ = ["blueprint", "receipt_answer", "submit"]
 
 blueprint = Blueprint("reports", __name__)
 
 
 def submit(service: AggregatorService, body: bytes, kind: str) -> tuple[int, dict[str, Any]]:
     """Decode and store one batch; (HTTP status, receipt): 201 when stored now, 200 for a duplicate."""
-    receipt = service.submit_reports(decode(body, kind), maybe_bool=maybe_booleans(body, kind))
+    return receipt_answer(service.submit_reports(decode(body, kind), maybe_bool=maybe_booleans(body, kind)))
+
+
+def receipt_answer(receipt: Receipt) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, body) of a stored batch's receipt."""
     return (200 if receipt.duplicate else 201), receipt.to_dict()
 
 

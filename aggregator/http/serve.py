@@ -8,8 +8,9 @@ Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, a
 (:mod:`.front`, Granian's RSGI interface): a body is read whole on the worker's event loop,
 within ``BODY_TIMEOUT``, before a thread runs the app — so slow or stalled clients hold
 sockets, not threads — and SIGTERM drains the requests being served (at most 10 s; ``/readyz``
-answers 503 meanwhile); report uploads run in ``--ingest-threads`` of their own, which mostly wait
-for their batch's commit (:mod:`.front`). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
+answers 503 meanwhile). A report upload to a SQLite store stays on the event loop, which awaits
+the writer process's commit; with PostgreSQL uploads run in ``--ingest-threads`` of their own,
+which mostly wait for their batch's commit (:mod:`.front`). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
 endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's own HTTP
 handling alone capped batched ingestion below a fifth of the in-process limit
 (``bench/bench_ingest.py``). Dead workers are respawned. A second ``serve`` on a port in use
@@ -246,6 +247,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     mode = (
         ", unbuffered (WSGI: put a buffering proxy in front)"
         if args.unbuffered
+        else ", report uploads on each worker's event loop"
+        if writer is not None
         else f" + {args.ingest_threads} for report uploads"
     )
     print(
@@ -296,8 +299,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--ingest-threads",
         type=positive_int("ingest-threads"),
         default=INGEST_THREADS,
-        help=f"threads per worker running report uploads, which mostly wait for their commit (default "
-        f"{INGEST_THREADS}; not with --unbuffered, where --threads run everything)",
+        help=f"PostgreSQL: threads per worker running report uploads, which mostly wait for their commit "
+        f"(default {INGEST_THREADS}; with SQLite uploads wait on the event loop; with --unbuffered --threads run "
+        "everything)",
     )
     p.add_argument(
         "--graceful-timeout",

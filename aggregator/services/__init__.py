@@ -58,14 +58,16 @@ from .errors import (
 )
 from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
 from .events import ServiceEvents, install_store_telemetry
-from .ingest import Receipt
+from .ingest import Receipt, SubmitSteps, resume
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .labels import LABEL_MAX, check_label
 from .mechanisms import MECHANISM_ID, MechanismCatalog
 from .runtime import (
+    AsyncCommit,
     ServerLock,
     StoreInUse,
     WriterProcess,
+    async_committer,
     check_storage,
     clean_stale_dirs,
     hold_store,
@@ -128,6 +130,8 @@ __all__ = [
     "TooFewReports",
     "PublicDataMismatch",
     "Receipt",
+    "SubmitSteps",
+    "resume",
     "ReportOutOfRange",
     "ServiceError",
     "ServiceEvents",
@@ -141,6 +145,8 @@ __all__ = [
     "UnsupportedMediaType",
     "WindowRequired",
     "WriterProcess",
+    "AsyncCommit",
+    "async_committer",
     "WrongType",
     "check_storage",
     "clean_stale_dirs",

@@ -22,7 +22,7 @@ from .drift import DriftWatch
 from .errors import DatabaseUnavailable, ServiceError
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
-from .ingest import Ingest, Receipt
+from .ingest import Ingest, Receipt, SubmitSteps, run_steps
 from .jobs import DesignRunner
 from .labels import check_label
 from .mechanisms import MechanismCatalog
@@ -81,15 +81,24 @@ class AggregatorService:
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
         """Store one decoded report batch (see :meth:`Ingest.submit`)."""
+        return run_steps(self.submit_steps(data, maybe_bool=maybe_bool), self.storage.commit)
+
+    def submit_steps(self, data: Any, *, maybe_bool: bool = True) -> SubmitSteps:
+        """:meth:`submit_reports` as steps (:data:`~.ingest.SubmitSteps`): the caller commits the
+        item it yields — the HTTP front awaits the writer process — then finishes them with
+        :func:`~.ingest.resume`."""
+        mechanism = data.get("mechanism") if isinstance(data, Mapping) else None
+        steps = self.ingest.steps(data, maybe_bool=maybe_bool)
+        del data  # not kept while the commit is awaited (see Ingest.steps)
         try:
-            receipt = self.ingest.submit(data, maybe_bool=maybe_bool)
+            receipt = yield from steps
         except StorageError as exc:  # e.g. the disk is full: /readyz says so for a while
             self._write_failure = (time.monotonic(), str(exc))
             raise
         self._write_failure = None
-        if not receipt.duplicate and isinstance(data, Mapping) and isinstance(data.get("mechanism"), str):
+        if not receipt.duplicate and isinstance(mechanism, str):
             try:
-                self.watch.observe(data["mechanism"], receipt.accepted)
+                self.watch.observe(mechanism, receipt.accepted)
             except (ServiceError, StorageError) as exc:  # the batch is stored: this is logged, not refused
                 log.warning("collection watch: %s", getattr(exc, "detail", exc))
         return receipt

@@ -7,16 +7,21 @@ A batch of a mechanism that collects by window is counted in the window it is la
 with. Storage makes a batch idempotent by (mechanism, batch id): a retry with the same
 reports and window is answered as a duplicate, the same id with other reports or another
 window is a conflict.
+
+The operation is written once, as steps (:data:`SubmitSteps`), so that whoever waits for the
+commit decides how: :meth:`Ingest.submit` (and the service's ``submit_reports``) block on
+:meth:`Storage.commit`; the HTTP front, under ``rldp serve`` with SQLite, awaits the writer
+process on its event loop instead of handing each upload to a thread (:func:`resume`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from rldp.aggregator.storage import Storage
+from rldp.aggregator.storage import BatchItem, IngestResult, Storage
 from rldp.shared.reports import BatchError, check_reports, check_window, parse_batch
 
 from .errors import BatchConflict, MechanismRetired, ServiceError, UnknownMechanism
@@ -24,7 +29,7 @@ from .events import ServiceEvents
 from .mechanisms import MechanismCatalog
 from .pauses import Pauses
 
-__all__ = ["Receipt", "Ingest"]
+__all__ = ["Ingest", "Receipt", "SubmitSteps", "resume", "run_steps"]
 
 
 @dataclass(frozen=True)
@@ -74,20 +79,29 @@ class Ingest:
         :class:`UnknownMechanism`, :class:`MechanismRetired`, :class:`BatchConflict`,
         :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
         """
+        return run_steps(self.steps(data, maybe_bool=maybe_bool), self.storage.commit)
+
+    def steps(self, data: Any, *, maybe_bool: bool = True) -> SubmitSteps:
+        """:meth:`submit` as steps: checks the batch, yields the item to commit, returns the receipt."""
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
         outputs = self.catalog.outputs(mechanism_id)  # UnknownMechanism unless published here
         try:
-            return self._submit(data, mechanism_id, batch, values, outputs, maybe_bool)
+            if self.pauses is not None:  # a collection's drift policy may have paused this mechanism
+                self.pauses.check(mechanism_id)
+            window = check_window(data, self.catalog.window(mechanism_id), self.clock())
+            item = BatchItem.encode(
+                mechanism_id, batch, check_reports(values, outputs, maybe_bool=maybe_bool), outputs, window
+            )
+            # The decoded batch (one object per report) is not kept while the commit is awaited: with
+            # many uploads waiting, their lists would push the next decode out of the CPU's caches.
+            del data, values
+            result = yield item
+            return self._receipt(mechanism_id, batch, window, result)
         except (BatchError, ServiceError) as exc:
             self.events.batch_refused(mechanism_id, exc)
             raise
 
-    def _submit(self, data: Any, mechanism_id: str, batch: str, values: Any, outputs: int, maybe_bool: bool) -> Receipt:
-        if self.pauses is not None:  # a collection's drift policy may have paused this mechanism
-            self.pauses.check(mechanism_id)
-        window = check_window(data, self.catalog.window(mechanism_id), self.clock())
-        reports = check_reports(values, outputs, maybe_bool=maybe_bool)
-        result = self.storage.ingest(mechanism_id, batch, reports, outputs, window)
+    def _receipt(self, mechanism_id: str, batch: str, window: str, result: IngestResult) -> Receipt:
         if result.status == "accepted":
             self.events.batch_stored(result.accepted, mechanism_id)
             return Receipt(batch, result.accepted, False, window)
@@ -107,3 +121,33 @@ class Ingest:
                 mechanism=mechanism_id,
             )
         raise UnknownMechanism(f"no mechanism {mechanism_id} is published here", mechanism=mechanism_id)
+
+
+#: A batch's submission as steps (a generator): started with ``next()``, it checks the batch
+#: (raising its refusal) and yields the :class:`~rldp.aggregator.storage.BatchItem` to commit;
+#: :func:`resume` then sends it the commit's result (or throws in the commit's error) and gets
+#: the :class:`Receipt` it returns (or the refusal it raises: a conflict, a retired mechanism).
+SubmitSteps = Generator[BatchItem, IngestResult, Receipt]
+
+
+def resume(steps: SubmitSteps, result: IngestResult | None = None, error: BaseException | None = None) -> Receipt:
+    """Finish ``steps``, which yielded its item, with the commit's ``result`` or ``error``."""
+    try:
+        if error is not None:
+            steps.throw(error)
+        else:
+            assert result is not None
+            steps.send(result)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    raise RuntimeError("a submission yielded a second item")  # steps commit exactly once
+
+
+def run_steps(steps: SubmitSteps, commit: Callable[[BatchItem], IngestResult]) -> Receipt:
+    """Run ``steps`` with a blocking ``commit`` (:meth:`Storage.commit`)."""
+    item = next(steps)
+    try:
+        result = commit(item)
+    except Exception as exc:  # the steps see it (the service records a failed write) and re-raise it
+        return resume(steps, error=exc)
+    return resume(steps, result=result)

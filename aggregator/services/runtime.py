@@ -2,7 +2,9 @@
 
 With SQLite, ``rldp serve`` starts one writer process (:mod:`rldp.aggregator.writer`) that
 commits every worker's report batches in shared group commits; each worker's storage
-hands its batches to it through a :class:`~rldp.aggregator.writer.WriterClient`.
+hands its batches to it through a :class:`~rldp.aggregator.writer.WriterClient`, and the
+HTTP front awaits report uploads on its event loop through an
+:class:`~rldp.aggregator.writer.AsyncWriterClient` (:func:`async_committer`).
 PostgreSQL handles concurrent writers itself and needs none.
 """
 
@@ -14,12 +16,15 @@ import shutil
 import socket
 import stat
 import tempfile
+from collections.abc import Awaitable, Callable
 
-from rldp.aggregator.storage import SQLiteStorage, Storage, open_storage
+from rldp.aggregator.storage import BatchItem, IngestResult, SQLiteStorage, Storage, open_storage
 from rldp.aggregator.storage.serverlock import ServerLock, StoreInUse, hold_for_server
-from rldp.aggregator.writer import WriterClient, WriterProcess
+from rldp.aggregator.writer import AsyncWriterClient, WriterClient, WriterProcess
 
 __all__ = [
+    "AsyncCommit",
+    "async_committer",
     "open_service_storage",
     "check_storage",
     "clean_stale_dirs",
@@ -34,6 +39,17 @@ __all__ = [
 def open_service_storage(url: str, writer_socket: str | None = None) -> Storage:
     """The storage at ``url`` (schema created); batches go to the writer at ``writer_socket`` if given."""
     return open_storage(url, sink=WriterClient(writer_socket) if writer_socket else None)
+
+
+#: What an event loop awaits to commit one batch (the result of :meth:`Storage.commit`).
+AsyncCommit = Callable[[BatchItem], Awaitable[IngestResult]]
+
+
+def async_committer(writer_socket: str | None) -> AsyncCommit | None:
+    """The commit an asyncio event loop awaits for the writer at ``writer_socket``: one pipelined
+    connection, no thread per waiting upload. None without a writer (PostgreSQL): a commit is
+    then run in a thread."""
+    return AsyncWriterClient(writer_socket).submit if writer_socket else None
 
 
 def check_storage(url: str) -> bool:

@@ -199,7 +199,11 @@ class Storage(CollectionStore, LabelStore, ABC):
         under a known id, "conflict" for other reports or another window. Returns only after
         the transaction has committed (see "Durability" in :mod:`rldp.aggregator.storage`).
         """
-        item = BatchItem.encode(mechanism, batch, reports, outputs, window)
+        return self.commit(BatchItem.encode(mechanism, batch, reports, outputs, window))
+
+    def commit(self, item: BatchItem) -> IngestResult:
+        """Store one encoded batch (:meth:`ingest`'s second half): through the sink when the
+        storage has one (the writer process), else by this process's group commit."""
         return (self._sink or self._committer).submit(item)
 
     def ingest_group(self, conn: Any, items: Sequence[BatchItem]) -> list[IngestResult]:

@@ -1,30 +1,7 @@
-"""One writer process per SQLite store: every worker's report batches in one group commit.
+"""The writer process: commits every worker's report batches in groups (see :mod:`rldp.aggregator.writer`).
 
-SQLite lets one connection write at a time. When each server process commits its own groups,
-the write lock passes back and forth between processes whose threads also compete for that
-process's GIL: the lock holder waits for the GIL again after every statement while the other
-process waits for the lock, and a process that releases the lock can take it back before the
-woken waiter runs. Under load the lock was held about 1.5 ms per commit (0.3 ms when
-uncontended), and batched ingestion stalled at a third of what the same workers reached
-without storage (``bench/bench_ingest.py``).
-
-``rldp serve`` therefore starts one writer process for a SQLite store. The workers validate,
-count and hash each batch as before (:meth:`Storage.ingest`), send it to the writer over a
-Unix socket and wait; the writer commits everything that has arrived in one transaction (one
-fsync) with the same :meth:`Storage.ingest_group` as direct writes, and answers each batch
-only after COMMIT returned — so an acknowledged batch is as durable, and a retried one as
-deduplicated, as without the writer. Batches that arrive while a commit runs form the next
-group: the classic group commit, now across all workers. A worker opens its store with
-``open_storage(url, sink=WriterClient(socket_path))``: :class:`WriterClient` is the
-storage's :class:`~rldp.aggregator.storage.GroupSink`.
-
-Wire format: one msgpack object per message on a ``SOCK_STREAM`` Unix socket, one request
-in flight per connection (each worker thread has its own connection)::
-
-    request  ["ingest", mechanism, batch, n, digest, encoding, payload, counts, window]
-             counts: "<i8" bytes; window: the collection window's label ("" for none)
-             ["ping"]
-    answer   [status, accepted]  |  ["pong"]  |  ["error", message]
+:func:`serve_writer` is its loop, :func:`main` the process (``python -m rldp.aggregator.writer``),
+:class:`WriterProcess` what ``rldp serve`` uses to start, restart and stop it.
 """
 
 from __future__ import annotations
@@ -41,149 +18,19 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
-
-import msgpack
-import numpy as np
 
 from rldp.shared.errors import RldpError, ValidationError, one_line
 
-from .storage import (
-    COMMIT_WAIT_SECONDS,
-    MAX_GROUP,
-    BatchItem,
-    IngestResult,
-    SQLiteStorage,
-    StorageError,
-    open_storage,
-    telemetry,
-)
+from ..storage import MAX_GROUP, BatchItem, SQLiteStorage, open_storage, telemetry
+from . import wire
 
-__all__ = ["WriterClient", "WriterError", "WriterProcess", "serve_writer"]
+__all__ = ["WriterError", "WriterProcess", "main", "serve_writer"]
 
 log = logging.getLogger("rldp.writer")
-
-_STATUSES = frozenset({"accepted", "duplicate", "conflict", "unknown", "retired"})
 
 
 class WriterError(RldpError, ValueError):
     """The writer process could not start (the message says why: a bad URL, an unusable path...)."""
-
-
-# --------------------------------------------------------------------------- worker side
-
-
-class WriterClient:
-    """A worker's connection(s) to the writer process: :meth:`submit` stores one batch.
-
-    A :class:`~rldp.aggregator.storage.GroupSink`: give it to
-    :func:`~rldp.aggregator.storage.open_storage` (``sink=``). Thread-safe: each thread
-    (and each process after a fork) has its own connection.
-    """
-
-    def __init__(self, path: str, timeout: float = COMMIT_WAIT_SECONDS) -> None:
-        self.path = path
-        self.timeout = timeout
-        self._local = threading.local()
-
-    def submit(self, item: BatchItem) -> IngestResult:
-        """Send a batch and wait until the writer has committed it (or refused it)."""
-        answer = self._call(
-            [
-                "ingest",
-                item.mechanism,
-                item.batch,
-                item.n,
-                item.digest,
-                item.encoding,
-                item.payload,
-                np.ascontiguousarray(item.counts, dtype="<i8").tobytes(),
-                item.window,
-            ]
-        )
-        if isinstance(answer, list) and len(answer) == 2 and answer[0] in _STATUSES and isinstance(answer[1], int):
-            return IngestResult(answer[0], answer[1])
-        if isinstance(answer, list) and len(answer) == 2 and answer[0] == "error":
-            raise StorageError(str(answer[1]))
-        raise StorageError(f"the writer process answered {answer!r:.80}")
-
-    def ping(self) -> None:
-        """Raise StorageError unless the writer answers."""
-        if self._call(["ping"]) != ["pong"]:
-            raise StorageError("the writer process answered a ping wrongly")
-
-    def _call(self, message: list[Any]) -> Any:
-        sock, unpacker = self._connection()
-        try:
-            sock.sendall(msgpack.packb(message, use_bin_type=True))
-            while True:
-                try:
-                    return unpacker.unpack()
-                except msgpack.OutOfData:
-                    pass
-                chunk = sock.recv(1 << 12)
-                if not chunk:
-                    raise ConnectionError("the writer closed the connection")
-                unpacker.feed(chunk)
-        except (OSError, ValueError) as exc:
-            self.close()  # the stream may hold half an answer: never reuse it
-            raise StorageError(
-                f"the writer process did not answer ({one_line(exc)}); a batch sent may or may "
-                "not be stored: retry it with the same batch id"
-            ) from exc
-
-    def _connection(self) -> tuple[socket.socket, msgpack.Unpacker]:
-        local = self._local
-        if getattr(local, "sock", None) is None or local.pid != os.getpid():
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(self.timeout)
-            try:
-                sock.connect(self.path)
-            except OSError as exc:
-                sock.close()
-                raise StorageError(f"cannot reach the writer process at {self.path}: {one_line(exc)}") from exc
-            local.sock, local.pid = sock, os.getpid()
-            local.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=1 << 20)
-        return local.sock, local.unpacker
-
-    def close(self) -> None:
-        """Close this thread's connection (the next call reconnects)."""
-        sock = getattr(self._local, "sock", None)
-        if sock is not None and self._local.pid == os.getpid():
-            sock.close()
-        self._local.sock = None
-
-
-# --------------------------------------------------------------------------- writer side
-
-
-def _item(message: Any) -> BatchItem:
-    """An ingest request as the BatchItem the storage commits (ValueError if malformed)."""
-    if not (isinstance(message, list) and len(message) == 9 and message[0] == "ingest"):
-        raise ValidationError("malformed request")
-    _, mechanism, batch, n, digest, encoding, payload, counts, window = message
-    if not (
-        isinstance(mechanism, str)
-        and isinstance(batch, str)
-        and isinstance(n, int)
-        and isinstance(digest, bytes)
-        and encoding in ("reports", "counts")
-        and isinstance(payload, bytes)
-        and isinstance(counts, bytes)
-        and len(counts) % 8 == 0
-        and isinstance(window, str)
-    ):
-        raise ValidationError("malformed ingest request")
-    return BatchItem(
-        mechanism=mechanism,
-        batch=batch,
-        n=n,
-        digest=digest,
-        encoding=encoding,
-        payload=payload,
-        counts=np.frombuffer(counts, dtype="<i8").astype(np.int64),
-        window=window,
-    )
 
 
 class _Peer:
@@ -191,7 +38,7 @@ class _Peer:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=64 << 20)
+        self.unpacker = wire.unpacker(64 << 20)
 
 
 def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) -> None:
@@ -211,14 +58,13 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
             pass
         peer.sock.close()
 
-    def answer(peer: _Peer, message: list[Any]) -> None:
-        data = msgpack.packb(message, use_bin_type=True)
-        try:  # answers are tiny and a peer has one request in flight: the buffer has room
+    def answer(peer: _Peer, data: bytes) -> None:
+        try:  # answers are a few bytes each, and a peer reads them as they come: the buffer has room
             if peer.sock.send(data) == len(data):
                 return
         except OSError:
             pass
-        drop(peer)  # a peer that cannot take its answer loses its connection (it will retry)
+        drop(peer)  # a peer that cannot take its answers loses its connection (it will retry)
 
     while running or queued:
         for key, _ in sel.select(0 if queued else None):
@@ -251,12 +97,12 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
             try:
                 peer.unpacker.feed(chunk)
                 for message in peer.unpacker:
-                    if message == ["ping"]:
-                        answer(peer, ["pong"])
+                    if message == wire.PING:
+                        answer(peer, wire.encode(wire.PONG))
                     else:
-                        queued.append((peer, _item(message)))
+                        queued.append((peer, wire.batch_item(message)))
             except Exception as exc:  # a malformed or oversized stream: refuse, hang up
-                answer(peer, ["error", f"the writer refused a request: {one_line(exc)}"])
+                answer(peer, wire.encode(["error", f"the writer refused a request: {one_line(exc)}"]))
                 drop(peer)
         if not queued:
             continue
@@ -271,9 +117,13 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
         except Exception as exc:  # every waiting worker gets an answer
             log.error("writer: a group of %d batches failed: %s", len(group), one_line(exc))
             answers = [["error", one_line(exc)]] * len(group)
+        # one send per connection, its answers in order: a pipelining worker reads them in one event
+        replies: dict[_Peer, list[bytes]] = {}
         for (peer, _), message in zip(group, answers, strict=True):
+            replies.setdefault(peer, []).append(wire.encode(message))
+        for peer, parts in replies.items():
             if peer.sock.fileno() >= 0:
-                answer(peer, message)
+                answer(peer, b"".join(parts))
 
 
 def main() -> int:
@@ -394,7 +244,3 @@ class WriterProcess:
                 proc.kill()
                 proc.wait(5)
         shutil.rmtree(self.directory, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

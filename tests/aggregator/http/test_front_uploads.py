@@ -1,0 +1,156 @@
+"""Report uploads the front commits on its event loop (SQLite under ``rldp serve``: the writer
+process): the app checks the batch there, the front awaits the commit, the app completes the
+answer — which is the answer a blocking upload gets, refusals and request ids included."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from typing import Any
+
+import msgpack
+import pytest
+from rldp_live import ADMIN, call, in_process_app, make_document
+
+from rldp.aggregator.http.front import BufferedFront
+from rldp.aggregator.storage import StorageError
+
+
+class _Scope:
+    proto = "http"
+    server = "127.0.0.1:8000"
+    client = "127.0.0.1:50000"
+    query_string = ""
+    scheme = "http"
+    http_version = "1.1"
+
+    def __init__(self, body: bytes, request_id: str) -> None:
+        self.method, self.path = "POST", "/v1/reports"
+        self.headers = {
+            "content-length": str(len(body)),
+            "content-type": "application/msgpack",
+            "x-request-id": request_id,
+        }
+
+
+class _Proto:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.answer: tuple[int, Any, bytes] | None = None
+
+    async def __call__(self) -> bytes:
+        return self.body
+
+    def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
+        self.answer = (status, headers, body)
+
+
+@pytest.fixture
+def apps(tmp_path):
+    """Two services with the same mechanism: one answers blocking uploads, one the front's."""
+    doc = make_document()
+    with in_process_app(tmp_path / "a") as blocking, in_process_app(tmp_path / "b") as deferred:
+        for app in (blocking, deferred):
+            assert app.test_client().post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+        yield blocking, deferred, doc
+
+
+def _bodies(mid: str) -> list[bytes]:
+    def body(reports: list[Any], batch: str = "b1", mechanism: str = mid) -> bytes:
+        return msgpack.packb({"mechanism": mechanism, "batch": batch, "reports": reports})
+
+    return [
+        body([0, 1, 1, 2]),  # stored: 201
+        body([0, 1, 1, 2]),  # the same again: 200, a duplicate
+        body([2, 1, 1, 0]),  # the same id, other reports: 409
+        body([0, 99], batch="b2"),  # refused before any commit: 422
+        body([1], mechanism="f" * 64),  # no such mechanism: 404
+        body(list(range(3)), batch="b3"),  # stored: 201
+    ]
+
+
+def _without_id(data: bytes) -> dict:
+    out = json.loads(data)
+    out.pop("request_id", None)
+    return out
+
+
+def test_the_fronts_uploads_get_the_answers_of_blocking_uploads_and_run_on_its_loop(apps):
+    blocking, deferred, doc = apps
+    storage = deferred.extensions["rldp"].storage
+    committed: list[int] = []
+    app_threads: set[int] = set()
+
+    async def commit(item):
+        committed.append(threading.get_ident())
+        return storage.commit(item)
+
+    def app(environ, start_response):
+        app_threads.add(threading.get_ident())
+        return deferred(environ, start_response)
+
+    front = BufferedFront(app, threads=1, max_body=1 << 20, ingest_threads=4, commit=commit)
+    assert front.ingest_pool is front.pool  # no upload threads: uploads stay on the loop
+    bodies = _bodies(doc["id"])
+
+    async def serve() -> list[_Proto]:
+        out = []
+        for body in bodies:  # in order: each answer depends on the ones before
+            proto = _Proto(body)
+            await front.__rsgi__(_Scope(body, "rid-" + uuid.uuid4().hex[:8]), proto)
+            out.append(proto)
+        return out, threading.get_ident()
+
+    try:
+        protos, loop_thread = asyncio.run(serve())
+    finally:
+        front.pool.shutdown()
+    expected = [call(blocking, body, "application/msgpack") for body in bodies]
+    got = [(p.answer[0], dict(p.answer[1]), p.answer[2]) for p in protos]
+    assert [status for status, _, _ in got] == [int(status.split()[0]) for status, _, _ in expected]
+    assert [status for status, _, _ in got] == [201, 200, 409, 422, 404, 201]
+    for (_, headers, data), (_, want_headers, want) in zip(got, expected, strict=True):
+        assert headers["Content-Type"] == want_headers["Content-Type"]
+        assert _without_id(data) == {k: v for k, v in want.items() if k != "request_id"}
+    # the problems name their request (the id the client sent), as AccessLog's header does
+    for proto in protos:
+        sent = proto_id = dict(proto.answer[1])["X-Request-Id"]
+        assert sent.startswith("rid-")
+        if proto.answer[0] >= 400:
+            assert json.loads(proto.answer[2])["request_id"] == proto_id
+    assert len(committed) == 4  # the refused bodies never reached a commit
+    assert app_threads == {loop_thread} and set(committed) == {loop_thread}
+
+
+def test_a_failed_commit_is_a_503_naming_the_request_and_the_batch_can_be_sent_again(apps):
+    _, deferred, doc = apps
+    storage = deferred.extensions["rldp"].storage
+    fail = [True]
+
+    async def commit(item):
+        if fail[0]:
+            raise StorageError("the writer process did not answer (test); retry it with the same batch id")
+        return storage.commit(item)
+
+    front = BufferedFront(deferred, threads=1, max_body=1 << 20, commit=commit)
+    body = _bodies(doc["id"])[0]
+
+    async def upload(rid: str) -> _Proto:
+        proto = _Proto(body)
+        await front.__rsgi__(_Scope(body, rid), proto)
+        return proto
+
+    try:
+        failed = asyncio.run(upload("rid-failed"))
+        fail[0] = False
+        again = asyncio.run(upload("rid-again"))
+    finally:
+        front.pool.shutdown()
+    status, headers, data = failed.answer
+    problem = json.loads(data)
+    assert status == 503 and problem["request_id"] == "rid-failed" == dict(headers)["X-Request-Id"]
+    assert "retry later with the same batch id" in problem["detail"]
+    assert again.answer[0] == 201 and json.loads(again.answer[2])["accepted"] == 4
+    assert storage.batch_totals(doc["id"]) == (1, 4)
