@@ -71,6 +71,8 @@ BATCH = 10_000
 CONNECTIONS = 32
 WORKERS, THREADS = 2, 4
 TRICKLERS = 64
+#: Rounds of the batched HTTP upload (each about a third of the batches): the best round is the figure.
+ROUNDS = 3
 #: The trickle section's alternating rounds, and the batches each condition uploads per round: two per
 #: connection, so a round measures a rate rather than one wave of requests (with 19 a round under
 #: --quick, as before, it timed a single wave: ratios of 1.5-1.8, now 0.9-1.24 on the same load).
@@ -442,7 +444,9 @@ def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     if "--unbuffered" in argv:
         SERVE_OPTIONS.append("--unbuffered")
-    n_batches = 300 if quick else 1000
+    # --quick still times 960 batches (about half a second here): 260, as before, took 0.15 s, so one
+    # WAL checkpoint or a scheduler hiccup moved the rate by 10-20 %.
+    n_batches = 1000 if quick else 3000
     n_single = 1000 if quick else 3000
     warm = 40
     alpha = Alphabet(
@@ -490,7 +494,13 @@ def main(argv: list[str]) -> int:
         try:
             publish(port, doc)
             upload(port, batch_bodies[:warm])  # warm-up (connections, caches); counted in the check below
-            batch_seconds, latencies = upload(port, batch_bodies[warm:])
+            # Rounds: the best is the figure (as timeit reports its best repeat, and as the in-process
+            # limit is the best of its passes); the mean is printed beside it.
+            parts = [batch_bodies[warm:][k::ROUNDS] for k in range(ROUNDS)]
+            rounds = [upload(port, part) for part in parts]
+            round_rates = [len(part) * BATCH / seconds for part, (seconds, _) in zip(parts, rounds, strict=True)]
+            latencies = [x for _, lat in rounds for x in lat]
+            limits_middle = in_process_limits(batch_bodies, outputs)
             single_seconds, _ = upload(port, single_bodies)
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             status, body = request(
@@ -554,11 +564,12 @@ def main(argv: list[str]) -> int:
         app.extensions["rldp"].storage.close()
         ceiling_seconds = service_ceiling(ceiling_db, batches(n_batches))
     limits_after = in_process_limits(batch_bodies, outputs)
-    limits = {k: max(v, limits_after[k]) for k, v in limits_before.items()}  # the stricter figure
+    # the stricter figure: this machine's decode runs at ~75 M/s or, at times, ~42 M/s for a second or two
+    limits = {k: max(v, limits_middle[k], limits_after[k]) for k, v in limits_before.items()}
     limit = max(limits.values())
 
     measured = (n_batches - warm) * BATCH
-    batch_rate = measured / batch_seconds
+    batch_rate, batch_rate_mean = max(round_rates), measured / sum(seconds for seconds, _ in rounds)
     single_rate = n_single / single_seconds
     normal_rate = (len(normal_bodies) - warm) * BATCH / normal_seconds
     floor_rate = measured / floor_seconds
@@ -570,6 +581,8 @@ def main(argv: list[str]) -> int:
     print(f"ingest_inprocess_rate_asarray {limits['asarray']:.0f} reports/s")
     print(f"ingest_batch_vs_single {batch_rate / single_rate:.0f} x")
     print(f"ingest_batch_vs_inprocess {batch_rate / limit:.3f} ratio")
+    print(f"ingest_http_batch_rate_mean {batch_rate_mean:.0f} reports/s")
+    print(f"ingest_batch_mean_vs_inprocess {batch_rate_mean / limit:.3f} ratio")
     print(f"ingest_batch_vs_inprocess_asarray {batch_rate / limits['asarray']:.3f} ratio")
     print(f"ingest_http_batch_rate_sync_normal {normal_rate:.0f} reports/s")
     print(f"ingest_batch_vs_inprocess_sync_normal {normal_rate / limit:.3f} ratio")
