@@ -53,3 +53,38 @@ def test_dev_server_serves(tmp_path):
         assert "development server" in server.log_text()
     finally:
         server.stop()
+
+
+def _policies(group: int) -> dict[int, int]:
+    """The scheduling policy of every thread of every process in process group ``group`` (Linux /proc)."""
+    import os
+
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getpgid(int(pid)) != group:
+                continue
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                out[int(tid)] = os.sched_getscheduler(int(tid))
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.live
+@pytest.mark.skipif(not hasattr(__import__("os"), "SCHED_BATCH"), reason="SCHED_BATCH is Linux's")
+@pytest.mark.parametrize("choice", ["batch", "normal"])
+def test_the_servers_processes_and_threads_run_under_the_scheduling_asked_for(tmp_path, choice):
+    import os
+
+    args = () if choice == "batch" else ("--scheduling", "normal")
+    server = LiveServer(f"sqlite:///{tmp_path}/s.sqlite3", tmp_path / "logs", extra_args=args).start()
+    try:
+        policies = _policies(server.proc.pid)
+        # the serve process, its 2 workers (each with its threads) and the writer process
+        assert len({tid for tid in policies}) >= 4
+        want = os.SCHED_BATCH if choice == "batch" else os.SCHED_OTHER
+        assert set(policies.values()) == {want}, policies
+        assert ("SCHED_BATCH" in server.log_text()) == (choice == "batch")
+    finally:
+        server.stop()
