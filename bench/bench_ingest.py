@@ -440,15 +440,8 @@ def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = TRICK
     print(f"ingest_trickle_healthz_ms {health * 1000:.1f} ms")
 
 
-def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    if "--unbuffered" in argv:
-        SERVE_OPTIONS.append("--unbuffered")
-    # --quick still times 960 batches (about half a second here): 260, as before, took 0.15 s, so one
-    # WAL checkpoint or a scheduler hiccup moved the rate by 10-20 %.
-    n_batches = 1000 if quick else 3000
-    n_single = 1000 if quick else 3000
-    warm = 40
+def bench_document() -> tuple[dict[str, Any], int]:
+    """The uploads' mechanism (GRR at ε = 1 over Adult's sex × race, with a fresh id) and its outputs."""
     alpha = Alphabet(
         Attribute("sex", ("Female", "Male")),
         [Attribute("race", ("Amer-Indian-Eskimo", "Asian-Pac-Islander", "Black", "Other", "White"))],
@@ -461,7 +454,20 @@ def main(argv: list[str]) -> int:
         privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": None}},
         extra={"bench": uuid.uuid4().hex},
     )
-    mid, outputs = doc["id"], alpha.size
+    return doc, alpha.size
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    if "--unbuffered" in argv:
+        SERVE_OPTIONS.append("--unbuffered")
+    # --quick still times 960 batches (about half a second here): 260, as before, took 0.15 s, so one
+    # WAL checkpoint or a scheduler hiccup moved the rate by 10-20 %.
+    n_batches = 1000 if quick else 3000
+    n_single = 1000 if quick else 3000
+    warm = 40
+    doc, outputs = bench_document()
+    mid = doc["id"]
     rng = np.random.default_rng(7)
 
     def batches(count: int, size: int = BATCH) -> list[bytes]:
