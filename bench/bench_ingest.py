@@ -440,6 +440,16 @@ def trickle_section(db: str, doc: dict, bodies: list[bytes], rounds: int = TRICK
     print(f"ingest_trickle_healthz_ms {health * 1000:.1f} ms")
 
 
+def report_bodies(mechanism: str, outputs: int, count: int, rng: np.random.Generator, size: int = BATCH) -> list[bytes]:
+    """``count`` msgpack upload bodies of ``size`` uniform reports each, every one with a fresh batch id."""
+    return [
+        msgpack.packb(
+            {"mechanism": mechanism, "batch": uuid.uuid4().hex, "reports": rng.integers(0, outputs, size).tolist()}
+        )
+        for _ in range(count)
+    ]
+
+
 def bench_document() -> tuple[dict[str, Any], int]:
     """The uploads' mechanism (GRR at ε = 1 over Adult's sex × race, with a fresh id) and its outputs."""
     alpha = Alphabet(
@@ -471,12 +481,7 @@ def main(argv: list[str]) -> int:
     rng = np.random.default_rng(7)
 
     def batches(count: int, size: int = BATCH) -> list[bytes]:
-        return [
-            msgpack.packb(
-                {"mechanism": mid, "batch": uuid.uuid4().hex, "reports": rng.integers(0, outputs, size).tolist()}
-            )
-            for _ in range(count)
-        ]
+        return report_bodies(mid, outputs, count, rng, size)
 
     if "--trickle" in argv:
         with tempfile.TemporaryDirectory(prefix="rldp-bench-") as tmp:

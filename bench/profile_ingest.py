@@ -22,7 +22,6 @@ import tempfile
 import time
 
 import bench_ingest as b
-import msgpack
 import numpy as np
 
 
@@ -67,16 +66,7 @@ def main(argv: list[str]) -> int:
     b.SERVE_OPTIONS.extend(["--scheduling", args.scheduling])
     doc, outputs = b.bench_document()
     rng = np.random.default_rng(7)
-    bodies = [
-        msgpack.packb(
-            {
-                "mechanism": doc["id"],
-                "batch": os.urandom(16).hex(),
-                "reports": rng.integers(0, outputs, b.BATCH).tolist(),
-            }
-        )
-        for _ in range(args.batches + 40)
-    ]
+    bodies = b.report_bodies(doc["id"], outputs, args.batches + 40, rng)
     with tempfile.TemporaryDirectory(prefix="rldp-profile-") as tmp:
         port = b.free_port()
         proc = b.start_service(f"sqlite:///{tmp}/profile.sqlite3", port)

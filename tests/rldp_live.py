@@ -369,3 +369,35 @@ def wait_until(condition: Any, timeout: float = 60.0, what: str = "the condition
             return value
         time.sleep(0.2)
     raise AssertionError(f"{what}: not within {timeout:g} s")
+
+
+# ----------------------------------------------------------------------------- the front's RSGI side, faked
+
+
+class RsgiScope:
+    """What Granian's RSGI interface hands the buffering front for one request (the fields it reads)."""
+
+    proto = "http"
+    server = "127.0.0.1:8000"
+    client = "127.0.0.1:50000"
+    query_string = ""
+    scheme = "http"
+    http_version = "1.1"
+
+    def __init__(self, method: str, path: str, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.method, self.path = method, path
+        self.headers = {"content-length": str(len(body)), "content-type": "application/msgpack", **(headers or {})}
+
+
+class RsgiProto:
+    """The RSGI protocol object of one request: its whole body, and the answer once given."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.answer: tuple[int, Any, bytes] | None = None
+
+    async def __call__(self) -> bytes:
+        return self.body
+
+    def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
+        self.answer = (status, headers, body)

@@ -6,39 +6,16 @@ import asyncio
 import threading
 from typing import Any
 
+from rldp_live import RsgiProto, RsgiScope
+
 from rldp.aggregator.http.front import BufferedFront
 
 
-class _Scope:
-    proto = "http"
-    server = "127.0.0.1:8000"
-    client = "127.0.0.1:50000"
-    query_string = ""
-    scheme = "http"
-    http_version = "1.1"
-
-    def __init__(self, method: str, path: str, body: bytes) -> None:
-        self.method, self.path = method, path
-        self.headers = {"content-length": str(len(body)), "content-type": "application/msgpack"}
-
-
-class _Proto:
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.answer: tuple[int, Any, bytes] | None = None
-
-    async def __call__(self) -> bytes:
-        return self.body
-
-    def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
-        self.answer = (status, headers, body)
-
-
-def _serve_all(front: BufferedFront, requests: list[tuple[str, str]]) -> list[_Proto]:
-    async def main() -> list[_Proto]:
-        protos = [_Proto(b"{}") for _ in requests]
+def _serve_all(front: BufferedFront, requests: list[tuple[str, str]]) -> list[RsgiProto]:
+    async def main() -> list[RsgiProto]:
+        protos = [RsgiProto(b"{}") for _ in requests]
         await asyncio.gather(
-            *(front.__rsgi__(_Scope(m, p, b"{}"), proto) for (m, p), proto in zip(requests, protos, strict=True))
+            *(front.__rsgi__(RsgiScope(m, p, b"{}"), proto) for (m, p), proto in zip(requests, protos, strict=True))
         )
         return protos
 

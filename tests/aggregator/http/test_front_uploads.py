@@ -12,39 +12,14 @@ from typing import Any
 
 import msgpack
 import pytest
-from rldp_live import ADMIN, call, in_process_app, make_document
+from rldp_live import ADMIN, RsgiProto, RsgiScope, call, in_process_app, make_document
 
 from rldp.aggregator.http.front import BufferedFront
 from rldp.aggregator.storage import StorageError
 
 
-class _Scope:
-    proto = "http"
-    server = "127.0.0.1:8000"
-    client = "127.0.0.1:50000"
-    query_string = ""
-    scheme = "http"
-    http_version = "1.1"
-
-    def __init__(self, body: bytes, request_id: str) -> None:
-        self.method, self.path = "POST", "/v1/reports"
-        self.headers = {
-            "content-length": str(len(body)),
-            "content-type": "application/msgpack",
-            "x-request-id": request_id,
-        }
-
-
-class _Proto:
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.answer: tuple[int, Any, bytes] | None = None
-
-    async def __call__(self) -> bytes:
-        return self.body
-
-    def response_bytes(self, status: int, headers: Any, body: bytes) -> None:
-        self.answer = (status, headers, body)
+def _upload_scope(body: bytes, request_id: str) -> RsgiScope:
+    return RsgiScope("POST", "/v1/reports", body, {"x-request-id": request_id})
 
 
 @pytest.fixture
@@ -95,11 +70,11 @@ def test_the_fronts_uploads_get_the_answers_of_blocking_uploads_and_run_on_its_l
     assert front.ingest_pool is front.pool  # no upload threads: uploads stay on the loop
     bodies = _bodies(doc["id"])
 
-    async def serve() -> list[_Proto]:
+    async def serve() -> list[RsgiProto]:
         out = []
         for body in bodies:  # in order: each answer depends on the ones before
-            proto = _Proto(body)
-            await front.__rsgi__(_Scope(body, "rid-" + uuid.uuid4().hex[:8]), proto)
+            proto = RsgiProto(body)
+            await front.__rsgi__(_upload_scope(body, "rid-" + uuid.uuid4().hex[:8]), proto)
             out.append(proto)
         return out, threading.get_ident()
 
@@ -116,10 +91,10 @@ def test_the_fronts_uploads_get_the_answers_of_blocking_uploads_and_run_on_its_l
         assert _without_id(data) == {k: v for k, v in want.items() if k != "request_id"}
     # the problems name their request (the id the client sent), as AccessLog's header does
     for proto in protos:
-        sent = proto_id = dict(proto.answer[1])["X-Request-Id"]
+        sent = dict(proto.answer[1])["X-Request-Id"]
         assert sent.startswith("rid-")
         if proto.answer[0] >= 400:
-            assert json.loads(proto.answer[2])["request_id"] == proto_id
+            assert json.loads(proto.answer[2])["request_id"] == sent
     assert len(committed) == 4  # the refused bodies never reached a commit
     assert app_threads == {loop_thread} and set(committed) == {loop_thread}
 
@@ -137,9 +112,9 @@ def test_a_failed_commit_is_a_503_naming_the_request_and_the_batch_can_be_sent_a
     front = BufferedFront(deferred, threads=1, max_body=1 << 20, commit=commit)
     body = _bodies(doc["id"])[0]
 
-    async def upload(rid: str) -> _Proto:
-        proto = _Proto(body)
-        await front.__rsgi__(_Scope(body, rid), proto)
+    async def upload(rid: str) -> RsgiProto:
+        proto = RsgiProto(body)
+        await front.__rsgi__(_upload_scope(body, rid), proto)
         return proto
 
     try:

@@ -11,25 +11,11 @@ import tempfile
 import msgpack
 import numpy as np
 import pytest
-from rldp_live import record
 
 from rldp.aggregator.storage import BatchItem, StorageError, open_storage
-from rldp.aggregator.writer import AsyncWriterClient, WriterProcess
+from rldp.aggregator.writer import AsyncWriterClient
 
-MID = "a" * 64
-
-
-@pytest.fixture
-def writer(tmp_path):
-    url = f"sqlite:///{tmp_path}/w.sqlite3"
-    store = open_storage(url)
-    store.publish(record(MID), msgpack.packb({"privacy": {"notion": "rldp", "epsilon": 1.0}}))
-    store.publish(record("d" * 64), b"doc")
-    store.retire("d" * 64)
-    store.close()
-    proc = WriterProcess(url).start()
-    yield url, proc
-    proc.stop()
+MID = "a" * 64  # conftest.py's active mechanism
 
 
 def _item(mechanism: str, batch: str, ys: np.ndarray) -> BatchItem:
@@ -37,8 +23,8 @@ def _item(mechanism: str, batch: str, ys: np.ndarray) -> BatchItem:
 
 
 @pytest.mark.live
-def test_pipelined_batches_each_get_their_own_answer_and_are_counted_once(writer):
-    url, proc = writer
+def test_pipelined_batches_each_get_their_own_answer_and_are_counted_once(sqlite_url, writer):
+    url, proc = sqlite_url, writer
     rng = np.random.default_rng(3)
     batches = {f"b{i}": rng.integers(0, 6, int(rng.integers(1, 300))) for i in range(300)}
     names = sorted(batches)
@@ -87,6 +73,18 @@ class _SilentWriter:
         os.rmdir(self.directory)
 
 
+async def _accepted(listener: socket.socket, timeout: float = 10.0) -> socket.socket:
+    """The next connection to the non-blocking ``listener`` (polled: the test's loop keeps running)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            return listener.accept()[0]
+        except BlockingIOError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("no connection to the stand-in writer") from None
+            await asyncio.sleep(0.01)
+
+
 def test_a_writer_that_does_not_answer_fails_every_request_in_flight_after_the_timeout():
     silent = _SilentWriter()
     try:
@@ -115,19 +113,12 @@ def test_a_lost_connection_fails_the_requests_in_flight_and_the_next_request_rec
 
         async def main():
             first = asyncio.ensure_future(client.submit(_item(MID, "b1", np.array([1]))))
-            peer = None
-            while peer is None:  # the writer's side of the connection, then hang up on it
-                await asyncio.sleep(0.01)
-                try:
-                    peer, _ = silent.listener.accept()
-                except BlockingIOError:
-                    pass
+            peer = await _accepted(silent.listener)  # the writer's side of the connection: hang up on it
             peer.close()
             with pytest.raises(StorageError, match="did not answer"):
                 await first
             second = asyncio.ensure_future(client.submit(_item(MID, "b2", np.array([1]))))
-            await asyncio.sleep(0.1)
-            again, _ = silent.listener.accept()  # a new connection
+            again = await _accepted(silent.listener)  # a new connection
             again.sendall(msgpack.packb(["accepted", 1]))
             result = await second
             again.close()
@@ -146,7 +137,7 @@ def test_an_unreachable_writer_is_a_storage_error_naming_its_socket(tmp_path):
 
 @pytest.mark.live
 def test_a_client_used_from_a_new_event_loop_connects_again(writer):
-    _, proc = writer
+    proc = writer
     client = AsyncWriterClient(proc.path, timeout=10)
     first = asyncio.run(client.submit(_item(MID, "loop-1", np.array([1, 2]))))
     second = asyncio.run(client.submit(_item(MID, "loop-2", np.array([3]))))  # the first loop is closed

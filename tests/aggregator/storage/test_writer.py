@@ -12,32 +12,13 @@ import msgpack
 import numpy as np
 import pytest
 import requests
-from rldp_live import LiveServer, ingest_concurrently, make_document, record
+from rldp_live import LiveServer, ingest_concurrently, make_document
 
 from rldp.aggregator.http import create_app
 from rldp.aggregator.storage import open_storage
 from rldp.aggregator.writer import WriterClient, WriterError, WriterProcess
 
-MID = "a" * 64
-
-
-@pytest.fixture
-def sqlite_url(tmp_path):
-    url = f"sqlite:///{tmp_path}/w.sqlite3"
-    store = open_storage(url)
-    # A stand-in document: the service reads its (absent) collection and its claim.
-    store.publish(record(MID), msgpack.packb({"privacy": {"notion": "rldp", "epsilon": 1.0}}))
-    store.publish(record("d" * 64), b"doc")
-    store.retire("d" * 64)
-    store.close()
-    return url
-
-
-@pytest.fixture
-def writer(sqlite_url):
-    proc = WriterProcess(sqlite_url).start()
-    yield proc
-    proc.stop()
+MID = "a" * 64  # conftest.py's active mechanism
 
 
 @pytest.mark.live
