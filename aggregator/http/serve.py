@@ -84,6 +84,17 @@ def redact_url(url: str) -> str:
     return url
 
 
+def _event_loop(loops: Any) -> Any:
+    """uvloop when installed (Granian's fastest loop rldp supports), else asyncio — never Granian's
+    "auto", which picks rloop whenever it is installed: rloop (0.5) has no Unix sockets, so every
+    report upload (awaiting the SQLite writer over one) failed with a 500."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return loops.asyncio
+    return loops.uvloop
+
+
 def _prepare_multiprocess_dir() -> str:
     path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if path:
@@ -199,7 +210,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:  # optional: --dev works without it, and its absence is one clear line
         from granian import Granian
-        from granian.constants import Interfaces
+        from granian.constants import Interfaces, Loops
     except ImportError:
         raise ValueError(
             "granian is not installed (pip install 'rldp[aggregator]'); or run the development server with --dev"
@@ -241,6 +252,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         websockets=False,
+        loop=_event_loop(Loops),
         log_access=config["ACCESS_LOG"] == "text",
         respawn_failed_workers=True,
         workers_kill_timeout=args.graceful_timeout,

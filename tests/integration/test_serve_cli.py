@@ -88,3 +88,39 @@ def test_the_servers_processes_and_threads_run_under_the_scheduling_asked_for(tm
         assert ("SCHED_BATCH" in server.log_text()) == (choice == "batch")
     finally:
         server.stop()
+
+
+_FAKE_RLOOP = '''"""Stands in for rloop 0.5, which Granian's "auto" loop prefers: no Unix sockets."""
+import asyncio
+
+
+class _Loop(asyncio.SelectorEventLoop):
+    async def create_unix_connection(self, *args, **kwargs):
+        raise NotImplementedError("no Unix sockets (as rloop 0.5)")
+
+
+def new_event_loop():
+    return _Loop()
+'''
+
+
+@pytest.mark.live
+def test_uploads_work_when_rloop_is_installed(tmp_path):
+    """Granian's "auto" event loop is rloop whenever it is importable; rloop has no Unix sockets, so
+    every upload awaiting the SQLite writer answered 500. rldp serve chooses its loop itself."""
+    from documents import make_document
+
+    (tmp_path / "site" / "rloop").mkdir(parents=True)
+    (tmp_path / "site" / "rloop" / "__init__.py").write_text(_FAKE_RLOOP)
+    import os
+
+    path = os.pathsep.join(filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))
+    server = LiveServer(f"sqlite:///{tmp_path}/s.sqlite3", tmp_path / "logs", env={"PYTHONPATH": path}).start()
+    try:
+        doc = make_document("rloop")
+        assert server.publish(doc).status_code in (200, 201)
+        resp = server.post_reports(doc["id"], "b1", [0, 1, 2, 1])
+        assert resp.status_code == 201, resp.text
+        assert resp.json()["accepted"] == 4
+    finally:
+        server.stop()

@@ -303,3 +303,12 @@ def test_closing_a_sqlite_store_from_inside_its_own_connection_does_not_wait(dat
     with store._connection():
         store.close()
     assert time.monotonic() - start < 30  # its own connection is not waited for
+
+
+def test_sqlite_keeps_temporary_data_in_memory(databases):
+    # A group's multi-row INSERT keeps a statement journal past SQLite's 64 KiB spill threshold;
+    # with temporary files on disk, each such commit created, wrote and unlinked a file in /var/tmp.
+    store = open_storage(databases.url("sqlite"))
+    with store._connection() as conn:
+        assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2  # 2 = MEMORY
+    store.close()
