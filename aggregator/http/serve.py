@@ -283,6 +283,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def batch_scheduling() -> bool:
     """Run this process, and every process and thread it starts, under Linux's SCHED_BATCH; whether it did.
+    (The SQLite writer process returns to the default policy: :func:`~rldp.aggregator.writer.process.default_scheduling`.)
 
     Why: on two cores the workers, their HTTP threads, the writer and the clients' connections wake one
     another for every upload, and under the default policy each wake-up may preempt the process that is
