@@ -67,7 +67,9 @@ class Feeder:
     def _read(self) -> None:
         for line in self.proc.stdout:  # type: ignore[union-attr]
             parts = line.split()
-            assert parts[0] != "refused", line
+            assert not parts or parts[0] != "refused", line
+            if not line.endswith("\n") or len(parts) != 2:  # stopped while printing it: as if unacknowledged
+                continue
             self.acked[f"p{parts[0]}"] = float(parts[1])
 
     def wait_for(self, n: int, timeout: float = 30.0) -> None:
