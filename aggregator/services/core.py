@@ -80,7 +80,7 @@ class AggregatorService:
         return record, created
 
     def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
-        """Store one decoded report batch (see :meth:`Ingest.submit`)."""
+        """Store one decoded report batch (see :meth:`~.ingest.Ingest.steps`); its receipt once committed."""
         return run_steps(self.submit_steps(data, maybe_bool=maybe_bool), self.storage.commit)
 
     def submit_steps(self, data: Any, *, maybe_bool: bool = True) -> SubmitSteps:

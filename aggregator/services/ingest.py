@@ -9,7 +9,7 @@ reports and window is answered as a duplicate, the same id with other reports or
 window is a conflict.
 
 The operation is written once, as steps (:data:`SubmitSteps`), so that whoever waits for the
-commit decides how: :meth:`Ingest.submit` (and the service's ``submit_reports``) block on
+commit decides how: :func:`run_steps` (the service's ``submit_reports``) blocks on
 :meth:`Storage.commit`; the HTTP front, under ``rldp serve`` with SQLite, awaits the writer
 process on its event loop instead of handing each upload to a thread (:func:`resume`).
 """
@@ -70,19 +70,18 @@ class Ingest:
         self.events = events or ServiceEvents()
         self.clock = clock
 
-    def submit(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
-        """Store one decoded batch; its :class:`Receipt` once committed (durable).
+    def steps(self, data: Any, *, maybe_bool: bool = True) -> SubmitSteps:
+        """Store one decoded batch, as steps (:data:`SubmitSteps`): check it, yield the item to commit,
+        return its :class:`Receipt` once the commit's result is sent in (:func:`run_steps` with
+        :meth:`Storage.commit` blocks; the HTTP front awaits the writer process instead).
 
         ``maybe_bool=False``: the caller saw no boolean in the encoded body (see
         :func:`~rldp.shared.reports.check_reports`). Raises a
         :class:`~rldp.shared.reports.BatchError` (window refusals included),
         :class:`UnknownMechanism`, :class:`MechanismRetired`, :class:`BatchConflict`,
-        :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
+        :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a
+        refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
         """
-        return run_steps(self.steps(data, maybe_bool=maybe_bool), self.storage.commit)
-
-    def steps(self, data: Any, *, maybe_bool: bool = True) -> SubmitSteps:
-        """:meth:`submit` as steps: checks the batch, yields the item to commit, returns the receipt."""
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
         outputs = self.catalog.outputs(mechanism_id)  # UnknownMechanism unless published here
         try:
