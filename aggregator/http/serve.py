@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib.util
 import os
 import secrets
 import shutil
@@ -50,6 +51,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: the bind probe alone
     fcntl = None  # type: ignore[assignment]
 
+from rldp.aggregator.scheduling import batch_scheduling
 from rldp.aggregator.services import (
     AddressInUse,
     check_storage,
@@ -88,11 +90,7 @@ def _event_loop(loops: Any) -> Any:
     """uvloop when installed (Granian's fastest loop rldp supports), else asyncio — never Granian's
     "auto", which picks rloop whenever it is installed: rloop (0.5) has no Unix sockets, so every
     report upload (awaiting the SQLite writer over one) failed with a 500."""
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:
-        return loops.asyncio
-    return loops.uvloop
+    return loops.uvloop if importlib.util.find_spec("uvloop") is not None else loops.asyncio
 
 
 def _prepare_multiprocess_dir() -> str:
@@ -233,7 +231,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ.pop("RLDP_WRITER_SOCKET", None)
     # Every worker must sign and check the dashboard's session cookies with the same secret.
     os.environ.setdefault("RLDP_DASHBOARD_SECRET", secrets.token_hex(32))
-    batch = args.scheduling == "batch" and batch_scheduling()  # before the writer and the workers start
+    batch = args.scheduling == "batch" and batch_scheduling()  # before the workers start (the writer opts out)
     writer = start_writer(url) if needs_writer else None
     if writer is not None:
         os.environ["RLDP_WRITER_SOCKET"] = writer.path
@@ -279,27 +277,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if own_dir:
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
-
-
-def batch_scheduling() -> bool:
-    """Run this process, and every process and thread it starts, under Linux's SCHED_BATCH; whether it did.
-    (The SQLite writer process returns to the default policy: :func:`~rldp.aggregator.writer.process.default_scheduling`.)
-
-    Why: on two cores the workers, their HTTP threads, the writer and the clients' connections wake one
-    another for every upload, and under the default policy each wake-up may preempt the process that is
-    computing. ``bench/bench_ingest.py``'s load counted about 2 context switches per upload per worker,
-    half of them preemptions; SCHED_BATCH (no preemption on wake-up; the policy of non-interactive
-    throughput work, sched(7)) halved both and raised the batched rate by 4-6 % in 3 of 3 interleaved
-    pairs. A request may wait for the running one's time slice under full load — a few milliseconds — and
-    an idle core still runs it at once. Unprivileged; elsewhere than Linux nothing changes.
-    """
-    if not hasattr(os, "sched_setscheduler") or not hasattr(os, "SCHED_BATCH"):
-        return False
-    try:
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    except OSError:  # e.g. a sandbox that forbids it: the default policy is kept
-        return False
-    return True
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -21,6 +21,7 @@ import time
 
 from rldp.shared.errors import RldpError, ValidationError, one_line
 
+from ..scheduling import default_scheduling
 from ..storage import MAX_GROUP, BatchItem, SQLiteStorage, open_storage, telemetry
 from . import wire
 
@@ -124,29 +125,6 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
         for peer, parts in replies.items():
             if peer.sock.fileno() >= 0:
                 answer(peer, b"".join(parts))
-
-
-def default_scheduling() -> None:
-    """Run the writer under the default policy when it inherited ``rldp serve``'s SCHED_BATCH (Linux).
-
-    Why: every upload waits for the writer's commit, so a writer that must wait for a worker's time
-    slice after each wake-up holds back all of them — while the workers, busy decoding, are the
-    processes SCHED_BATCH is for (a wake-up of theirs need not preempt). Woken with a group to
-    commit, the writer now runs at once: +4.6 % batched rate on two cores on average over 8 interleaved
-    pairs of ``bench/profile_ingest.py`` runs (7 faster, +0.9 to +11.9 %; one -1 %), with 4 % less CPU
-    per batch. Unprivileged; a refusal keeps the inherited policy."""
-    if not hasattr(os, "sched_getscheduler") or getattr(os, "SCHED_BATCH", None) is None:
-        return
-    try:  # every thread: the policy is per thread, and imports (numpy's BLAS) have started some already
-        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
-    except OSError:
-        threads = [0]
-    for tid in threads:
-        try:
-            if os.sched_getscheduler(tid) == os.SCHED_BATCH:
-                os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
-        except OSError:
-            pass
 
 
 def main() -> int:
