@@ -20,7 +20,7 @@ import argparse
 from typing import Any
 
 from rldp.shared.arguments import positive_float, positive_int
-from rldp.shared.collection import DRIFT_POLICIES, drift_policy
+from rldp.shared.collection import DEFAULT_CONTAMINATION, DRIFT_POLICIES, drift_policy
 
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
@@ -89,7 +89,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
     with _client(args, auth=args.action != "show", read=args.action == "estimate") as client:
         if args.action == "create":
             policy: dict[str, Any] = {"notion": args.notion}
-            for key in ("epsilon", "delta", "epsilon_lower", "epsilon_upper", "drift"):
+            for key in ("epsilon", "delta", "epsilon_lower", "epsilon_upper", "drift", "contamination"):
                 if getattr(args, key) is not None:
                     policy[key] = getattr(args, key)
             if args.switch_after is not None:
@@ -189,6 +189,14 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
         choices=DRIFT_POLICIES,
         help="what a detected drift does: warn (default: event, banner, metrics), pause (refuse reports until "
         "resumed; clients keep them) or redesign (design over the live reports and rotate)",
+    )
+    a.add_argument(
+        "--contamination",
+        type=float,
+        metavar="GAMMA",
+        help=f"the share of a window's reports that may be forged (uploads are anonymous) without the drift "
+        f"watch acting on them, nor the pilot's confidence set leaving the honest users (in [0, 0.5); default "
+        f"{DEFAULT_CONTAMINATION:g})",
     )
     a.add_argument(
         "--switch-after",

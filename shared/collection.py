@@ -49,6 +49,9 @@ __all__ = [
     "PER_REPORT_FIELDS",
     "DRIFT_POLICIES",
     "drift_policy",
+    "DEFAULT_CONTAMINATION",
+    "DRIFT_MIN_REPORTS",
+    "drift_contamination",
 ]
 
 #: What a detected drift does to a collection (its ``policy.drift``; the service acts, the operator's CLI
@@ -61,6 +64,21 @@ DRIFT_POLICIES = ("warn", "pause", "redesign")
 def drift_policy(policy: Any) -> str:
     """A collection's drift policy: its claim policy's ``drift``, ``warn`` when it names none."""
     return str(policy.get("drift", DRIFT_POLICIES[0]))
+
+
+#: The contamination budget γ a collection gets when its policy names none: the share of a window's
+#: reports that may be forged (uploads are anonymous) without the drift watch acting on them, nor the
+#: confidence set of a pilot or a redesign moving off the honest population. The tables behind the
+#: choice are in docs/experiments/field.md (``rldp experiment field``); docs/design.md says why.
+DEFAULT_CONTAMINATION = 0.01
+#: The fewest reports a window holds before the drift watch judges it: the start of a window (or a
+#: window a forger filled early) cannot decide alone; see docs/design.md, "The drift watch under attack".
+DRIFT_MIN_REPORTS = 1000
+
+
+def drift_contamination(policy: Any) -> float:
+    """A collection's contamination budget γ: its claim policy's ``contamination``, else the default."""
+    return float(policy.get("contamination", DEFAULT_CONTAMINATION))
 
 
 #: The collection window a design or a collection gets when none is named: one report per owner and day.

@@ -23,7 +23,14 @@ linear-fractional maximum Σ a_u x_u / Σ x_u over l ≤ x ≤ h, attained at a 
 (:func:`~.realised.box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: the result is ≥ the
 maximum of ε* over the region, hence ≥ ε*(θ) with probability ≥ 95 %.
 
-**(b) A test of H0: θ ∈ F** (:func:`projection_statistic`). With q̂ = c/n and f(P) = KL(q̂ ‖ QP),
+**(b) The decision: anytime-valid evidence, robust to forged reports** (:mod:`.evidence`). The watch
+looks after every batch for a collection's whole life, at reports anyone can upload, so it rejects
+only when log E = n·min_{C_γ} KL(q̂ ‖ m) − ρ_K(n) ≥ ln(1/a_w): up to a fraction γ (the contamination
+budget) of the reports may be forged, every look is counted (Ville's inequality), and the w-th window
+of a mechanism is tested at a_w = a/(w(w + 1)) so that Σ_w a_w = a over its life. A window is judged
+only once it holds ``min_reports`` reports. ``p_value`` is min(1, w(w + 1)/E): ≤ a exactly when rejected.
+
+**(c) The one-look statistic** (:func:`projection_statistic`), shown beside it for a single look. With q̂ = c/n and f(P) = KL(q̂ ‖ QP),
 
     T = 2n · (min_{P ∈ F} f(P) − min_{P ∈ Δ} f(P)),
 
@@ -57,6 +64,8 @@ from typing import Any
 import numpy as np
 
 from rldp.shared.audit import realised_epsilon
+from rldp.shared.collection import DEFAULT_CONTAMINATION as _DEFAULT_CONTAMINATION
+from rldp.shared.collection import DRIFT_MIN_REPORTS
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import epsilon as document_epsilon
 from rldp.shared.document import mechanism_matrix, notion, public_distribution, report_matrix, uncertainty_parameters
@@ -65,10 +74,14 @@ from rldp.shared.uncertainty import UncertaintySet
 
 from .ball_fit import ball_fit, certified_lower_bound, kl_terms
 from .estimator import estimate_distribution
+from .evidence import evidence as anytime_evidence
+from .evidence import spent_significance
 from .realised import realised_upper_bound, simultaneous_box
 from .result import Estimate
 
 __all__ = [
+    "DEFAULT_CONTAMINATION",
+    "DEFAULT_MIN_REPORTS",
     "DRIFT_SIGNIFICANCE",
     "Drift",
     "drift_scope",
@@ -76,8 +89,11 @@ __all__ = [
     "watch",
 ]
 
-#: The test's default significance level a (the false-alarm rate it allows).
+#: The test's default significance level a: the false-alarm rate it allows over a mechanism's whole life.
 DRIFT_SIGNIFICANCE = 0.05
+#: The default contamination budget γ and fewest reports judged (rldp.shared.collection, where they are defined).
+DEFAULT_CONTAMINATION = _DEFAULT_CONTAMINATION
+DEFAULT_MIN_REPORTS = DRIFT_MIN_REPORTS
 #: Notions whose claim rests on an uncertainty set F (ldp only when its document has one).
 ROBUST_NOTIONS = ("rldp", "distp", "lip", "alip", "srlip", "ldp")
 
@@ -90,17 +106,35 @@ class Drift:
     claimed_epsilon: float
     realised_epsilon: float | None  # ε* at the estimate (None: not identified, S latent)
     realised_epsilon_upper: float | None  # ≥ ε* over the 95 % region
-    statistic: float  # T
+    statistic: float  # T, the one-look likelihood-ratio statistic
     dof: int  # r − 1
-    p_value: float
+    one_look_p_value: float  # P(χ²_{r−1} ≥ T): valid for a single look only
     significance: float  # a
     n: int
     claim_text: str
+    contamination: float = 0.0  # γ
+    min_reports: int = 0  # the fewest reports a window is judged with
+    sequence: int = 1  # w: the mechanism's w-th window (tested at a / (w (w + 1)))
+    log_evalue: float = 0.0  # log E (.evidence), certified from below
+    threshold: float = 0.0  # ln(1 / a_w)
+
+    @property
+    def judged(self) -> bool:
+        """Whether the window holds enough reports to be judged (``min_reports``)."""
+        return self.n >= self.min_reports
 
     @property
     def rejected(self) -> bool:
-        """Whether H0 (the reporting population lies in F) is rejected at level a."""
-        return self.p_value < self.significance
+        """Whether H0 (the honest reports come from F, up to γ of them forged) is rejected: anytime-valid
+        at level a over every look and every window of the mechanism."""
+        return self.judged and self.log_evalue >= self.threshold
+
+    @property
+    def p_value(self) -> float:
+        """min(1, w(w + 1)/E): ≤ a exactly when rejected; 1 while the window is not judged."""
+        if not self.judged:
+            return 1.0
+        return min(1.0, math.exp(min(0.0, -self.log_evalue) + math.log(self.sequence * (self.sequence + 1))))
 
     @property
     def statement(self) -> str:
@@ -111,12 +145,18 @@ class Drift:
             if self.realised_epsilon is None
             else f"realised ε* {self.realised_epsilon:.3g}" + ("" if up is None else f", up to {_num(up)} at 95 %")
         )
+        if not self.judged:
+            return (
+                f"not judged yet: {self.n} reports of the {self.min_reports} a window needs before the watch "
+                f"decides; {star}"
+            )
         if self.rejected:
             return (
-                f"the reporting population no longer looks like P̂ (p = {self.p_value:.2g} < {self.significance:g}): "
+                f"the reporting population no longer looks like P̂ (anytime p = {self.p_value:.2g} ≤ "
+                f"{self.significance:g}, with up to {self.contamination:g} of the reports forged): "
                 f"the claim {self.claim_text} may not hold for it; {star}"
             )
-        return f"no evidence that the reporting population left F around P̂ (p = {self.p_value:.2g}); {star}"
+        return f"no evidence that the reporting population left F around P̂ (anytime p = {self.p_value:.2g}); {star}"
 
     def to_dict(self) -> dict[str, Any]:
         """The API's ``drift`` object (JSON-ready: an infinite bound is null)."""
@@ -128,9 +168,16 @@ class Drift:
             "realised_epsilon_upper": _finite(self.realised_epsilon_upper),
             "statistic": self.statistic,
             "dof": self.dof,
+            "one_look_p_value": self.one_look_p_value,
             "p_value": self.p_value,
+            "log_evalue": self.log_evalue,
+            "threshold": self.threshold,
             "rejected": self.rejected,
+            "judged": self.judged,
             "alpha": self.significance,
+            "contamination": self.contamination,
+            "min_reports": self.min_reports,
+            "sequence": self.sequence,
             "n": self.n,
             "statement": self.statement,
         }
@@ -239,18 +286,28 @@ def watch(
     counts: Any,
     estimate: Estimate | None = None,
     significance: float = DRIFT_SIGNIFICANCE,
+    *,
+    contamination: float = DEFAULT_CONTAMINATION,
+    min_reports: int = DEFAULT_MIN_REPORTS,
+    sequence: int = 1,
 ) -> Drift:
     """The drift watch for a validated document and its report counts (raises ValidationError when
     the document's claim rests on no F: see :func:`drift_scope`).
 
     ``estimate`` is the estimate of P_X from these counts (computed by EM with delta intervals if
-    None; for a latent S, of P_U with shape (1, |U|)). ``significance`` is the test's level a.
+    None; for a latent S, of P_U with shape (1, |U|)). ``significance`` is the level a over the
+    mechanism's life, ``contamination`` γ the share of forged reports tolerated, ``min_reports`` the
+    fewest reports judged, ``sequence`` w the window's rank among the mechanism's windows (≥ 1).
     """
     reason = drift_scope(doc)
     if reason is not None:
         raise ValidationError(reason)
     if not 0.0 < significance < 1.0:
         raise ValidationError(f"significance must be in (0, 1); got {significance!r}")
+    if not 0.0 <= contamination < 0.5:
+        raise ValidationError(f"contamination must be in [0, 0.5); got {contamination!r}")
+    if int(sequence) < 1 or int(min_reports) < 0:
+        raise ValidationError(f"sequence must be ≥ 1 and min_reports ≥ 0; got {sequence!r}, {min_reports!r}")
     params = uncertainty_parameters(doc)
     alpha = document_alphabet(doc)
     p_hat = public_distribution(doc)
@@ -262,6 +319,10 @@ def watch(
         estimate = estimate_distribution(reports, c, shape, prior=marginal)
     ball = UncertaintySet(marginal.reshape(1, -1), params["radius"], params["order"])
     statistic, dof = projection_statistic(reports, c, ball, estimate.joint, estimate.rank or None)
+    level = spent_significance(float(significance), int(sequence))
+    start = np.clip(np.asarray(estimate.joint, dtype=float).ravel(), 0.0, None)
+    start = start / start.sum() if start.sum() > 0 else ball.public_distribution.ravel()
+    proof = anytime_evidence(reports, c, ball, gamma=float(contamination), level=level, start=start)
     star = upper = None
     if not alpha.latent:
         q = mechanism_matrix(doc)  # the memoised y's mechanism: the claim is about it
@@ -274,8 +335,13 @@ def watch(
         realised_epsilon_upper=upper,
         statistic=statistic,
         dof=dof,
-        p_value=_p_value(statistic, dof),
+        one_look_p_value=_p_value(statistic, dof),
         significance=float(significance),
         n=int(c.sum()),
         claim_text=_claim_text(doc),
+        contamination=float(contamination),
+        min_reports=int(min_reports),
+        sequence=int(sequence),
+        log_evalue=proof.log_evalue,
+        threshold=proof.threshold,
     )

@@ -38,6 +38,14 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
                 "enum": list(DRIFT_POLICIES),
                 "description": "what a detected drift does (default warn)",
             },
+            "contamination": {
+                "type": "number",
+                "minimum": 0,
+                "exclusiveMaximum": 0.5,
+                "description": "the share of a window's reports that may be forged without the drift watch "
+                "acting on them, nor a pilot's or a redesign's confidence set leaving the honest population "
+                "(default 0.01)",
+            },
             "switch": {
                 "type": "object",
                 "description": "end the pilot by itself: a switch body (see CollectionSwitch) plus 'after', the "

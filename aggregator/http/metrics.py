@@ -79,7 +79,7 @@ class Metrics(ServiceEvents):
         )
         self.drift_p_value = Gauge(
             "rldp_drift_p_value",
-            "p-value of the test that the reporting population lies in the uncertainty set F.",
+            "Anytime-valid p-value of the test that the honest reports come from the uncertainty set F.",
             ["mechanism"],
             registry=r,
             multiprocess_mode="mostrecent",
@@ -88,6 +88,11 @@ class Metrics(ServiceEvents):
             "rldp_drift_detected",
             "Times the drift test started rejecting (population left F).",
             ["mechanism"],
+            registry=r,
+        )
+        self.redesign_failures = Counter(
+            "rldp_redesign_failures",
+            "Drift redesigns that published nothing (the collection stays paused).",
             registry=r,
         )
         for reason in PROBLEMS:  # every reason shows up (as 0) from the start
@@ -162,6 +167,9 @@ class Metrics(ServiceEvents):
 
     def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
         self.drift_alarms.labels(record.id).inc()
+
+    def redesign_failed(self, collection: str, reason: str) -> None:
+        self.redesign_failures.inc()
 
     # -- HTTP
     def rejected(self, reason: str) -> None:

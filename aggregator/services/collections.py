@@ -77,11 +77,11 @@ def check_policy(policy: Any) -> dict[str, Any]:
             f"policy.notion must be one of {', '.join(notions())}; got {describe_value(notion)}", parameter="policy"
         )
     params = POLICY_PARAMETERS.get(notion, ("epsilon",))
-    unknown = sorted(set(policy) - {"notion", "drift", "switch", *params})
+    unknown = sorted(set(policy) - {"notion", "drift", "contamination", "switch", *params})
     if unknown:
         raise InvalidParameter(
             f"policy has unknown field {unknown[0]!r} for notion {notion!r}; its fields are notion, "
-            f"{', '.join(params)}, drift, switch",
+            f"{', '.join(params)}, drift, contamination, switch",
             parameter="policy",
         )
     out: dict[str, Any] = {"notion": notion}
@@ -92,6 +92,8 @@ def check_policy(policy: Any) -> dict[str, Any]:
                 parameter="policy",
             )
         out["drift"] = policy["drift"]
+    if "contamination" in policy:  # γ: the share of a window's reports that may be forged (estimate.evidence)
+        out["contamination"] = _number(policy, "contamination", low=0.0, closed=True, high=0.5)
     if "switch" in policy:  # the pilot's automatic end; its fields are checked by services.pilots.switch_policy
         if not isinstance(policy["switch"], Mapping):
             raise InvalidParameter(

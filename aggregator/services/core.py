@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord, Storage, StorageError
@@ -151,23 +151,47 @@ class AggregatorService:
         """Apply the drift policy of every collection whose current mechanism drifted: ``warn`` (the
         default: the event and the banner only), ``pause`` (its reports are refused until the operator
         resumes the collection: :mod:`.pauses`) or ``redesign`` (a design job over the confidence set of
-        the live reports, as after a pilot; clients follow the rotation)."""
+        the live reports, as after a pilot; clients follow the rotation).
+
+        A redesign pauses the collection first: until a new mechanism is published and rotated to, the
+        drifted mechanism's claim may not hold, so its reports are not taken. A redesign that cannot start
+        or fails leaves the pause in force with the reason (the 423 problem, the dashboard's banner, the
+        log and ``rldp_redesign_failures_total`` say it); "redesigned" is said only once a new mechanism is
+        the collection's current one."""
+        statement = str(drift.get("statement", "its population drifted"))
         for name in self.storage.collections_of(record.id):
             collection = self.collections.get(name)
             policy = drift_policy(collection.policy)
             if collection.current != record.id or collection.status != "active" or policy == "warn":
                 continue
             if policy == "pause":
-                if self.pauses.pause(name, record.id, str(drift.get("statement", "its population drifted"))):
-                    log.warning("drift: collection %s is paused: %s", name, drift.get("statement"))
+                if self.pauses.pause(name, record.id, statement):
+                    log.warning("drift: collection %s is paused: %s", name, statement)
                 continue
+            self.pauses.pause(name, record.id, f"{statement}; redesigning over the live reports")
             try:
                 method = NOTIONS[collection.policy["notion"]].recommended  # the notion's recommended designer
-                job = self.switch_collection(name, {"method": method}, redesign=True)
+                job = self.switch_collection(
+                    name, {"method": method}, redesign=True, failed=lambda why, c=name: self._redesign_failed(c, why)
+                )
             except ServiceError as exc:
-                log.warning("drift: collection %s could not be redesigned: %s", name, exc.detail)
+                self._redesign_failed(name, exc.detail)
             else:
-                log.warning("drift: collection %s is redesigned over its live reports (job %s)", name, job.id)
+                log.warning(
+                    "drift: collection %s is paused while it is redesigned over its live reports (job %s)", name, job.id
+                )
+
+    def _redesign_failed(self, name: str, why: str) -> None:
+        """A drift redesign of collection ``name`` published nothing: the pause stays, saying why."""
+        record = self.collections.get(name)
+        reason = (
+            f"its population drifted and the redesign failed ({why}); nothing new was published: rotate the "
+            "collection to a mechanism designed by hand (rldp collection rotate), or resume it if the claim is "
+            "judged fine"
+        )
+        self.pauses.replace_reason(name, record.current, reason)
+        self.events.redesign_failed(name, why)
+        log.warning("drift: collection %s could not be redesigned and stays paused: %s", name, why)
 
     def resume_collection(self, name: Any) -> CollectionRecord:
         """Lift a paused collection's pause: its current mechanism takes reports again (idempotent)."""
@@ -177,9 +201,12 @@ class AggregatorService:
             log.warning("collection %s resumed by its operator (%d pause(s) lifted)", record.name, lifted)
         return record
 
-    def switch_collection(self, name: Any, data: Any, *, redesign: bool = False) -> JobRecord:
+    def switch_collection(
+        self, name: Any, data: Any, *, redesign: bool = False, failed: Callable[[str], None] | None = None
+    ) -> JobRecord:
         """End a collection's pilot: a design job over the pilot's confidence set, whose mechanism is
-        published and made the collection's current one if it beats the pilot (:mod:`.pilots`)."""
+        published and made the collection's current one if it beats the pilot (:mod:`.pilots`).
+        ``failed(reason)`` runs if the job ends without a rotation (a drift redesign keeps its pause)."""
         payload, summary = pilot_switch(
             self.collections, name, data, max_beta=self.config["MAX_BETA"], redesign=redesign
         )
@@ -187,8 +214,12 @@ class AggregatorService:
 
         def rotate(record: MechanismRecord) -> None:  # only from the mechanism the switch was designed for
             self.collections.rotate(collection, {"mechanism": record.id}, expected=summary["pilot"])
+            if redesign:
+                log.warning(
+                    "drift: collection %s is redesigned: its current mechanism is now %s", collection, record.id
+                )
 
-        return self.designs.start(payload, summary, rotate)
+        return self.designs.start(payload, summary, rotate, failed)
 
     def design_status(self, job_id: str) -> JobRecord:
         """A design job's current state."""

@@ -2,8 +2,10 @@
 
 :func:`rldp.aggregator.estimate.drift.watch` does the statistics; this module decides when to run
 it and whom to tell. It runs on every estimate (on that estimate's reports) and on every /metrics
-scrape (on every mechanism's reports, or for a mechanism with collection windows its latest
-window's), and caches each answer under (mechanism, window, report count): reports are only ever
+scrape (on every mechanism's reports, or for a mechanism with collection windows the window that is
+current by the server's clock — never a later label a client may send ahead, so a forger cannot make a
+nearly empty next window the one that decides), and caches each answer under (mechanism, window,
+report count): reports are only ever
 added, so the count names the counts, and a scrape between two uploads recomputes nothing. Each
 fresh answer on what the gauges follow goes to :meth:`ServiceEvents.drift_checked`; one that rejects
 H0 where the previous one for that view did not also goes to :meth:`ServiceEvents.drift_detected` (an
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +31,7 @@ import numpy as np
 from rldp.aggregator.estimate import Estimate
 from rldp.aggregator.estimate.drift import drift_scope, watch
 from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.collection import DRIFT_MIN_REPORTS, drift_contamination
 from rldp.shared.errors import RldpError, one_line
 
 from .events import ServiceEvents
@@ -54,8 +58,10 @@ class DriftWatch:
         catalog: MechanismCatalog,
         events: ServiceEvents,
         on_detected: Callable[[MechanismRecord, dict[str, Any]], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.storage = storage
+        self.clock = clock
         self.catalog = catalog
         self.events = events
         self.on_detected = on_detected  # a collection's drift policy (AggregatorService)
@@ -97,7 +103,10 @@ class DriftWatch:
             if cached is not None and cached[0] == n:
                 return cached[1]  # type: ignore[no-any-return]
             try:
-                drift = watch(doc, counts, estimate).to_dict()
+                gamma, sequence = self._settings(record, label)
+                drift = watch(
+                    doc, counts, estimate, contamination=gamma, min_reports=DRIFT_MIN_REPORTS, sequence=sequence
+                ).to_dict()
             except (RldpError, ValueError, ArithmeticError) as exc:  # numerical trouble: say so, never a 5xx
                 answer: DriftAnswer = (None, f"the drift watch could not be computed: {one_line(exc)}")
                 self._answers.put(key, (n, answer))
@@ -119,12 +128,31 @@ class DriftWatch:
                 self.on_detected(record, drift)
         return answer
 
-    def _watched(self, record: MechanismRecord) -> str | None:
-        """What the gauges follow: every report (None), or for a mechanism with windows its latest window
-        with reports — so that a drift shows within one window instead of being diluted by the history."""
+    def _settings(self, record: MechanismRecord, label: str | None) -> tuple[float, int]:
+        """(γ, w): the contamination budget of the mechanism's collection (the default without one), and
+        the rank of window ``label`` among the mechanism's windows since it was published (1 for the
+        first, or without windows): the w-th is tested at a/(w(w + 1)), so that the false-alarm rate over
+        the mechanism's life stays ≤ a. Counted from publication, not from stored labels, which anyone
+        may send."""
+        gamma = None
+        for name in self.storage.collections_of(record.id):
+            collection = self.storage.get_collection(name)
+            if collection is not None:
+                gamma = drift_contamination(collection.policy)
+                break
         window = self.catalog.window(record.id)
-        stored = {} if window is None else self.storage.windows(record.id)
-        return None if window is None or not stored else max(stored, key=window.start_of)
+        sequence = 1
+        if window is not None and label is not None:
+            first = window.start_of(window.label_at(record.published))
+            sequence = max(1, (window.start_of(label) - first) // window.seconds + 1)
+        return (drift_contamination({}) if gamma is None else gamma), int(sequence)
+
+    def _watched(self, record: MechanismRecord) -> str | None:
+        """What the gauges follow: every report (None), or for a mechanism with windows the window that is
+        current by the server's clock — so that a drift shows within one window instead of being diluted by
+        the history, and a label ahead of the clock (accepted for clients' clock skew) never decides."""
+        window = self.catalog.window(record.id)
+        return None if window is None else window.label_at(self.clock())
 
     def refresh(self) -> None:
         """Check every mechanism (the /metrics scrape) up to :data:`SCRAPE_MAX_ENTRIES`, on what its gauges

@@ -42,3 +42,6 @@ class ServiceEvents:
 
     def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
         """The drift watch rejected H0 (the population lies in F) where its previous answer did not."""
+
+    def redesign_failed(self, collection: str, reason: str) -> None:
+        """A drift redesign of ``collection`` published nothing: the collection stays paused."""

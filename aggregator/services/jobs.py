@@ -145,11 +145,13 @@ class DesignRunner:
         payload: dict[str, Any],
         summary: dict[str, Any],
         then: Callable[[MechanismRecord], None] | None = None,
+        failed: Callable[[str], None] | None = None,
     ) -> JobRecord:
-        """Record a validated job and start it; ``then`` runs on the published mechanism (e.g. a rotation)."""
+        """Record a validated job and start it; ``then`` runs on the published mechanism (e.g. a rotation),
+        ``failed`` with the reason when the job ends any other way (nothing published, or ``then`` refused)."""
         job = self.storage.create_job(uuid.uuid4().hex, summary)
         threading.Thread(
-            target=self._run, args=(job.id, payload, then), name=f"rldp-design-{job.id[:8]}", daemon=True
+            target=self._run, args=(job.id, payload, then, failed), name=f"rldp-design-{job.id[:8]}", daemon=True
         ).start()
         return job
 
@@ -179,9 +181,16 @@ class DesignRunner:
         except StorageError:
             log.warning("design job %s: could not update its status", job_id)
 
-    def _run(self, job_id: str, payload: dict[str, Any], then: Callable[[MechanismRecord], None] | None = None) -> None:
+    def _run(
+        self,
+        job_id: str,
+        payload: dict[str, Any],
+        then: Callable[[MechanismRecord], None] | None = None,
+        failed: Callable[[str], None] | None = None,
+    ) -> None:
         while not self._slots.acquire(timeout=self.HEARTBEAT):
             self._beat(job_id)
+        error: str | None = None
         try:
             self._beat(job_id, status="running", started=time.time())
             status, value = self._design(job_id, payload)
@@ -203,13 +212,20 @@ class DesignRunner:
                         return
             if status == "kept":  # a pilot's switch that would not beat the pilot: nothing published
                 value = f"not switched: {value}"
+            error = str(value)
             self._beat(job_id, status="failed", error=value, finished=time.time())
             self._events.job_finished("failed")
         except Exception as exc:
             log.exception("design job %s failed", job_id)
-            self._beat(job_id, status="failed", error=f"internal error ({type(exc).__name__})", finished=time.time())
+            error = f"internal error ({type(exc).__name__})"
+            self._beat(job_id, status="failed", error=error, finished=time.time())
         finally:
             self._slots.release()
+            if error is not None and failed is not None:
+                try:
+                    failed(f"job {job_id}: {error}")
+                except Exception:  # the job's end is recorded already; a failed callback is logged, not lost
+                    log.exception("design job %s: its failure callback failed", job_id)
 
     def _design(self, job_id: str, payload: dict[str, Any]) -> tuple[str, Any]:
         parent, child = self._ctx.Pipe(duplex=False)

@@ -83,6 +83,11 @@ class Pauses:
         self._forget()
         return created
 
+    def replace_reason(self, collection: str, mechanism_id: str, reason: str) -> None:
+        """Pause ``mechanism_id`` for ``collection`` with ``reason``, replacing the reason of a pause in force."""
+        self._storage.pause_mechanism(collection, mechanism_id, reason, replace=True)
+        self._forget()
+
     def resume(self, collection: str) -> int:
         """Lift the pauses of ``collection``; how many there were."""
         lifted = self._storage.resume_collection(collection)

@@ -210,13 +210,15 @@ class CollectionStore:
             )
             return self._collection(conn, name)
 
-    def pause_mechanism(self, collection: str, mechanism: str, reason: str) -> bool:
-        """Stop taking reports of ``mechanism`` for ``collection`` (idempotent); True if it was not paused."""
+    def pause_mechanism(self, collection: str, mechanism: str, reason: str, *, replace: bool = False) -> bool:
+        """Stop taking reports of ``mechanism`` for ``collection`` (idempotent); True if it was not paused.
+        ``replace``: a pause in force takes ``reason`` instead of keeping its own."""
+        conflict = "DO UPDATE SET reason = excluded.reason" if replace else "DO NOTHING"
         with self.write_transaction() as conn:
             cur = conn.execute(
                 self._sql(
                     "INSERT INTO rldp_collection_pauses (collection, mechanism, since, reason) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (collection, mechanism) DO NOTHING"
+                    f" ON CONFLICT (collection, mechanism) {conflict}"
                 ),
                 (collection, mechanism, time.time(), reason),
             )

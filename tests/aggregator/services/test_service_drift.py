@@ -13,7 +13,7 @@ import pytest
 from helpers import adult_sex_race_polyopt, report_body, skewed_population
 from rldp_live import ADMIN, READ, READ_TOKEN, in_process_app, login, make_document
 
-from rldp.shared.collection import Window
+from rldp.shared.collection import DRIFT_MIN_REPORTS, Window
 from rldp.shared.document import content_id, public_distribution, report_matrix
 
 
@@ -99,14 +99,16 @@ def test_dashboard_shows_a_plain_banner_only_when_rejected(http, app):
     assert "realised ε* up to" in page
 
 
-def _gauge(metrics: str, name: str, mechanism: str) -> float:
-    line = next(x for x in metrics.splitlines() if x.startswith(f'{name}{{mechanism="{mechanism}"}}'))
-    return float(line.split()[-1])
+def _gauge(metrics: str, name: str, mechanism: str) -> float | None:
+    """The gauge's value, None when the mechanism has none."""
+    line = next((x for x in metrics.splitlines() if x.startswith(f'{name}{{mechanism="{mechanism}"}}')), None)
+    return None if line is None else float(line.split()[-1])
 
 
-def test_with_windows_the_gauges_follow_the_latest_window(http, app):
-    """A day of reports from P̂, then a drifted day: the gauges (latest window) flag it at once; yesterday's
-    estimate does not; the estimate over every window sees the mixture."""
+def test_with_windows_the_gauges_follow_the_current_window_once_it_holds_enough_reports(http, app):
+    """A day of reports from P̂, then a drifted day: the gauges follow the window that is current by the
+    server's clock, judge it once it holds DRIFT_MIN_REPORTS reports (300 drifted ones are not judged yet),
+    then flag it; yesterday's estimate does not."""
     doc = {k: v for k, v in adult_sex_race_polyopt(1.5).items() if k != "id"}
     doc["collection"] = {"window": "P1D"}
     doc["id"] = content_id(doc)
@@ -115,9 +117,32 @@ def test_with_windows_the_gauges_follow_the_latest_window(http, app):
     today, yesterday = day.label_at(time.time()), day.label_at(time.time() - 86_400)
     p_hat = public_distribution(doc)
     _upload(http, doc, p_hat, 20_000, seed=6, batch="y", window=yesterday)
-    assert _gauge(http.get("/metrics").data.decode(), "rldp_drift_p_value", doc["id"]) >= 0.05
+    assert _gauge(http.get("/metrics").data.decode(), "rldp_drift_p_value", doc["id"]) is None  # today: none yet
     _upload(http, doc, skewed_population(p_hat), 300, seed=7, batch="t", window=today)
+    assert _gauge(http.get("/metrics").data.decode(), "rldp_drift_p_value", doc["id"]) == 1.0  # not judged yet
+    _upload(http, doc, skewed_population(p_hat), DRIFT_MIN_REPORTS, seed=8, batch="t2", window=today)
     assert _gauge(http.get("/metrics").data.decode(), "rldp_drift_p_value", doc["id"]) < 0.001
     old = http.get(f"/v1/mechanisms/{doc['id']}/estimate?window={yesterday}", headers=READ).json["drift"]
     new = http.get(f"/v1/mechanisms/{doc['id']}/estimate?window={today}", headers=READ).json["drift"]
-    assert not old["rejected"] and new["rejected"] and new["n"] == 300
+    assert not old["rejected"] and new["rejected"] and new["n"] == 300 + DRIFT_MIN_REPORTS
+
+
+def test_a_label_ahead_of_the_clock_never_decides(http, app):
+    """[issue 34, attack 1] Crafted reports labelled with the next window (accepted for clients' clock skew)
+    do not move the gauges or the alarm: the watch judges the window current by the server's clock."""
+    doc = {k: v for k, v in adult_sex_race_polyopt(1.5).items() if k != "id"}
+    doc["collection"] = {"window": "P1D"}
+    doc["id"] = content_id(doc)
+    _publish(http, doc)
+    day = Window.parse("P1D")
+    today, tomorrow = day.label_at(time.time()), day.label_at(time.time() + 86_400)
+    p_hat = public_distribution(doc)
+    _upload(http, doc, p_hat, 3000, seed=6, batch="honest", window=today)
+    q = report_matrix(doc)
+    rare = int(np.argmin(q @ p_hat.ravel()))  # the output P̂ makes rarest: the forger's best choice
+    forged = report_body(doc, [rare] * 2000, "forged")
+    forged["window"] = tomorrow
+    assert http.post("/v1/reports", json=forged).status_code == 201
+    metrics = http.get("/metrics").data.decode()
+    assert _gauge(metrics, "rldp_drift_p_value", doc["id"]) >= 0.05
+    assert f'rldp_drift_detected_total{{mechanism="{doc["id"]}"}} 1.0' not in metrics
