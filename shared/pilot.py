@@ -6,16 +6,26 @@ pilot's report counts this module computes a confidence set F = {P : D_α(P₀�
 the true P with probability ≥ 1 − β *given the pilot's privatisation noise*, and the design of
 the next mechanism is made over it (docs/design.md, "P̂ from a private pilot").
 
-The construction (``empirical-bernstein-box/v1``):
+The construction (``empirical-bernstein-box/v3``; ``v2`` documents are still recomputed by their own rule):
 
 1. **An unbiased linear estimate.** With Q the pilot's |Y| × |X| matrix of full column rank and
    A = Q⁺ its pseudo-inverse (A·Q = I), P̂ = A·q̂ with q̂ the empirical output frequencies, so
    P̂_x is the mean of the n₁ i.i.d. values Z_i = A[x, y_i], each in [min_y A[x, y], max_y A[x, y]]
    (a range R_x) with E Z = P_x.
-2. **Simultaneous lower bounds.** The empirical Bernstein bound [MP09, Thm 4], applied to each of
-   the K = |X| cells at level δ = β/K (a union bound): with probability ≥ 1 − β, for every x,
-   P_x ≥ ℓ_x = P̂_x − √(2 V_x ln(2/δ) / n₁) − 7 R_x ln(2/δ) / (3 (n₁ − 1)), with V_x the sample
-   variance of the Z_i. Finite-sample, not asymptotic; ℓ_x is clipped at 0 (P_x ≥ 0 anyway).
+2. **Simultaneous bounds.** The empirical Bernstein bound [MP09, Thm 4] is one-sided: with probability
+   ≥ 1 − δ, P_x ≥ P̂_x − √(2 V_x ln(2/δ) / n₁) − 7 R_x ln(2/δ) / (3 (n₁ − 1)), V_x the sample variance of
+   the Z_i (finite-sample, not asymptotic; clipped at 0). The box ball (3) needs lower bounds only: at
+   δ = β/K per cell, all K hold with probability ≥ 1 − β. The χ² ball (4) needs lower *and* upper bounds,
+   2K one-sided statements, so there every side is taken at δ = β/(2K) (ln(4K/β)), and *both* balls are
+   built from that one two-sided box, so that the ball kept holds with probability ≥ 1 − β. (v2 took the
+   upper bounds at β/K too: its χ² ball held with probability ≥ 1 − 2β only.)
+
+   **Forged reports** (a contamination budget γ, recorded in the provenance): if up to a share γ of the
+   n₁ reports were forged — each Z_i of a forged report still lies in the range R_x — the honest mean
+   differs from P̂_x by at most γ R_x, their n_h ≥ ⌈(1 − γ) n₁⌉ values have an unbiased sample variance
+   ≤ n₁ (V_x,b + (γ R_x)²) / (n_h − 1) (V_x,b the biased variance of all n₁), and the bound above, applied
+   to the honest reports with that variance and n_h, widened by γ R_x, holds for their P whatever the
+   forger sent (any adversary who knows Q). γ = 0 is the bound as stated.
 3. **The Rényi ball that holds that box.** For any centre P₀ and P ≥ ℓ cell by cell, every order
    α > 1 has Σ P₀^α P^{1−α} ≤ Σ P₀^α ℓ^{1−α} (1 − α < 0), and the right side over the simplex is
    smallest at P₀ = ℓ / Σℓ (Lagrange), where it equals (Σℓ)^{1−α}. So D_α(P₀‖P) ≤ B = −log Σ_x ℓ_x
@@ -64,7 +74,9 @@ __all__ = [
 ]
 
 #: The name of the construction above, recorded in the provenance (a changed construction is a new name).
-CONSTRUCTION = "empirical-bernstein-box/v2"
+CONSTRUCTION = "empirical-bernstein-box/v3"
+#: The earlier construction (one-sided level for the χ² ball's upper bounds), recomputed for its documents.
+_CONSTRUCTION_V2 = "empirical-bernstein-box/v2"
 #: ``provenance.source`` of a document whose P̂ came from a pilot.
 PILOT_SOURCE = "pilot"
 #: The relative tolerance a recomputed centre and radius are compared with (float summation order).
@@ -85,16 +97,30 @@ def left_inverse(matrix: Any) -> np.ndarray:
     return np.linalg.pinv(q)
 
 
-def _half_widths(a: np.ndarray, q: np.ndarray, n: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """(P̂, half-width w) per cell, [MP09, Thm 4] at δ = β/K for each of the K cells."""
-    k = a.shape[0]
-    log_term = math.log(2 * k / beta)
+def _half_widths(
+    a: np.ndarray, q: np.ndarray, n: int, delta: float, gamma: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """(P̂, half-width w) per cell: [MP09, Thm 4] at level ``delta`` per side and cell, for the honest
+    reports among n when up to a share ``gamma`` of them were forged (module docstring)."""
+    log_term = math.log(2 / delta)
     estimate = a @ q
     second = (a * a) @ q
-    variance = np.maximum(second - estimate * estimate, 0.0) * (n / (n - 1))  # the unbiased sample variance
+    biased = np.maximum(second - estimate * estimate, 0.0)
     span = a.max(axis=1) - a.min(axis=1)
-    width = np.sqrt(2 * variance * log_term / n) + 7 * span * log_term / (3 * (n - 1))
+    honest = max(math.ceil((1.0 - gamma) * n), 2)
+    variance = n * (biased + (gamma * span) ** 2) / (honest - 1)  # ≥ the honest reports' unbiased variance
+    width = np.sqrt(2 * variance * log_term / honest) + 7 * span * log_term / (3 * (honest - 1)) + gamma * span
     return estimate, width
+
+
+def _box(
+    a: np.ndarray, q: np.ndarray, n: int, beta: float, order: float, gamma: float, construction: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(P̂, ℓ, u): the simultaneous box of the module docstring, each side at the level its ball needs."""
+    k = a.shape[0]
+    sides = 1 if (order > 2 or construction == _CONSTRUCTION_V2) else 2  # the χ² ball needs both sides
+    estimate, width = _half_widths(a, q, n, beta / (sides * k), gamma)
+    return estimate, np.clip(estimate - width, 0.0, 1.0), np.clip(estimate + width, 0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -129,11 +155,21 @@ def _balls(estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray, order: fl
 
 
 def pilot_confidence_set(
-    matrix: Any, counts: Any, beta: float, order: float = 2.0, shape: tuple[int, int] | None = None
+    matrix: Any,
+    counts: Any,
+    beta: float,
+    order: float = 2.0,
+    shape: tuple[int, int] | None = None,
+    *,
+    contamination: float = 0.0,
+    construction: str = CONSTRUCTION,
 ) -> PilotSet:
     """The confidence set from a pilot's report counts (one per output y of ``matrix`` Q, |Y| × |X|), for
-    a Rényi ball of ``order`` α. ``shape`` = (|S|, |U|) reshapes the cells (row-major over S × U)."""
+    a Rényi ball of ``order`` α, holding the honest users' P with probability ≥ 1 − β when up to a share
+    ``contamination`` of the reports were forged. ``shape`` = (|S|, |U|) reshapes the cells (row-major over
+    S × U)."""
     beta = check_beta(beta)
+    gamma = _check_contamination(contamination)
     c = np.asarray(counts, dtype=np.float64)
     q = np.asarray(matrix, dtype=np.float64)
     if c.ndim != 1 or c.size != q.shape[0] or np.any(c < 0) or np.any(c != np.rint(c)):
@@ -142,28 +178,39 @@ def pilot_confidence_set(
     if n < 2:
         raise ValidationError(f"a pilot needs at least 2 reports; got {n}")
     a = left_inverse(q)
-    estimate, width = _half_widths(a, c / n, n, beta)
-    lower = np.clip(estimate - width, 0.0, 1.0)
-    upper = np.clip(estimate + width, 0.0, 1.0)
+    estimate, lower, upper = _box(a, c / n, n, beta, float(order), gamma, construction)
     center, radius = _balls(estimate, lower, upper, float(order))
     if shape is not None:
         estimate, lower, upper, center = (v.reshape(shape) for v in (estimate, lower, upper, center))
     return PilotSet(estimate, lower, upper, center, radius, n, beta)
 
 
-def expected_pilot_radius(matrix: Any, distribution: Any, n: int, beta: float, order: float = 2.0) -> float:
+def expected_pilot_radius(
+    matrix: Any, distribution: Any, n: int, beta: float, order: float = 2.0, contamination: float = 0.0
+) -> float:
     """The radius B a pilot of ``n`` reports would give if the population were ``distribution`` and the
     sample variances were their expectations (a planning figure: how to choose a pilot and its size)."""
     a = left_inverse(matrix)
     p = np.asarray(distribution, dtype=np.float64).ravel()
-    estimate, width = _half_widths(a, np.asarray(matrix, dtype=np.float64) @ p, n, beta)
-    lower = np.clip(estimate - width, 0.0, 1.0)
-    upper = np.clip(estimate + width, 0.0, 1.0)
+    q = np.asarray(matrix, dtype=np.float64) @ p
+    estimate, lower, upper = _box(a, q, n, beta, float(order), _check_contamination(contamination), CONSTRUCTION)
     return _balls(estimate, lower, upper, float(order))[1]
 
 
+def _check_contamination(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) < 0.5:
+        raise ValidationError(f"contamination must be a number in [0, 0.5); got {value!r}")
+    return float(value)
+
+
 def pilot_provenance(
-    *, pilot_id: str, counts: Sequence[int], beta: float, columns: Sequence[str], collection: str | None = None
+    *,
+    pilot_id: str,
+    counts: Sequence[int],
+    beta: float,
+    columns: Sequence[str],
+    collection: str | None = None,
+    contamination: float = 0.0,
 ) -> dict[str, Any]:
     """The ``provenance`` of a document designed over a pilot's confidence set (covered by its id)."""
     counts = [int(c) for c in counts]
@@ -176,6 +223,7 @@ def pilot_provenance(
             "counts": counts,
             "n": sum(counts),
             "beta": float(beta),
+            "contamination": float(contamination),
             "columns": list(columns),
         }
     )
@@ -186,10 +234,15 @@ def validate_pilot_provenance(value: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("construction", "pilot_mechanism", "counts", "n", "beta", "columns"):
         if key not in value:
             raise DocumentError(f"a pilot provenance needs {key!r}")
-    if value["construction"] != CONSTRUCTION:
+    if value["construction"] not in (CONSTRUCTION, _CONSTRUCTION_V2):
         raise DocumentError(
             f"provenance.construction {value['construction']!r} is not one this version recomputes ({CONSTRUCTION!r})"
         )
+    if "contamination" in value:
+        try:
+            _check_contamination(value["contamination"])
+        except ValidationError as exc:
+            raise DocumentError(f"provenance.{exc}") from None
     if not isinstance(value["pilot_mechanism"], str) or len(value["pilot_mechanism"]) != 64:
         raise DocumentError("provenance.pilot_mechanism must be the pilot's content id (64 hex characters)")
     counts = value["counts"]
@@ -222,7 +275,15 @@ def pilot_mismatches(doc: Mapping[str, Any], pilot_matrix: Any, pilot_id: str) -
     p_hat = np.asarray(doc["public_distribution"], dtype=np.float64)
     unc = doc["privacy"].get("uncertainty") or {}
     order = float(unc.get("order", 2.0))
-    recomputed = pilot_confidence_set(pilot_matrix, prov["counts"], prov["beta"], order, shape=p_hat.shape)
+    recomputed = pilot_confidence_set(
+        pilot_matrix,
+        prov["counts"],
+        prov["beta"],
+        order,
+        shape=p_hat.shape,
+        contamination=float(prov.get("contamination", 0.0)),
+        construction=str(prov["construction"]),
+    )
     gap = float(np.max(np.abs(p_hat - recomputed.center)))
     if gap > _RTOL:
         out.append(

@@ -87,6 +87,7 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
                 beta=pilot["beta"],
                 collection=pilot["collection"],
                 redesign=bool(pilot.get("redesign", False)),
+                contamination=float(pilot.get("contamination", 0.0)),
             )
             conn.send(("ok", to_msgpack(outcome.document)) if outcome.switch else ("kept", outcome.reason))
             return

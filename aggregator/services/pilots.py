@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from rldp.aggregator.design import DesignParameterError, DesignRequest, request_from_json, validate_request
+from rldp.shared.collection import drift_contamination
 from rldp.shared.document import report_matrix
 from rldp.shared.errors import ParameterError, one_line
 from rldp.shared.notions import NOTIONS
@@ -138,6 +139,7 @@ def pilot_switch(
             "beta": beta,
             "collection": record.name,
             "redesign": redesign,
+            "contamination": drift_contamination(record.policy),
         },
     }
     summary = {

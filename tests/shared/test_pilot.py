@@ -134,3 +134,53 @@ def test_pilot_provenance_is_checked_for_form():
     ):
         with pytest.raises(DocumentError, match=message):
             validate_pilot_provenance(broken)
+
+
+def test_the_box_both_balls_hold_is_simultaneous_at_beta():
+    """[issue 34, point 4] The χ² ball uses lower and upper bounds: 2K one-sided statements, each at
+    β/(2K) (ln(4K/β)), and the box ball is built from the same box, so the ball kept holds with
+    probability ≥ 1 − β (v2 took every side at β/K: ≥ 1 − 2β only). Orders > 2 use lower bounds only."""
+    q = srr_matrix(2, 3, 1.0)
+    counts = np.random.default_rng(3).multinomial(5000, q @ np.full(6, 1 / 6))
+    a, qhat, n, k = left_inverse(q), counts / 5000, 5000, 6
+    estimate = a @ qhat
+    variance = np.maximum((a * a) @ qhat - estimate**2, 0.0) * n / (n - 1)
+    span = a.max(axis=1) - a.min(axis=1)
+
+    def width(log_term: float) -> np.ndarray:
+        return np.sqrt(2 * variance * log_term / n) + 7 * span * log_term / (3 * (n - 1))
+
+    two_sided = pilot_confidence_set(q, counts, BETA, 2.0)
+    np.testing.assert_allclose(two_sided.upper, np.clip(estimate + width(math.log(4 * k / BETA)), 0, 1), rtol=1e-12)
+    np.testing.assert_allclose(two_sided.lower, np.clip(estimate - width(math.log(4 * k / BETA)), 0, 1), rtol=1e-12)
+    lower_only = pilot_confidence_set(q, counts, BETA, 3.0)
+    np.testing.assert_allclose(lower_only.lower, np.clip(estimate - width(math.log(2 * k / BETA)), 0, 1), rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_forged_pilot_reports_within_the_budget_keep_the_honest_p_inside():
+    """[issue 34, point 1] A forger who knows Q puts a share γ of the pilot's reports on the output that moves
+    P̂ furthest towards the rarest cell. With the contamination budget γ the set still holds the honest P in
+    ≥ 1 − β of pilots (3 Monte-Carlo standard errors); built as if no report were forged, it misses it."""
+    truth = _adult("sex", "race")
+    p = truth.ravel()
+    q = srr_matrix(2, 5, 1.0)
+    a = left_inverse(q)
+    rare = int(np.argmin(p))
+    worst = int(np.argmax(a[rare]))  # the output whose report raises the rare cell's estimate most
+    gamma, n1, pilots = 0.01, 1_000_000, 400
+    forged = int(gamma * n1)
+    rng = np.random.default_rng(21)
+    robust = naive = 0
+    for honest in rng.multinomial(n1 - forged, q @ p, size=pilots):
+        counts = honest.copy()
+        counts[worst] += forged
+        robust += _covers(pilot_confidence_set(q, counts, BETA, contamination=gamma), p)
+        naive += _covers(pilot_confidence_set(q, counts, BETA), p)
+    se = math.sqrt(BETA * (1 - BETA) / pilots)
+    assert robust / pilots >= 1 - BETA - 3 * se, robust
+    assert naive / pilots < 0.5, naive
+
+
+def _covers(pset, p: np.ndarray) -> bool:
+    return bool(renyi_divergence(pset.center.ravel(), p, 2.0) <= pset.radius)

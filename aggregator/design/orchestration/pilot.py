@@ -108,11 +108,13 @@ def switch_after_pilot(
     beta: float = 0.05,
     collection: str | None = None,
     redesign: bool = False,
+    contamination: float = 0.0,
 ) -> Switch:
     """Design ``request`` over the pilot's confidence set and decide whether to switch to it: only if
     its NMI at the pilot's P̂ is above the pilot's own (else the pilot stays, and the reason says why).
 
-    ``redesign`` (a collection's drift policy): ``pilot`` is the current mechanism whose population
+    ``contamination``: the share γ of the reports that may have been forged (the confidence set holds the
+    honest users' P whatever they were). ``redesign`` (a collection's drift policy): ``pilot`` is the current mechanism whose population
     drifted out of its F, so its claim may not hold for the people reporting; the design over where they
     are now is switched to whatever its utility — keeping the current mechanism for its NMI would keep a
     claim that is not true of its population (privacy first).
@@ -121,7 +123,7 @@ def switch_after_pilot(
     share one window, whatever ``request.window`` says."""
     window = collection_window(pilot)
     alphabet = Alphabet.from_dict({"sensitive": pilot["sensitive"], "released": pilot["released"]})
-    source = PilotData(pilot, counts, beta, collection, order=request.order)
+    source = PilotData(pilot, counts, beta, collection, order=request.order, contamination=contamination)
     request = replace(request, radius=None, beta=None, window=None if window is None else window.text)
     doc = design_from(source, request, alphabet)
     p_hat = source.distribution.ravel()

@@ -86,11 +86,19 @@ class PilotData:
     collection: str | None = None
 
     order: float = 2.0  # of the Rényi ball; bind() takes the request's
+    contamination: float = 0.0  # γ: the share of the pilot's reports that may have been forged
 
     @property
     def confidence_set(self) -> PilotSet:
         alphabet = Alphabet.from_dict({"sensitive": self.pilot["sensitive"], "released": self.pilot["released"]})
-        return pilot_confidence_set(report_matrix(self.pilot), self.counts, self.beta, self.order, alphabet.shape)
+        return pilot_confidence_set(
+            report_matrix(self.pilot),
+            self.counts,
+            self.beta,
+            self.order,
+            alphabet.shape,
+            contamination=self.contamination,
+        )
 
     @property
     def distribution(self) -> np.ndarray:
@@ -112,6 +120,7 @@ class PilotData:
             beta=self.beta,
             columns=[a.name for a in alphabet.joint_attributes],
             collection=self.collection,
+            contamination=self.contamination,
         )
 
 
