@@ -178,7 +178,7 @@ class AggregatorService:
                 self._redesign_failed(name, exc.detail)
             else:
                 log.warning(
-                    "drift: collection %s is paused while it is redesigned over its live reports (job %s)", name, job.id
+                    "drift: collection %s is paused while a redesign over its live reports runs (job %s)", name, job.id
                 )
 
     def _redesign_failed(self, name: str, why: str) -> None:

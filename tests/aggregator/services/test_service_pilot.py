@@ -262,3 +262,56 @@ def test_a_pilot_designed_document_is_checked_against_the_pilots_stored_counts(t
             "/v1/mechanisms", data=to_msgpack(honest), headers={**ADMIN, "Content-Type": "application/msgpack"}
         )
         assert resp.status_code == 422 and "not published here" in resp.json["detail"], resp.json
+
+
+@pytest.mark.slow
+def test_a_redesign_that_cannot_be_certified_pauses_the_collection_and_says_why(http, caplog):
+    """[issue 34, point 3] Policy drift=redesign on a current mechanism whose matrix has rank < |X| (two GRR
+    outputs merged: 5 outputs for 6 inputs), where the live reports cannot identify P: the drift pauses the
+    collection at once (its reports are refused with the reason), the redesign job fails, the pause stays and
+    says the redesign failed, the failure is counted, and "is redesigned" is never logged."""
+    import logging
+
+    from rldp.shared.document import build_document
+
+    p_hat = np.array([[0.05, 0.15, 0.10], [0.30, 0.25, 0.15]])
+    k = ALPHABET.size
+    e = np.exp(1.0)
+    grr = np.full((k, k), 1.0 / (e + k - 1)) + np.eye(k) * (e - 1) / (e + k - 1)
+    merged = np.vstack([grr[:-2], grr[-2:].sum(axis=0)])  # post-processing: still private, rank 5
+    doc = build_document(
+        method="grr",
+        matrix=merged,
+        alphabet=ALPHABET,
+        public_distribution=p_hat,
+        privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": 0.01}},
+    )
+    assert np.linalg.matrix_rank(merged) < k
+    assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201, "published"
+    policy = {**POLICY, "drift": "redesign"}
+    body = {"name": "rankless", "policy": policy, "mechanism": doc["id"], "window": "none"}
+    assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
+    drifted = np.array([0.60, 0.02, 0.02, 0.16, 0.10, 0.10])
+    caplog.set_level(logging.WARNING, logger="rldp.aggregator")
+    _report(http, doc, 20_000, seed=9, truth=drifted)
+    estimate = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=ADMIN).json
+    assert estimate["drift"]["rejected"], estimate["drift"]
+    [job] = wait_until(
+        lambda: [
+            j
+            for j in http.get("/v1/designs", headers=ADMIN).json["jobs"]
+            if j["params"].get("kind") == "drift-redesign"
+        ]
+    )
+    job = finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
+    assert job["status"] == "failed" and "rank" in job["error"], job
+
+    def refused_saying_the_redesign_failed():
+        resp = http.post("/v1/reports", json=report_body(doc, [0, 1, 2]))
+        return resp.status_code == 423 and "redesign failed" in resp.json["detail"] and resp.json
+
+    problem = wait_until(refused_saying_the_redesign_failed)
+    assert problem["reason"] == "collection-paused"
+    assert http.get("/v1/collections/rankless").json["current"] == doc["id"]
+    assert "rldp_redesign_failures_total 1.0" in http.get("/metrics").data.decode()
+    assert not any("is redesigned" in r.getMessage() for r in caplog.records)
