@@ -70,7 +70,7 @@ def drift_policy(policy: Any) -> str:
 #: reports that may be forged (uploads are anonymous) without the drift watch acting on them, nor the
 #: confidence set of a pilot or a redesign moving off the honest population. The tables behind the
 #: choice are in docs/experiments/field.md (``rldp experiment field``); docs/design.md says why.
-DEFAULT_CONTAMINATION = 0.01
+DEFAULT_CONTAMINATION = 0.001
 #: The fewest reports a window holds before the drift watch judges it: the start of a window (or a
 #: window a forger filled early) cannot decide alone; see docs/design.md, "The drift watch under attack".
 DRIFT_MIN_REPORTS = 1000

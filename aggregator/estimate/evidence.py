@@ -31,7 +31,7 @@ where M, the KT mixture's likelihood ratio against the true QP, is a nonnegative
 mean 1 over the honest reports in their order, whatever the forger does (it is a function of the
 honest reports only). Ville's inequality gives P(∃ look: log E ≥ ln(1/a)) ≤ P(sup M ≥ 1/a) ≤ a —
 for any number of looks, taken whenever, after batches of any size ("universal inference" with a
-mixture alternative [WRB20]).
+mixture alternative [WRB20], [KT81]).
 
 **The minimum, computed from below.** Validity needs the computed statistic never to exceed the
 true one, so min_{C_γ} KL is replaced by a certified lower bound: for any point (P₀, r₀), convexity

@@ -44,7 +44,7 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
                 "exclusiveMaximum": 0.5,
                 "description": "the share of a window's reports that may be forged without the drift watch "
                 "acting on them, nor a pilot's or a redesign's confidence set leaving the honest population "
-                "(default 0.01)",
+                "(default 0.001)",
             },
             "switch": {
                 "type": "object",

@@ -1,0 +1,344 @@
+"""``rldp experiment field``: the field loop under attack and over time — the drift watch's false alarms over
+every look, its power, what a forger needs, and the pilot's coverage under forgery, at each contamination
+budget γ (docs/design.md, "The drift watch under attack"; :mod:`rldp.aggregator.estimate.evidence`).
+
+The mechanism is the drift watch's example: sex/race PolyOpt at ε = 1.5 designed from adult.data.
+
+* **False alarms.** ``collections`` simulated collections (one window, the mechanism's first: level a/2)
+  of 50,000 honest reports each, looked at after every 100 (500 looks), from P̂ and from a point on F's
+  boundary: the share ever flagged, with its Monte-Carlo standard error √(r(1 − r)/collections).
+  Each look is settled exactly: a feasible point of the null gives an upper bound of the statistic, and
+  only looks whose bound reaches the threshold are computed (certified) — a look is never skipped.
+* **Power.** The first population towards the skewed one (60 % Female|Amer-Indian-Eskimo) whose realised
+  ε* is 2 × the claim, and smaller rare-cell drifts: the share of runs flagged within 5,000 and within
+  50,000 reports (looks every 100 up to 5,000, every 1,000 beyond).
+* **Attacks.** 3,000 honest reports from P̂ in the current window; the forger puts its reports on the
+  output that P̂ makes rarest (the one that moves the statistic most). The fewest forged reports that
+  raise the alarm; the forged share that takes; whether the issue's attacks (112 forged = 3.6 %, 2,000
+  forged) raise it. A label of the next window is never judged (the watch follows the server's clock),
+  so there the forger must fill a whole window: at least the minimum of reports judged.
+* **Pilot coverage under forgery.** SRR pilots on sex/race at ε = 1 whose reports hold a share γ forged on
+  the output that raises the rarest cell's estimate most: the share of pilots whose F holds the honest P,
+  built with the budget γ and as if nothing were forged.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rldp.aggregator.design import DesignRequest, design, srr_matrix
+from rldp.aggregator.design.orchestration.sources import PilotData, design_from
+from rldp.aggregator.estimate.evidence import evidence, kt_regret, spent_significance
+from rldp.shared.audit import realised_epsilon
+from rldp.shared.collection import DRIFT_MIN_REPORTS
+from rldp.shared.divergence import renyi_divergence
+from rldp.shared.document import mechanism_matrix, public_distribution, report_matrix, uncertainty_parameters
+from rldp.shared.information import normalized_mutual_information
+from rldp.shared.pilot import left_inverse, pilot_confidence_set
+from rldp.shared.uncertainty import UncertaintySet
+
+from .. import plots
+from ..datasets import adult_distribution
+from .config import N_ADULT, Config, Experiment, Result
+from .stats import row
+
+__all__ = ["EXPERIMENTS", "GAMMAS", "plot_field", "run_field", "table_field"]
+
+NAME = "field"
+GAMMAS = (0.0, 0.001, 0.01, 0.05)
+ALPHA = 0.05
+EPSILON = 1.5
+
+
+def _key(panel: str, gamma: float, n: int) -> dict[str, Any]:
+    return {"panel": panel, "method": f"gamma={gamma:g}", "n": n, "epsilon": EPSILON, "beta": ALPHA}
+
+
+def _setup() -> tuple[np.ndarray, np.ndarray, UncertaintySet]:
+    alphabet, p_hat, n = adult_distribution("sex", "race")
+    doc = design("polyopt", alphabet=alphabet, public_distribution=p_hat, epsilon=EPSILON, n=n or N_ADULT)
+    unc = uncertainty_parameters(doc)
+    p = public_distribution(doc)
+    return mechanism_matrix(doc), p, UncertaintySet(p.reshape(1, -1), unc["radius"], unc["order"])
+
+
+def _towards(p: np.ndarray, target: np.ndarray, predicate: Any) -> np.ndarray:
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if predicate((1 - mid) * p + mid * target) else (mid, hi)
+    return (1 - hi) * p + hi * target
+
+
+def _skewed(p: np.ndarray, share: float) -> np.ndarray:
+    out = p.ravel() * (1 - share)
+    out[0] += share
+    return out.reshape(p.shape)
+
+
+def _flagged_at(
+    q: np.ndarray, ball: UncertaintySet, pop: np.ndarray, gamma: float, runs: int, looks: list[int], rng: Any
+) -> np.ndarray:
+    """For each run, the first look (a report count) at which the watch flags it, or 0 (never): all runs
+    at once, every look settled exactly (an upper bound at a null point first, the certified value if it
+    reaches the threshold)."""
+    k = q.shape[0]
+    probs = q @ pop.ravel()
+    threshold = math.log(1 / spent_significance(ALPHA, 1))
+    counts = np.zeros((runs, k))
+    first = np.zeros(runs, dtype=int)
+    done = 0
+    in_null = renyi_divergence(ball.public_distribution.ravel(), pop.ravel(), ball.order) <= ball.radius
+    for n in looks:
+        counts += rng.multinomial(n - done, probs, size=runs)
+        done = n
+        live = first == 0
+        qhat = counts[live] / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = np.where(qhat > 0, qhat * np.log(qhat / probs), 0.0).sum(axis=1)
+        maybe = np.flatnonzero(live)[(n * kl - kt_regret(k, n) >= threshold) | (not in_null)]
+        for i in maybe:
+            proof = evidence(q, counts[i], ball, gamma=gamma, level=ALPHA / 2, start=pop.ravel())
+            if proof.rejected:
+                first[i] = n
+    return first
+
+
+def _false_alarms(q, p, ball, cfg: Config, rng) -> list[dict[str, Any]]:
+    runs = 200 if cfg.quick else 1000
+    boundary = _towards(p, _skewed(p, 0.6), lambda x: renyi_divergence(p.ravel(), x.ravel(), 2.0) > ball.radius)
+    boundary = (1 - 1e-9) * boundary + 1e-9 * p
+    rows = []
+    for where, pop in (("P̂", p), ("F's boundary", boundary)):
+        for gamma in (0.0, 0.01):
+            first = _flagged_at(q, ball, pop, gamma, runs, list(range(100, 50_001, 100)), rng)
+            rate = float(np.mean(first > 0))
+            key = _key(f"false alarms from {where}", gamma, 50_000)
+            rows += [
+                row(NAME, key, "rate", rate, runs),
+                row(NAME, key, "rate_se", math.sqrt(max(rate * (1 - rate), 1 / runs) / runs), runs),
+            ]
+    return rows
+
+
+def _power(q, p, ball, cfg: Config, rng) -> list[dict[str, Any]]:
+    runs = 20 if cfg.quick else 100
+    twice = _towards(p, _skewed(p, 0.6), lambda x: realised_epsilon(q, x) >= 2 * EPSILON)
+    looks = [*range(500, 5_001, 500), *range(10_000, 50_001, 5_000)]  # flagged within: at or before a look
+    rows = []
+    onehalf = _towards(p, _skewed(p, 0.6), lambda x: realised_epsilon(q, x) >= 1.5 * EPSILON)
+    for label, pop in (("ε* = 2 × claim", twice), ("ε* = 1.5 × claim", onehalf)):
+        for gamma in GAMMAS:
+            first = _flagged_at(q, ball, pop, gamma, runs, looks, rng)
+            key = _key(f"power against {label}", gamma, 0)
+            for within in (5_000, 50_000):
+                rate = float(np.mean((first > 0) & (first <= within)))
+                rows.append(row(NAME, {**key, "n": within}, "flagged", rate, runs))
+            hit = np.sort(first[first > 0])
+            need = int(hit[math.ceil(0.95 * runs) - 1]) if hit.size >= math.ceil(0.95 * runs) else -1
+            rows.append(row(NAME, key, "reports_for_95pc", need, runs))
+    return rows
+
+
+def _attacks(q, p, ball) -> list[dict[str, Any]]:
+    rows = []
+    for window in (3_000, 100_000):
+        rows += _attacks_on(q, p, ball, window)
+    return rows
+
+
+def _attacks_on(q, p, ball, window: int) -> list[dict[str, Any]]:
+    honest = np.round(q @ p.ravel() * window)  # the expected counts of the window's honest reports
+    rare = int(np.argmin(q @ p.ravel()))
+    level = spent_significance(ALPHA, 1)
+    rows = []
+    for gamma in GAMMAS:
+
+        def flags(forged: int, g: float = gamma) -> bool:
+            counts = honest.copy()
+            counts[rare] += forged
+            return evidence(q, counts, ball, gamma=g, level=level, start=p.ravel()).rejected
+
+        lo, hi = 0, 1
+        while not flags(hi) and hi < 1_000_000:
+            lo, hi = hi, hi * 2
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if flags(mid) else (mid, hi)
+        key = _key(f"attacks on a window of {window:,} honest reports", gamma, 0)
+        rows += [
+            row(NAME, key, "forged_needed", hi, 1),
+            row(NAME, key, "forged_share_needed", hi / (hi + honest.sum()), 1),
+        ]
+        if window == 3_000:  # the issue's attacks
+            rows += [
+                row(NAME, key, "flags_112_forged", float(flags(112)), 1),
+                row(NAME, key, "flags_2000_forged", float(flags(2000)), 1),
+                row(NAME, key, "next_window_forged_needed", DRIFT_MIN_REPORTS, 1),
+            ]
+    return rows
+
+
+def _switch_nmi(cfg: Config, rng) -> list[dict[str, Any]]:
+    """NMI at the true P of PolyOpt designed over the F of one SRR pilot per (n₁, γ), its reports holding a
+    share γ forged on the worst output, F built with the budget γ (the radius it gets, and whether it holds P)."""
+    alphabet, truth, _ = adult_distribution("sex", "race")
+    p = truth.ravel()
+    pilot = design(
+        "srr", alphabet=alphabet, public_distribution=np.full(truth.shape, 1 / p.size), epsilon=1.0, radius=math.inf
+    )
+    q = report_matrix(pilot)
+    worst = int(np.argmax(left_inverse(q)[int(np.argmin(p))]))
+    rows = []
+    for n1 in (1_000, 10_000, 100_000) if cfg.quick else (1_000, 10_000, 100_000, 1_000_000):
+        honest_counts = rng.multinomial(n1, q @ p)
+        for gamma in GAMMAS:
+            counts = honest_counts.copy()
+            counts[worst] += int(gamma * n1 / (1 - gamma))
+            source = PilotData(pilot, counts.tolist(), ALPHA, contamination=gamma)
+            key = _key("NMI after the switch", gamma, n1)
+            radius = source.confidence_set.radius
+            nmi = normalized_mutual_information(q, p)  # the pilot's, when F is everything
+            if math.isfinite(radius):
+                doc = design_from(
+                    source, DesignRequest(method="polyopt", epsilon=1.0, time_budget=cfg.time_budget), alphabet
+                )
+                nmi = max(nmi, normalized_mutual_information(report_matrix(doc), p))
+            rows += [row(NAME, key, "nmi", nmi, 1), row(NAME, key, "radius", radius, 1)]
+    return rows
+
+
+def _pilot_coverage(cfg: Config, rng) -> list[dict[str, Any]]:
+    _, truth, _ = adult_distribution("sex", "race")
+    p = truth.ravel()
+    q = srr_matrix(2, 5, 1.0)
+    worst = int(np.argmax(left_inverse(q)[int(np.argmin(p))]))
+    pilots = 200 if cfg.quick else 1000
+    rows = []
+    for n1 in (10_000, 100_000, 1_000_000):
+        for gamma in GAMMAS:
+            forged = int(gamma * n1)
+            robust = naive = 0
+            for honest in rng.multinomial(n1 - forged, q @ p, size=pilots):
+                honest[worst] += forged
+                for built, g in (("robust", gamma), ("naive", 0.0)):
+                    pset = pilot_confidence_set(q, honest, ALPHA, contamination=g)
+                    inside = renyi_divergence(pset.center.ravel(), p, 2.0) <= pset.radius
+                    robust += inside and built == "robust"
+                    naive += inside and built == "naive"
+            key = _key("pilot coverage under forgery", gamma, n1)
+            rows += [
+                row(NAME, key, "coverage", robust / pilots, pilots),
+                row(NAME, key, "coverage_if_ignored", naive / pilots, pilots),
+            ]
+    return rows
+
+
+def run_field(cfg: Config) -> Result:
+    rng = np.random.default_rng(cfg.seed)
+    q, p, ball = _setup()
+    rows = [*_false_alarms(q, p, ball, cfg, rng), *_power(q, p, ball, cfg, rng), *_attacks(q, p, ball)]
+    rows += _pilot_coverage(cfg, rng)
+    rows += _switch_nmi(cfg, rng)
+    panels = list(dict.fromkeys(r["panel"] for r in rows))
+    return Result(
+        name=NAME,
+        rows=rows,
+        records=[],
+        panels=panels,
+        panel_titles={x: x for x in panels},
+        methods=[f"gamma={g:g}" for g in GAMMAS],
+        settings={"alpha": ALPHA, "epsilon": EPSILON, "min_reports": DRIFT_MIN_REPORTS, "gammas": list(GAMMAS)},
+        notes=[
+            "Rates with their Monte-Carlo standard error; a look after every 100 reports counts every look.",
+            f"A window is judged once it holds {DRIFT_MIN_REPORTS} reports; a label ahead of the server's clock "
+            "never decides, so a forger using it must fill a whole window (next_window_forged_needed).",
+        ],
+    )
+
+
+def table_field(result: Result) -> str:
+    """One table per panel: a row per γ, a column per statistic (and report count)."""
+    parts = []
+    for panel in result.panels:
+        rows = [r for r in result.rows if r["panel"] == panel]
+        columns = list(dict.fromkeys(f"{r['statistic']} @ {r['n']:,}" if r["n"] else r["statistic"] for r in rows))
+        lines = [f"### {panel}", "", "| γ | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+        for method in result.methods:
+            cells = {
+                (f"{r['statistic']} @ {r['n']:,}" if r["n"] else r["statistic"]): r["value"]
+                for r in rows
+                if r["method"] == method
+            }
+            if cells:
+                values = [_cell(cells.get(c)) for c in columns]
+                lines.append(f"| {method.split('=')[1]} | " + " | ".join(values) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n\n" + "\n".join(result.notes) + "\n"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    v = float(value)
+    return f"{int(v):,}" if v.is_integer() and abs(v) >= 1 else f"{v:.4g}"
+
+
+def plot_field(result: Result, out: Path) -> Path:
+    """False alarms and pilot coverage against γ, with ±2 Monte-Carlo standard errors."""
+    plt = plots.pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(12.4, 4.6))
+    handles = {}
+    gammas = [float(m.split("=")[1]) for m in result.methods]
+    xs = range(len(gammas))
+    for panel in result.panels:
+        if not panel.startswith("false alarms"):
+            continue
+        rate = {r["method"]: r["value"] for r in result.rows if r["panel"] == panel and r["statistic"] == "rate"}
+        se = {r["method"]: r["value"] for r in result.rows if r["panel"] == panel and r["statistic"] == "rate_se"}
+        ms = [m for m in result.methods if m in rate]
+        pos = [result.methods.index(m) for m in ms]
+        handles[panel] = axes[0].errorbar(
+            pos, [rate[m] for m in ms], yerr=[2 * se[m] for m in ms], marker="o", capsize=3
+        )
+    handles[f"a = {ALPHA:g}"] = axes[0].axhline(ALPHA, color="grey", linestyle="--")
+    axes[0].set_ylabel("share of collections ever flagged (500 looks)")
+    axes[0].set_title("False alarms over 50,000 honest reports, a look every 100", fontsize=10)
+    for n1, colour in ((10_000, "tab:blue"), (100_000, "tab:orange"), (1_000_000, "tab:green")):
+        for stat, style in (("coverage", "-o"), ("coverage_if_ignored", ":x")):
+            ys = {
+                r["method"]: r["value"]
+                for r in result.rows
+                if r["panel"] == "pilot coverage under forgery" and r["n"] == n1 and r["statistic"] == stat
+            }
+            label = f"n₁ = {n1:,}: " + (
+                "F built with budget γ" if stat == "coverage" else "F built as if none were forged"
+            )
+            handles[label] = axes[1].plot(list(xs), [ys.get(m, math.nan) for m in result.methods], style, color=colour)[
+                0
+            ]
+    handles[f"1 − β = {1 - ALPHA:g}"] = axes[1].axhline(1 - ALPHA, color="grey", linestyle="--")
+    axes[1].set_ylabel("share of pilots whose F holds the honest P")
+    axes[1].set_title("Pilot coverage with a share γ of forged reports (worst output)", fontsize=10)
+    for ax in axes:
+        ax.set_xticks(list(xs), [f"γ = {g:g}" for g in gammas])
+        ax.set_ylim(-0.03, 1.05)
+    path = out / f"{result.name}.png"
+    return plots.finish(plt, fig, handles, "The field loop under attack (sex/race, Adult)", path, legend_cols=2)
+
+
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        "field",
+        "rldp (docs/design.md, The drift watch under attack)",
+        "false alarms over every look, power, forged reports needed, pilot coverage under forgery, per γ",
+        run_field,
+        plot_field,
+        table_field,
+        solver="auto",
+    ),
+)
