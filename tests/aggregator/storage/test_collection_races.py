@@ -114,8 +114,14 @@ def test_the_service_refuses_the_loser_of_the_race_as_a_problem(tmp_path, monkey
             assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
             mids.append(doc["id"])
         body = {"policy": POLICY, "description": ""}
-        assert http.post("/v1/collections", json={**body, "name": "x", "mechanism": mids[0]}, headers=ADMIN).status_code == 201
-        assert http.post("/v1/collections", json={**body, "name": "y", "mechanism": mids[1]}, headers=ADMIN).status_code == 201
+        assert (
+            http.post("/v1/collections", json={**body, "name": "x", "mechanism": mids[0]}, headers=ADMIN).status_code
+            == 201
+        )
+        assert (
+            http.post("/v1/collections", json={**body, "name": "y", "mechanism": mids[1]}, headers=ADMIN).status_code
+            == 201
+        )
         monkeypatch.setattr(app.extensions["rldp"].storage, "collections_of", lambda mechanism: [])  # a stale read
         for resp in (
             http.post("/v1/collections", json={**body, "name": "z", "mechanism": mids[0]}, headers=ADMIN),
