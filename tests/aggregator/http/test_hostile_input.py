@@ -95,10 +95,8 @@ def test_a_hostile_description_is_a_422_naming_the_code_point(any_backend_http, 
     http = any_backend_http
     doc = make_document(window="P1D")
     assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
-    body = (
-        '{"name": "c1", "policy": {"notion": "rldp", "epsilon": 1}, "mechanism": "%s", "description": %s}'
-        % (doc["id"], raw)
-    ).encode()
+    fields = f'"name": "c1", "policy": {{"notion": "rldp", "epsilon": 1}}, "mechanism": "{doc["id"]}"'
+    body = ("{" + fields + ', "description": ' + raw + "}").encode()
     resp = http.post("/v1/collections", data=body, headers={**ADMIN, "Content-Type": "application/json"})
     assert resp.status_code == 422, (resp.status_code, resp.get_data(as_text=True))
     assert resp.json["reason"] == "invalid-parameter" and resp.json["parameter"] == "description"

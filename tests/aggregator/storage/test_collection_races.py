@@ -40,7 +40,7 @@ def _race(calls) -> list[str]:
             outcomes[i] = "won"
         except MechanismTaken:
             outcomes[i] = "taken"
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
@@ -59,7 +59,7 @@ def test_concurrent_rotations_to_one_mechanism_leave_it_in_one_collection(store)
         firsts = [f"{r:02d}" + c * 62 for c in "ab"]
         for name, first in zip(names, firsts, strict=True):
             store.create_collection(name, "", POLICY, None, first)
-        outcomes = _race([lambda n=n, f=f: store.rotate_collection(n, shared, f) for n, f in zip(names, firsts)])
+        outcomes = _race([lambda n=n, f=f, m=shared: store.rotate_collection(n, m, f) for n, f in zip(names, firsts)])
         assert sorted(outcomes) == ["taken", "won"], (r, outcomes)
         owners = store.collections_of(shared)
         assert owners == [names[outcomes.index("won")]], (r, owners)
@@ -71,7 +71,7 @@ def test_concurrent_creations_with_one_mechanism_leave_it_in_one_collection(stor
     for r in range(ROUNDS):
         shared = f"{r:02d}" + "f" * 62
         names = [f"new-{r}-a", f"new-{r}-b"]
-        outcomes = _race([lambda n=n: store.create_collection(n, "", POLICY, None, shared) for n in names])
+        outcomes = _race([lambda n=n, m=shared: store.create_collection(n, "", POLICY, None, m) for n in names])
         assert sorted(outcomes) == ["taken", "won"], (r, outcomes)
         assert store.collections_of(shared) == [names[outcomes.index("won")]]
         assert store.get_collection(names[outcomes.index("taken")]) is None  # nothing stored
