@@ -70,7 +70,7 @@ COLLECTION_STATEMENTS = [
 ]
 
 #: A mechanism is in one collection at most (and once in it). Created on open (no version bump: an older
-#: rldp works with it), after :func:`check_one_collection_per_mechanism` (rldp before issue 35 D18 let
+#: rldp works with it), after :func:`check_one_collection_per_mechanism` (an older rldp let
 #: two concurrent requests put a mechanism in two collections).
 ONE_COLLECTION_PER_MECHANISM = (
     "CREATE UNIQUE INDEX IF NOT EXISTS rldp_collection_mechanism_once ON rldp_collection_mechanisms (mechanism)"
