@@ -19,7 +19,6 @@ document, ``estimate --csv`` a CSV. Errors are one line and exit status 2 (by th
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from typing import Any
 
@@ -27,7 +26,7 @@ from rldp.shared.arguments import positive_int
 from rldp.shared.claims import ascii_text, claim_text, record_audited_text
 from rldp.shared.document import from_json, read_document
 from rldp.shared.errors import ValidationError
-from rldp.shared.tables import csv_text_cell
+from rldp.shared.tables import csv_document
 
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
@@ -164,11 +163,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         return 0
     rows = estimate_rows(answer)
     if args.csv:
-        out = csv.writer(sys.stdout, lineterminator="\n")
-        out.writerow(("cell", "estimate", "low", "high"))
-        out.writerows(
-            (csv_text_cell(f"{s}|{u}"), *("" if v is None else repr(float(v)) for v in values))
-            for s, u, *values in rows
+        sys.stdout.write(
+            csv_document(
+                ("cell", "estimate", "low", "high"),
+                ((f"{s}|{u}", *(None if v is None else float(v) for v in values)) for s, u, *values in rows),
+            )
         )
         return 0
     labels = answer.get("labels") or {}

@@ -11,6 +11,7 @@ parameter, its range and what was given.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -28,6 +29,9 @@ __all__ = [
     "check_order",
     "check_count",
     "check_text",
+    "unsafe_character",
+    "character_name",
+    "UNSAFE_CATEGORIES",
     "describe",
     "DEFAULT_MAX_BETA",
 ]
@@ -128,15 +132,53 @@ def check_count(value: Any, name: str, *, lowest: int = 1, error: ErrorFactory =
     return int(value)
 
 
-def check_text(value: Any, name: str, *, error: ErrorFactory = ParameterError) -> str:
-    """A non-blank text that UTF-8 can encode (a lone surrogate from an escaped JSON string cannot be
-    stored, logged or shown, so it is refused here rather than failing later)."""
-    if not isinstance(value, str) or not value.strip():
-        raise error(f"{name} must be a non-empty text; got {describe(value)}", parameter=name)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise error(
-            f"{name} is not valid text: {exc.reason} at character {exc.start}; send UTF-8 text", parameter=name
-        ) from None
+#: Unicode categories refused in text and escaped in logs: controls (C0, DEL, C1), format characters (the
+#: bidirectional marks, embeddings, overrides and isolates, zero-width spaces, ...), the line and paragraph
+#: separators, and lone surrogates. Each can forge a line, reorder or hide what a terminal or a page shows.
+UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+#: Format characters kept: the zero-width (non-)joiners, which join letters in Persian or Indic words and
+#: emoji sequences (👩\u200d💻); they neither reorder nor break lines.
+_JOINERS = frozenset("\u200c\u200d")
+#: What a multi-line text (``multiline=True``, a description) may hold besides printable characters.
+_LINE_BREAKS = frozenset("\t\n")
+
+
+def unsafe_character(ch: str) -> bool:
+    """Whether ``ch`` is refused in text and escaped in logs (see :data:`UNSAFE_CATEGORIES`)."""
+    if ch.isascii():
+        return ch < " " or ch == "\x7f"
+    return unicodedata.category(ch) in UNSAFE_CATEGORIES and ch not in _JOINERS
+
+
+def character_name(ch: str) -> str:
+    """``U+202E (RIGHT-TO-LEFT OVERRIDE)``: a code point and its name, for messages."""
+    category = unicodedata.category(ch)
+    name = unicodedata.name(ch, "") or {"Cc": "a control character", "Cs": "a lone surrogate"}.get(category, category)
+    return f"U+{ord(ch):04X} ({name})"
+
+
+def check_text(
+    value: Any,
+    name: str,
+    *,
+    blank: bool = False,
+    multiline: bool = False,
+    error: ErrorFactory = ParameterError,
+) -> str:
+    """A text safe to store, log and show: a string (non-blank unless ``blank``) without control, format,
+    bidi or separator characters (:func:`unsafe_character`; with ``multiline`` tab and line feed are
+    allowed) and without lone surrogates (from an escaped JSON string: they cannot be stored as UTF-8)."""
+    if not isinstance(value, str) or not (blank or value.strip()):
+        what = "a text" if blank else "a non-empty text"
+        raise error(f"{name} must be {what}; got {describe(value)}", parameter=name)
+    if value.isascii() and value.isprintable():  # the common case, checked at C speed
+        return value
+    for i, ch in enumerate(value):
+        if unsafe_character(ch) and not (multiline and ch in _LINE_BREAKS):
+            allowed = " (tab and line feed are)" if multiline else ""
+            raise error(
+                f"{name} contains {character_name(ch)} at position {i}; control, format, bidi and separator "
+                f"characters are not allowed{allowed}",
+                parameter=name,
+            )
     return value

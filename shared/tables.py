@@ -27,18 +27,32 @@ __all__ = [
     "is_data_frame",
     "frame_columns",
     "csv_text_cell",
+    "csv_document",
 ]
 
 _GZIP_MAGIC = b"\x1f\x8b"
-# A cell starting with one of these is run as a formula by spreadsheets (CSV injection, OWASP).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A cell starting with one of these is run as a formula by spreadsheets (CSV injection, OWASP), the
+# fullwidth forms too (some spreadsheets fold ＝ ＋ － ＠ to their ASCII forms).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 def csv_text_cell(value: str) -> str:
     """A text cell for a CSV a person may open in a spreadsheet: a leading ' when it would start a
-    formula (=, +, -, @, tab, CR), as OWASP recommends; other text unchanged. Numbers are not text
-    cells: write them as they are."""
+    formula (=, +, -, @, tab, CR, or fullwidth ＝ ＋ － ＠), as OWASP recommends; other text unchanged.
+    Numbers are not text cells: write them as they are."""
     return f"'{value}" if value.startswith(_FORMULA_START) else value
+
+
+def csv_document(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """The one CSV writer of rldp's downloads: RFC 4180 (CRLF line ends; a cell holding a quote, a comma,
+    CR or LF is quoted, so a bare CR inside a cell never starts a row), every text cell through
+    :func:`csv_text_cell` (no formula), None as an empty cell, numbers as they are."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow([csv_text_cell(h) for h in header])
+    for row in rows:
+        writer.writerow(["" if v is None else csv_text_cell(v) if isinstance(v, str) else v for v in row])
+    return out.getvalue()
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["REQUEST_ID", "AccessLog", "request_id_from", "access_line", "enable_json_log"]
+__all__ = ["REQUEST_ID", "AccessLog", "request_id_from", "access_line", "safe_line", "enable_json_log"]
 
 #: The id of the request this thread (or asyncio task) is serving; None outside a request.
 REQUEST_ID: ContextVar[str | None] = ContextVar("rldp_request_id", default=None)
@@ -46,21 +46,43 @@ def request_id_from(given: str | None) -> str:
     return os.urandom(16).hex()
 
 
+def _escaped(ch: str) -> str:
+    """``ch`` as a JSON escape (a surrogate pair beyond the BMP)."""
+    code = ord(ch)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def safe_line(line: str) -> str:
+    """A JSON text with every character Python does not call printable escaped (``\\u2028``): controls, format
+    and bidi characters, separators, unassigned code points. json.dumps (ensure_ascii=False) escapes only
+    the C0 controls, and U+2028, U+0085 or U+009B written raw split a line for some readers or reach a
+    terminal. Such characters only occur inside JSON strings, where the escape means the same character."""
+    if line.isprintable():  # the common case, checked at C speed
+        return line
+    return "".join(ch if ch.isprintable() else _escaped(ch) for ch in line)
+
+
 def access_line(method: str, path: str, status: int, seconds: float, size: int, request_id: str, remote: str) -> str:
-    """One access-log line: a JSON object (json.dumps escapes anything a client put in the path)."""
+    """One access-log line: one JSON object on one line, whatever a client put in the path or the method
+    (:func:`safe_line`: no character a reader could split on or a terminal could act on is written raw)."""
     now = datetime.now(UTC)
-    return json.dumps(
-        {
-            "time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
-            "method": method,
-            "path": path,
-            "status": status,
-            "duration": round(seconds, 6),
-            "bytes": size,
-            "request_id": request_id,
-            "remote": remote,
-        },
-        ensure_ascii=False,
+    return safe_line(
+        json.dumps(
+            {
+                "time": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
+                "method": method,
+                "path": path,
+                "status": status,
+                "duration": round(seconds, 6),
+                "bytes": size,
+                "request_id": request_id,
+                "remote": remote,
+            },
+            ensure_ascii=False,
+        )
     )
 
 

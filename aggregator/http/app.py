@@ -27,7 +27,7 @@ from .dashboard import init_dashboard
 from .dashboard.pages import too_large_page
 from .fastpath import ReportsFastPath
 from .front_keys import BODY_REFUSED_KEY
-from .metrics import Metrics
+from .metrics import OTHER, Metrics
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import PROBLEMS, Problem, answer
 from .responses import EXTENSION, METRICS_EXTENSION
@@ -123,7 +123,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     def _observe(resp: Response) -> Response:
         start = g.get("rldp_start")
         if start is not None:
-            rule = request.url_rule.rule if request.url_rule is not None else "<unmatched>"
+            rule = request.url_rule.rule if request.url_rule is not None else OTHER  # a closed set
             metrics.observe(request.method, rule, resp.status_code, time.perf_counter() - start)
         return resp
 

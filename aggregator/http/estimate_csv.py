@@ -2,19 +2,18 @@
 
 One row per marginal category and per joint cell (:data:`CSV_FIELDS`). The text cells come from the
 published document (attribute names, values), which anyone may have written: each goes through
-:func:`rldp.shared.tables.csv_text_cell`, so a spreadsheet never reads one as a formula.
+:func:`rldp.shared.tables.csv_text_cell` (by :func:`~rldp.shared.tables.csv_document`, the one CSV writer),
+so a spreadsheet never reads one as a formula, and a line break inside a cell is quoted.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 import numpy as np
 from flask import Response, request
 
-from rldp.shared.tables import csv_text_cell
+from rldp.shared.tables import csv_document
 
 from .bodies import JSON
 
@@ -73,17 +72,13 @@ def estimate_rows(est: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def estimate_csv(est: dict[str, Any]) -> str:
-    """The rows of :func:`estimate_rows` as CSV text with a header (empty cell: unbounded / none)."""
-    out = io.StringIO()
-    fields = list(CSV_FIELDS)
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    for row in estimate_rows(est):
-        cells = {k: "" if row[k] is None else row[k] for k in fields}
-        for k in ("table", "attribute", "category"):  # text a public document chose: no formulas
-            cells[k] = csv_text_cell(str(cells[k]))
-        writer.writerow(cells)
-    return out.getvalue()
+    """The rows of :func:`estimate_rows` as CSV text with a header (empty cell: unbounded / none), written by
+    :func:`rldp.shared.tables.csv_document` (CRLF, quoted line breaks, no formula cells)."""
+    rows = estimate_rows(est)
+    for row in rows:  # text a public document chose: csv_document guards every str cell
+        for k in ("table", "attribute", "category"):
+            row[k] = str(row[k])
+    return csv_document(CSV_FIELDS, ([row[k] for k in CSV_FIELDS] for row in rows))
 
 
 def wants_csv() -> bool:

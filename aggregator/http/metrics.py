@@ -25,7 +25,18 @@ from rldp.aggregator.services import MechanismRecord, ServiceEvents, install_sto
 
 from .problems import PROBLEMS, reason_of
 
-__all__ = ["Metrics"]
+__all__ = ["Metrics", "METHODS", "OTHER", "method_label"]
+
+#: The HTTP methods the latency histogram names; any other method (a client may send any token) is
+#: counted under :data:`OTHER`, so a client cannot add series by making up methods.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+#: The label of every method outside :data:`METHODS` and of every path no route matches.
+OTHER = "other"
+
+
+def method_label(method: str) -> str:
+    """``method`` if it is one of :data:`METHODS`, else :data:`OTHER` (labels come from a closed set)."""
+    return method if method in METHODS else OTHER
 
 
 class Metrics(ServiceEvents):
@@ -177,11 +188,12 @@ class Metrics(ServiceEvents):
         self.rejections.labels(reason).inc()
 
     def observe(self, method: str, endpoint: str, status: int, seconds: float) -> None:
-        """Record one request's latency."""
-        key = (method, endpoint, status)
+        """Record one request's latency. ``endpoint`` is the matched route's rule (the app's routes: a closed
+        set) or :data:`OTHER`; a method outside :data:`METHODS` is counted as :data:`OTHER`."""
+        key = (method_label(method), endpoint, status)
         child = self._latency_children.get(key)
-        if child is None:  # bounded: methods × routes (or "<unmatched>") × statuses
-            child = self._latency_children[key] = self.latency.labels(method, endpoint, str(status))
+        if child is None:  # bounded: (METHODS + other) × (routes + other) × the statuses the app answers
+            child = self._latency_children[key] = self.latency.labels(key[0], endpoint, str(status))
         child.observe(seconds)
 
     def render(self) -> bytes:

@@ -23,11 +23,12 @@ import msgpack
 import numpy as np
 
 from rldp.aggregator.estimate import estimate_combined
-from rldp.aggregator.storage import CollectionChanged, CollectionRecord, Storage
+from rldp.aggregator.storage import CollectionChanged, CollectionRecord, MechanismTaken, Storage
 from rldp.shared.audit import notions
 from rldp.shared.collection import DEFAULT_WINDOW, DRIFT_POLICIES, NO_WINDOW, Window, window_choice
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.notions import NOTIONS
+from rldp.shared.parameters import check_text
 from rldp.shared.reports import describe_value
 from rldp.shared.tolerances import AUDIT_TOLERANCE
 
@@ -124,6 +125,10 @@ def claim_violations(policy: Mapping[str, Any], privacy: Mapping[str, Any]) -> l
     return out
 
 
+def _refusal(message: str, *, parameter: str) -> InvalidParameter:
+    return InvalidParameter(message, parameter=parameter)
+
+
 def _text(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
     if key not in data:
         if default is None:
@@ -211,6 +216,16 @@ class Collections:
             )
         return record.id, self.catalog.window(record.id)
 
+    def _taken(self, exc: MechanismTaken) -> RotationRefused:
+        """The refusal of a creation or rotation that lost the race for a mechanism (the storage's check)."""
+        owners = [exc.collection] if exc.collection else self.storage.collections_of(exc.mechanism)
+        where = f"collection {owners[0]!r}" if owners else "another collection"
+        return RotationRefused(
+            f"mechanism {exc.mechanism} already belongs to {where}; its reports are that collection's "
+            "(publish another mechanism)",
+            mechanism=exc.mechanism,
+        )
+
     def create(self, data: Any) -> tuple[CollectionRecord, bool]:
         """Create a collection from a decoded body ``{"name", "description"?, "policy", "window"?, "mechanism"}``;
         (collection, created). The same body again answers the existing collection (created False)."""
@@ -225,6 +240,9 @@ class Collections:
         description = _text(data, "description", "")
         if len(description) > _DESCRIPTION_MAX:
             raise InvalidParameter(f"description is longer than {_DESCRIPTION_MAX} characters", parameter="description")
+        # No control, format, bidi or separator character, no lone surrogate (tab and line feed are allowed):
+        # refused here, with the code point, rather than failing in the database (a 500 or a 503 before).
+        check_text(description, "description", blank=True, multiline=True, error=_refusal)
         if "policy" not in data:
             raise MissingField("the body needs 'policy', e.g. {'notion': 'rldp', 'epsilon': 1}", field="policy")
         policy = check_policy(data["policy"])
@@ -240,9 +258,12 @@ class Collections:
             raise CollectionExists(f"collection {name!r} exists with other settings", collection=name)
         mechanism_id, window = self._check_mechanism(mechanism_id, policy, "a collection")
         _check_window_asked(data, window, mechanism_id)
-        created, record = self.storage.create_collection(
-            name, description, policy, None if window is None else window.text, mechanism_id
-        )
+        try:
+            created, record = self.storage.create_collection(
+                name, description, policy, None if window is None else window.text, mechanism_id
+            )
+        except MechanismTaken as exc:  # another request put it in a collection since _check_mechanism
+            raise self._taken(exc) from None
         if not created and record.mechanisms[0].mechanism != mechanism_id:  # another request created it first
             raise CollectionExists(f"collection {name!r} exists with other settings", collection=name)
         return record, created
@@ -294,6 +315,8 @@ class Collections:
             rotated = self.storage.rotate_collection(record.name, mechanism_id, expected or record.current)
         except CollectionChanged as exc:
             raise CollectionConflict(str(exc), collection=record.name) from None
+        except MechanismTaken as exc:  # another request put it in a collection since _check_mechanism
+            raise self._taken(exc) from None
         if rotated is None:  # storage never deletes a collection: only by hand
             raise UnknownCollection(f"no collection {record.name!r} here", collection=record.name)
         return rotated

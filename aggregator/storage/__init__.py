@@ -71,7 +71,7 @@ Modules: :mod:`.records` (records, :class:`BatchItem`, :class:`StorageError`),
 from __future__ import annotations
 
 from .base import GroupSink, Storage
-from .collections import CollectionChanged, CollectionEntry, CollectionPause, CollectionRecord
+from .collections import CollectionChanged, CollectionEntry, CollectionPause, CollectionRecord, MechanismTaken
 from .factory import default_url, open_storage
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
@@ -85,6 +85,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "BatchItem",
     "CollectionChanged",
+    "MechanismTaken",
     "CollectionEntry",
     "CollectionPause",
     "CollectionRecord",

@@ -14,7 +14,8 @@
 
 A restore refuses a target that holds anything (mechanisms, batches, collections, jobs)
 unless ``force``, and a backup whose schema version this rldp does not know; an older version
-is migrated when the restored store is opened (:func:`.schema.upgrade_schema`). It also refuses,
+is migrated when the restored store is opened (:func:`.schema.upgrade_schema`), and a backup whose
+batch payloads do not decode (:mod:`.backup_check`: checked before anything is written). It also refuses,
 at once, a store a live ``rldp serve`` is using (:mod:`.serverlock`: the server's lock, taken for
 its lifetime, which the restore tries to take exclusively).
 """
@@ -30,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
+from .backup_check import BATCH_CHECK_COLUMNS, copy_rows, verify_batches
 from .factory import open_storage
 from .retention import Inventory, inventory, inventory_of
 from .rows import StorageError
@@ -163,6 +165,9 @@ def _sqlite_restore(source: str, path: str) -> None:
             except sqlite3.Error:  # another application's SQLite file
                 row = None
             _check_version(None if row is None else str(row[0]), source)
+            outputs = {str(m): int(k) for m, k in src.execute("SELECT id, outputs FROM rldp_mechanisms")}
+            rows = src.execute(f"SELECT {', '.join(BATCH_CHECK_COLUMNS)} FROM rldp_batches ORDER BY received, rowid")
+            verify_batches(rows, outputs, source)  # before anything is written to the target
             dst = sqlite3.connect(path, timeout=30.0)
             try:
                 src.backup(dst)
@@ -243,8 +248,29 @@ def _pg_restore(url: str, source: str) -> None:
         if key == "schema":
             version = value.strip()
     _check_version(version, source)
+    _pg_verify(source, env)  # every batch payload decodes, before anything is written
     _run(
         ["pg_restore", "--clean", "--if-exists", "--no-owner", "--no-privileges", "--single-transaction",
          "--exit-on-error", f"--dbname={dsn}", source],
         env,
     )  # fmt: skip
+
+
+def _pg_verify(source: str, env: Mapping[str, str]) -> None:
+    """:func:`.backup_check.verify_batches` on the archive's rows, read from pg_restore's plain output."""
+    mechanisms = _run(["pg_restore", "--data-only", "--table=rldp_mechanisms", "--file=-", source], env)
+    outputs = {r["id"]: int(r["outputs"]) for r in copy_rows(mechanisms.splitlines(), "rldp_mechanisms")}
+    with subprocess.Popen(
+        ["pg_restore", "--data-only", "--table=rldp_batches", "--file=-", source],
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        encoding="utf-8",
+        errors="replace",
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            rows = copy_rows(proc.stdout, "rldp_batches")
+            verify_batches((tuple(r[c] for c in BATCH_CHECK_COLUMNS) for r in rows), outputs, source)
+        finally:
+            proc.kill()

@@ -7,6 +7,11 @@ NULL for the current one). Exactly one row per collection has ``until`` NULL. A 
 closes the current row and appends the next one in the same transaction, after locking
 the collection's row, so two concurrent rotations (two PostgreSQL writers) cannot both
 append the same ``seq``: the second waits and then sees the first's result.
+
+A mechanism belongs to at most one collection (its reports are that collection's): the unique index
+``rldp_collection_mechanism_once`` holds it, and a creation or rotation checks it inside its write
+transaction. The loser of a race (two collections taking one mechanism at once) gets
+:class:`MechanismTaken` and changes nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +23,13 @@ from typing import Any
 
 from rldp.shared.errors import RldpError
 
+from .rows import StorageError
+
 __all__ = [
     "CollectionChanged",
+    "MechanismTaken",
+    "ONE_COLLECTION_PER_MECHANISM",
+    "check_one_collection_per_mechanism",
     "CollectionEntry",
     "CollectionPause",
     "CollectionRecord",
@@ -30,6 +40,16 @@ __all__ = [
 
 class CollectionChanged(RldpError):
     """A rotation was checked against a collection state that another request changed meanwhile."""
+
+
+class MechanismTaken(RldpError):
+    """A creation or rotation would put a mechanism that already belongs to a collection in another one."""
+
+    def __init__(self, mechanism: str, collection: str | None) -> None:
+        owner = f"collection {collection!r}" if collection else "another collection"
+        super().__init__(f"mechanism {mechanism} already belongs to {owner}; its reports are that collection's")
+        self.mechanism = mechanism
+        self.collection = collection
 
 
 #: Version 4's tables (also run by the 3 → 4 migration). ``collection_window`` and ``seq``:
@@ -48,6 +68,28 @@ COLLECTION_STATEMENTS = [
     " collection TEXT NOT NULL, mechanism TEXT NOT NULL, since DOUBLE PRECISION NOT NULL, reason TEXT NOT NULL,"
     " PRIMARY KEY (collection, mechanism))",
 ]
+
+#: A mechanism is in one collection at most (and once in it). Created on open (no version bump: an older
+#: rldp works with it), after :func:`check_one_collection_per_mechanism` (an older rldp let
+#: two concurrent requests put a mechanism in two collections).
+ONE_COLLECTION_PER_MECHANISM = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS rldp_collection_mechanism_once ON rldp_collection_mechanisms (mechanism)"
+)
+
+
+def check_one_collection_per_mechanism(conn: Any) -> None:
+    """StorageError naming a mechanism in several collections (the unique index cannot be built then)."""
+    row = conn.execute(
+        "SELECT mechanism, COUNT(*) FROM rldp_collection_mechanisms GROUP BY mechanism HAVING COUNT(*) > 1 LIMIT 1"
+    ).fetchone()
+    if row is not None:
+        raise StorageError(
+            f"mechanism {row[0]} is in {row[1]} collection entries (left by concurrent creations or rotations "
+            "before rldp checked this in the write): a mechanism's reports must count in one collection. Keep it in one: delete its "
+            "other rows of rldp_collection_mechanisms by hand (see docs/design.md, 'Hostile input'), then open "
+            "the store again"
+        )
+
 
 _COLUMNS = "name, description, policy, collection_window, status, created, retired"
 
@@ -130,7 +172,8 @@ class CollectionStore:
         self, name: str, description: str, policy: dict[str, Any], window: str | None, mechanism: str
     ) -> tuple[bool, CollectionRecord]:
         """Store a new collection whose first (current) mechanism is ``mechanism``, unless the name
-        exists; (created, the stored collection)."""
+        exists; (created, the stored collection). MechanismTaken (nothing stored) if ``mechanism`` belongs
+        to another collection."""
         now = time.time()
         with self.write_transaction() as conn:
             cur = conn.execute(
@@ -141,16 +184,34 @@ class CollectionStore:
             )
             created = cur.rowcount == 1
             if created:
-                conn.execute(
-                    self._sql(
-                        "INSERT INTO rldp_collection_mechanisms (collection, seq, mechanism, since, until)"
-                        " VALUES (?, ?, ?, ?, ?)"
-                    ),
-                    (name, 0, mechanism, now, None),
-                )
+                self._add_mechanism(conn, name, 0, mechanism, now)
             stored = self._collection(conn, name)
         assert stored is not None
         return created, stored
+
+    def _unique_violations(self) -> tuple[type[BaseException], ...]:  # pragma: no cover - the backend's
+        raise NotImplementedError
+
+    def _add_mechanism(self, conn: Any, name: str, seq: int, mechanism: str, now: float) -> None:
+        """Append ``mechanism`` to collection ``name`` (in the caller's write transaction), unless it belongs
+        to a collection already: MechanismTaken then (the transaction rolls back). The check sees what is
+        committed; a concurrent writer that checked at the same time (PostgreSQL, READ COMMITTED) is stopped
+        by the unique index, its violation reported as the same MechanismTaken."""
+        owner = conn.execute(
+            self._sql("SELECT collection FROM rldp_collection_mechanisms WHERE mechanism = ? LIMIT 1"), (mechanism,)
+        ).fetchone()
+        if owner is not None:
+            raise MechanismTaken(mechanism, str(owner[0]))
+        try:
+            conn.execute(
+                self._sql(
+                    "INSERT INTO rldp_collection_mechanisms (collection, seq, mechanism, since, until)"
+                    " VALUES (?, ?, ?, ?, ?)"
+                ),
+                (name, seq, mechanism, now, None),
+            )
+        except self._unique_violations():
+            raise MechanismTaken(mechanism, None) from None
 
     def get_collection(self, name: str) -> CollectionRecord | None:
         """A collection with its mechanisms, or None."""
@@ -176,7 +237,8 @@ class CollectionStore:
     def rotate_collection(self, name: str, mechanism: str, expected_current: str) -> CollectionRecord | None:
         """Make ``mechanism`` the current mechanism of an active collection whose current one is
         ``expected_current``; None if the collection is unknown; raises
-        when another rotation or a retirement came first (:class:`CollectionChanged`, nothing changed)."""
+        when another rotation or a retirement came first (:class:`CollectionChanged`, nothing changed)
+        and when ``mechanism`` belongs to a collection (:class:`MechanismTaken`, nothing changed)."""
         now = time.time()
         with self.write_transaction() as conn:
             # Lock the collection's row first: concurrent rotations queue here (PostgreSQL row lock).
@@ -190,13 +252,7 @@ class CollectionStore:
                 self._sql("UPDATE rldp_collection_mechanisms SET until = ? WHERE collection = ? AND until IS NULL"),
                 (now, name),
             )
-            conn.execute(
-                self._sql(
-                    "INSERT INTO rldp_collection_mechanisms (collection, seq, mechanism, since, until)"
-                    " VALUES (?, ?, ?, ?, ?)"
-                ),
-                (name, len(record.mechanisms), mechanism, now, None),
-            )
+            self._add_mechanism(conn, name, len(record.mechanisms), mechanism, now)
             return self._collection(conn, name)
 
     def retire_collection(self, name: str) -> CollectionRecord | None:

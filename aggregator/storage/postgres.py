@@ -58,6 +58,9 @@ class PostgresStorage(Storage):
         psycopg, psycopg_pool = _driver()
         return (psycopg.Error, psycopg_pool.PoolTimeout, psycopg_pool.TooManyRequests, OSError)
 
+    def _unique_violations(self) -> tuple[type[BaseException], ...]:
+        return (_driver()[0].errors.UniqueViolation,)
+
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
 

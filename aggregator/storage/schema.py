@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .collections import COLLECTION_STATEMENTS
+from .collections import COLLECTION_STATEMENTS, ONE_COLLECTION_PER_MECHANISM, check_one_collection_per_mechanism
 from .rows import StorageError
 
 __all__ = [
@@ -131,6 +131,8 @@ def upgrade_schema(conn: Any, sql: Callable[[str], str], blob_type: str) -> None
             conn.execute(stmt)
     for stmt in schema_statements(blob_type):
         conn.execute(stmt)
+    check_one_collection_per_mechanism(conn)  # a clear refusal, not the index's bare integrity error
+    conn.execute(ONE_COLLECTION_PER_MECHANISM)
     if row is None:
         conn.execute(sql("INSERT INTO rldp_meta (key, value) VALUES (?, ?)"), ("schema", SCHEMA_VERSION))
     elif row[0] != SCHEMA_VERSION:

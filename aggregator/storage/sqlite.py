@@ -78,6 +78,9 @@ class SQLiteStorage(Storage):
     def _errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
+    def _unique_violations(self) -> tuple[type[BaseException], ...]:
+        return (sqlite3.IntegrityError,)
+
     def _open(self) -> sqlite3.Connection:
         try:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
