@@ -101,7 +101,9 @@ def test_a_paused_collection_shows_a_banner_and_the_admin_resumes_it(app):
     policy = http.get("/v1/collections/watched").get_json()["policy"]
     assert policy["drift"] == "pause" and policy["switch"] == {"after": 2000}
     page = http.get("/ui/collections").get_data(as_text=True)
-    assert "on drift: pause; up to 0.001 of a window's reports may be forged; pilot switches after 2,000 reports" in page
+    assert (
+        "on drift: pause; up to 0.001 of a window's reports may be forged; pilot switches after 2,000 reports" in page
+    )
     assert "is paused" not in page
     service = app.extensions[EXTENSION]
     service.pauses.pause("watched", m1, "the reporting population no longer looks like P̂")  # as the drift watch does
