@@ -11,7 +11,7 @@ import { AUDIT_TOLERANCE } from "./audit.js";
 import { makeBatches, newBatchId, type PreparedBatch } from "./batches.js";
 import { base64Decode, base64Encode } from "./bytes.js";
 import { Window } from "./document.js";
-import { CollectionRetired, DocumentError, MechanismRejected, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { CollectionRetired, DocumentError, MechanismRejected, OwnersRequired, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
 import { Mechanism, parseDocument } from "./mechanism.js";
 import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
@@ -110,8 +110,9 @@ export class Client {
     let mech = this.mechanisms.get(id);
     if (!mech) {
       const resp = await this.http.request("GET", `/v1/mechanisms/${encodeURIComponent(id)}`, { headers: { Accept: MSGPACK } });
-      const data = new Uint8Array(await resp.arrayBuffer());
-      const kind = (resp.headers.get("Content-Type") ?? "").split(";")[0].trim() === MSGPACK ? "msgpack" : "json";
+      resp.checkNotAPage();
+      const data = resp.body;
+      const kind = resp.contentType === MSGPACK ? "msgpack" : "json";
       let valid;
       try {
         valid = parseDocument(data, kind);
@@ -227,6 +228,7 @@ export class Client {
     if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new ValidationError(`batchSize must be an integer ≥ 1; got ${batchSize}`);
     const mech = await this.mechanism(id);
     const xs = this.encode(mech, records);
+    requireOwners(xs.length, options.owners, this.store !== null);
     const random = options.random ?? this.random;
     if (!this.store) {
       this.stateless(mech, options.owners);
@@ -281,7 +283,7 @@ export class Client {
 
   private async post(item: PreparedBatch): Promise<Record<string, unknown>> {
     const resp = await this.http.request("POST", "/v1/reports", { body: item.body, headers: { "Content-Type": MSGPACK } });
-    return (await resp.json()) as Record<string, unknown>;
+    return resp.json();
   }
 
   private async settled(item: PreparedBatch, refused = false): Promise<void> {
@@ -379,6 +381,15 @@ export class Client {
   }
 }
 
+/** Refuse (OwnersRequired) a memoised batch of more than one record that names no owners (as Python's `require_owners`). */
+function requireOwners(n: number, owners: Owners, memoised: boolean): void {
+  if (memoised && (owners === null || owners === undefined) && n > 1) {
+    throw new OwnersRequired(
+      `${n} records and no owners: with memoisation (a state store) every record would be one person's and identical records would share one draw; give owners: [one id per record], owners: "<id>" if they are all one person's, or no store to draw afresh`,
+    );
+  }
+}
+
 function ownerNames(owners: Owners, n: number): string[] {
   if (owners === null || owners === undefined || typeof owners === "string") return new Array(n).fill(owners ?? "");
   if (owners.length !== n) throw new ValidationError(`owners must give one owner per record (${n}); got ${owners.length}`);
@@ -412,7 +423,7 @@ export class Collection {
   /** The collection now (GET /v1/collections/{name}): `current`, `mechanisms`, `policy`, `status`, … */
   async info(): Promise<Record<string, unknown>> {
     const resp = await this.client.http.request("GET", `/v1/collections/${encodeURIComponent(this.name)}`);
-    this.last = (await resp.json()) as Record<string, unknown>;
+    this.last = resp.json();
     return this.last;
   }
 
