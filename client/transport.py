@@ -21,7 +21,6 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from rldp import __version__
-
 from rldp.shared.document import MAX_SYMBOLS
 
 from .errors import CollectionPaused, ProblemError, ServiceUnavailable, problem_error

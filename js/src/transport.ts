@@ -93,7 +93,7 @@ function notRldp(r: { url: string; status: number; statusText: string; contentTy
 }
 
 class TooLarge extends Error {
-  constructor(readonly size: number | null) {
+  constructor(readonly status: number, readonly size: number | null) {
     super("too large");
   }
 }
@@ -104,7 +104,7 @@ async function readBody(resp: Response, limit: number, truncate = false): Promis
   const declared = Number(resp.headers.get("Content-Length") ?? NaN);
   if (!truncate && Number.isFinite(declared) && declared > limit) {
     await resp.body?.cancel().catch(() => undefined);
-    throw new TooLarge(declared);
+    throw new TooLarge(resp.status, declared);
   }
   if (!resp.body) return new Uint8Array(await resp.arrayBuffer());
   const reader = resp.body.getReader();
@@ -115,7 +115,7 @@ async function readBody(resp: Response, limit: number, truncate = false): Promis
     if (done) break;
     if (total + value.length > limit) {
       await reader.cancel().catch(() => undefined);
-      if (!truncate) throw new TooLarge(null);
+      if (!truncate) throw new TooLarge(resp.status, null);
       chunks.push(value.subarray(0, limit - total));
       total = limit;
       break;
@@ -188,7 +188,7 @@ export class Transport {
         if (exc instanceof ProblemError) throw exc;
         if (exc instanceof TooLarge) {
           const size = exc.size === null ? "more" : `${exc.size.toLocaleString("en-US")} bytes`;
-          throw new ProblemError(0, {
+          throw new ProblemError(exc.status, {
             reason: "response-too-large",
             detail: `${method} ${url}: the answer has ${size}; this client reads at most ${this.opts.maxResponseBytes.toLocaleString("en-US")} bytes (the largest document it can accept)`,
           });
