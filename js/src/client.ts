@@ -17,6 +17,7 @@ import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
 import type { RecordLike } from "./records.js";
 import { emptyState, type ClientState, type StateStore, type StoredBatch } from "./state.js";
+import { fullMechanismId, listed } from "./ids.js";
 import { Transport, type TransportOptions } from "./transport.js";
 
 const MSGPACK = "application/msgpack";
@@ -86,7 +87,7 @@ export class Client {
   private readonly clock: () => number;
   private readonly random: RandomSource | undefined;
   private readonly batchId: () => string;
-  private mechanisms = new Map<string, Mechanism>();
+  private verified = new Map<string, Mechanism>();
   private state: ClientState | null = null;
   private lock: Promise<unknown> = Promise.resolve();
 
@@ -105,9 +106,10 @@ export class Client {
   /** Download (msgpack), verify and cache a mechanism; MechanismRejected if it fails verification. */
   async mechanism(id: string, options: { maxEpsilon?: number | null } = {}): Promise<Mechanism> {
     if (typeof id !== "string" || !id) throw new ValidationError(`mechanism id must be a non-empty string; got ${id}`);
+    id = await this.fullId(id);
     const policy = this.policy.withMaxEpsilon(options.maxEpsilon);
     policy.checkId(id);
-    let mech = this.mechanisms.get(id);
+    let mech = this.verified.get(id);
     if (!mech) {
       const resp = await this.http.request("GET", `/v1/mechanisms/${encodeURIComponent(id)}`, { headers: { Accept: MSGPACK } });
       resp.checkNotAPage();
@@ -121,10 +123,21 @@ export class Client {
         throw exc;
       }
       mech = Mechanism.fromDocument(valid, { expectedId: id, policy });
-      this.mechanisms.set(id, mech);
+      this.verified.set(id, mech);
     }
     policy.check(mech.document, id); // the policy may have changed since it was cached
     return mech;
+  }
+
+  /** The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …. */
+  async mechanisms(): Promise<Record<string, unknown>[]> {
+    return listed((await this.http.request("GET", "/v1/mechanisms")).json(), "mechanisms", this.http.url);
+  }
+
+  /** A full id, or a unique prefix of one (as every rldp command takes): a verified mechanism's, else the catalogue's. */
+  private async fullId(given: string): Promise<string> {
+    const mine = [...this.verified.keys()].filter((i) => i.startsWith(given.trim().toLowerCase()));
+    return fullMechanismId(given, mine, async () => (await this.mechanisms()).map((m) => String(m.id)));
   }
 
   /** The collection `name`, followed: each submit uses its current mechanism (see {@link Collection}). */
@@ -232,7 +245,7 @@ export class Client {
     const random = options.random ?? this.random;
     if (!this.store) {
       this.stateless(mech, options.owners);
-      return this.sendAll(makeBatches(id, mech.privatizeIndices(xs, random), batchSize, null, this.batchId));
+      return this.sendAll(makeBatches(mech.id, mech.privatizeIndices(xs, random), batchSize, null, this.batchId));
     }
     return this.serial(async () => {
       const state = await this.loaded();
@@ -240,7 +253,7 @@ export class Client {
       if (!mech.window) {
         const ys = this.memoised(state, mech, owners, xs, random);
         await this.store!.save(state); // the draws are stored before anything is sent
-        return this.sendAll(makeBatches(id, mech.reportFrom(ys, random), batchSize, null, this.batchId));
+        return this.sendAll(makeBatches(mech.id, mech.reportFrom(ys, random), batchSize, null, this.batchId));
       }
       const label = mech.window.labelAt(this.clock());
       const ledger = ((state.ledger[mech.id] ??= {})[label] ??= {});
@@ -253,7 +266,7 @@ export class Client {
       }
       const sendOwners = send.map((i) => owners[i]);
       const ys = this.memoised(state, mech, sendOwners, Int32Array.from(send, (i) => xs[i]), random);
-      const batches = makeBatches(id, mech.reportFrom(ys, random), batchSize, label, this.batchId);
+      const batches = makeBatches(mech.id, mech.reportFrom(ys, random), batchSize, label, this.batchId);
       const now = this.clock();
       batches.forEach((b, k) => {
         for (const owner of sendOwners.slice(k * batchSize, (k + 1) * batchSize)) ledger[owner] = b.batch;
@@ -277,7 +290,7 @@ export class Client {
     window: string | null = null,
   ): Promise<Receipt> {
     // labelled, but not in the store's outbox (window ""): a raw upload is queued, not kept there
-    const batches = makeBatches(id, reports, batchSize, window, this.batchId).map((b) => ({ ...b, window: "" }));
+    const batches = makeBatches(await this.fullId(id), reports, batchSize, window, this.batchId).map((b) => ({ ...b, window: "" }));
     return this.sendAll(batches, { window });
   }
 

@@ -18,3 +18,4 @@ export { makeBatches, checkBatchBody, storedForm, newBatchId, BATCH_ID, type Pre
 export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, type ClientOptions, type Receipt } from "./client.js";
 export { Transport, Reply, retryAfterSeconds, type TransportOptions } from "./transport.js";
 export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";
+export { resolvePrefix, fullMechanismId, SHORT } from "./ids.js";
