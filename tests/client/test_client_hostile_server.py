@@ -139,6 +139,21 @@ def test_a_chunked_body_beyond_the_cap_is_refused_while_streaming(serve: Callabl
     assert info.value.reason == "response-too-large"
 
 
+def test_a_catalogue_without_a_list_is_a_typed_refusal(serve: Callable[[Handler], Server]) -> None:
+    def odd(h: http.server.BaseHTTPRequestHandler) -> None:
+        body = json.dumps({"items": []}).encode()
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    server = serve(odd)
+    with Client(server.url, state_path=None, retries=0) as client, pytest.raises(ProblemError) as info:
+        client.mechanisms()
+    assert info.value.reason == "not-rldp" and "no list of mechanisms" in str(info.value)
+
+
 def test_the_limits_are_the_ones_declared_once() -> None:
     declared: dict[str, Any] = json.loads(LIMITS.read_text(encoding="utf-8"))
     assert MAX_SYMBOLS == declared["max_symbols"]
