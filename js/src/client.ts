@@ -17,6 +17,7 @@ import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
 import type { RecordLike } from "./records.js";
 import { emptyState, type ClientState, type StateStore, type StoredBatch } from "./state.js";
+import { Estimate, estimateQuery, type EstimateParams } from "./estimate.js";
 import { fullMechanismId, listed } from "./ids.js";
 import { Transport, type TransportOptions } from "./transport.js";
 
@@ -132,6 +133,20 @@ export class Client {
   /** The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …. */
   async mechanisms(): Promise<Record<string, unknown>[]> {
     return listed((await this.http.request("GET", "/v1/mechanisms")).json(), "mechanisms", this.http.url);
+  }
+
+  /** The server's estimate of P(S, U) from a mechanism's reports (a token that may read estimates); TooFewReports
+   * while it has fewer than the server's minimum. */
+  async estimate(id: string, params: EstimateParams = {}): Promise<Estimate> {
+    const path = `/v1/mechanisms/${encodeURIComponent(await this.fullId(id))}/estimate${estimateQuery(params)}`;
+    return Estimate.fromDict((await this.http.request("GET", path, { auth: true })).json());
+  }
+
+  /** P(S, U) from every mechanism of the collection `name` in one likelihood (a token that may read estimates). */
+  async estimateCollection(name: string, params: EstimateParams = {}): Promise<Estimate> {
+    if (typeof name !== "string" || !name) throw new ValidationError(`a collection name must be a non-empty string; got ${name}`);
+    const path = `/v1/collections/${encodeURIComponent(name)}/estimate${estimateQuery(params)}`;
+    return Estimate.fromDict((await this.http.request("GET", path, { auth: true })).json());
   }
 
   /** A full id, or a unique prefix of one (as every rldp command takes): a verified mechanism's, else the catalogue's. */
@@ -457,6 +472,11 @@ export class Collection {
   async privatize(records: readonly RecordLike[] | Record<string, readonly unknown[]>, options: { owners?: Owners; random?: RandomSource } = {}): Promise<[string, Int32Array]> {
     const mech = await this.current();
     return [mech.id, await this.client.privatize(mech.id, records, options)];
+  }
+
+  /** P(S, U) from every mechanism of the collection ({@link Client.estimateCollection}). */
+  async estimate(params: EstimateParams = {}): Promise<Estimate> {
+    return this.client.estimateCollection(this.name, params);
   }
 
   /** Privatise and upload under the current mechanism ({@link Client.submit}). */

@@ -96,6 +96,27 @@ export class ProblemError extends RldpError {
   }
 }
 
+/** The server refused an estimate: the mechanism or collection has fewer reports than its minimum (409
+ * too-few-reports, or no-reports: none at all). `reports`: how many it has; `minReports`: how many an estimate
+ * needs (null from a server that does not say). */
+export class TooFewReports extends ProblemError {
+  override name = "TooFewReports";
+  readonly reports: number | null;
+  readonly minReports: number | null;
+  constructor(status: number, problem: Record<string, unknown>, receipt?: unknown) {
+    super(status, problem, receipt);
+    const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
+    this.reports = int(problem.reports) ?? (this.reason === "no-reports" ? 0 : null);
+    this.minReports = int(problem.min_reports);
+  }
+}
+
+/** The error for a refusal: the subclass of its problem type (TooFewReports) or ProblemError. */
+export function problemError(status: number, problem: Record<string, unknown>, receipt?: unknown): ProblemError {
+  const error = new ProblemError(status, problem, receipt);
+  return error.reason === "too-few-reports" || error.reason === "no-reports" ? new TooFewReports(status, problem, receipt) : error;
+}
+
 /** The service could not be reached, or kept answering 429/5xx, after every retry. Transient. */
 export class ServiceUnavailable extends RldpError {
   override name = "ServiceUnavailable";

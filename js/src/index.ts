@@ -19,3 +19,4 @@ export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, 
 export { Transport, Reply, retryAfterSeconds, type TransportOptions } from "./transport.js";
 export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";
 export { resolvePrefix, fullMechanismId, SHORT } from "./ids.js";
+export { Estimate, estimateQuery, ESTIMATE_METHODS, ESTIMATE_INTERVALS, type EstimateParams } from "./estimate.js";

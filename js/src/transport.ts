@@ -11,7 +11,7 @@
  * re-sent elsewhere). Callers get a {@link Reply}, whose `json()` refuses what is not a JSON object
  * (ProblemError `not-rldp`): only typed errors leave the SDK.
  */
-import { CollectionPaused, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { CollectionPaused, ProblemError, ServiceUnavailable, ValidationError, problemError } from "./errors.js";
 import { MAX_RESPONSE_BYTES } from "./limits.js";
 
 export const RETRY_STATUSES = [429, 500, 502, 503, 504];
@@ -205,7 +205,7 @@ export class Transport {
       if (reply && problem) {
         lastStatus = reply.status;
         if (problem.reason === "collection-paused") throw new CollectionPaused(`${method} ${url}: ${String(problem.detail ?? "")}`, String(problem.detail ?? ""));
-        if (!RETRY_STATUSES.includes(reply.status) && reply.status < 500) throw new ProblemError(reply.status, problem);
+        if (!RETRY_STATUSES.includes(reply.status) && reply.status < 500) throw problemError(reply.status, problem);
         last = `${reply.status} ${String(problem.detail || reply.statusText)}`;
         wait = retryAfterSeconds(reply.headers.get("Retry-After"));
       }
