@@ -2,6 +2,7 @@
 
     rldp mechanisms get 3f2a9c --out next.json      # JSON or msgpack (.msgpack, .mpk) by the extension
     rldp mechanisms get 3f2a9c > next.json          # without --out: the document as JSON on stdout
+    rldp mechanisms get --collection app-usage --out next.json   # a collection's current mechanism
 
 The document is checked as :meth:`rldp.client.Client.mechanism` checks it (its content id, its privacy
 audit re-run here) before it is written, so the file holds exactly what the id names: `rldp audit FILE`
@@ -14,6 +15,7 @@ import argparse
 import sys
 
 from rldp.shared.document import to_json, write_document
+from rldp.shared.errors import ValidationError
 
 from .operator_client import mechanism_id as _mechanism_id
 from .operator_client import operator_client as _client
@@ -23,8 +25,13 @@ __all__ = ["cmd_get", "add_get_parser"]
 
 def cmd_get(args: argparse.Namespace) -> int:
     """Download, verify and write (or print) one mechanism document."""
+    if (args.mechanism is None) == (args.collection is None):
+        raise ValidationError("give a mechanism ID or --collection NAME (its current mechanism), not both")
     with _client(args) as client:
-        mech = client.mechanism(_mechanism_id(client, args.mechanism))
+        if args.collection is not None:
+            mech = client.collection(args.collection).current()  # verified as the SDK verifies what apps follow
+        else:
+            mech = client.mechanism(_mechanism_id(client, args.mechanism))
     if args.out is None or args.out == "-":
         sys.stdout.write(to_json(mech.document) + "\n")
         return 0
@@ -45,5 +52,6 @@ def add_get_parser(
         "(as an app does), and write it to FILE: JSON for .json, msgpack for .msgpack or .mpk. Without --out, "
         "print it as JSON. No token needed.",
     )
-    a.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    a.add_argument("mechanism", metavar="ID", nargs="?", default=None, help="mechanism id, or a unique prefix of one")
+    a.add_argument("--collection", metavar="NAME", default=None, help="instead of ID: this collection's current one")
     a.add_argument("--out", metavar="FILE", default=None, help="write the document here (default: JSON on stdout)")

@@ -30,6 +30,12 @@ def test_get_writes_the_document_as_json_or_msgpack_and_prints_it(server, tmp_pa
     assert (tmp_path / "next.json").read_bytes()[:1] == b"{" and (tmp_path / "next.msgpack").read_bytes()[:1] != b"{"
     printed = _run(server, "mechanisms", "get", doc["id"])
     assert printed.returncode == 0 and json.loads(printed.stdout)["id"] == doc["id"], printed.stderr
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+        admin.create_collection("get-me", doc["id"], {"notion": "rldp", "epsilon": 1.0})
+    current = _run(server, "mechanisms", "get", "--collection", "get-me", "--out", tmp_path / "current.json")
+    assert current.returncode == 0 and read_document(tmp_path / "current.json")["id"] == doc["id"], current.stderr
+    both = _run(server, "mechanisms", "get", doc["id"], "--collection", "get-me")
+    assert both.returncode == 2 and "not both" in both.stderr and "Traceback" not in both.stderr
     # The file audits offline as the README does next.
     audit = run_cli("audit", tmp_path / "next.json")
     assert audit.returncode == 0, audit.stderr
