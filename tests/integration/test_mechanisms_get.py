@@ -19,7 +19,7 @@ def _run(server, *args: object) -> subprocess.CompletedProcess[str]:
 
 
 def test_get_writes_the_document_as_json_or_msgpack_and_prints_it(server, tmp_path):
-    doc = make_document("mechanisms-get")
+    doc = make_document("mechanisms-get", window="P1D")
     with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
         admin.publish(doc)
     for name in ("next.json", "next.msgpack"):
