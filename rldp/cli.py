@@ -146,7 +146,7 @@ def _missing_dependency(exc: ModuleNotFoundError) -> str | None:
 
 def install_hint(extra: str) -> str:
     """How to install ``extra`` ("rldp[aggregator]"): from the clone, the way that works without a package index
-    that has rldp (issue 37: ``pip install 'rldp[aggregator]'`` alone answered "No matching distribution")."""
+    that has rldp (the index name alone answers "No matching distribution" where rldp is not published)."""
     local = extra.replace("rldp", ".", 1) if extra.startswith("rldp[") else "."
     return f"pip install '{local}' in rldp's source folder (or pip install '{extra}' from an index that has rldp)"
 
