@@ -55,3 +55,4 @@ def add_get_parser(
     a.add_argument("mechanism", metavar="ID", nargs="?", default=None, help="mechanism id, or a unique prefix of one")
     a.add_argument("--collection", metavar="NAME", default=None, help="instead of ID: this collection's current one")
     a.add_argument("--out", metavar="FILE", default=None, help="write the document here (default: JSON on stdout)")
+    a.set_defaults(func=cmd_get)
