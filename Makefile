@@ -26,18 +26,21 @@ demo: $(STAMP)
 # The suite runs on every core (pytest-xdist; a test module stays on one worker, so its fixtures are
 # built once); TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= auto
+# The JS tests run even when pytest fails (one failure must not hide the other's), and make fails at the end.
 test: $(STAMP) $(if $(NODE_OK),$(JS_STAMP))
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(ARGS)
-	@$(MAKE) --no-print-directory js-test
+	@py=0; $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(ARGS) || py=$$?; \
+	js=0; $(MAKE) --no-print-directory js-test || js=$$?; \
+	if [ $$py -ne 0 ] || [ $$js -ne 0 ]; then echo "make test: pytest exit $$py, JavaScript tests exit $$js" >&2; exit 1; fi
 
 $(JS_STAMP): js/package.json js/package-lock.json
 	cd js && npm ci --no-audit --no-fund --loglevel=error
 	touch $(JS_STAMP)
 
+JS_TEST ?= cd js && npx tsc -p tsconfig.json && RLDP_PYTHON=$(abspath $(PY)) node --test test/
 js-test:
 ifeq ($(NODE_OK),yes)
 	@$(MAKE) --no-print-directory $(JS_STAMP)
-	cd js && npx tsc -p tsconfig.json && RLDP_PYTHON=$(abspath $(PY)) node --test test/
+	$(JS_TEST)
 else
 	@echo "Node >= 20 not found: the JavaScript SDK's tests (js/) are skipped"
 endif

@@ -282,7 +282,7 @@ class Client(AdminCalls):
             raise ValueError(f"batch_size must be ≥ 1; got {batch_size!r}")
         mech = self.mechanism(mechanism_id)
         x = mech.alphabet.encode(records)
-        require_owners(int(x.size), owners, self.reporter is not None)
+        require_owners(int(x.size), owners, self.reporter is not None, windowed=mech.window is not None)
         rng = rng if rng is not None else self.rng
         if self.reporter is None:
             self._stateless(mech, owners)

@@ -6,7 +6,9 @@ user's reports (by network identity, say) and has seen T of them guesses S by th
     P(s | y_1..y_T) ∝ Σ_u P̂(s, u) · L(y_1..y_T | s, u),
     L(y_1..y_T | x) = (1 − ρ) Π_t Q(y_t | x) + ρ Q(y_1 | x) 1[y_1 = … = y_T]
 
-with P̂ the public distribution the mechanism document carries. L is the exact likelihood
+with P̂ the public distribution the mechanism document carries. With a latent S (the privacy
+funnel: the mechanism reads U only) Q(y | s, u) = Q(y | u), and the same rule is the posterior on S
+through the mechanism over U; averaging then reads u, and S as far as u tells it. L is the exact likelihood
 for an aggregator that does not know whether a user's app memoises (probability ρ = ½) or
 draws afresh: Bayes-optimal for that population, and one rule applied unchanged to both
 kinds of stream (a rule told which client sent what would be tautological). Why it matters:

@@ -99,7 +99,7 @@ def run_no_public_data(
         },
     )
     say(cfg, f"no public data: pilot {pilot['method']} (private for every distribution) as collection {COLLECTION!r}")
-    simulate_users(cfg, url, pilot["id"], users, names)
+    simulate_users(cfg, url, pilot["id"], users, names, stream=1)
     job = _wait(
         url,
         token,
@@ -138,8 +138,8 @@ def run_no_public_data(
     # draws from the OS CSPRNG, and a cell picked from it made the demo's drift figure vary run to run).
     users_p = np.ravel(np.asarray(p, dtype=float))
     cell = int(np.argmin(np.where(users_p > 0, users_p, np.inf)))
-    drifted = _drifted(users, names, alphabet, cell, cfg.seed or 0)
-    simulate_users(cfg, url, doc["id"], drifted, names)
+    drifted = _drifted(users, names, alphabet, cell, cfg.seed)
+    simulate_users(cfg, url, doc["id"], drifted, names, stream=2)
     drift = fetch_estimate(url, token, doc["id"]).get("drift") or {}
     out["drift"] = {
         "cell": "|".join(alphabet.decode(cell)[0]),
