@@ -158,3 +158,10 @@ def test_a_budget_with_a_period_and_a_lifetime_enforces_both(aggregator, tmp_pat
             client.submit(docs[3]["id"], VALUES[:1])
         assert info.value.per is None and info.value.spent == pytest.approx(3.0)
     assert spent(path) == pytest.approx(3.0)
+
+
+def test_the_lifetime_total_of_a_budget():
+    assert PrivacyBudget(1.5).total == 1.5  # no period: epsilon is the lifetime total
+    assert PrivacyBudget(1.0, per="P1D").total == np.inf  # a period and no lifetime: no cap in all
+    assert PrivacyBudget(1.0, per="P1D", lifetime=5.0).total == 5.0
+    assert DEFAULT_BUDGET.total == 4.0
