@@ -277,9 +277,35 @@ def estimate_section(quick: bool) -> None:
             f"{est.iterations - est.newton_steps}+{est.newton_steps}"
         )
     k, th, ts, tc, tw, pc, pw, _ = rows[-1]
+    t_watch = _watch_time(q, counts)
+    print(f"# drift watch on the same counts and estimate: {t_watch:.3f} s")
+    _emit(f"estimate_k{k}_with_drift_vs_solve", (tw + t_watch) / ts, "x", "floor ≤ 5 (what GET …/estimate costs)")
     _emit(f"estimate_k{k}_warm_vs_solve", tw / ts, "x", "floor ≤ 10")
     _emit(f"estimate_k{k}_cold_vs_solve", tc / ts, "x")
     _emit(f"estimate_k{k}_peak_dense_matrices", max(pc, pw), "KxK", "floor ≤ 3")
+
+
+def _watch_time(q: np.ndarray, counts: np.ndarray) -> float:
+    """Wall seconds of the drift watch an estimate request runs beside the estimate (the document: the GRR
+    matrix over S × U with |S| = 2, a small F around a Dirichlet P̂; scipy.stats imported beforehand)."""
+    import scipy.stats  # noqa: F401  (a one-off import, not the watch's cost)
+
+    from rldp.aggregator.estimate.drift import watch
+    from rldp.shared.document import build_document
+    from rldp.shared.records import Alphabet
+
+    k = q.shape[1]
+    alphabet = Alphabet.from_dict(
+        {
+            "sensitive": {"name": "s", "values": ["a", "b"]},
+            "released": [{"name": "u", "values": [f"v{i}" for i in range(k // 2)]}],
+        }
+    )
+    p_hat = np.random.default_rng(3).dirichlet(np.ones(k)).reshape(2, k // 2)
+    privacy = {"notion": "rldp", "epsilon": EPSILON, "uncertainty": {"order": 2, "radius": 0.01}}
+    doc = build_document(method="grr", matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy)
+    estimate = estimate_distribution(q, counts, (2, k // 2))  # the same estimate, over S × U
+    return _timed(lambda: watch(doc, counts, estimate))
 
 
 def _timed(fn: Callable[[], object]) -> float:

@@ -259,13 +259,21 @@ def projection_statistic(
 
 def _em(qhat: np.ndarray, q: np.ndarray, theta: np.ndarray, steps: int = 300) -> np.ndarray:
     """EM steps θ ← θ ⊙ Qᵀ(q̂/Qθ) from ``theta``: each lowers f (monotone), so f at the result is a
-    tighter upper bound of min_Δ f; started inside the simplex's interior so no cell is stuck at 0."""
+    tighter upper bound of min_Δ f; started inside the simplex's interior so no cell is stuck at 0.
+    Stops once a step lowers f by less than 10⁻⁶ nats (2·10⁻⁶·n on the T scale of n reports is far
+    below any threshold; started from the estimator's converged θ̂ that is after a step or two — the
+    steps are |Y|·|X| work each, seconds at |X| = 4,000)."""
     theta = 0.99 * theta + 0.01 / theta.size
     seen = qhat > 0
     qs, hs = q[seen], qhat[seen]
+    before = math.inf
     for _ in range(steps):
-        pi = qs @ theta
-        theta = theta * (qs.T @ (hs / np.maximum(pi, 1e-300)))
+        pi = np.maximum(qs @ theta, 1e-300)
+        value = float(np.sum(hs * (np.log(hs) - np.log(pi))))
+        if before - value < 1e-6:
+            break
+        before = value
+        theta = theta * (qs.T @ (hs / pi))
         theta /= theta.sum()
     return theta
 

@@ -44,7 +44,7 @@ from rldp.shared.uncertainty import UncertaintySet
 from .. import plots
 from ..datasets import adult_distribution
 from .config import N_ADULT, Config, Experiment, Result
-from .stats import row
+from .stats import row as _tidy_row
 
 __all__ = ["EXPERIMENTS", "GAMMAS", "plot_field", "run_field", "table_field"]
 
@@ -52,6 +52,11 @@ NAME = "field"
 GAMMAS = (0.0, 0.001, 0.01, 0.05)
 ALPHA = 0.05
 EPSILON = 1.5
+
+
+def row(name: str, key: dict[str, Any], stat: str, value: Any, draws: int) -> dict[str, Any]:
+    """One tidy row, its value a plain float (numpy scalars would be written as their repr)."""
+    return _tidy_row(name, key, stat, float(value), draws)
 
 
 def _key(panel: str, gamma: float, n: int) -> dict[str, Any]:
@@ -289,25 +294,36 @@ def _cell(value: Any) -> str:
 
 
 def plot_field(result: Result, out: Path) -> Path:
-    """False alarms and pilot coverage against γ, with ±2 Monte-Carlo standard errors."""
+    """False alarms, pilot coverage and NMI after the switch against γ, rates with ±2 Monte-Carlo errors."""
     plt = plots.pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(12.4, 4.6))
+    fig, axes = plt.subplots(1, 3, figsize=(17.0, 4.8))
     handles = {}
     gammas = [float(m.split("=")[1]) for m in result.methods]
-    xs = range(len(gammas))
-    for panel in result.panels:
-        if not panel.startswith("false alarms"):
-            continue
-        rate = {r["method"]: r["value"] for r in result.rows if r["panel"] == panel and r["statistic"] == "rate"}
+    xs = list(range(len(gammas)))
+    false_alarms = [x for x in result.panels if x.startswith("false alarms")]
+    for shift, panel, colour in zip((-0.06, 0.06), false_alarms, ("tab:blue", "tab:orange")):
+        rate = {r["method"]: r for r in result.rows if r["panel"] == panel and r["statistic"] == "rate"}
         se = {r["method"]: r["value"] for r in result.rows if r["panel"] == panel and r["statistic"] == "rate_se"}
         ms = [m for m in result.methods if m in rate]
-        pos = [result.methods.index(m) for m in ms]
+        pos = [result.methods.index(m) + shift for m in ms]
         handles[panel] = axes[0].errorbar(
-            pos, [rate[m] for m in ms], yerr=[2 * se[m] for m in ms], marker="o", capsize=3
+            pos, [rate[m]["value"] for m in ms], yerr=[2 * se[m] for m in ms], fmt="o", color=colour, capsize=3
         )
-    handles[f"a = {ALPHA:g}"] = axes[0].axhline(ALPHA, color="grey", linestyle="--")
-    axes[0].set_ylabel("share of collections ever flagged (500 looks)")
-    axes[0].set_title("False alarms over 50,000 honest reports, a look every 100", fontsize=10)
+        for x, m in zip(pos, ms, strict=True):
+            hits = round(rate[m]["value"] * rate[m]["draws"])
+            axes[0].annotate(
+                f"{hits}/{rate[m]['draws']}",
+                (x, rate[m]["value"]),
+                textcoords="offset points",
+                xytext=(0, 8 if shift < 0 else -14),
+                ha="center",
+                fontsize=8,
+                color=colour,
+            )
+    handles[f"a = {ALPHA:g} (the level over every look)"] = axes[0].axhline(ALPHA, color="grey", linestyle="--")
+    axes[0].set_ylim(-0.01, 0.08)
+    axes[0].set_ylabel("share of collections ever flagged")
+    axes[0].set_title("False alarms: 50,000 honest reports, a look every 100", fontsize=10)
     for n1, colour in ((10_000, "tab:blue"), (100_000, "tab:orange"), (1_000_000, "tab:green")):
         for stat, style in (("coverage", "-o"), ("coverage_if_ignored", ":x")):
             ys = {
@@ -315,20 +331,24 @@ def plot_field(result: Result, out: Path) -> Path:
                 for r in result.rows
                 if r["panel"] == "pilot coverage under forgery" and r["n"] == n1 and r["statistic"] == stat
             }
-            label = f"n₁ = {n1:,}: " + (
-                "F built with budget γ" if stat == "coverage" else "F built as if none were forged"
-            )
-            handles[label] = axes[1].plot(list(xs), [ys.get(m, math.nan) for m in result.methods], style, color=colour)[
-                0
-            ]
-    handles[f"1 − β = {1 - ALPHA:g}"] = axes[1].axhline(1 - ALPHA, color="grey", linestyle="--")
+            label = f"n₁ = {n1:,}: " + ("F with budget γ" if stat == "coverage" else "F as if none were forged")
+            handles[label] = axes[1].plot(xs, [ys.get(m, math.nan) for m in result.methods], style, color=colour)[0]
+        nmi = {
+            r["method"]: r["value"]
+            for r in result.rows
+            if r["panel"] == "NMI after the switch" and r["n"] == n1 and r["statistic"] == "nmi"
+        }
+        axes[2].plot(xs, [nmi.get(m, math.nan) for m in result.methods], "-s", color=colour)
+    handles[f"1 − β = {1 - ALPHA:g}"] = axes[1].axhline(1 - ALPHA, color="grey", linestyle="-.")
+    axes[1].set_ylim(-0.03, 1.05)
     axes[1].set_ylabel("share of pilots whose F holds the honest P")
-    axes[1].set_title("Pilot coverage with a share γ of forged reports (worst output)", fontsize=10)
+    axes[1].set_title("Pilot coverage, a share γ forged on the worst output", fontsize=10)
+    axes[2].set_ylabel("NMI at the true P after the switch")
+    axes[2].set_title("The price: NMI after the switch (same colours: n₁)", fontsize=10)
     for ax in axes:
-        ax.set_xticks(list(xs), [f"γ = {g:g}" for g in gammas])
-        ax.set_ylim(-0.03, 1.05)
+        ax.set_xticks(xs, [f"γ = {g:g}" for g in gammas])
     path = out / f"{result.name}.png"
-    return plots.finish(plt, fig, handles, "The field loop under attack (sex/race, Adult)", path, legend_cols=2)
+    return plots.finish(plt, fig, handles, "The field loop under attack (sex/race on Adult)", path, legend_cols=3)
 
 
 EXPERIMENTS: tuple[Experiment, ...] = (

@@ -142,3 +142,13 @@ def test_dockerfile_copies_every_package_directory():
         value = project["project"][extra]
         for name in [value] if isinstance(value, str) else value:
             assert name in copied, name
+
+
+def test_proxy_recipes_limit_report_uploads_per_source_address():
+    """Report uploads are anonymous: both recipes rate-limit POST /v1/reports per client address."""
+    nginx, caddy = (DEPLOY / "nginx.conf").read_text(), (DEPLOY / "Caddyfile").read_text()
+    zone = re.search(r"limit_req_zone \$binary_remote_addr zone=(\w+):\d+m rate=(\d+)r/s;", nginx)
+    assert zone, "nginx: a per-address limit_req_zone"
+    block = re.search(r"location = /v1/reports \{(.*?)\n    \}", nginx, re.S)
+    assert block and f"limit_req zone={zone.group(1)}" in block.group(1) and "proxy_pass" in block.group(1)
+    assert "rate_limit {" in caddy and "path /v1/reports" in caddy and "key {remote_host}" in caddy

@@ -123,6 +123,8 @@ def switch_after_pilot(
     share one window, whatever ``request.window`` says."""
     window = collection_window(pilot)
     alphabet = Alphabet.from_dict({"sensitive": pilot["sensitive"], "released": pilot["released"]})
+    if redesign and int(np.linalg.matrix_rank(report_matrix(pilot))) < alphabet.size:
+        return _back_to_a_pilot(request, pilot, counts, alphabet, None if window is None else window.text)
     source = PilotData(pilot, counts, beta, collection, order=request.order, contamination=contamination)
     request = replace(request, radius=None, beta=None, window=None if window is None else window.text)
     doc = design_from(source, request, alphabet)
@@ -148,3 +150,36 @@ def switch_after_pilot(
         "shrink the radius"
     )
     return Switch(doc, False, pilot_nmi, nmi, radius, reason)
+
+
+def _back_to_a_pilot(
+    request: DesignRequest, current: Mapping[str, Any], counts: Sequence[int], alphabet: Alphabet, window: str | None
+) -> Switch:
+    """The redesign of a drifted mechanism whose report matrix has rank < |X|: its reports identify only
+    QP, not P, so no confidence set for P comes from them alone and no design over one can be certified.
+    What can be certified is a pilot private for every distribution (its claim needs no F, so no drift can
+    void it): the collection goes back to one, and its switch policy (if any) designs over the new pilot's
+    reports once it has them. Only for rldp, the notion pilots are designed for (DesignError otherwise)."""
+    rank = int(np.linalg.matrix_rank(report_matrix(current)))
+    if request.notion != "rldp":
+        raise DesignError(
+            f"the current mechanism's report matrix has rank {rank} < |X| = {alphabet.size}, so its reports cannot "
+            f"identify P, and a pilot (private for every distribution) is designed for rldp only, not "
+            f"{request.notion!r}: rotate the collection to a mechanism designed by hand"
+        )
+    choice = design_pilot(
+        alphabet,
+        request.epsilon,
+        planned_reports=max(int(sum(counts)), 10_000),
+        time_budget=request.time_budget or 20.0,
+        window=window,
+    )
+    p_hat = np.asarray(current["public_distribution"], dtype=float).ravel()
+    reason = (
+        f"redesign: the current mechanism's report matrix has rank {rank} < |X| = {alphabet.size}, so its reports "
+        f"cannot identify P; back to a pilot private for every distribution ({choice.document['method']}), whose "
+        "claim holds whatever the population"
+    )
+    nmi = normalized_mutual_information(report_matrix(choice.document), p_hat)
+    current_nmi = normalized_mutual_information(report_matrix(current), p_hat)
+    return Switch(choice.document, True, current_nmi, nmi, math.inf, reason)

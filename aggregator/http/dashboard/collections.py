@@ -12,7 +12,7 @@ from flask import redirect, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import DRIFT_POLICIES, ServiceError
-from rldp.shared.collection import drift_policy
+from rldp.shared.collection import drift_contamination, drift_policy
 
 from ..responses import current_service
 from .pages import blueprint, checked_form, login_required, page
@@ -46,6 +46,12 @@ def collection_request_from_form() -> dict[str, Any]:
     drift = form.get("drift", "").strip()
     if drift and drift != DRIFT_POLICIES[0]:
         policy["drift"] = drift
+    contamination = form.get("contamination", "").strip()
+    if contamination:
+        try:
+            policy["contamination"] = float(contamination)
+        except ValueError:
+            policy["contamination"] = contamination  # refused by the service, naming the field
     after = form.get("switch_after", "").strip()
     if after:
         policy["switch"] = {"after": int(after) if after.isdigit() else after}  # the notion's recommended method
@@ -64,6 +70,8 @@ def _page(user: User, error: str | None = None, done: str | None = None) -> Base
         claim_keys=_POLICY_FIELDS,
         drift_policies=DRIFT_POLICIES,
         drift_policy=drift_policy,
+        drift_contamination=drift_contamination,
+        default_contamination=drift_contamination({}),
         error=error,
         done=done,
         form=request.form if error else {},

@@ -101,7 +101,10 @@ def test_a_paused_collection_shows_a_banner_and_the_admin_resumes_it(app):
     policy = http.get("/v1/collections/watched").get_json()["policy"]
     assert policy["drift"] == "pause" and policy["switch"] == {"after": 2000}
     page = http.get("/ui/collections").get_data(as_text=True)
-    assert "on drift: pause; pilot switches after 2,000 reports" in page and "is paused" not in page
+    assert (
+        "on drift: pause; up to 0.001 of a window's reports may be forged; pilot switches after 2,000 reports" in page
+    )
+    assert "is paused" not in page
     service = app.extensions[EXTENSION]
     service.pauses.pause("watched", m1, "the reporting population no longer looks like P̂")  # as the drift watch does
     page = http.get("/ui/collections").get_data(as_text=True)
@@ -122,3 +125,23 @@ def test_a_paused_collection_shows_a_banner_and_the_admin_resumes_it(app):
         ).status_code
         == 201
     )
+
+
+def test_the_contamination_budget_is_set_in_the_form_and_shown(http):
+    """The collection form takes the forged share tolerated; the table shows it (the default too)."""
+    m1, m2 = publish(http), publish(http)
+    login(http, ADMIN_TOKEN)
+    created = http.post(
+        "/ui/collections",
+        data=form(http, name="forged", mechanism=m1, notion="rldp", epsilon="1", contamination="0.02"),
+    )
+    assert created.status_code == 303, created.get_data(as_text=True)[:800]
+    assert http.get("/v1/collections/forged").get_json()["policy"]["contamination"] == 0.02
+    body = {"name": "plain", "policy": {"notion": "rldp", "epsilon": 1}, "mechanism": m2}
+    assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
+    page = http.get("/ui/collections").get_data(as_text=True)
+    assert "up to 0.02 of a window" in page and "up to 0.001 of a window" in page
+    bad = http.post(
+        "/ui/collections", data=form(http, name="x", mechanism=m1, notion="rldp", epsilon="1", contamination="0.7")
+    )
+    assert bad.status_code == 422 and "policy.contamination must be in [0, 0.5)" in bad.get_data(as_text=True)

@@ -12,6 +12,7 @@ from rldp_live import ADMIN, finished_job, in_process_app, wait_until
 
 from rldp.aggregator.design.orchestration.pilot import design_pilot
 from rldp.shared.audit import audit_document
+from rldp.shared.collection import Window
 from rldp.shared.document import report_matrix
 from rldp.shared.records import Alphabet
 
@@ -264,38 +265,39 @@ def test_a_pilot_designed_document_is_checked_against_the_pilots_stored_counts(t
         assert resp.status_code == 422 and "not published here" in resp.json["detail"], resp.json
 
 
-@pytest.mark.slow
-def test_a_redesign_that_cannot_be_certified_pauses_the_collection_and_says_why(http, caplog):
-    """[issue 34, point 3] Policy drift=redesign on a current mechanism whose matrix has rank < |X| (two GRR
-    outputs merged: 5 outputs for 6 inputs), where the live reports cannot identify P: the drift pauses the
-    collection at once (its reports are refused with the reason), the redesign job fails, the pause stays and
-    says the redesign failed, the failure is counted, and "is redesigned" is never logged."""
-    import logging
-
+def _rank_deficient(http, notion: str, name: str) -> dict:
+    """Publish a mechanism whose matrix has rank < |X| (two GRR outputs merged: 5 outputs for 6 inputs,
+    still private by post-processing) claiming ``notion`` over a small F, and a collection of it that
+    redesigns on a drift; return the document."""
     from rldp.shared.document import build_document
 
     p_hat = np.array([[0.05, 0.15, 0.10], [0.30, 0.25, 0.15]])
     k = ALPHABET.size
     e = np.exp(1.0)
     grr = np.full((k, k), 1.0 / (e + k - 1)) + np.eye(k) * (e - 1) / (e + k - 1)
-    merged = np.vstack([grr[:-2], grr[-2:].sum(axis=0)])  # post-processing: still private, rank 5
+    merged = np.vstack([grr[:-2], grr[-2:].sum(axis=0)])
+    assert np.linalg.matrix_rank(merged) < k
     doc = build_document(
         method="grr",
         matrix=merged,
         alphabet=ALPHABET,
         public_distribution=p_hat,
-        privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": 0.01}},
+        privacy={"notion": notion, "epsilon": 1.0, "uncertainty": {"order": 2, "radius": 0.01}},
+        extra={"collection": {"window": "P1D"}},
     )
-    assert np.linalg.matrix_rank(merged) < k
-    assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201, "published"
-    policy = {**POLICY, "drift": "redesign"}
-    body = {"name": "rankless", "policy": policy, "mechanism": doc["id"], "window": "none"}
+    assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+    policy = {"notion": notion, "epsilon": 1.0, "drift": "redesign"}
+    body = {"name": name, "policy": policy, "mechanism": doc["id"]}
     assert http.post("/v1/collections", json=body, headers=ADMIN).status_code == 201
+    return doc
+
+
+def _drift_and_its_job(http, doc: dict) -> dict:
     drifted = np.array([0.60, 0.02, 0.02, 0.16, 0.10, 0.10])
-    caplog.set_level(logging.WARNING, logger="rldp.aggregator")
-    _report(http, doc, 20_000, seed=9, truth=drifted)
-    estimate = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=ADMIN).json
-    assert estimate["drift"]["rejected"], estimate["drift"]
+    ys = population_reports(doc, drifted, 20_000, 9)
+    body = report_body(doc, ys)
+    body["window"] = Window.parse("P1D").label_at(time.time())
+    assert http.post("/v1/reports", json=body).status_code == 201
     [job] = wait_until(
         lambda: [
             j
@@ -303,15 +305,47 @@ def test_a_redesign_that_cannot_be_certified_pauses_the_collection_and_says_why(
             if j["params"].get("kind") == "drift-redesign"
         ]
     )
-    job = finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
+    return finished_job(http, f"/v1/designs/{job['job']}", timeout=300)
+
+
+@pytest.mark.slow
+def test_a_drifted_mechanism_of_rank_below_x_is_redesigned_back_to_a_pilot(http):
+    """[issue 34, point 3] drift=redesign where the current mechanism's reports cannot identify P (rank < |X|):
+    the redesign rotates the collection back to a pilot private for every distribution (a claim no drift
+    can void), certified like any design; the drifted mechanism's reports are refused for good."""
+    doc = _rank_deficient(http, "rldp", "rankless")
+    job = _drift_and_its_job(http, doc)
+    assert job["status"] == "done", job
+    current = http.get("/v1/collections/rankless").json["current"]
+    assert current == job["mechanism"] != doc["id"]
+    pilot = http.get(f"/v1/mechanisms/{current}").json
+    assert pilot["privacy"]["uncertainty"]["radius"] is None and audit_document(pilot).passed
+    assert pilot["collection"]["window"] == "P1D"
+    late = report_body(doc, [0, 1, 2])
+    late["window"] = Window.parse("P1D").label_at(time.time())
+    assert http.post("/v1/reports", json=late).status_code == 410
+
+
+@pytest.mark.slow
+def test_a_redesign_that_cannot_be_certified_pauses_the_collection_and_says_why(http, caplog):
+    """[issue 34, point 3] The same under notion ldp, for which no pilot is designed: the drift pauses the
+    collection at once, the redesign job fails, the pause stays and says the redesign failed (the 423
+    problem), the failure is counted, and "is redesigned" is never logged."""
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="rldp.aggregator")
+    doc = _rank_deficient(http, "ldp", "unredesignable")
+    job = _drift_and_its_job(http, doc)
     assert job["status"] == "failed" and "rank" in job["error"], job
 
     def refused_saying_the_redesign_failed():
-        resp = http.post("/v1/reports", json=report_body(doc, [0, 1, 2]))
+        body = report_body(doc, [0, 1, 2])
+        body["window"] = Window.parse("P1D").label_at(time.time())
+        resp = http.post("/v1/reports", json=body)
         return resp.status_code == 423 and "redesign failed" in resp.json["detail"] and resp.json
 
     problem = wait_until(refused_saying_the_redesign_failed)
     assert problem["reason"] == "collection-paused"
-    assert http.get("/v1/collections/rankless").json["current"] == doc["id"]
+    assert http.get("/v1/collections/unredesignable").json["current"] == doc["id"]
     assert "rldp_redesign_failures_total 1.0" in http.get("/metrics").data.decode()
     assert not any("is redesigned" in r.getMessage() for r in caplog.records)
