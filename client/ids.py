@@ -8,6 +8,8 @@ from typing import Any
 
 from rldp.shared.errors import ValidationError
 
+from .errors import ProblemError
+
 __all__ = ["SHORT", "resolve_prefix", "full_mechanism_id", "listed"]
 
 #: How many characters of an id the tables print (and a prefix usually needs).
@@ -42,8 +44,9 @@ def full_mechanism_id(given: str, verified: list[str], catalogue: Callable[[], l
 
 
 def listed(answer: dict[str, Any], key: str, url: str) -> list[dict[str, Any]]:
-    """The list under ``key`` of a listing's answer (ValueError when the server is not an aggregator)."""
+    """The list under ``key`` of a listing's answer (ProblemError ``not-rldp`` when the server is not an aggregator)."""
     items = answer.get(key)
     if not isinstance(items, list):
-        raise ValueError(f"{url} answered no list of {key}: is this an rldp aggregator?")
+        detail = f"{url} answered no list of {key}: is this an rldp aggregator?"
+        raise ProblemError(200, {"reason": "not-rldp", "detail": detail})
     return items

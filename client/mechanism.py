@@ -118,12 +118,15 @@ class Mechanism:
         if expected_id is not None and doc["id"] != expected_id:
             raise MechanismRejected(label, f"the server returned a different mechanism ({doc['id']})")
         rules.check(doc, label)
-        dense = dense_audit_entries(doc)
+        try:  # an unknown notion (UnknownNotion) is refused here as by the audit, whatever the matrix's form
+            dense = dense_audit_entries(doc)
+        except ValueError as exc:
+            raise MechanismRejected(label, f"cannot be audited: {exc}") from None
         if dense > MAX_DENSE_AUDIT_ENTRIES:
             b, a = mechanism_shape(doc)
             raise MechanismRejected(
                 label,
-                f"auditing notion {doc['privacy']['notion']!r} needs its {b:,} × {a:,} matrix in full "
+                f"cannot be audited by this client: auditing notion {doc['privacy']['notion']!r} needs its {b:,} × {a:,} matrix in full "
                 f"({dense * 8 / 2**20:,.0f} MiB); this client expands at most {MAX_DENSE_AUDIT_ENTRIES:,} entries "
                 f"({MAX_DENSE_AUDIT_ENTRIES * 8 / 2**20:,.0f} MiB) of a compact matrix",
             )

@@ -5,6 +5,11 @@ jitter on connection errors, read errors, 429 and 5xx, honouring ``Retry-After``
 at :attr:`CappedRetry.RETRY_AFTER_MAX`). POST is retried too, which is safe because uploads
 are idempotent by batch id (a batch the server already committed is answered as a
 duplicate and stored once). Any other 4xx is permanent: :class:`ProblemError`.
+
+A server can lie to a client (docs/design.md, "The client's threat model"): no redirect is followed
+(``allow_redirects=False``: :class:`ProblemError` ``redirect``, so a POST of reports is never re-sent
+elsewhere), and an answer is read while streaming up to :data:`MAX_RESPONSE_BYTES` (``Content-Length``
+checked first, then a running total: :class:`ProblemError` ``response-too-large``), never whole first.
 """
 
 from __future__ import annotations
@@ -16,12 +21,23 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from rldp import __version__
+from rldp.shared.document import MAX_SYMBOLS
 
 from .errors import CollectionPaused, ProblemError, ServiceUnavailable, problem_error
+from .mechanism import MAX_DENSE_AUDIT_ENTRIES
 
-__all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "json_object", "check_not_a_page"]
+__all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "MAX_RESPONSE_BYTES", "json_object", "check_not_a_page"]
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+#: The most bytes of one answer the client reads: the largest document it can accept, MAX_DENSE_AUDIT_ENTRIES
+#: float64 entries as base64 text in JSON (⌈32·E/3⌉ bytes; msgpack takes at most 9 an entry), plus 1 KiB per
+#: symbol for the alphabet, the public distribution and every other field: 187,345,579 bytes (179 MiB). Declared
+#: once in conformance/limits.json, which this value and the TypeScript SDK's are tested against.
+MAX_RESPONSE_BYTES = -(-32 * MAX_DENSE_AUDIT_ENTRIES // 3) + 1024 * MAX_SYMBOLS
+#: How much of an error answer is read (its problem); the rest is dropped, never buffered.
+MAX_PROBLEM_BYTES = 64 * 1024
+_CHUNK = 64 * 1024
 
 
 class CappedRetry(Retry):
@@ -82,6 +98,8 @@ class Transport:
             raise ValueError(f"retries must be ≥ 0; got {retries!r}")
         self.url = url.rstrip("/")
         self.timeout = float(timeout)
+        #: The most bytes of one answer (:data:`MAX_RESPONSE_BYTES`).
+        self.max_response_bytes = MAX_RESPONSE_BYTES
         self._token = token
         retry = CappedRetry(
             total=int(retries),
@@ -116,6 +134,40 @@ class Transport:
             headers["Authorization"] = f"Bearer {self._token}"
         return headers
 
+    def _read(self, resp: requests.Response, method: str, url: str) -> None:
+        """Read the body into ``resp`` while streaming: at most :attr:`max_response_bytes` of a success (else
+        ProblemError ``response-too-large``), :data:`MAX_PROBLEM_BYTES` of an error answer (the rest dropped)."""
+        success = resp.status_code < 400
+        limit = self.max_response_bytes if success else MAX_PROBLEM_BYTES
+        declared = resp.headers.get("Content-Length", "")
+        if resp._content is not False:  # already in memory (an adapter that builds its answers): only its size
+            if success and len(resp._content or b"") > limit:
+                raise self._too_large(resp, method, url, f"{len(resp._content or b''):,} bytes")
+            return
+        try:
+            if success and declared.isdigit() and int(declared) > limit:
+                raise self._too_large(resp, method, url, f"{int(declared):,} bytes")
+            chunks: list[bytes] = []
+            total = 0
+            for chunk in resp.iter_content(_CHUNK):
+                if total + len(chunk) > limit:
+                    if success:
+                        raise self._too_large(resp, method, url, "more")
+                    chunks.append(chunk[: limit - total])
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        finally:
+            resp.close()
+        resp._content = b"".join(chunks)  # what .content, .text and .json() read
+
+    def _too_large(self, resp: requests.Response, method: str, url: str, size: str) -> ProblemError:
+        detail = (
+            f"{method} {url}: the answer has {size}; this client reads at most {self.max_response_bytes:,} bytes "
+            "(the largest document it can accept)"
+        )
+        return ProblemError(resp.status_code, {"reason": "response-too-large", "detail": detail})
+
     def request(
         self,
         method: str,
@@ -129,11 +181,34 @@ class Transport:
         url = self.url + path
         try:
             resp = self.session.request(
-                method, url, headers=self.headers(auth, headers), timeout=self.timeout, **kwargs
+                method,
+                url,
+                headers=self.headers(auth, headers),
+                timeout=self.timeout,
+                allow_redirects=False,
+                stream=True,
+                **kwargs,
             )
+            if resp.is_redirect or resp.status_code in (300, 301, 302, 303, 305, 307, 308):
+                if resp.raw is not None:
+                    resp.close()
+                where = resp.headers.get("Location")
+                raise ProblemError(
+                    resp.status_code,
+                    {
+                        "reason": "redirect",
+                        "detail": f"{method} {url} answered {resp.status_code}{f' to {where}' if where else ''}; the "
+                        "client follows no redirect (a report must never be sent elsewhere): give the aggregator's own URL",
+                    },
+                )
+            self._read(resp, method, url)
         except requests.exceptions.RetryError as exc:
             raise ServiceUnavailable(f"{method} {url}: the server kept failing after every retry ({exc})") from None
-        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+        except (
+            requests.exceptions.ConnectionError,
+            requests.exceptions.Timeout,
+            requests.exceptions.ChunkedEncodingError,
+        ) as exc:
             raise ServiceUnavailable(
                 f"{method} {url}: cannot reach the server after every retry ({type(exc).__name__})"
             ) from None

@@ -1,6 +1,7 @@
 """Generate the conformance suite (conformance/cases/*.json) with rldp itself.
 
-    .venv/bin/python conformance/generate.py
+    .venv/bin/python conformance/generate.py            # every file
+    .venv/bin/python conformance/generate.py limits     # only cases/limits.json
 
 Every case is made by the product (designers, ``build_document``, the client's sampler and batch
 code) and its expected result is what the Python client does with it (``python_client.py``). The
@@ -22,6 +23,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import cases_limits  # noqa: E402
 import cases_more  # noqa: E402
 from python_client import document_outcome  # noqa: E402
 
@@ -234,6 +236,9 @@ def write(name: str, suite: str, cases: list[dict[str, Any]]) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["limits"]:  # only limits.json (the others' last bits depend on the machine's BLAS)
+        write("limits", "documents", cases_limits.limits(document_case))
+        return
     CASES.mkdir(exist_ok=True)
     for old in CASES.glob("*.json"):
         old.unlink()
@@ -250,6 +255,9 @@ def main() -> None:
     for name, suite, cases in cases_more.all_cases(by_name, rebuild, encoded, document_case):
         write(name, suite, cases)
         total += len(cases)
+    limits = cases_limits.limits(document_case)
+    write("limits", "documents", limits)
+    total += len(limits)
     print(f"{total} cases")
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "RotationResult",
     "attack_users",
     "one_report_bayes_accuracy",
+    "over_sensitive_and_released",
     "map_rule_accuracy",
     "run_averaging_attack",
     "run_rotation_attack",
@@ -126,6 +127,14 @@ class AveragingAttacker:
         with np.errstate(invalid="ignore"):
             weights = np.exp(joint - top).reshape(-1, *self.shape)  # the largest term is 1: no underflow of the max
         return weights.sum(axis=2).argmax(axis=1)
+
+
+def over_sensitive_and_released(q: np.ndarray, shape: tuple[int, ...], latent: bool) -> np.ndarray:
+    """Q as a function of x = (s, u), columns s·|U| + u: Q itself, or with a latent S (the mechanism
+    reads U only) Q(y | s, u) = Q(y | u) for every s. The attack's Bayes rule then weighs each u by
+    P̂(s, u), i.e. the posterior P̂(s | y_1..y_T) through the mechanism over U [LTS20, Sec II]."""
+    q = np.asarray(q, dtype=float)
+    return np.tile(q, (1, int(shape[0]))) if latent else q
 
 
 def one_report_bayes_accuracy(q: np.ndarray, joint: np.ndarray) -> float:
@@ -225,10 +234,11 @@ def run_averaging_attack(
         try:
             mech = client.mechanism(mechanism_id)  # downloaded and verified by the SDK
             prior = np.asarray(mech.document["public_distribution"], dtype=float)
-            x = mech.alphabet.encode(records)
+            q = over_sensitive_and_released(mech.matrix, prior.shape, mech.alphabet.latent)
+            x = mech.alphabet.encode_joint(records)  # s·|U| + u, S read from the records even when latent
             s_true = x // prior.shape[1]
-            truth = np.bincount(x, minlength=mech.size).reshape(prior.shape) / n
-            attackers = {kind: AveragingAttacker(mech.matrix, prior, n) for kind in ("fresh", "memoised")}
+            truth = np.bincount(x, minlength=prior.size).reshape(prior.shape) / n
+            attackers = {kind: AveragingAttacker(q, prior, n) for kind in ("fresh", "memoised")}
             curves: dict[str, list[float]] = {kind: [] for kind in attackers}
             with progress_bar(progress, windows, "averaging attack", unit="windows") as shown:
                 for _ in range(windows):
@@ -246,8 +256,8 @@ def run_averaging_attack(
         seed=seed,
         fresh=curves["fresh"],
         memoised=curves["memoised"],
-        one_report_bayes=one_report_bayes_accuracy(mech.matrix, truth),
-        one_report_rule=map_rule_accuracy(mech.matrix, prior, truth),
+        one_report_bayes=one_report_bayes_accuracy(q, truth),
+        one_report_rule=map_rule_accuracy(q, prior, truth),
         no_report=float(truth.sum(axis=1).max()),
         seconds=time.perf_counter() - started,
     )

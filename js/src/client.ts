@@ -11,12 +11,14 @@ import { AUDIT_TOLERANCE } from "./audit.js";
 import { makeBatches, newBatchId, type PreparedBatch } from "./batches.js";
 import { base64Decode, base64Encode } from "./bytes.js";
 import { Window } from "./document.js";
-import { CollectionRetired, DocumentError, MechanismRejected, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { CollectionRetired, DocumentError, MechanismRejected, OwnersRequired, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
 import { Mechanism, parseDocument } from "./mechanism.js";
 import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
 import type { RecordLike } from "./records.js";
 import { emptyState, type ClientState, type StateStore, type StoredBatch } from "./state.js";
+import { Estimate, estimateQuery, type EstimateParams } from "./estimate.js";
+import { fullMechanismId, listed } from "./ids.js";
 import { Transport, type TransportOptions } from "./transport.js";
 
 const MSGPACK = "application/msgpack";
@@ -86,7 +88,7 @@ export class Client {
   private readonly clock: () => number;
   private readonly random: RandomSource | undefined;
   private readonly batchId: () => string;
-  private mechanisms = new Map<string, Mechanism>();
+  private verified = new Map<string, Mechanism>();
   private state: ClientState | null = null;
   private lock: Promise<unknown> = Promise.resolve();
 
@@ -105,13 +107,15 @@ export class Client {
   /** Download (msgpack), verify and cache a mechanism; MechanismRejected if it fails verification. */
   async mechanism(id: string, options: { maxEpsilon?: number | null } = {}): Promise<Mechanism> {
     if (typeof id !== "string" || !id) throw new ValidationError(`mechanism id must be a non-empty string; got ${id}`);
+    id = await this.fullId(id);
     const policy = this.policy.withMaxEpsilon(options.maxEpsilon);
     policy.checkId(id);
-    let mech = this.mechanisms.get(id);
+    let mech = this.verified.get(id);
     if (!mech) {
       const resp = await this.http.request("GET", `/v1/mechanisms/${encodeURIComponent(id)}`, { headers: { Accept: MSGPACK } });
-      const data = new Uint8Array(await resp.arrayBuffer());
-      const kind = (resp.headers.get("Content-Type") ?? "").split(";")[0].trim() === MSGPACK ? "msgpack" : "json";
+      resp.checkNotAPage();
+      const data = resp.body;
+      const kind = resp.contentType === MSGPACK ? "msgpack" : "json";
       let valid;
       try {
         valid = parseDocument(data, kind);
@@ -120,10 +124,35 @@ export class Client {
         throw exc;
       }
       mech = Mechanism.fromDocument(valid, { expectedId: id, policy });
-      this.mechanisms.set(id, mech);
+      this.verified.set(id, mech);
     }
     policy.check(mech.document, id); // the policy may have changed since it was cached
     return mech;
+  }
+
+  /** The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …. */
+  async mechanisms(): Promise<Record<string, unknown>[]> {
+    return listed((await this.http.request("GET", "/v1/mechanisms")).json(), "mechanisms", this.http.url);
+  }
+
+  /** The server's estimate of P(S, U) from a mechanism's reports (a token that may read estimates); TooFewReports
+   * while it has fewer than the server's minimum. */
+  async estimate(id: string, params: EstimateParams = {}): Promise<Estimate> {
+    const path = `/v1/mechanisms/${encodeURIComponent(await this.fullId(id))}/estimate${estimateQuery(params)}`;
+    return Estimate.fromDict((await this.http.request("GET", path, { auth: true })).json());
+  }
+
+  /** P(S, U) from every mechanism of the collection `name` in one likelihood (a token that may read estimates). */
+  async estimateCollection(name: string, params: EstimateParams = {}): Promise<Estimate> {
+    if (typeof name !== "string" || !name) throw new ValidationError(`a collection name must be a non-empty string; got ${name}`);
+    const path = `/v1/collections/${encodeURIComponent(name)}/estimate${estimateQuery(params)}`;
+    return Estimate.fromDict((await this.http.request("GET", path, { auth: true })).json());
+  }
+
+  /** A full id, or a unique prefix of one (as every rldp command takes): a verified mechanism's, else the catalogue's. */
+  private async fullId(given: string): Promise<string> {
+    const mine = [...this.verified.keys()].filter((i) => i.startsWith(given.trim().toLowerCase()));
+    return fullMechanismId(given, mine, async () => (await this.mechanisms()).map((m) => String(m.id)));
   }
 
   /** The collection `name`, followed: each submit uses its current mechanism (see {@link Collection}). */
@@ -227,10 +256,11 @@ export class Client {
     if (!(Number.isInteger(batchSize) && batchSize >= 1)) throw new ValidationError(`batchSize must be an integer ≥ 1; got ${batchSize}`);
     const mech = await this.mechanism(id);
     const xs = this.encode(mech, records);
+    requireOwners(xs.length, options.owners, this.store !== null);
     const random = options.random ?? this.random;
     if (!this.store) {
       this.stateless(mech, options.owners);
-      return this.sendAll(makeBatches(id, mech.privatizeIndices(xs, random), batchSize, null, this.batchId));
+      return this.sendAll(makeBatches(mech.id, mech.privatizeIndices(xs, random), batchSize, null, this.batchId));
     }
     return this.serial(async () => {
       const state = await this.loaded();
@@ -238,7 +268,7 @@ export class Client {
       if (!mech.window) {
         const ys = this.memoised(state, mech, owners, xs, random);
         await this.store!.save(state); // the draws are stored before anything is sent
-        return this.sendAll(makeBatches(id, mech.reportFrom(ys, random), batchSize, null, this.batchId));
+        return this.sendAll(makeBatches(mech.id, mech.reportFrom(ys, random), batchSize, null, this.batchId));
       }
       const label = mech.window.labelAt(this.clock());
       const ledger = ((state.ledger[mech.id] ??= {})[label] ??= {});
@@ -251,7 +281,7 @@ export class Client {
       }
       const sendOwners = send.map((i) => owners[i]);
       const ys = this.memoised(state, mech, sendOwners, Int32Array.from(send, (i) => xs[i]), random);
-      const batches = makeBatches(id, mech.reportFrom(ys, random), batchSize, label, this.batchId);
+      const batches = makeBatches(mech.id, mech.reportFrom(ys, random), batchSize, label, this.batchId);
       const now = this.clock();
       batches.forEach((b, k) => {
         for (const owner of sendOwners.slice(k * batchSize, (k + 1) * batchSize)) ledger[owner] = b.batch;
@@ -275,13 +305,13 @@ export class Client {
     window: string | null = null,
   ): Promise<Receipt> {
     // labelled, but not in the store's outbox (window ""): a raw upload is queued, not kept there
-    const batches = makeBatches(id, reports, batchSize, window, this.batchId).map((b) => ({ ...b, window: "" }));
+    const batches = makeBatches(await this.fullId(id), reports, batchSize, window, this.batchId).map((b) => ({ ...b, window: "" }));
     return this.sendAll(batches, { window });
   }
 
   private async post(item: PreparedBatch): Promise<Record<string, unknown>> {
     const resp = await this.http.request("POST", "/v1/reports", { body: item.body, headers: { "Content-Type": MSGPACK } });
-    return (await resp.json()) as Record<string, unknown>;
+    return resp.json();
   }
 
   private async settled(item: PreparedBatch, refused = false): Promise<void> {
@@ -379,6 +409,15 @@ export class Client {
   }
 }
 
+/** Refuse (OwnersRequired) a memoised batch of more than one record that names no owners (as Python's `require_owners`). */
+function requireOwners(n: number, owners: Owners, memoised: boolean): void {
+  if (memoised && (owners === null || owners === undefined) && n > 1) {
+    throw new OwnersRequired(
+      `${n} records and no owners: with memoisation (a state store) every record would be one person's and identical records would share one draw; give owners: [one id per record], owners: "<id>" if they are all one person's, or no store to draw afresh`,
+    );
+  }
+}
+
 function ownerNames(owners: Owners, n: number): string[] {
   if (owners === null || owners === undefined || typeof owners === "string") return new Array(n).fill(owners ?? "");
   if (owners.length !== n) throw new ValidationError(`owners must give one owner per record (${n}); got ${owners.length}`);
@@ -412,7 +451,7 @@ export class Collection {
   /** The collection now (GET /v1/collections/{name}): `current`, `mechanisms`, `policy`, `status`, … */
   async info(): Promise<Record<string, unknown>> {
     const resp = await this.client.http.request("GET", `/v1/collections/${encodeURIComponent(this.name)}`);
-    this.last = (await resp.json()) as Record<string, unknown>;
+    this.last = resp.json();
     return this.last;
   }
 
@@ -433,6 +472,11 @@ export class Collection {
   async privatize(records: readonly RecordLike[] | Record<string, readonly unknown[]>, options: { owners?: Owners; random?: RandomSource } = {}): Promise<[string, Int32Array]> {
     const mech = await this.current();
     return [mech.id, await this.client.privatize(mech.id, records, options)];
+  }
+
+  /** P(S, U) from every mechanism of the collection ({@link Client.estimateCollection}). */
+  async estimate(params: EstimateParams = {}): Promise<Estimate> {
+    return this.client.estimateCollection(this.name, params);
   }
 
   /** Privatise and upload under the current mechanism ({@link Client.submit}). */

@@ -7,6 +7,7 @@
 import { sha256Hex, utf8Encode } from "./bytes.js";
 import { AlphabetError, DocumentError, DocumentSyntaxError, IdMismatch } from "./errors.js";
 import { checkColumnsSumToOne, normaliseMatrix, type CompactMatrix, type Matrix } from "./forms.js";
+import { MAX_SYMBOLS } from "./limits.js";
 import { readMsgpack } from "./msgpack-read.js";
 import { canonicalText, isObj, newObj, parseJson, pyRepr, typeName, type Obj, type Value } from "./pyjson.js";
 import { Alphabet } from "./records.js";
@@ -262,6 +263,11 @@ export function checkedDocument(input: Value): ValidDocument {
   } catch (exc) {
     if (exc instanceof AlphabetError) throw new DocumentError(`sensitive/released: ${exc.message}`);
     throw exc;
+  }
+  if (alpha.size > MAX_SYMBOLS) {
+    throw new DocumentError(
+      `the alphabet has |X| = ${alpha.size.toLocaleString("en-US")} symbols; documents may have at most ${MAX_SYMBOLS.toLocaleString("en-US")} (the largest alphabet rldp designs for)`,
+    );
   }
   if (alpha.needsFormat2 && out.format === FORMAT) {
     throw new DocumentError(`several or latent sensitive attributes need format '${FORMAT_2}', not '${out.format}'`);

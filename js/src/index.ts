@@ -1,5 +1,6 @@
 /** rldp client SDK for browsers and Node: see README.md. */
 export * from "./errors.js";
+export { MAX_SYMBOLS, MAX_DENSE_AUDIT_ENTRIES, MAX_RESPONSE_BYTES } from "./limits.js";
 export { canonicalText, floatRepr, parseJson, type Obj, type Value } from "./pyjson.js";
 export { readMsgpack } from "./msgpack-read.js";
 export { sha256Hex, base64Encode, base64Decode } from "./bytes.js";
@@ -12,8 +13,10 @@ export { VerificationPolicy, type PolicyOptions } from "./policy.js";
 export { Alphabet, Attribute, type RecordLike } from "./records.js";
 export { CryptoRandom, SeededRandom, ReplayRandom, fromUniform, type RandomSource } from "./random.js";
 export { AliasTable, ColumnSampler, GrrSampler, samplerFor, thresholds, type Sampler } from "./sampling.js";
-export { Mechanism, parseDocument, type VerifyOptions } from "./mechanism.js";
+export { Mechanism, parseDocument, denseAuditEntries, type VerifyOptions } from "./mechanism.js";
 export { makeBatches, checkBatchBody, storedForm, newBatchId, BATCH_ID, type PreparedBatch } from "./batches.js";
 export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, type ClientOptions, type Receipt } from "./client.js";
-export { Transport, retryAfterSeconds, type TransportOptions } from "./transport.js";
+export { Transport, Reply, retryAfterSeconds, type TransportOptions } from "./transport.js";
 export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";
+export { resolvePrefix, fullMechanismId, SHORT } from "./ids.js";
+export { Estimate, estimateQuery, ESTIMATE_METHODS, ESTIMATE_INTERVALS, type EstimateParams } from "./estimate.js";

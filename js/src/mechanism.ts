@@ -9,11 +9,30 @@ import { auditDocument, composeLayer, type AuditResult } from "./audit.js";
 import { fromJson, fromMsgpack, numericMatrix, validateDocument, Window, type ValidDocument } from "./document.js";
 import { DocumentError, MechanismRejected, RldpError } from "./errors.js";
 import type { Matrix } from "./forms.js";
+import { MAX_DENSE_AUDIT_ENTRIES } from "./limits.js";
 import { isObj, type Obj, type Value } from "./pyjson.js";
 import type { RandomSource } from "./random.js";
 import type { Alphabet, RecordLike } from "./records.js";
 import { ColumnSampler, samplerFor, type Sampler } from "./sampling.js";
 import { VerificationPolicy } from "./policy.js";
+
+
+/** The notions whose audit reads a GRR form's two values instead of its K × K matrix (`structured_forms`). */
+const STRUCTURED_GRR = ["rldp", "ldp"];
+
+/** Float64 entries auditing a validated document expands from a compact matrix (port of
+ * `rldp.shared.audit.dense_audit_entries`): 0 for a list of rows (already that large in the document) or a
+ * GRR form under rldp/ldp, else |Y|·|X| (with a per-report layer, R·Q too). */
+export function denseAuditEntries(valid: ValidDocument): number {
+  if (!valid.compact) return 0;
+  const b = valid.compact.rows;
+  const a = valid.compact.cols;
+  const collection = valid.doc.collection;
+  const layer = isObj(collection) && isObj(collection.per_report) ? collection.per_report : null;
+  if (layer && Array.isArray(layer.matrix)) return b * a + layer.matrix.length * a;
+  const notion = (valid.doc.privacy as Obj).notion;
+  return valid.compact.spec.form === "grr" && STRUCTURED_GRR.includes(notion as string) ? 0 : b * a;
+}
 
 export interface VerifyOptions {
   /** The id the caller asked for: a server must not substitute another valid mechanism. */
@@ -62,6 +81,15 @@ export class Mechanism {
       throw new MechanismRejected(label, `the server returned a different mechanism (${valid.id})`, "expected_id");
     }
     rules.check(valid.doc, label);
+    const dense = denseAuditEntries(valid);
+    if (dense > MAX_DENSE_AUDIT_ENTRIES) {
+      const mib = (n: number) => (n * 8 / 2 ** 20).toLocaleString("en-US", { maximumFractionDigits: 0 });
+      throw new MechanismRejected(
+        label,
+        `cannot be audited by this client: auditing notion '${String((valid.doc.privacy as Obj).notion)}' needs its ${valid.outputs.toLocaleString("en-US")} × ${valid.inputs.toLocaleString("en-US")} matrix in full (${mib(dense)} MiB); this client expands at most ${MAX_DENSE_AUDIT_ENTRIES.toLocaleString("en-US")} entries (${mib(MAX_DENSE_AUDIT_ENTRIES)} MiB) of a compact matrix`,
+        "audit_error",
+      );
+    }
     const collection = valid.doc.collection;
     const layer = isObj(collection) && isObj(collection.per_report) ? collection.per_report : null;
     let result: AuditResult;

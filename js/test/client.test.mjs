@@ -122,7 +122,7 @@ test("with a store and no budget given, the default budget (4 nats per owner per
   const run = async (options) => {
     const { fetch, posts } = stub();
     const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), clock: () => 1.8e9, ...options });
-    await client.submit(GRR.expect.id, all); // six new draws of the device owner: 6·ε within 4
+    await client.submit(GRR.expect.id, all, { owners: "" }); // six new draws of the device owner: 6·ε within 4
     const last = client.submit(DAILY.expect.id, [all[0]]); // one more mechanism: beyond 4 nats today
     return { last, posts };
   };
@@ -138,8 +138,8 @@ test("the privacy budget refuses new draws beyond it and sends nothing", async (
   const { fetch, posts } = stub();
   const eps = GRR.expect.mechanism.epsilon_audited;
   const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), budget: new rldp.PrivacyBudget(2 * eps + 1e-6, "P1D") });
-  await client.submit(GRR.expect.id, RECORDS.slice(0, 2));
-  await client.submit(GRR.expect.id, RECORDS.slice(0, 2)); // memoised: no new draw, nothing spent
+  await client.submit(GRR.expect.id, RECORDS.slice(0, 2), { owners: "" });
+  await client.submit(GRR.expect.id, RECORDS.slice(0, 2), { owners: "" }); // memoised: no new draw, nothing spent
   await assert.rejects(client.submit(GRR.expect.id, [{ sex: "Female", colour: "green" }]), (e) => e instanceof rldp.PrivacyBudgetExceeded && e.owner === "");
   assert.equal(posts.length, 2);
 });
@@ -168,7 +168,7 @@ test("an outage: ServiceUnavailable with a receipt, or the offline queue and a f
   let up = false;
   const flaky = async (url, init) => (init.method === "POST" && !up ? new Response(JSON.stringify(down), { status: 503 }) : s1.fetch(url, init));
   const queued = new rldp.Client("http://agg.test", { fetch: flaky, retries: 0, store, queueLimitBytes: 1 << 20, sleep: () => Promise.resolve() });
-  const r = await queued.submit(GRR.expect.id, RECORDS, { batchSize: 2 });
+  const r = await queued.submit(GRR.expect.id, RECORDS, { batchSize: 2, owners: "" });
   assert.deepEqual([r.accepted, r.queued], [0, 3]);
   const ids = (await store.load()).queue.map((q) => q.batch);
   up = true;
@@ -211,7 +211,7 @@ test("a corrupt state file is refused, never silently replaced", async () => {
   const path = join(dir, "state.json");
   (await import("node:fs")).writeFileSync(path, "{not json");
   const client = new rldp.Client("http://agg.test", { ...stub(), store: new rldp.FileStateStore(path) });
-  await assert.rejects(client.submit(GRR.expect.id, RECORDS), rldp.StateFileError);
+  await assert.rejects(client.submit(GRR.expect.id, RECORDS, { owners: "" }), rldp.StateFileError);
   assert.equal(readFileSync(path, "utf8"), "{not json");
 });
 

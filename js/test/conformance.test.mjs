@@ -34,7 +34,7 @@ function documentOutcome(c) {
     valid = rldp.parseDocument(typeof data === "string" ? new TextEncoder().encode(data) : data, c.encoding);
   } catch (exc) {
     if (!(exc instanceof rldp.RldpError)) throw exc;
-    return { verdict: "rejected", error: exc.constructor.name, rule: "document", id: null };
+    return { verdict: "rejected", error: exc.name, rule: "document", id: null };
   }
   const out = { id: valid.id, format: valid.doc.format };
   const policy = c.policy

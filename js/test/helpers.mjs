@@ -9,7 +9,7 @@ export function encodeCase(rldp, c) {
     return { error: null, indices };
   } catch (exc) {
     if (!(exc instanceof rldp.RldpError)) throw exc;
-    return { error: exc.constructor.name, indices: null };
+    return { error: exc.name, indices: null };
   }
 }
 
@@ -24,7 +24,7 @@ export function batchCase(rldp, c) {
       return { error: null };
     } catch (exc) {
       if (!(exc instanceof rldp.RldpError)) throw exc;
-      return { error: exc.constructor.name };
+      return { error: exc.name };
     }
   }
   const ids = [...c.batch_ids];

@@ -96,6 +96,13 @@ test("live: verify, privatise, submit (memoised, windowed), then the server's es
   assert.equal(est.status, 200);
   const body = await est.json();
   assert.equal(body.n, n);
+  const reader = new rldp.Client(url, { token: READ });
+  const sdk = await reader.estimate(DOC.expect.id.slice(0, 12)); // the SDK's estimate: the same answer, as an object
+  assert.ok(sdk instanceof rldp.Estimate);
+  assert.deepEqual(sdk.toDict(), body);
+  assert.equal(sdk.n, n);
+  assert.equal(sdk.rows().length, 10);
+  await assert.rejects(reader.estimate(SECOND.expect.id), (e) => e instanceof rldp.TooFewReports && e.status === 409 && e.reports === 0);
   // The records are Female for i ≡ 0 (mod 3), race i mod 5: P(Female, r) = 1/15, P(Male, r) = 2/15. This Q
   // has 7 outputs for 10 inputs (not identifiable), so compare what is: the output distribution Q·P of
   // the server's estimate against Q·P of the truth, within 5 standard errors of n reports.
