@@ -63,7 +63,6 @@ from typing import Any
 
 import numpy as np
 
-from rldp.shared.audit import realised_epsilon
 from rldp.shared.collection import DEFAULT_CONTAMINATION as _DEFAULT_CONTAMINATION
 from rldp.shared.collection import DRIFT_MIN_REPORTS
 from rldp.shared.document import alphabet as document_alphabet
@@ -76,7 +75,7 @@ from .ball_fit import ball_fit, certified_lower_bound, kl_terms
 from .estimator import estimate_distribution
 from .evidence import evidence as anytime_evidence
 from .evidence import spent_significance
-from .realised import realised_upper_bound, simultaneous_box
+from .realised import realised, realised_text
 from .result import Estimate
 
 __all__ = [
@@ -104,8 +103,8 @@ class Drift:
 
     notion: str
     claimed_epsilon: float
-    realised_epsilon: float | None  # ε* at the estimate (None: not identified, S latent)
-    realised_epsilon_upper: float | None  # ≥ ε* over the 95 % region
+    realised_epsilon: float | None  # the calibrated point (.realised; None: not identified, S latent)
+    realised_epsilon_upper: float | None  # U: ≥ ε* over the 95 % region
     statistic: float  # T, the one-look likelihood-ratio statistic
     dof: int  # r − 1
     one_look_p_value: float  # P(χ²_{r−1} ≥ T): valid for a single look only
@@ -117,6 +116,7 @@ class Drift:
     sequence: int = 1  # w: the mechanism's w-th window (tested at a / (w (w + 1)))
     log_evalue: float = 0.0  # log E (.evidence), certified from below
     threshold: float = 0.0  # ln(1 / a_w)
+    realised_epsilon_lower: float | None = None  # L: ≤ ε* over the 95 % region
 
     @property
     def judged(self) -> bool:
@@ -139,12 +139,7 @@ class Drift:
     @property
     def statement(self) -> str:
         """One plain line saying what the numbers mean."""
-        up = self.realised_epsilon_upper
-        star = (
-            "realised ε* not identified (S is latent)"
-            if self.realised_epsilon is None
-            else f"realised ε* {self.realised_epsilon:.3g}" + ("" if up is None else f", up to {_num(up)} at 95 %")
-        )
+        star = realised_text(self.realised_epsilon, self.realised_epsilon_lower, self.realised_epsilon_upper)
         if not self.judged:
             return (
                 f"not judged yet: {self.n} reports of the {self.min_reports} a window needs before the watch "
@@ -165,6 +160,7 @@ class Drift:
             "claimed_epsilon": self.claimed_epsilon,
             "claim": self.claim_text,
             "realised_epsilon": _finite(self.realised_epsilon),
+            "realised_epsilon_lower": _finite(self.realised_epsilon_lower),
             "realised_epsilon_upper": _finite(self.realised_epsilon_upper),
             "statistic": self.statistic,
             "dof": self.dof,
@@ -331,16 +327,16 @@ def watch(
     start = np.clip(np.asarray(estimate.joint, dtype=float).ravel(), 0.0, None)
     start = start / start.sum() if start.sum() > 0 else ball.public_distribution.ravel()
     proof = anytime_evidence(reports, c, ball, gamma=float(contamination), level=level, start=start)
-    star = upper = None
-    if not alpha.latent:
-        q = mechanism_matrix(doc)  # the memoised y's mechanism: the claim is about it
-        star = realised_epsilon(q, estimate.joint)
-        upper = max(realised_upper_bound(q, *simultaneous_box(estimate)), star)
+    star = lower = upper = None
+    if not alpha.latent:  # ε* of the memoised y's mechanism (the claim is about it), from the reports' estimate
+        shown = realised(mechanism_matrix(doc), reports, c, estimate, p_hat)
+        star, lower, upper = shown.point, shown.lower, shown.upper
     return Drift(
         notion=notion(doc),
         claimed_epsilon=document_epsilon(doc),
         realised_epsilon=star,
         realised_epsilon_upper=upper,
+        realised_epsilon_lower=lower,
         statistic=statistic,
         dof=dof,
         one_look_p_value=_p_value(statistic, dof),
