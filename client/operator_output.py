@@ -21,6 +21,7 @@ __all__ = [
     "print_json",
     "estimate_rows",
     "drift_line",
+    "realised_figure",
 ]
 
 
@@ -75,6 +76,22 @@ def drift_line(estimate: dict[str, Any]) -> str:
         return f"drift: {estimate.get('drift_unavailable') or 'not reported by this server'}"
     prefix = "WARNING drift: " if drift.get("rejected") else "drift: "
     return prefix + str(drift.get("statement", ""))
+
+
+def realised_figure(drift: dict[str, Any]) -> str:
+    """The drift object's realised ε* in words: 'realised ε* ≈ X (95 % interval [L, U])' — X the calibrated
+    point, [L, U] the interval over the 95 % confidence region (null: ∞; all null: not identified)."""
+    keys = ("realised_epsilon", "realised_epsilon_lower", "realised_epsilon_upper")
+    point, low, high = (drift.get(key) for key in keys)
+    if point is None and low is None and high is None:
+        return "realised ε* not identified"
+
+    def num(value: Any) -> str:
+        return "∞" if value is None else f"{float(value):.3g}"
+
+    if "realised_epsilon_lower" not in drift:  # a server from before the interval: its upper bound only
+        return f"realised ε* {num(point)}, at most {num(high)} at 95 %"
+    return f"realised ε* ≈ {num(point)} (95 % interval [{num(low)}, {num(high)}])"
 
 
 def add_estimate_options(parser: argparse.ArgumentParser) -> None:

@@ -76,7 +76,8 @@ class Metrics(ServiceEvents):
         # value of the worker that computed it last.
         self.realised_epsilon = Gauge(
             "rldp_realised_epsilon",
-            "Realised epsilon* at the estimate of the reporting population [LZG24, Sec 8.3] (+Inf: unbounded).",
+            "Realised epsilon* of the reporting population [LZG24, Sec 8.3], a calibrated estimate: at the "
+            "maximum a-posteriori P with 100 pseudo-reports from the public P-hat (+Inf: unbounded).",
             ["mechanism"],
             registry=r,
             multiprocess_mode="mostrecent",
@@ -84,6 +85,13 @@ class Metrics(ServiceEvents):
         self.realised_epsilon_upper = Gauge(
             "rldp_realised_epsilon_upper",
             "Upper bound of realised epsilon* over the estimate's 95% confidence region (+Inf: unbounded).",
+            ["mechanism"],
+            registry=r,
+            multiprocess_mode="mostrecent",
+        )
+        self.realised_epsilon_lower = Gauge(
+            "rldp_realised_epsilon_lower",
+            "Lower bound of realised epsilon* over the estimate's 95% confidence region (the interval's low end).",
             ["mechanism"],
             registry=r,
             multiprocess_mode="mostrecent",
@@ -174,6 +182,7 @@ class Metrics(ServiceEvents):
 
         self.realised_epsilon.labels(record.id).set(value(drift["realised_epsilon"]))
         self.realised_epsilon_upper.labels(record.id).set(value(drift["realised_epsilon_upper"]))
+        self.realised_epsilon_lower.labels(record.id).set(value(drift.get("realised_epsilon_lower")))
         self.drift_p_value.labels(record.id).set(float(drift["p_value"]))
 
     def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
