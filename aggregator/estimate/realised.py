@@ -181,7 +181,7 @@ def shrunk_point(reports: Any, counts: Any, prior: Any, start: Any, weight: floa
 class Realised:
     """The realised ε* shown: ``point`` within the 95 % interval [``lower``, ``upper``] (module docstring)."""
 
-    point: float
+    point: float | None  # None: Q's rank < |X|, so the reports do not identify θ (nor, in general, ε*)
     lower: float
     upper: float
 
@@ -189,19 +189,27 @@ class Realised:
 def realised(matrix: Any, reports: Any, counts: Any, estimate: Estimate, prior: Any) -> Realised:
     """ε* of ``matrix`` (the claim's mechanism): the shrunk point and the interval over the estimate's
     simultaneous 95 % box (module docstring). ``reports``/``counts``: the report matrix and counts the
-    estimate came from; ``prior``: P̂ (|S| × |U|)."""
+    estimate came from; ``prior``: P̂ (|S| × |U|). A report matrix of rank < |X| identifies only Qθ:
+    the prior would fill the rest of θ with P̂'s, so no point is given, only the interval (the partial-
+    identification box's)."""
     low, high = simultaneous_box(estimate)
-    shape = np.shape(estimate.joint)
-    point = realised_epsilon(matrix, shrunk_point(reports, counts, prior, estimate.joint).reshape(shape))
     upper = realised_upper_bound(matrix, low, high)
     lower = min(realised_lower_bound(matrix, low, high), upper)
+    if not estimate.identifiable:
+        return Realised(point=None, lower=lower, upper=upper)
+    shape = np.shape(estimate.joint)
+    point = realised_epsilon(matrix, shrunk_point(reports, counts, prior, estimate.joint).reshape(shape))
     return Realised(point=min(max(point, lower), upper), lower=lower, upper=upper)
 
 
 def realised_text(point: float | None, lower: float | None, upper: float | None) -> str:
-    """The figure in words, e.g. 'realised ε* ≈ 1.51 (95 % interval [1.27, 26.9])'; None: S latent."""
-    if point is None:
+    """The figure in words, e.g. 'realised ε* ≈ 1.51 (95 % interval [1.27, 26.9])'; all None: S latent;
+    a point of None with bounds: Q's rank < |X| (the interval only)."""
+    if point is None and lower is None and upper is None:
         return "realised ε* not identified (S is latent)"
+    if point is None:
+        low, high = "0" if lower is None else _num(lower), "∞" if upper is None else _num(upper)
+        return f"realised ε* not identified by these reports (rank < |X|), 95 % interval [{low}, {high}]"
     text = f"realised ε* ≈ {_num(point)}"
     if lower is None and upper is None:
         return text

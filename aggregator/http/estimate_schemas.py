@@ -68,7 +68,7 @@ ESTIMATE_SCHEMAS: dict[str, Any] = {
                 "type": ["number", "null"],
                 "description": "realised ε* [LZG24, Sec 8.3], a calibrated estimate: ε* at the maximum a-posteriori "
                 "P (100 pseudo-reports from P̂), within [realised_epsilon_lower, realised_epsilon_upper]; null "
-                "when infinite or (S latent) not identified by the reports",
+                "when not identified by the reports (S latent, or a mechanism of rank < |X|: then the interval only)",
             },
             "realised_epsilon_lower": {
                 "type": ["number", "null"],

@@ -77,7 +77,7 @@ class Metrics(ServiceEvents):
         self.realised_epsilon = Gauge(
             "rldp_realised_epsilon",
             "Realised epsilon* of the reporting population [LZG24, Sec 8.3], a calibrated estimate: at the "
-            "maximum a-posteriori P with 100 pseudo-reports from the public P-hat (+Inf: unbounded).",
+            "maximum a-posteriori P with 100 pseudo-reports from the public P-hat (NaN: not identified).",
             ["mechanism"],
             registry=r,
             multiprocess_mode="mostrecent",
@@ -177,12 +177,18 @@ class Metrics(ServiceEvents):
         self.jobs.labels(status).inc()
 
     def drift_checked(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
-        def value(v: float | None) -> float:  # null in JSON: unbounded (latent S: not identified, NaN)
-            return math.nan if drift["realised_epsilon"] is None else (math.inf if v is None else float(v))
+        point, lower, upper = (
+            drift.get(k) for k in ("realised_epsilon", "realised_epsilon_lower", "realised_epsilon_upper")
+        )
+        latent = point is None and lower is None and upper is None
 
-        self.realised_epsilon.labels(record.id).set(value(drift["realised_epsilon"]))
-        self.realised_epsilon_upper.labels(record.id).set(value(drift["realised_epsilon_upper"]))
-        self.realised_epsilon_lower.labels(record.id).set(value(drift.get("realised_epsilon_lower")))
+        def bound(v: float | None) -> float:  # null in JSON: unbounded (latent S: not identified, NaN)
+            return math.nan if latent else (math.inf if v is None else float(v))
+
+        # a null point: not identified (latent S, or a mechanism of rank < |X|): NaN
+        self.realised_epsilon.labels(record.id).set(math.nan if point is None else float(point))
+        self.realised_epsilon_upper.labels(record.id).set(bound(upper))
+        self.realised_epsilon_lower.labels(record.id).set(bound(lower))
         self.drift_p_value.labels(record.id).set(float(drift["p_value"]))
 
     def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:

@@ -76,6 +76,34 @@ def test_the_watch_shows_the_point_within_its_interval():
     assert f"realised ε* ≈ {point:.3g} (95 % interval [{low:.3g}, {high:.3g}])" in drift["statement"]
 
 
+def test_a_mechanism_of_rank_below_the_alphabet_gives_the_interval_without_a_point():
+    """Two GRR outputs merged (rank 5 < 6): the reports identify Qθ only, so a point would be P̂'s guess for
+    the rest; the watch gives none (null), only the partial-identification interval, and says so."""
+    from rldp.shared.document import build_document
+    from rldp.shared.records import Alphabet
+
+    alphabet = Alphabet.from_dict(
+        {"sensitive": {"name": "sex", "values": ["F", "M"]}, "released": [{"name": "c", "values": list("rgb")}]}
+    )
+    p_hat = np.array([[0.05, 0.15, 0.10], [0.30, 0.25, 0.15]])
+    e = np.exp(1.0)
+    grr = np.full((6, 6), 1.0 / (e + 5)) + np.eye(6) * (e - 1) / (e + 5)
+    merged = np.vstack([grr[:-2], grr[-2:].sum(axis=0)])
+    doc = build_document(
+        method="grr",
+        matrix=merged,
+        alphabet=alphabet,
+        public_distribution=p_hat,
+        privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": 0.01}},
+    )
+    truth = np.array([[0.60, 0.02, 0.02], [0.16, 0.10, 0.10]])
+    drift = watch(doc, np.random.default_rng(9).multinomial(5000, merged @ truth.ravel())).to_dict()
+    assert drift["realised_epsilon"] is None
+    assert drift["realised_epsilon_lower"] <= realised_epsilon(merged, truth) <= drift["realised_epsilon_upper"]
+    assert "realised ε* not identified by these reports (rank < |X|), 95 % interval [" in drift["statement"]
+    assert realised_figure(drift).startswith("realised ε* not identified by these reports, 95 % interval [")
+
+
 # --------------------------------------------------------------------------- calibration (simulation)
 
 
@@ -103,16 +131,18 @@ def test_the_95_interval_covers_the_true_epsilon(where, n):
     pop = _population(p, where)
     truth = realised_epsilon(q, pop)
     rng = np.random.default_rng(1000 * n + (where == "skewed"))
-    runs, hits, points = 200, 0, []
+    runs, hits, rows = 200, 0, []
     for _ in range(runs):
         counts = rng.multinomial(n, r @ pop.ravel())
-        shown = realised(q, r, counts, estimate_distribution(r, counts, p.shape, prior=p), p)
+        est = estimate_distribution(r, counts, p.shape, prior=p)
+        shown = realised(q, r, counts, est, p)
         assert shown.lower <= shown.point <= shown.upper
         hits += shown.lower <= truth <= shown.upper
-        points.append(shown.point)
-    median = float(np.median(points))
+        rows.append((realised_epsilon(q, est.joint), shown.point, shown.lower, shown.upper))
+    plug_in, median, low, high = np.median(rows, axis=0)
     print(
-        f"{where}, {n} reports: covered {hits}/{runs} (99 % CP lower {_cp_lower(hits, runs):.3f}); median {median:.3f}"
+        f"{where}, {n} reports (true {truth:.3f}): covered {hits}/{runs} (99 % CP lower {_cp_lower(hits, runs):.3f});"
+        f" medians: plug-in at the MLE {plug_in:.3g}, point {median:.3g}, L {low:.3g}, U {high:.3g}"
     )
     assert _cp_lower(hits, runs) >= 0.93, f"{hits}/{runs} covered"
     assert abs(median - truth) <= 0.1 * truth
