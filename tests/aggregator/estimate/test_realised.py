@@ -104,6 +104,26 @@ def test_a_mechanism_of_rank_below_the_alphabet_gives_the_interval_without_a_poi
     assert realised_figure(drift).startswith("realised ε* not identified by these reports, 95 % interval [")
 
 
+@pytest.mark.parametrize("where", ["p_hat", "skewed"])
+def test_the_few_update_point_of_large_alphabets_is_close_to_the_map(where, monkeypatch):
+    """Above SMALL_ALPHABET cells the point takes 10 MAP-EM updates from θ̂ (cost): its ε* stays close to
+    the converged MAP's (medians within 0.1 over 10 runs of 1,000 reports; measured 1.53 vs 1.49 at P̂)."""
+    import rldp.aggregator.estimate.realised as module
+
+    _, q, r, p = _setup()
+    pop = _population(p, where)
+    rng = np.random.default_rng(3)
+    full, few = [], []
+    for _ in range(10):
+        counts = rng.multinomial(1000, r @ pop.ravel())
+        mle = estimate_distribution(r, counts, p.shape, prior=p).joint
+        full.append(realised_epsilon(q, module.shrunk_point(r, counts, p, mle).reshape(p.shape)))
+        with monkeypatch.context() as patch:
+            patch.setattr(module, "SMALL_ALPHABET", 0)
+            few.append(realised_epsilon(q, module.shrunk_point(r, counts, p, mle).reshape(p.shape)))
+    assert abs(np.median(few) - np.median(full)) <= 0.1
+
+
 # --------------------------------------------------------------------------- calibration (simulation)
 
 
