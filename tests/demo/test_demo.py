@@ -67,6 +67,7 @@ def test_demo_quick_end_to_end(tmp_path):
     assert nopub["switched"] and nopub["designed"]["nmi"] > nopub["pilot"]["nmi"], nopub
     assert nopub["drift"]["rejected"] and nopub["drift"]["realised_epsilon_upper"] > summary["mechanism"]["epsilon"]
     assert "no public data  pilot" in proc.stdout and "drift watch" in proc.stdout and "FLAGGED" in proc.stdout
+    assert "realised ε* " in proc.stdout and "95 % interval [" in proc.stdout  # a point (if identified) in an interval
 
 
 @pytest.mark.slow
