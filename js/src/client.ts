@@ -24,23 +24,48 @@ import { Transport, type TransportOptions } from "./transport.js";
 const MSGPACK = "application/msgpack";
 export const DEFAULT_BATCH_SIZE = 10_000;
 
-/** At most `epsilon` (nats) of new draws per owner per period `per` (ISO 8601, e.g. "P1D"; null: lifetime). */
+/** At most `epsilon` (nats) of new draws per owner per period `per` (ISO 8601, e.g. "P1D"; null: `epsilon` is the
+ * lifetime total), and at most `lifetime` in all (with a period; null: no cap beyond the period's) — the Python
+ * client's PrivacyBudget. */
 export class PrivacyBudget {
   private readonly window: Window | null;
-  constructor(readonly epsilon: number, readonly per: string | null = null) {
+  constructor(
+    readonly epsilon: number,
+    readonly per: string | null = null,
+    readonly lifetime: number | null = null,
+  ) {
     if (!(typeof epsilon === "number" && epsilon > 0 && Number.isFinite(epsilon))) {
       throw new ValidationError(`privacy budget epsilon must be a finite number > 0 (nats); got ${epsilon}`);
     }
     this.window = per === null ? null : Window.parse(per);
+    if (lifetime !== null) {
+      if (!(typeof lifetime === "number" && lifetime > 0 && Number.isFinite(lifetime))) {
+        throw new ValidationError(`privacy budget lifetime must be a finite number > 0 (nats); got ${lifetime}`);
+      }
+      if (per === null) {
+        throw new ValidationError("privacy budget lifetime needs a period: without per, epsilon is already the lifetime total");
+      }
+      if (lifetime < epsilon) {
+        throw new ValidationError(
+          `privacy budget lifetime (${lifetime}) must be at least the budget per period (${epsilon} per ${per})`,
+        );
+      }
+    }
   }
   periodStart(now: number): number {
     return this.window === null ? -Infinity : Math.floor(now / this.window.seconds) * this.window.seconds;
   }
+  /** The owner's cap over its whole life: `lifetime`, `epsilon` without a period, else Infinity. */
+  get total(): number {
+    if (this.per === null) return this.epsilon;
+    return this.lifetime ?? Infinity;
+  }
 }
 
 /** The budget of a client with a state store unless it is given (`budget: null` turns it off): 4 nats of new
- * draws per owner per UTC day, as the Python client's DEFAULT_BUDGET (rldp/client/budget.py says why). */
-export const DEFAULT_BUDGET = new PrivacyBudget(4, "P1D");
+ * draws per owner per UTC day and 4 in all, as the Python client's DEFAULT_BUDGET (rldp/client/budget.py says
+ * why: a per-day cap alone renews, and daily rotations would hand out a fresh draw of every record each day). */
+export const DEFAULT_BUDGET = new PrivacyBudget(4, "P1D", 4);
 
 /** What an upload (or a flush) achieved (as the Python client's Receipt). */
 export interface Receipt {
@@ -226,22 +251,32 @@ export class Client {
 
   private charge(state: ClientState, owners: string[], epsilon: number, now: number): void {
     if (!this.budget) return;
-    const start = this.budget.periodStart(now);
+    const budget = this.budget;
+    const start = budget.periodStart(now);
     const asked = new Map<string, number>();
     for (const o of owners) asked.set(o, (asked.get(o) ?? 0) + 1);
     for (const [owner, draws] of asked) {
-      let spent = 0;
+      let spent = 0; // in the current period
       let count = 0;
+      let total = 0; // in all
+      let all = 0;
       for (const byOwner of Object.values(state.memo)) {
         for (const entry of Object.values(byOwner[owner] ?? {})) {
+          total += entry[1];
+          all++;
           if (entry[2] >= start) {
             spent += entry[1];
             count++;
           }
         }
       }
-      if (spent + draws * epsilon > this.budget.epsilon + AUDIT_TOLERANCE * (count + draws)) {
-        throw new PrivacyBudgetExceeded(this.budget.epsilon, this.budget.per, spent, draws * epsilon, owner);
+      // The lifetime total first (no later period lifts that refusal), then the current period's.
+      const caps: [number, string | null, number, number][] = [[budget.total, null, total, all]];
+      if (budget.per !== null) caps.push([budget.epsilon, budget.per, spent, count]);
+      for (const [cap, per, used, n] of caps) {
+        if (used + draws * epsilon > cap + AUDIT_TOLERANCE * (n + draws)) {
+          throw new PrivacyBudgetExceeded(cap, per, used, draws * epsilon, owner);
+        }
       }
     }
   }

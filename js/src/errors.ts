@@ -154,7 +154,7 @@ export class PrivacyBudgetExceeded extends RldpError {
     readonly owner: string,
   ) {
     const who = owner === "" ? "this device's owner" : `owner ${JSON.stringify(owner)}`;
-    const period = per ? ` per ${per}` : "";
+    const period = per ? ` per ${per}` : " (lifetime total)";
     super(
       `privacy budget exceeded: ${who} has spent epsilon ${spent.toPrecision(6)} of the budget ${budget}${period}, ` +
         `and this report asks ${asked.toPrecision(6)} more; nothing was sent`,

@@ -113,9 +113,10 @@ test("submitReports labels raw outputs with the window it is given (none when no
   assert.deepEqual([bare.accepted, bare.window, "window" in posts[2]], [2, null, false]);
 });
 
-test("with a store and no budget given, the default budget (4 nats per owner per day, as Python's) applies", async () => {
+test("with a store and no budget given, the default budget (4 nats per owner per day, 4 in all, as Python's) applies", async () => {
   assert.equal(rldp.DEFAULT_BUDGET.epsilon, 4);
   assert.equal(rldp.DEFAULT_BUDGET.per, "P1D");
+  assert.equal(rldp.DEFAULT_BUDGET.lifetime, 4);
   const all = ["Male", "Female"].flatMap((sex) => ["red", "green", "blue"].map((colour) => ({ sex, colour })));
   const [grr, daily] = [GRR, DAILY].map((c) => c.expect.mechanism.epsilon_audited);
   assert.ok(6 * grr <= 4 && 6 * grr + daily > 4, "the figures this test relies on");
@@ -132,6 +133,29 @@ test("with a store and no budget given, the default budget (4 nats per owner per
   const off = await run({ budget: null });
   assert.equal((await off.last).accepted, 1);
   await assert.rejects(Promise.resolve().then(() => new rldp.Client("http://agg.test", { budget: rldp.DEFAULT_BUDGET })), rldp.ValidationError);
+});
+
+test("the lifetime cap is not renewed by a new day: rotations stop drawing once it is spent", async () => {
+  const eps = GRR.expect.mechanism.epsilon_audited;
+  const day = 86_400;
+  let now = 1.8e9;
+  const { fetch, posts } = stub();
+  const budget = new rldp.PrivacyBudget(2 * eps + 1e-6, "P1D", 2 * eps + 1e-6);
+  const client = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), budget, clock: () => now });
+  await client.submit(GRR.expect.id, RECORDS.slice(0, 2), { owners: "" }); // two draws: the lifetime spent
+  now += day; // a new day renews the period, not the lifetime
+  await assert.rejects(
+    client.submit(GRR.expect.id, [{ sex: "Female", colour: "green" }]),
+    (e) => e instanceof rldp.PrivacyBudgetExceeded && e.per === null && /lifetime total/.test(e.message),
+  );
+  assert.equal(posts.length, 1);
+  const perDayOnly = new rldp.Client("http://agg.test", { fetch, store: new rldp.MemoryStateStore(), budget: new rldp.PrivacyBudget(2 * eps + 1e-6, "P1D"), clock: () => now });
+  await perDayOnly.submit(GRR.expect.id, RECORDS.slice(0, 2), { owners: "" });
+  now += day;
+  assert.equal((await perDayOnly.submit(GRR.expect.id, [{ sex: "Female", colour: "green" }])).accepted, 1);
+  assert.throws(() => new rldp.PrivacyBudget(2, "P1D", 1), rldp.ValidationError);
+  assert.throws(() => new rldp.PrivacyBudget(2, null, 3), rldp.ValidationError);
+  assert.equal(new rldp.PrivacyBudget(2, null).total, 2);
 });
 
 test("the privacy budget refuses new draws beyond it and sends nothing", async () => {
