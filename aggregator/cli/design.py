@@ -50,7 +50,7 @@ from ..design import (
 from ..design.orchestration.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
-from .interrupted import BASELINE_METHOD, baseline_design
+from .interrupted import BASELINE_METHOD, baseline_design, take_ctrl_c
 from .public_table import add_table_flags, check_alphabet, check_out, read_public
 
 __all__ = ["add_design_parser", "cmd_design"]
@@ -66,6 +66,7 @@ def _window(text: str) -> str | None:
 
 
 def cmd_design(args: argparse.Namespace) -> int:
+    take_ctrl_c()
     check_out(args.out)
     table = read_public(args, [*args.sensitive, *args.released])
     if table.n_rows == 0:
