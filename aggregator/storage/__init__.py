@@ -72,7 +72,7 @@ from __future__ import annotations
 
 from .base import GroupSink, Storage
 from .collections import CollectionChanged, CollectionEntry, CollectionPause, CollectionRecord
-from .factory import default_url, open_storage
+from .factory import default_url, open_storage, resolve_url, sqlite_file
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
 from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
@@ -98,5 +98,7 @@ __all__ = [
     "Storage",
     "StorageError",
     "default_url",
+    "resolve_url",
+    "sqlite_file",
     "open_storage",
 ]
