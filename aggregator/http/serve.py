@@ -35,9 +35,9 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib.util
+import ipaddress
 import os
 import secrets
-import ipaddress
 import shutil
 import socket
 import sys
