@@ -75,7 +75,7 @@ from .collections import CollectionChanged, CollectionEntry, CollectionPause, Co
 from .factory import default_url, open_storage, resolve_url, sqlite_file
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
-from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError, StoreFull
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteStorage
 
@@ -97,6 +97,7 @@ __all__ = [
     "SQLiteStorage",
     "Storage",
     "StorageError",
+    "StoreFull",
     "default_url",
     "resolve_url",
     "sqlite_file",

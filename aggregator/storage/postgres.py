@@ -58,6 +58,9 @@ class PostgresStorage(Storage):
         psycopg, psycopg_pool = _driver()
         return (psycopg.Error, psycopg_pool.PoolTimeout, psycopg_pool.TooManyRequests, OSError)
 
+    def _full(self, exc: BaseException) -> bool:
+        return getattr(exc, "sqlstate", None) == "53100"  # disk_full (class 53: insufficient resources)
+
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
 
