@@ -45,7 +45,7 @@ from ..design import (
     request_fields,
     validate_request,
 )
-from ..design.orchestration.choose import AUTO, auto_methods, design_auto, releases_the_data
+from ..design.orchestration.choose import AUTO, auto_methods, design_auto, identifiable, releases_the_data
 from ..design.orchestration.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .design_progress import DesignProgress
@@ -173,14 +173,17 @@ def cmd_design(args: argparse.Namespace) -> int:
     if doc["privacy"]["notion"] == "distp":
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
-    if tried:  # --method auto: what each certified method kept, the best first
+    if tried:  # --method auto: what each certified method kept, the best first; * = P_X not identifiable
+        ranked = sorted(tried.items(), key=lambda i: -i[1]["utility"]["nmi"])
         record["candidates"] = {
-            m: d["utility"]["nmi"] for m, d in sorted(tried.items(), key=lambda i: -i[1]["utility"]["nmi"])
+            m: {"nmi": d["utility"]["nmi"], "identifiable": identifiable(mechanism_matrix(d))} for m, d in ranked
         }
         solver_lines.append(
-            f"  chosen   {doc['method']} of {len(tried)} certified methods (NMI "
-            + ", ".join(f"{m} {v:.4f}" for m, v in record["candidates"].items())
-            + ")"
+            f"  chosen   {doc['method']}, the best identifiable of {len(tried)} certified methods (NMI "
+            + ", ".join(
+                f"{m} {c['nmi']:.4f}{'' if c['identifiable'] else '*'}" for m, c in record["candidates"].items()
+            )
+            + "; * P_X not identifiable from its reports)"
         )
     interrupted = fallback or cut or params.get("status") == "interrupted"
     if interrupted:  # Ctrl-C during the search: the best certified design so far was kept and written
