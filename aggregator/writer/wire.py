@@ -71,7 +71,7 @@ def ingest_result(answer: Any) -> IngestResult:
     raise StorageError(f"the writer process answered {answer!r:.80}")
 
 
-def error_answer(exc: BaseException) -> list[str]:
+def error_answer(exc: BaseException) -> list[Any]:
     """The answer to requests a failure stopped: its message, and "full" when the store has no space left."""
     return ["error", one_line(exc), *(["full"] if isinstance(exc, StoreFull) else [])]
 
