@@ -67,6 +67,16 @@ def _window(text: str) -> str | None:
 
 def cmd_design(args: argparse.Namespace) -> int:
     take_ctrl_c()
+    try:
+        table, alphabet, public, request = _prepare(args)
+    except KeyboardInterrupt:  # reading the CSV, or loading a part of rldp: no design yet
+        print("rldp design: interrupted before the design started; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return _design(args, table, alphabet, public, request)
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Any, Alphabet, PublicCounts, DesignRequest]:
+    """The public table, its alphabet and counts, and the validated request; the warnings printed."""
     check_out(args.out)
     table = read_public(args, [*args.sensitive, *args.released])
     if table.n_rows == 0:
@@ -74,7 +84,6 @@ def cmd_design(args: argparse.Namespace) -> int:
     alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent)
     check_alphabet(alphabet, args.public)
     public = PublicCounts.from_table(table, alphabet, name=args.public_name or os.path.basename(args.public))
-    p_hat = public.distribution
     if args.warm_start and args.method not in SOLVER_METHODS:
         raise CommandError(f"--warm-start applies to {', '.join(sorted(SOLVER_METHODS))}, not to {args.method!r}")
     warm = _warm_start_matrices(args.warm_start or [], alphabet)
@@ -103,6 +112,11 @@ def cmd_design(args: argparse.Namespace) -> int:
         float(request.epsilon or 0), alphabet.n_released if alphabet.latent else alphabet.size
     ):
         print(f"rldp design: warning: {loud}", file=sys.stderr)
+    return table, alphabet, public, request
+
+
+def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: PublicCounts, request: Any) -> int:
+    auto, p_hat = args.method == AUTO, public.distribution
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
     iterative = auto or args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))

@@ -13,12 +13,11 @@ second Ctrl-C, or a notion or alphabet GRR does not cover), nothing is written.
 
 from __future__ import annotations
 
-import signal
-import threading
 from dataclasses import replace
 from typing import Any
 
 from rldp.shared.errors import RldpError
+from rldp.shared.interrupts import take_ctrl_c
 from rldp.shared.records import Alphabet
 
 from ..design import DesignRequest, design_document, methods_for
@@ -27,18 +26,6 @@ __all__ = ["BASELINE_METHOD", "baseline_design", "take_ctrl_c"]
 
 #: The method of the fallback: always certified, designed in a fraction of a second.
 BASELINE_METHOD = "grr"
-
-
-def take_ctrl_c() -> None:
-    """Make SIGINT raise KeyboardInterrupt even when this process was started with it ignored.
-
-    A shell without job control (a script: ``rldp design … &``) starts background commands with
-    SIGINT ignored (POSIX), and Python then leaves it ignored: ``kill -INT`` or Ctrl-C at the
-    script's terminal did nothing, and the design ran its whole budget and exited 0 without a word.
-    A design is stopped on purpose; its answer to SIGINT is the documented one (the best certified
-    design so far, exit 130). Only from the main thread (the only one that may set handlers)."""
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def baseline_design(

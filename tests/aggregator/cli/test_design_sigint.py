@@ -117,3 +117,18 @@ def test_sigint_as_the_design_starts_writes_a_certified_design_and_exits_130(adu
     else:
         assert "best certified design found so far" in line and doc["method"] == "polyopt"
     assert doc["audit"]["epsilon"] <= doc["privacy"]["epsilon"] == 1.0
+
+
+def test_ctrl_c_while_the_public_csv_is_read_says_nothing_was_written(adult_csv, tmp_path, monkeypatch, capsys):
+    from rldp.aggregator.cli import design as design_cli
+    from rldp.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(design_cli, "read_public", interrupted)
+    out = tmp_path / "m.json"
+    assert main(["design", str(adult_csv), "--sensitive", "sex", "--released", "race", "--epsilon", "1",
+                 "--method", "polyopt", "--out", str(out)]) == 130  # fmt: skip
+    err = capsys.readouterr().err
+    assert err == "rldp design: interrupted before the design started; nothing written\n" and not out.exists()
