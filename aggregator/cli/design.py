@@ -125,8 +125,8 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
     doc: dict | None = None
     tried: dict[str, dict] = {}
     cut = False
-    with DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
-        try:
+    try:  # Ctrl-C as the bar appears too: before any certified design of this method (else it is kept)
+        with DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
             if auto:
                 doc, tried, cut = design_auto(
                     replace(request, progress=bar.update),
@@ -146,8 +146,8 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
                     {},
                     False,
                 )
-        except KeyboardInterrupt:  # before any certified design of this method existed (else it is kept)
-            pass
+    except KeyboardInterrupt:
+        pass
     fallback = doc is None
     if doc is None:
         doc = baseline_design(request, alphabet, p_hat, provenance)

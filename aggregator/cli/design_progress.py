@@ -23,13 +23,17 @@ class DesignProgress:
 
     def __enter__(self) -> DesignProgress:
         if self.enabled:
-            self.bar = tqdm(
-                total=round(self.budget, 1),
-                unit="s",
-                file=sys.stderr,
-                leave=False,
-                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}",
-            )
+            try:
+                self.bar = tqdm(
+                    total=round(self.budget, 1),
+                    unit="s",
+                    file=sys.stderr,
+                    leave=False,
+                    bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}",
+                )
+            except KeyboardInterrupt:  # Ctrl-C as the bar is drawn: the next line must not follow it
+                print(file=sys.stderr)
+                raise
         return self
 
     def update(self, info: dict[str, Any]) -> None:

@@ -86,11 +86,11 @@ def test_interrupt_keeps_the_best_certified_design(method):
 
 @pytest.mark.slow
 def test_cli_interrupt_writes_the_design_and_says_so(tmp_path, monkeypatch, capsys):
-    from rldp.aggregator.cli import design as design_cli
+    from rldp.aggregator.cli.design_progress import DesignProgress
     from rldp.cli import main
 
     progress, _ = _interrupt_after(3)
-    monkeypatch.setattr(design_cli._DesignProgress, "update", lambda self, info: progress(info))
+    monkeypatch.setattr(DesignProgress, "update", lambda self, info: progress(info))
     csv = tmp_path / "adult.csv"
     csv.write_text(
         ",".join(ADULT_COLUMNS)
