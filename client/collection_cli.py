@@ -39,8 +39,18 @@ def _policy(policy: dict[str, Any]) -> str:
     )
 
 
+def _status(c: dict[str, Any]) -> str:
+    """What the operator must see: ``paused`` for an active collection whose current mechanism its drift
+    policy paused (the API keeps ``status`` for the lifecycle, active|retired, and says why in ``paused``)."""
+    return "paused" if c.get("paused") and c.get("status") == "active" else str(c.get("status"))
+
+
+def _with_status(c: dict[str, Any]) -> dict[str, Any]:
+    return {**c, "status": _status(c)}
+
+
 def _show(c: dict[str, Any]) -> None:
-    print(f"collection {c['name']} ({c['status']}){': ' + c['description'] if c.get('description') else ''}")
+    print(f"collection {c['name']} ({_status(c)}){': ' + c['description'] if c.get('description') else ''}")
     print(f"  policy {_policy(c['policy'])}; window {c.get('window') or 'none'}; current {c['current']}")
     policy = c["policy"]
     switch = policy.get("switch")
@@ -62,7 +72,7 @@ def cmd_collections(args: argparse.Namespace) -> int:
         collections = client.collections()
         url = client.url
     if args.json:
-        print_json({"collections": collections})
+        print_json({"collections": [_with_status(c) for c in collections]})
         return 0
     if not collections:
         print(f"no collections on {url}")
@@ -71,7 +81,7 @@ def cmd_collections(args: argparse.Namespace) -> int:
     rows = [
         (
             c["name"],
-            c["status"],
+            _status(c),
             _policy(c["policy"]),
             c.get("window") or "-",
             c["current"][:SHORT],
@@ -117,7 +127,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
         else:
             answer = client.collection(args.name).info()
     if args.json:
-        print_json(answer)
+        print_json(answer if args.action in ("estimate", "switch") else _with_status(answer))
     elif args.action == "switch":
         if answer["status"] == "done":
             print(f"switched {args.name} to {answer['mechanism']} (designed over the pilot's confidence set)")
@@ -154,7 +164,9 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
         "collections",
         parents=common,
         help="list the server's collections",
-        description="The collections, oldest first: name, status, claim policy, window, current mechanism.",
+        description="The collections, oldest first: name, status (active; paused: its drift policy paused its "
+        "current mechanism, reports are refused until `rldp collection resume`; retired), claim policy, window, "
+        "current mechanism.",
     )
     p.set_defaults(func=cmd_collections)
     p = subparsers.add_parser(

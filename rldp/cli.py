@@ -25,6 +25,7 @@ from types import ModuleType
 
 from rldp import __version__
 from rldp.shared.errors import RldpError, one_line
+from rldp.shared.interrupts import take_ctrl_c
 
 __all__ = ["main", "build_parser", "install_hint", "COMMAND_GROUPS"]
 
@@ -205,8 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``rldp`` command; returns its exit status."""
     try:
         return _main(argv)
-    except KeyboardInterrupt:  # also while a command's part loads (scipy's import takes ~0.4 s)
-        print("rldp: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # while a command's part loads (scipy's import takes ~0.4 s): before it ran
+        print("rldp: interrupted before the command started; nothing done", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
@@ -216,6 +217,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if first is None and "--version" in args_list:  # answered before any part of rldp is loaded
         print(f"rldp {__version__}")
         return 0
+    if first == "design":  # as early as can be: answer Ctrl-C even when started with it ignored
+        take_ctrl_c()
     try:
         parser = build_parser(first)
     except MissingExtra as exc:

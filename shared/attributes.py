@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import AlphabetError, RecordError
+from .errors import AlphabetError, RecordError, cut_list
 from .fixed_width import FixedWidthCodes
 from .python_strings import PythonStringCodes, holds_python_objects
 
@@ -30,9 +30,7 @@ def _quote(value: Any) -> str:
 
 
 def _listing(values: Sequence[str]) -> str:
-    if len(values) <= _MAX_LISTED:
-        return ", ".join(values)
-    return ", ".join(values[:_MAX_LISTED]) + f", ... ({len(values) - _MAX_LISTED} more)"
+    return cut_list(values, _MAX_LISTED)
 
 
 # --------------------------------------------------------------------------- attributes

@@ -27,7 +27,12 @@ __all__ = [
     "AuditError",
     "ReportError",
     "one_line",
+    "cut_list",
+    "LISTED_IN_ERRORS",
 ]
+
+#: How many values an error message lists before it says how many more there are.
+LISTED_IN_ERRORS = 10
 
 
 class RldpError(Exception):
@@ -104,3 +109,13 @@ def one_line(exc: BaseException) -> str:
     """
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+def cut_list(values: Any, most: int = LISTED_IN_ERRORS) -> str:
+    """``values`` joined by ", ", cut after ``most`` of them: "a, b, c, … and 1,234 more".
+
+    Why: an error that lists every value of a continuous column ran to 54 KB on one line."""
+    items = [str(v) for v in values]
+    if len(items) <= most:
+        return ", ".join(items)
+    return ", ".join(items[:most]) + f", … and {len(items) - most:,} more"

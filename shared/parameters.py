@@ -23,6 +23,8 @@ __all__ = [
     "ErrorFactory",
     "check_number",
     "check_epsilon",
+    "check_design_epsilon",
+    "MAX_DESIGN_EPSILON",
     "check_delta",
     "check_beta",
     "check_radius",
@@ -85,6 +87,27 @@ def check_epsilon(
     return check_number(
         value, name, accept=lambda v: math.isfinite(v) and v > 0, expected="a finite number > 0 (nats)", error=error
     )
+
+
+#: The largest ε (nats) rldp designs for. Above it e^-ε, the weight a mechanism such as GRR gives every
+#: other record, is no longer a normal double (below 2^-1022 from ε ≈ 708.4): GRR's audited ε drifts
+#: from its claim (744.3 for 745) and turns infinite from ε ≈ 745, where e^-ε underflows to 0.
+#: Long before that a design releases the data as it is (see rldp.aggregator.design's warning).
+MAX_DESIGN_EPSILON = 700.0
+
+
+def check_design_epsilon(
+    value: Any, name: str = "epsilon", *, zero: bool = False, error: ErrorFactory = ParameterError
+) -> float:
+    """A privacy level to design for: :func:`check_epsilon`, and at most :data:`MAX_DESIGN_EPSILON`."""
+    eps = check_epsilon(value, name, zero=zero, error=error)
+    if eps > MAX_DESIGN_EPSILON:
+        raise error(
+            f"{name} must be at most {MAX_DESIGN_EPSILON:g} nats to design for; got {describe(value)} (e^-{name}, the "
+            "noise of GRR and of every design, is then below double precision: the audit cannot bound it)",
+            parameter=name,
+        )
+    return eps
 
 
 def check_delta(value: Any, name: str = "delta", *, error: ErrorFactory = ParameterError) -> float:

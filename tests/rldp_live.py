@@ -98,6 +98,7 @@ class Databases:
     def url(self, backend: str) -> str:
         if backend == "sqlite":
             path = self.tmp / f"db-{uuid.uuid4().hex[:8]}" / "rldp.sqlite3"
+            path.parent.mkdir(parents=True)  # rldp serve refuses a missing folder (unless --create-dirs)
             return f"sqlite:///{path}"  # an absolute path gives sqlite:////abs/path
         base = postgres_url()
         if not base:

@@ -23,14 +23,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from tqdm import tqdm
-
 from rldp.shared.arguments import add_progress_flags, names, positive_float, positive_int
 from rldp.shared.claims import ascii_text, audit_text, claim_text
 from rldp.shared.collection import DEFAULT_WINDOW, NO_WINDOW, window_choice
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, read_document, write_document
-from rldp.shared.errors import ValidationError
+from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.information import entropy
 from rldp.shared.notions import NOTIONS as NOTION_TABLE
 from rldp.shared.provenance import PublicCounts
@@ -47,10 +45,12 @@ from ..design import (
     request_fields,
     validate_request,
 )
+from ..design.orchestration.choose import AUTO, auto_methods, design_auto, identifiable, releases_the_data
 from ..design.orchestration.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
+from .design_progress import DesignProgress
 from .distp import delta_level, design_lines, parse_target, read_cost
-from .interrupted import BASELINE_METHOD, baseline_design
+from .interrupted import BASELINE_METHOD, baseline_design, take_ctrl_c
 from .public_table import add_table_flags, check_alphabet, check_out, read_public
 
 __all__ = ["add_design_parser", "cmd_design"]
@@ -66,6 +66,17 @@ def _window(text: str) -> str | None:
 
 
 def cmd_design(args: argparse.Namespace) -> int:
+    take_ctrl_c()
+    try:
+        table, alphabet, public, request = _prepare(args)
+    except KeyboardInterrupt:  # reading the CSV, or loading a part of rldp: no design yet
+        print("rldp design: interrupted before the design started; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return _design(args, table, alphabet, public, request)
+
+
+def _prepare(args: argparse.Namespace) -> tuple[Any, Alphabet, PublicCounts, DesignRequest]:
+    """The public table, its alphabet and counts, and the validated request; the warnings printed."""
     check_out(args.out)
     table = read_public(args, [*args.sensitive, *args.released])
     if table.n_rows == 0:
@@ -73,12 +84,12 @@ def cmd_design(args: argparse.Namespace) -> int:
     alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent)
     check_alphabet(alphabet, args.public)
     public = PublicCounts.from_table(table, alphabet, name=args.public_name or os.path.basename(args.public))
-    p_hat = public.distribution
     if args.warm_start and args.method not in SOLVER_METHODS:
         raise CommandError(f"--warm-start applies to {', '.join(sorted(SOLVER_METHODS))}, not to {args.method!r}")
     warm = _warm_start_matrices(args.warm_start or [], alphabet)
+    auto = args.method == AUTO  # every certified method for the notion, the best kept (.choose)
     request = DesignRequest(
-        method=args.method,
+        method=auto_methods(args.notion, args.latent)[-1] if auto else args.method,
         notion=args.notion,
         radius=args.radius,
         beta=args.beta,
@@ -97,22 +108,46 @@ def cmd_design(args: argparse.Namespace) -> int:
     few = few_public_rows(public.n, alphabet.size, request)
     if few:
         print(f"rldp design: warning: {args.public}: {few}", file=sys.stderr)
+    if loud := releases_the_data(
+        float(request.epsilon or 0), alphabet.n_released if alphabet.latent else alphabet.size
+    ):
+        print(f"rldp design: warning: {loud}", file=sys.stderr)
+    return table, alphabet, public, request
+
+
+def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: PublicCounts, request: Any) -> int:
+    auto, p_hat = args.method == AUTO, public.distribution
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
-    iterative = args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))
+    iterative = auto or args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))
     show = (args.progress if args.progress is not None else sys.stderr.isatty()) and iterative
     provenance = public.provenance()
     doc: dict | None = None
-    with _DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
-        try:
-            doc = design_document(
-                replace(request, progress=bar.update),
-                alphabet=alphabet,
-                public_distribution=p_hat,
-                provenance=provenance,
-            )
-        except KeyboardInterrupt:  # before any certified design of this method existed (else it is kept)
-            pass
+    tried: dict[str, dict] = {}
+    cut = False
+    try:  # Ctrl-C as the bar appears too: before any certified design of this method (else it is kept)
+        with DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
+            if auto:
+                doc, tried, cut = design_auto(
+                    replace(request, progress=bar.update),
+                    alphabet=alphabet,
+                    public_distribution=p_hat,
+                    provenance=provenance,
+                    skipped=lambda m, e: print(f"rldp design: auto: {m} skipped: {one_line(e)}", file=sys.stderr),
+                )
+            else:
+                doc, tried, cut = (
+                    design_document(
+                        replace(request, progress=bar.update),
+                        alphabet=alphabet,
+                        public_distribution=p_hat,
+                        provenance=provenance,
+                    ),
+                    {},
+                    False,
+                )
+    except KeyboardInterrupt:
+        pass
     fallback = doc is None
     if doc is None:
         doc = baseline_design(request, alphabet, p_hat, provenance)
@@ -152,7 +187,19 @@ def cmd_design(args: argparse.Namespace) -> int:
     if doc["privacy"]["notion"] == "distp":
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
-    interrupted = fallback or params.get("status") == "interrupted"
+    if tried:  # --method auto: what each certified method kept, the best first; * = P_X not identifiable
+        ranked = sorted(tried.items(), key=lambda i: -i[1]["utility"]["nmi"])
+        record["candidates"] = {
+            m: {"nmi": d["utility"]["nmi"], "identifiable": identifiable(mechanism_matrix(d))} for m, d in ranked
+        }
+        solver_lines.append(
+            f"  chosen   {doc['method']}, the best identifiable of {len(tried)} certified methods (NMI "
+            + ", ".join(
+                f"{m} {c['nmi']:.4f}{'' if c['identifiable'] else '*'}" for m, c in record["candidates"].items()
+            )
+            + "; * P_X not identifiable from its reports)"
+        )
+    interrupted = fallback or cut or params.get("status") == "interrupted"
     if interrupted:  # Ctrl-C during the search: the best certified design so far was kept and written
         record["interrupted"] = True
     if fallback:  # Ctrl-C before any: the GRR baseline at the same claim was written instead
@@ -226,43 +273,6 @@ def _funnel_line(doc: dict[str, Any], record: dict[str, Any]) -> str:
     return f"  epsilon  {name} claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} {where} (pass)"
 
 
-class _DesignProgress:
-    """A progress display on stderr for the iterative solvers: elapsed time against the
-    time budget, with the current utility (NMI of the best mechanism so far) and the
-    proven upper bound when one is known (a tqdm bar)."""
-
-    def __init__(self, enabled: bool, budget: float, entropy_nats: float) -> None:
-        self.enabled = enabled
-        self.budget = budget
-        self.h = entropy_nats if entropy_nats > 0 else 1.0
-        self.bar: Any = None
-
-    def __enter__(self) -> _DesignProgress:
-        if self.enabled:
-            self.bar = tqdm(
-                total=round(self.budget, 1),
-                unit="s",
-                file=sys.stderr,
-                leave=False,
-                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s {postfix}",
-            )
-        return self
-
-    def update(self, info: dict[str, Any]) -> None:
-        if not self.enabled:
-            return
-        text = f"NMI {info['information'] / self.h:.4f}"
-        if info.get("upper_bound") is not None:
-            text += f" (<= {info['upper_bound'] / self.h:.4f})"
-        text += f", round {info['iteration']}, {info['columns']} columns"
-        self.bar.n = min(round(info["seconds"], 1), self.bar.total)
-        self.bar.set_postfix_str(text, refresh=True)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def _warm_start_matrices(paths: Sequence[str], alphabet: Any) -> list[Any]:
     """Matrices of earlier documents on the same alphabet (``--warm-start``). Their rows only
     seed the search: the solver mixes any row outside its cone back into it, so a document
@@ -300,9 +310,10 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--method",
         required=True,
-        choices=list(ALL_METHODS),
+        choices=[AUTO, *ALL_METHODS],
         metavar="METHOD",
-        help="one of: " + ", ".join(ALL_METHODS) + " (coupling: --notion distp only; optimal, oue, the "
+        help="auto (every certified method for the notion; the best NMI with P_X identifiable is kept), or "
+        "one of: " + ", ".join(ALL_METHODS) + " (coupling: --notion distp only; optimal, oue, the "
         "watchdog family: --notion ldp, lip or alip)",
     )
     p.add_argument(

@@ -17,11 +17,12 @@ from dataclasses import replace
 from typing import Any
 
 from rldp.shared.errors import RldpError
+from rldp.shared.interrupts import take_ctrl_c
 from rldp.shared.records import Alphabet
 
 from ..design import DesignRequest, design_document, methods_for
 
-__all__ = ["BASELINE_METHOD", "baseline_design"]
+__all__ = ["BASELINE_METHOD", "baseline_design", "take_ctrl_c"]
 
 #: The method of the fallback: always certified, designed in a fraction of a second.
 BASELINE_METHOD = "grr"

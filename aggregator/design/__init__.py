@@ -23,6 +23,7 @@ The package in three floors, each importing only the floors below it (the layers
 from __future__ import annotations
 
 from .orchestration.build import design, design_document, design_matrix, run_designer, validate_parameters
+from .orchestration.choose import AUTO, auto_methods, best_method, design_auto, identifiable, releases_the_data
 from .orchestration.pilot import PilotChoice, design_pilot, switch_after_pilot
 from .orchestration.registry import (
     ALL_METHODS,
@@ -63,6 +64,13 @@ __all__ = [
     "design_matrix",
     "run_designer",
     "validate_parameters",
+    # choosing: --method auto, and an ε that releases the data
+    "AUTO",
+    "auto_methods",
+    "best_method",
+    "design_auto",
+    "identifiable",
+    "releases_the_data",
     # where P̂ comes from: public data or a private pilot
     "design_from",
     "PublicData",

@@ -79,7 +79,7 @@ _BODY_ERRORS = {
 _COMMON = {
     "405": _problem("method-not-allowed"),
     "500": _problem("internal-error (never for client input)"),
-    "503": _problem("database-unavailable or service-unavailable (retry later; nothing stored)"),
+    "503": _problem("database-unavailable, store-full or service-unavailable (retry later; nothing stored)"),
 }
 
 

@@ -57,6 +57,7 @@ from rldp.aggregator.services import (
 
 from .access import REQUEST_ID
 from .collection_problems import COLLECTION_HEADERS, COLLECTION_PROBLEMS, COLLECTION_REASONS
+from .storage_problems import STORAGE_PROBLEMS, storage_problem
 
 __all__ = [
     "PROBLEM_BASE",
@@ -238,12 +239,6 @@ _TYPES = [
     ProblemType("not-acceptable", 406, "Not acceptable", "None of the media types in Accept can be produced."),
     ProblemType("too-many-requests", 429, "Too many requests", "Slow down; retry after the Retry-After delay."),
     ProblemType(
-        "database-unavailable",
-        503,
-        "Database unavailable",
-        "The storage backend did not answer; nothing was stored. Retry later (same batch id).",
-    ),
-    ProblemType(
         "service-unavailable",
         503,
         "Service unavailable",
@@ -254,7 +249,7 @@ _TYPES = [
     ),
 ]
 
-_TYPES += [ProblemType(*problem) for problem in COLLECTION_PROBLEMS]
+_TYPES += [ProblemType(*problem) for problem in (*COLLECTION_PROBLEMS, *STORAGE_PROBLEMS)]
 PROBLEMS: dict[str, ProblemType] = {t.reason: t for t in _TYPES}
 
 #: The problem reason of each refusal type (the most specific class in an exception's MRO wins).
@@ -380,11 +375,7 @@ def problem_for(exc: BaseException, method: str, path: str) -> Problem:
         return Problem(reason, detail, **exc.fields)
     if isinstance(exc, StorageError):
         log.error("storage unavailable: %s", exc)
-        return Problem(
-            "database-unavailable",
-            "the database did not answer, so this request's batch may not be stored; retry later with the same "
-            "batch id (if it was stored, the retry is answered as a duplicate and counted once)",
-        )
+        return Problem(*storage_problem(exc))
     log.error("internal error on %s %s", method, path, exc_info=exc)
     return Problem("internal-error", f"unexpected {type(exc).__name__}; nothing was stored by this request")
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib.util
+import ipaddress
 import os
 import secrets
 import shutil
@@ -59,6 +60,8 @@ from rldp.aggregator.services import (
     default_url,
     hold_store,
     load_config,
+    resolve_url,
+    sqlite_file,
     start_writer,
 )
 from rldp.shared.arguments import port, positive_int
@@ -84,6 +87,14 @@ def redact_url(url: str) -> str:
         netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
         return urlunsplit(parts._replace(netloc=netloc))
     return url
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) is this machine only: 127.0.0.0/8, ::1, localhost."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() in ("localhost", "localhost.localdomain")
 
 
 def _event_loop(loops: Any) -> Any:
@@ -167,10 +178,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.access_log is not None:
         overrides["ACCESS_LOG"] = args.access_log
     config = load_config(overrides)  # validates the environment too, before any worker starts
-    url = config["DATABASE_URL"] or default_url()
-    if not args.db and not os.environ.get("RLDP_DATABASE_URL"):
+    default = not args.db and not os.environ.get("RLDP_DATABASE_URL")
+    # An SQLite path made absolute now (the workers start elsewhere); its folder must exist (the default's
+    # is made), unless --create-dirs: sqlite:///var/… is relative to this folder, and a typo made folders.
+    url = resolve_url(config["DATABASE_URL"] or default_url(), create_dirs=args.create_dirs or default)
+    store = sqlite_file(url) or redact_url(url)
+    print(
+        f"rldp serve: storage: {store}" + (" (the default, in your data folder; --db to choose)" if default else ""),
+        file=sys.stderr,
+    )
+    if not _loopback(args.host):
         print(
-            f"rldp serve: storage: {redact_url(url)} (the default, in your data folder; --db to choose)",
+            f"rldp serve: warning: listening on {args.host} over plain HTTP: tokens and reports cross the network "
+            "unencrypted; put the TLS reverse proxy of deploy/ (Caddy or nginx) in front and bind 127.0.0.1",
             file=sys.stderr,
         )
     hold_port_lock(args.host, args.port)  # held until this process ends
@@ -291,10 +311,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=port, default=8000, help="port (default 8000)")
     p.add_argument(
+        "--create-dirs",
+        action="store_true",
+        help="create the folder of an SQLite --db when it does not exist (else refused, naming the resolved path)",
+    )
+    p.add_argument(
         "--db",
         default=None,
         metavar="URL",
-        help="storage: sqlite:///PATH (default $RLDP_DATABASE_URL, else rldp.sqlite3 in your data folder: "
+        help="storage: sqlite:///RELATIVE/PATH (from the current folder), sqlite:////ABSOLUTE/PATH (default $RLDP_DATABASE_URL, else rldp.sqlite3 in your data folder: "
         "$XDG_DATA_HOME/rldp or ~/.local/share/rldp, %%LOCALAPPDATA%%\\rldp, ~/Library/Application Support/rldp) "
         "or postgresql://user:pass@host/db",
     )

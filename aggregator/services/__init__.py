@@ -21,7 +21,16 @@ from rldp.shared.reports import (
 )
 
 from .collections import COLLECTION_NAME, DRIFT_POLICIES, POLICY_PARAMETERS, Collections
-from .config import DEFAULTS, default_url, hash_token, load_config, token_allowed, tokens_configured
+from .config import (
+    DEFAULTS,
+    default_url,
+    hash_token,
+    load_config,
+    resolve_url,
+    sqlite_file,
+    token_allowed,
+    tokens_configured,
+)
 from .core import AggregatorService
 from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
 from .errors import (
@@ -48,6 +57,7 @@ from .errors import (
     RotationRefused,
     ServiceError,
     StorageError,
+    StoreFull,
     TooFewReports,
     Unauthorized,
     UnknownCollection,
@@ -102,6 +112,8 @@ __all__ = [
     "ConfigError",
     "DEFAULTS",
     "default_url",
+    "resolve_url",
+    "sqlite_file",
     "DatabaseUnavailable",
     "ESTIMATE_INTERVALS",
     "LABEL_MAX",
@@ -137,6 +149,7 @@ __all__ = [
     "ServiceEvents",
     "install_store_telemetry",
     "StorageError",
+    "StoreFull",
     "TooManyReports",
     "UnexpectedWindow",
     "Unauthorized",

@@ -51,7 +51,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rldp.aggregator.storage import default_url
+from rldp.aggregator.storage import default_url, resolve_url, sqlite_file
 from rldp.shared.errors import ParameterError, TableError, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
 from rldp.shared.tables import Table, read_csv
@@ -63,6 +63,8 @@ __all__ = [
     "DEFAULTS",
     "DEFAULT_MIN_REPORTS",
     "default_url",
+    "resolve_url",
+    "sqlite_file",
     "load_config",
     "hash_token",
     "token_allowed",

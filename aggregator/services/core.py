@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord, Storage, StorageError
+from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord, Storage, StorageError, StoreFull
 from rldp.shared.collection import drift_policy
 from rldp.shared.notions import NOTIONS
 
@@ -62,7 +62,7 @@ class AggregatorService:
             events=self.events,
             max_beta=config["MAX_BETA"],
         )
-        self._write_failure: tuple[float, str] | None = None  # (monotonic time, why) of the last failed upload
+        self._write_failure: tuple[float, StorageError] | None = None  # (monotonic time, why) of the last failed upload
 
     def publish_bytes(self, body: bytes, kind: str, label: Any = None) -> tuple[MechanismRecord, bool]:
         """Validate, audit and store a document sent as ``kind`` ("json" or "msgpack"); (record, created).
@@ -94,7 +94,7 @@ class AggregatorService:
         try:
             receipt = yield from steps
         except StorageError as exc:  # e.g. the disk is full: /readyz says so for a while
-            self._write_failure = (time.monotonic(), str(exc))
+            self._write_failure = (time.monotonic(), exc)
             raise
         self._write_failure = None
         if not receipt.duplicate and isinstance(mechanism, str):
@@ -239,11 +239,14 @@ class AggregatorService:
             raise DatabaseUnavailable(f"the database does not answer: {exc}") from None
         try:
             self.storage.check_writable()
+        except StoreFull:
+            raise  # named as such: the problem store-full
         except StorageError as exc:
             raise DatabaseUnavailable(f"the store is not writable: {exc}") from None
         failure = self._write_failure
         if failure is not None and time.monotonic() - failure[0] < WRITE_FAILURE_SECONDS:
-            raise DatabaseUnavailable(f"the store is not writable: the last upload failed ({failure[1]})")
+            kind = StoreFull if isinstance(failure[1], StoreFull) else DatabaseUnavailable
+            raise kind(f"the store is not writable: the last upload failed ({failure[1]})")
         return self.storage.dialect
 
     def close(self) -> None:

@@ -146,6 +146,22 @@ def _parameters(doc: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
+def needs_public_data(doc: Mapping[str, Any]) -> bool:
+    """Whether the document's claim rests on public data: False for a claim over every distribution (an
+    unbounded uncertainty set: ``privacy.uncertainty.radius`` null, or none for a notion where it is
+    optional — a pilot's claim) recorded without provenance. Its P̂ is then a placeholder (uniform for a
+    pilot) that only the utility figures use."""
+    privacy = doc.get("privacy", {})
+    uset = privacy.get("uncertainty") if isinstance(privacy, Mapping) else None
+    entry = NOTIONS.get(str(privacy.get("notion"))) if isinstance(privacy, Mapping) else None
+    unbounded = (
+        uset.get("radius") is None
+        if isinstance(uset, Mapping)
+        else entry is not None and entry.uncertainty == "optional"
+    )
+    return not unbounded or isinstance(doc.get("provenance"), Mapping)
+
+
 def _summary(doc: Mapping[str, Any], alpha: Any, audit: Mapping[str, Any], q: np.ndarray) -> list[tuple[str, str]]:
     """What a person reads first about a document, as (label, text) rows: the claim in its notion's terms
     (rldp.shared.claims), the uncertainty set, the alphabet's sizes, the public data it rests on, the
@@ -178,7 +194,15 @@ def _summary(doc: Mapping[str, Any], alpha: Any, audit: Mapping[str, Any], q: np
     rows.append(("Released U", released))
     rows.append(("Inputs × outputs", f"{q.shape[1]:,} × {q.shape[0]:,} (|X| = {alpha.size:,})"))
     provenance = doc.get("provenance")
-    if isinstance(provenance, Mapping):
+    if not needs_public_data(doc):
+        rows.append(
+            (
+                "Public data",
+                "none needed: the claim holds for every distribution (a pilot's, say), so no P̂ enters it; the P̂ "
+                "stored with it is only the reference of its utility figures",
+            )
+        )
+    elif isinstance(provenance, Mapping):
         source = str(provenance.get("name") or provenance.get("source") or "public data")
         n = provenance.get("n")
         digest = str(provenance.get("counts_sha256") or "")[:16]
@@ -240,6 +264,7 @@ def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, A
         "worst": worst,
         "worst_named": named,
         "public": public_distribution(doc),
+        "public_data": needs_public_data(doc),
         "sensitive_labels": sensitive,
         "released_labels": u_labels,
     }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rldp.aggregator.storage import StorageError
+from rldp.aggregator.storage import StorageError, StoreFull
 from rldp.shared.errors import RldpError
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "RotationRefused",
     "DatabaseUnavailable",
     "StorageError",
+    "StoreFull",
 ]
 
 

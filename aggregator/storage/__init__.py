@@ -72,10 +72,10 @@ from __future__ import annotations
 
 from .base import GroupSink, Storage
 from .collections import CollectionChanged, CollectionEntry, CollectionPause, CollectionRecord, MechanismTaken
-from .factory import default_url, open_storage
+from .factory import default_url, open_storage, resolve_url, sqlite_file
 from .group_commit import COMMIT_WAIT_SECONDS, MAX_GROUP, GroupCommitter
 from .postgres import PostgresStorage
-from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError, StoreFull
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteStorage
 
@@ -98,6 +98,9 @@ __all__ = [
     "SQLiteStorage",
     "Storage",
     "StorageError",
+    "StoreFull",
     "default_url",
+    "resolve_url",
+    "sqlite_file",
     "open_storage",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import time
 from abc import ABC, abstractmethod
@@ -17,7 +18,7 @@ from rldp.shared.reports import batch_counts
 from .collections import CollectionStore
 from .group_commit import GroupCommitter
 from .labels import LabelStore, mechanism_record
-from .rows import LIVE, BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError
+from .rows import LIVE, BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError, StoreFull
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
 from .telemetry import database_error
 
@@ -74,6 +75,10 @@ class Storage(CollectionStore, LabelStore, ABC):
     def _errors(self) -> tuple[type[BaseException], ...]:
         """The backend's exception types that mean 'storage failed'."""
 
+    def _full(self, exc: BaseException) -> bool:
+        """Whether the backend's error ``exc`` says the store has no space left (by its code, not its text)."""
+        return False
+
     def _sql(self, text: str) -> str:
         return text
 
@@ -97,6 +102,10 @@ class Storage(CollectionStore, LabelStore, ABC):
             raise
         except self._errors() as exc:
             database_error(self.dialect)
+            if self._full(exc) or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC):
+                raise StoreFull(
+                    f"{self.dialect}: the store is full (no space left on its disk): {one_line(exc)}"
+                ) from exc
             raise StorageError(f"{self.dialect} error: {one_line(exc)}") from exc
 
     @contextmanager

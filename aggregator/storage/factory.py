@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from urllib.parse import parse_qs, urlsplit
 
 from rldp.shared.errors import ValidationError
@@ -11,7 +12,7 @@ from .base import GroupSink, Storage
 from .postgres import PostgresStorage
 from .sqlite import SQLiteStorage
 
-__all__ = ["default_url", "open_storage"]
+__all__ = ["default_url", "open_storage", "resolve_url", "sqlite_file"]
 
 #: The default store's file name in the user's data folder.
 STORE_FILE = "rldp.sqlite3"
@@ -22,6 +23,54 @@ def default_url() -> str:
     (:func:`rldp.shared.paths.user_data_dir`, e.g. ``~/.local/share/rldp``), read now, so that
     it follows XDG_DATA_HOME / %LOCALAPPDATA% — not the working directory."""
     return "sqlite:///" + str(user_data_dir(local=True) / STORE_FILE)
+
+
+def _scheme(url: str) -> str:
+    return url.split(":", 1)[0].lower() if "://" in url else ""
+
+
+def sqlite_file(url: str) -> str | None:
+    """The file an SQLite URL names, as an absolute path (None for any other scheme).
+
+    The rule (SQLAlchemy's): what follows ``sqlite://`` is an empty host and then ``/PATH``, so
+    ``sqlite:///var/lib/rldp/x.sqlite3`` (three slashes) is the *relative* path ``var/lib/rldp/x.sqlite3``
+    from the current folder, and ``sqlite:////var/lib/rldp/x.sqlite3`` (four) the absolute one; a bare
+    path is taken as it is. Relative paths resolve against the current folder, now."""
+    url = url.strip()
+    if _scheme(url) not in ("sqlite", ""):
+        return None
+    if not _scheme(url):
+        return os.path.abspath(url)
+    parts = urlsplit(url)
+    path = parts.path[1:] if parts.path.startswith("/") else parts.path
+    return os.path.abspath(path) if path and path != ":memory:" else None
+
+
+def resolve_url(url: str, *, create_dirs: bool = False) -> str:
+    """``url`` with an SQLite path made absolute (``sqlite:////abs/path?options``; other URLs unchanged),
+    after checking its folder exists: ValidationError naming the resolved path unless ``create_dirs``,
+    which creates it. Why: ``sqlite:///var/lib/rldp/rldp.sqlite3`` silently made ``./var/lib/rldp/``
+    where the server was started, and a typo created folders anywhere."""
+    path = sqlite_file(url)
+    if path is None:
+        return url
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        if not create_dirs:
+            relative = (
+                ""
+                if _scheme(url) != "sqlite" or urlsplit(url).path.startswith("//")
+                else (" (sqlite:/// and a path is relative to the current folder; sqlite://// is absolute)")
+            )
+            raise ValidationError(
+                f"the folder of the SQLite store {path} does not exist{relative}: create {folder} or pass --create-dirs"
+            )
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise ValidationError(f"cannot create {folder} for the SQLite store: {exc.strerror or exc}") from None
+    query = urlsplit(url.strip()).query if _scheme(url) else ""
+    return "sqlite:///" + path + (f"?{query}" if query else "")
 
 
 def open_storage(url: str | None = None, *, init: bool = True, sink: GroupSink | None = None) -> Storage:
@@ -40,7 +89,7 @@ def open_storage(url: str | None = None, *, init: bool = True, sink: GroupSink |
     if not isinstance(url, str) or not url.strip():
         raise ValidationError("database URL must be a non-empty string such as sqlite:////var/lib/rldp/rldp.sqlite3")
     url = url.strip()
-    scheme = url.split(":", 1)[0].lower() if "://" in url else ""
+    scheme = _scheme(url)
     storage: Storage
     if scheme in ("postgresql", "postgres"):
         parts = urlsplit(url)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from rldp.shared.errors import one_line
 
-from .rows import BatchItem, IngestResult, StorageError
+from .rows import BatchItem, IngestResult, StorageError, StoreFull
 from .telemetry import commit_observed, queue_depth
 
 __all__ = ["MAX_GROUP", "COMMIT_WAIT_SECONDS", "GroupCommitter"]
@@ -90,7 +90,8 @@ class GroupCommitter:
         if own.state == "lead":
             self._lead(own)
         if own.error is not None:
-            raise StorageError(one_line(own.error)) from own.error
+            kind = StoreFull if isinstance(own.error, StoreFull) else StorageError  # a full disk stays named
+            raise kind(one_line(own.error)) from own.error
         assert own.result is not None
         return own.result
 

@@ -61,6 +61,9 @@ class PostgresStorage(Storage):
     def _unique_violations(self) -> tuple[type[BaseException], ...]:
         return (_driver()[0].errors.UniqueViolation,)
 
+    def _full(self, exc: BaseException) -> bool:
+        return getattr(exc, "sqlstate", None) == "53100"  # disk_full (class 53: insufficient resources)
+
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
 

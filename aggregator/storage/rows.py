@@ -10,7 +10,7 @@ import numpy as np
 from rldp.shared.errors import RldpError
 from rldp.shared.reports import encode_batch
 
-__all__ = ["StorageError", "MechanismRecord", "IngestResult", "JobRecord", "BatchItem", "PRUNED", "LIVE"]
+__all__ = ["StorageError", "StoreFull", "MechanismRecord", "IngestResult", "JobRecord", "BatchItem", "PRUNED", "LIVE"]
 
 #: The encoding of a pruned batch's row, a tombstone kept for idempotency (:mod:`.retention`).
 PRUNED = "pruned"
@@ -20,6 +20,10 @@ LIVE = f"encoding <> '{PRUNED}'"
 
 class StorageError(RldpError, RuntimeError):
     """The database could not be reached or failed; nothing is acknowledged."""
+
+
+class StoreFull(StorageError):
+    """The store has no space left (SQLITE_FULL, ENOSPC, PostgreSQL's disk_full 53100); nothing is acknowledged."""
 
 
 @dataclass(frozen=True)

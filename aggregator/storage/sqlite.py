@@ -15,7 +15,7 @@ import numpy as np
 from rldp.shared.errors import ValidationError, one_line
 
 from .base import GroupSink, Storage
-from .rows import BatchItem, StorageError
+from .rows import BatchItem, StorageError, StoreFull
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, values
 
 try:  # POSIX: a blocking cross-process lock for SQLite writers (see SQLiteStorage._transaction)
@@ -73,13 +73,17 @@ class SQLiteStorage(Storage):
             raise StorageError(f"cannot inspect the disk of {self.path}: {exc.strerror or exc}") from None
         free = st.f_bavail * st.f_frsize
         if free < MIN_FREE_BYTES:
-            raise StorageError(f"the disk holding {self.path} is full ({free} bytes free)")
+            raise StoreFull(f"the disk holding {self.path} is full ({free} bytes free)")
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
     def _unique_violations(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.IntegrityError,)
+
+    def _full(self, exc: BaseException) -> bool:
+        # SQLITE_FULL, also as the primary code of an extended one (Python ≥ 3.11 sets sqlite_errorcode)
+        return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_FULL
 
     def _open(self) -> sqlite3.Connection:
         try:

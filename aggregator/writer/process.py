@@ -117,7 +117,7 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
             answers = [[r.status, r.accepted] for r in results]
         except Exception as exc:  # every waiting worker gets an answer
             log.error("writer: a group of %d batches failed: %s", len(group), one_line(exc))
-            answers = [["error", one_line(exc)]] * len(group)
+            answers = [wire.error_answer(exc)] * len(group)
         # one send per connection, its answers in order: a pipelining worker reads them in one event
         replies: dict[_Peer, list[bytes]] = {}
         for (peer, _), message in zip(group, answers, strict=True):

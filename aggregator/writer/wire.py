@@ -5,7 +5,8 @@ One msgpack object per message on a ``SOCK_STREAM`` Unix socket::
     request  ["ingest", mechanism, batch, n, digest, encoding, payload, counts, window]
              counts: "<i8" bytes; window: the collection window's label ("" for none)
              ["ping"]
-    answer   [status, accepted]  |  ["pong"]  |  ["error", message]
+    answer   [status, accepted]  |  ["pong"]  |  ["error", message]  |  ["error", message, "full"]
+             ("full": the store has no space left, StoreFull on the client's side)
 
 The writer answers a connection's ingest requests in the order they arrived (a group is a
 prefix of what is queued, answered in order), so a client may keep several in flight on one
@@ -21,11 +22,11 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from rldp.shared.errors import ValidationError
+from rldp.shared.errors import ValidationError, one_line
 
-from ..storage import BatchItem, IngestResult, StorageError
+from ..storage import BatchItem, IngestResult, StorageError, StoreFull
 
-__all__ = ["PING", "PONG", "batch_item", "encode", "ingest_request", "ingest_result", "unpacker"]
+__all__ = ["PING", "PONG", "batch_item", "encode", "error_answer", "ingest_request", "ingest_result", "unpacker"]
 
 PING: list[Any] = ["ping"]
 PONG: list[Any] = ["pong"]
@@ -63,9 +64,16 @@ def ingest_result(answer: Any) -> IngestResult:
     """The writer's answer to an ingest request; StorageError for its refusal or a malformed answer."""
     if isinstance(answer, list) and len(answer) == 2 and answer[0] in _STATUSES and isinstance(answer[1], int):
         return IngestResult(answer[0], answer[1])
+    if isinstance(answer, list) and len(answer) == 3 and answer[0] == "error" and answer[2] == "full":
+        raise StoreFull(str(answer[1]))
     if isinstance(answer, list) and len(answer) == 2 and answer[0] == "error":
         raise StorageError(str(answer[1]))
     raise StorageError(f"the writer process answered {answer!r:.80}")
+
+
+def error_answer(exc: BaseException) -> list[Any]:
+    """The answer to requests a failure stopped: its message, and "full" when the store has no space left."""
+    return ["error", one_line(exc), *(["full"] if isinstance(exc, StoreFull) else [])]
 
 
 def batch_item(message: Any) -> BatchItem:

@@ -9,18 +9,8 @@ from pathlib import Path
 from rldp.shared.errors import ValidationError
 from rldp.shared.parameters import check_epsilon
 
-__all__ = [
-    "ATTACK_USERS",
-    "CERTIFIED",
-    "CURVE_EPSILONS",
-    "DEFAULT_SEED",
-    "DEMO_NOTIONS",
-    "QUICK_CURVE_EPSILONS",
-    "DemoConfig",
-]
+__all__ = ["ATTACK_USERS", "CURVE_EPSILONS", "DEFAULT_SEED", "DEMO_NOTIONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
 
-# Methods whose document certifies (ε, F)-RLDP; NR only protects P̂ itself.
-CERTIFIED = ("polyopt", "polyopt-paper", "ir-calibrated", "cr-calibrated", "ir", "cr", "srr", "grr")
 # Notions the demo can run: RLDP, and ε-LDP w.r.t. S / ε-LIP [LTS20, Defs 1-2] (one ε each).
 DEMO_NOTIONS = ("rldp", "ldp", "lip")
 # The ε grid of the privacy–utility plot (nats).

@@ -38,7 +38,7 @@ from rldp.aggregator.design import design
 from rldp.aggregator.estimate import estimate_distribution, report_counts
 from rldp.client import Mechanism
 from rldp.shared.document import mechanism_matrix
-from rldp.shared.errors import ValidationError
+from rldp.shared.errors import LISTED_IN_ERRORS, ValidationError, cut_list
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
@@ -104,7 +104,10 @@ def _pick_users(cfg: DemoConfig, alphabet: Alphabet, names: Sequence[str], seed:
         known = set(attributes[name].values)
         extra = sorted(set(np.unique(population.column(name))) - known)
         if extra:
-            raise ValidationError(f"users have values of {name!r} absent from the public data: {', '.join(extra)}")
+            raise ValidationError(
+                f"users have {len(extra):,} values of {name!r} absent from the public data: {cut_list(extra)}"
+                + (" (a continuous column? the demo needs categorical ones)" if len(extra) > LISTED_IN_ERRORS else "")
+            )
     rng = np.random.default_rng(seed)
     picked = rng.choice(population.n_rows, size=cfg.users, replace=cfg.users > population.n_rows)
     return Table.from_columns({name: np.asarray(population.column(name))[picked] for name in names})

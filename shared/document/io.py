@@ -136,6 +136,40 @@ def from_msgpack(data: bytes) -> dict[str, Any]:
     return validate_document(obj)
 
 
+#: File signatures of what is passed for a document by mistake.
+_MAGIC = (
+    (b"\x1f\x8b", "a gzip file"),
+    (b"PK\x03\x04", "a zip file"),
+    (b"%PDF", "a PDF file"),
+    (b"\x89PNG", "a PNG image"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+)
+
+
+def _looks_like(data: bytes) -> str:
+    """What a file that is not a document seems to be, for the refusal: 'a CSV file', 'a text file', …"""
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            return what
+    head = data[:4096]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:  # cut in the middle of a character, or not UTF-8 at all
+        if exc.start < len(head) - 3:
+            return "a binary file"
+        text = head[: exc.start].decode("utf-8")
+    text = text.lstrip("\ufeff")
+    if not all(c.isprintable() or c in "\r\n\t" for c in text):
+        return "a binary file"
+    lines = [line for line in text.splitlines()[:5] if line.strip()]
+    if len(lines) > 1:  # the last line may be cut at 4 KiB
+        for sep in (",", ";", "\t"):
+            counts = {line.count(sep) for line in lines[:-1]} if len(lines) > 2 else {lines[0].count(sep)}
+            if counts != {0} and len(counts) == 1:
+                return "a CSV file"
+    return "a text file"
+
+
 def _kind(path: str) -> str | None:
     ext = os.path.splitext(path)[1].lower()
     if ext in _JSON_EXTENSIONS:
@@ -185,6 +219,11 @@ def read_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     if kind is None:
         # A JSON object starts with "{" (after whitespace / BOM); msgpack maps never do.
         kind = "json" if data.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] == b"{" else "msgpack"
+        # A msgpack document is a map: its first byte is a map's (fixmap 0x80-0x8f, map16 0xde, map32 0xdf).
+        if kind == "msgpack" and data and not (0x80 <= data[0] <= 0x8F or data[0] in (0xDE, 0xDF)):
+            raise DocumentSyntaxError(
+                f"{where} looks like {_looks_like(data)}, not a mechanism document (JSON or msgpack)", "msgpack"
+            )
     try:
         return from_json(data) if kind == "json" else from_msgpack(data)
     except DocumentError as exc:

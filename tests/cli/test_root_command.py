@@ -24,10 +24,13 @@ def test_ctrl_c_before_the_command_runs_exits_130_in_one_line(monkeypatch, capsy
         monkeypatch.setattr(root.argparse.ArgumentParser, "parse_args", interrupted)
     assert root.main(["design", "x.csv"]) == root.EXIT_INTERRUPTED
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == ["rldp: interrupted"]
+    assert err.strip().splitlines() == ["rldp: interrupted before the command started; nothing done"]
 
 
-def test_a_real_sigint_while_loading_exits_130() -> None:
+@pytest.mark.parametrize("ignored", [False, True], ids=["sigint-default", "started-with-sigint-ignored"])
+def test_a_real_sigint_while_loading_exits_130(ignored: bool) -> None:
+    """Also when the shell started rldp design with SIGINT ignored (a script's `&`): it was ignored
+    until the design's own code ran, so a Ctrl-C while rldp loaded was lost."""
     code = (
         "import time, rldp.cli as root\n"
         "real = root.build_parser\n"
@@ -38,13 +41,19 @@ def test_a_real_sigint_while_loading_exits_130() -> None:
         "root.build_parser = slow\n"
         "raise SystemExit(root.main(['design', '--help']))\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None,
+    )
     assert proc.stdout.readline() == "loading\n"
     time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
-    assert err.strip() == "rldp: interrupted" and "Traceback" not in err
+    assert err.strip() == "rldp: interrupted before the command started; nothing done" and "Traceback" not in err
 
 
 def _subcommand_helps(parser) -> dict[str, str]:

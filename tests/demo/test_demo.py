@@ -87,6 +87,14 @@ def test_demo_bad_options_one_line(tmp_path):
         timeout=120,
     )
     assert proc.returncode == 2 and "no column 'nope'" in proc.stderr
+    proc = subprocess.run(  # a continuous column: its 54 KB list of values is cut
+        [sys.executable, "-m", "rldp.cli", "demo", "--sensitive", "fnlwgt", "--out", str(tmp_path), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and len(proc.stderr) < 400, proc.stderr[:500]
+    assert "values of 'fnlwgt' absent from the public data" in proc.stderr and "more" in proc.stderr
 
 
 @pytest.mark.slow

@@ -51,6 +51,7 @@ def test_dev_server_serves(tmp_path):
     try:
         assert requests.get(server.url + "/healthz", timeout=5).json() == {"status": "ok"}
         assert "development server" in server.log_text()
+        assert "plain HTTP" not in server.log_text()  # 127.0.0.1: no warning
     finally:
         server.stop()
 
@@ -128,3 +129,43 @@ def test_uploads_work_when_rloop_is_installed(tmp_path):
         assert resp.json()["accepted"] == 4
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_a_missing_sqlite_folder_is_refused_naming_the_resolved_path(tmp_path):
+    """sqlite:/// and a relative path (SQLAlchemy's rule) is relative to the current folder: it silently
+    made ./var/lib/rldp/ there. Now the resolved path is named, with the flag that creates it."""
+    proc = run_cli("serve", "--db", "sqlite:///var/lib/rldp/rldp.sqlite3", "--port", "0", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    line = proc.stderr.strip()
+    assert line.startswith("rldp serve: error: the folder of the SQLite store ")
+    assert str(tmp_path / "var" / "lib" / "rldp" / "rldp.sqlite3") in line and "--create-dirs" in line
+    assert "relative to the current folder" in line
+    assert not (tmp_path / "var").exists()
+
+
+@pytest.mark.live
+def test_start_up_names_the_resolved_store_and_warns_of_a_public_plain_http_bind(tmp_path):
+    """--create-dirs makes the folder; the start-up lines name the absolute path of the store, and a bind
+    beyond loopback over plain HTTP warns once, pointing at deploy/'s reverse proxies."""
+    import signal
+    import sys
+
+    cmd = [sys.executable, "-m", "rldp.cli", "serve", "--dev", "--port", "0", "--host", "0.0.0.0",
+           "--db", "sqlite:///var/lib/rldp/rldp.sqlite3", "--create-dirs"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # until the server says it listens (or the process ends)
+            lines.append(line.rstrip("\n"))
+            if "development server on" in line:
+                break
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    store = tmp_path / "var" / "lib" / "rldp" / "rldp.sqlite3"
+    assert f"rldp serve: storage: {store}" in lines, lines
+    warnings = [line for line in lines if "plain HTTP" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("rldp serve: warning: listening on 0.0.0.0")
+    assert "deploy/" in warnings[0] and (tmp_path / "var" / "lib" / "rldp").is_dir()

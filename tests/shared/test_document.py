@@ -446,6 +446,29 @@ def test_bad_files(tmp_path: Path) -> None:
         assert message in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_a_file_that_is_no_document_is_named_for_what_it_looks_like(tmp_path: Path) -> None:
+    """`rldp publish adult.csv` said "not a valid msgpack document (ExtraData…)": a CSV (or any file that
+    is neither JSON nor a msgpack map) is named for what it looks like."""
+    import gzip
+
+    (tmp_path / "adult.csv").write_text("age,sex,race\n39,Male,White\n50,Female,Black\n")
+    (tmp_path / "semi").write_text("age;sex\n39;Male\n")
+    (tmp_path / "notes").write_text("hello\n")
+    (tmp_path / "data.gz").write_bytes(gzip.compress(b"a,b\n1,2\n"))
+    (tmp_path / "blob").write_bytes(bytes(range(1, 40)))
+    cases = [
+        ("adult.csv", "a CSV file"),
+        ("semi", "a CSV file"),
+        ("notes", "a text file"),
+        ("data.gz", "a gzip file"),
+        ("blob", "a binary file"),
+    ]
+    for name, what in cases:
+        with pytest.raises(DocumentError) as exc:
+            read_document(tmp_path / name)
+        assert str(exc.value) == f"{tmp_path / name} looks like {what}, not a mechanism document (JSON or msgpack)"
+
+
 # ----------------------------------------------------------------------------- accessors
 
 

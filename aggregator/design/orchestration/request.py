@@ -24,7 +24,7 @@ from rldp.shared.parameters import (
     check_beta,
     check_count,
     check_delta,
-    check_epsilon,
+    check_design_epsilon,
     check_number,
     check_order,
     check_radius,
@@ -102,7 +102,7 @@ def _claim(request: DesignRequest, notion: str) -> dict[str, Any]:
                     f"{name} is missing",
                     parameter=name,
                 )
-            out[name] = check_epsilon(getattr(request, name), name, error=_err)
+            out[name] = check_design_epsilon(getattr(request, name), name, error=_err)
         top = max(out["epsilon_lower"], out["epsilon_upper"])
         if (
             request.epsilon is not None
@@ -117,7 +117,7 @@ def _claim(request: DesignRequest, notion: str) -> dict[str, Any]:
         return out
     if request.epsilon is None:
         raise _err(f"notion {notion} needs epsilon (a finite number > 0, nats)", parameter="epsilon")
-    out["epsilon"] = check_epsilon(request.epsilon, error=_err)
+    out["epsilon"] = check_design_epsilon(request.epsilon, error=_err)
     if "delta" in claim and request.delta is not None:
         out["delta"] = check_delta(request.delta, error=_err)
     return out
@@ -177,7 +177,7 @@ def validate_request(
         )
     per_report = request.per_report_epsilon
     if per_report is not None:
-        per_report = check_epsilon(per_report, "per_report_epsilon", error=_err)
+        per_report = check_design_epsilon(per_report, "per_report_epsilon", error=_err)
         if not per_report < claim["epsilon"]:
             raise _err(
                 f"per_report_epsilon must be below epsilon = {claim['epsilon']:g}; got {describe(per_report)}",
@@ -245,7 +245,7 @@ def check_design_size(alphabet: Alphabet, where: str) -> None:
 
 #: The single-field validator of each kind (kinds of the fields declared in .options).
 _KIND_CHECKS: dict[str, Callable[..., Any]] = {
-    "epsilon": check_epsilon,
+    "epsilon": check_design_epsilon,
     "delta": check_delta,
     "beta": check_beta,
     "radius": check_radius,

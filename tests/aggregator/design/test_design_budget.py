@@ -86,11 +86,11 @@ def test_interrupt_keeps_the_best_certified_design(method):
 
 @pytest.mark.slow
 def test_cli_interrupt_writes_the_design_and_says_so(tmp_path, monkeypatch, capsys):
-    from rldp.aggregator.cli import design as design_cli
+    from rldp.aggregator.cli.design_progress import DesignProgress
     from rldp.cli import main
 
     progress, _ = _interrupt_after(3)
-    monkeypatch.setattr(design_cli._DesignProgress, "update", lambda self, info: progress(info))
+    monkeypatch.setattr(DesignProgress, "update", lambda self, info: progress(info))
     csv = tmp_path / "adult.csv"
     csv.write_text(
         ",".join(ADULT_COLUMNS)
@@ -165,3 +165,28 @@ def test_cli_interrupt_with_no_design_at_all_writes_nothing_and_says_so(method, 
     assert captured.err.count("\n") == 1, captured.err
     assert f"before any certified {method} design existed; nothing written" in captured.err
     assert list(tmp_path.iterdir()) == [tmp_path / "adult.csv"]  # no document, no temp file
+
+
+def _stop(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("shape", "phase"), [((2, 5), "update"), ((6, 12), "build")])
+def test_ctrl_c_while_the_bound_is_proved_keeps_the_certified_master(shape, phase, monkeypatch):
+    """Ctrl-C while the Lagrangian bound is proved (after the search: ``update``; before it, after a
+    coarse ladder: ``build``) used to escape the solver, so the CLI threw the master away and wrote the
+    GRR baseline. The solved master is certified like any design: it is kept, status "interrupted"."""
+    from helpers import jeffreys
+
+    from rldp.aggregator.design.solvers.cg import proof, solve_polyopt_cg
+    from rldp.shared.audit import audit_rldp
+    from rldp.shared.uncertainty import UncertaintySet
+
+    uset = UncertaintySet(jeffreys(shape, seed=3), 0.01)
+    monkeypatch.setattr(proof.Prover, phase, _stop)
+    res = solve_polyopt_cg(uset.public_distribution, uset.lower_bounds(), 0.9, time_budget=10.0)
+    assert res.status == "interrupted" and not res.converged
+    assert np.allclose(res.matrix.sum(axis=0), 1.0) and audit_rldp(res.matrix, uset, 1.0).passed
+    if phase == "build":
+        assert res.stages  # the ladder ran first

@@ -64,6 +64,12 @@ def test_defaults_are_applied_once() -> None:
         ({"time_budget": -1}, "time_budget", "time_budget must be"),
         ({"target": "uniform"}, "target", "target applies to method coupling only"),
         ({"latent": True, "method": "polyopt"}, "latent", "use one of: grr"),
+        ({"epsilon": 1e9}, "epsilon", "epsilon must be at most 700 nats"),
+        (
+            {"notion": "alip", "epsilon": None, "epsilon_lower": 0.5, "epsilon_upper": 800.0},
+            "epsilon_upper",
+            "epsilon_upper must be at most 700 nats",
+        ),
     ],
 )
 def test_every_rule_refuses_naming_the_field(fields: dict, parameter: str, message: str) -> None:
@@ -72,6 +78,23 @@ def test_every_rule_refuses_naming_the_field(fields: dict, parameter: str, messa
     assert info.value.parameter == parameter
     assert message in str(info.value)
     assert isinstance(info.value, DesignError)  # callers that catch the design's error keep working
+
+
+def test_the_largest_epsilon_designed_for_keeps_the_grr_audit_finite_and_exact() -> None:
+    """--method grr --epsilon 1e9 failed its audit ("audited epsilon inf"): e^-ε underflows. The bound
+    refused above is one where GRR's audit is finite and passes, on a small and a large alphabet."""
+    from rldp.aggregator.design import grr_matrix
+    from rldp.shared.audit import audit_rldp
+    from rldp.shared.parameters import MAX_DESIGN_EPSILON
+    from rldp.shared.uncertainty import UncertaintySet
+
+    for shape in ((2, 5), (15, 16)):
+        uset = UncertaintySet(np.full(shape, 1.0 / (shape[0] * shape[1])), 0.01)
+        audited = audit_rldp(grr_matrix(uset.public_distribution.size, MAX_DESIGN_EPSILON), uset, MAX_DESIGN_EPSILON)
+        assert audited.passed and math.isfinite(audited.epsilon), audited.epsilon
+        beyond = audit_rldp(grr_matrix(uset.public_distribution.size, 750.0), uset, 750.0)
+        assert not math.isfinite(beyond.epsilon)  # why there is a bound at all
+    assert _valid(epsilon=MAX_DESIGN_EPSILON).epsilon == MAX_DESIGN_EPSILON
 
 
 def test_alip_epsilon_is_the_max_of_its_bounds() -> None:

@@ -72,7 +72,7 @@ def test_a_refused_label_is_shown_on_the_page_with_the_apis_words(http, mechanis
     assert resp.status_code == 422 == api.status_code
     alert = re.search(r'<p class="alert" id="label-error" role="alert">([^<]*)</p>', html)
     assert alert and needle in alert.group(1) and api.json["detail"] in alert.group(1).replace("&#39;", "'")
-    assert "Public distribution" in html  # the whole mechanism page, not a bare error page
+    assert "Mechanism matrix Q(y | x)" in html  # the whole mechanism page, not a bare error page
     assert _label(http, mechanism) == "Kept"
 
 

@@ -160,6 +160,7 @@ def test_live_server_logs_json_and_counts_the_writer_process(tmp_path):
     import requests
     from rldp_live import LiveServer
 
+    (tmp_path / "db").mkdir()  # rldp serve refuses a missing folder
     server = LiveServer(
         f"sqlite:///{tmp_path / 'db' / 'rldp.sqlite3'}",
         tmp_path / "log",

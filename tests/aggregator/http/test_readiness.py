@@ -25,7 +25,8 @@ def test_readyz_reports_a_full_disk(tmp_path, monkeypatch):
         monkeypatch.setattr(sqlite_storage.os, "statvfs", _full_disk)
         resp = http.get("/readyz")
         assert resp.status_code == 503, resp.json
-        assert resp.json["reason"] == "database-unavailable" and "is full" in resp.json["detail"], resp.json
+        assert resp.json["reason"] == "store-full" and "is full" in resp.json["detail"], resp.json
+        assert resp.json["title"] == "Store full"
         monkeypatch.undo()
         assert http.get("/readyz").status_code == 200
 
@@ -46,7 +47,8 @@ def test_readyz_reports_uploads_that_fail_to_commit(tmp_path):
             upload = http.post("/v1/reports", json={**doc_batch(doc["id"]), "batch": f"fill-{k}"})
             if upload.status_code != 201:
                 break
-        assert upload.status_code == 503 and upload.json["reason"] == "database-unavailable", upload.json
+        assert upload.status_code == 503 and upload.json["reason"] == "store-full", upload.json
+        assert upload.json["title"] == "Store full" and "no space left" in upload.json["detail"]
         ready = http.get("/readyz")
         assert ready.status_code == 503 and "the last upload failed" in ready.json["detail"], ready.json
         for conn in storage._all:

@@ -314,16 +314,19 @@ def solve_polyopt_cg(
         # The pieces are planned for the time left after the search (a sweep that does not end in
         # time proves nothing). A search for better λ from the rungs' on a coarse grid first, then
         # one sweep and the refinement at the best of them all.
-        prover.build(end - SEARCH_SHARE * (end - began), planned=len(pending) + 2)
-        found = prover.search(pending, began + SEARCH_SHARE * (end - began), master.value)
-        prover.update([*pending, *([] if found is None else [found])], end, master.value, planned=len(pending) + 2)
+        try:  # Ctrl-C here: keep the solved seeds (certified as always), like Ctrl-C in the loop below
+            prover.build(end - SEARCH_SHARE * (end - began), planned=len(pending) + 2)
+            found = prover.search(pending, began + SEARCH_SHARE * (end - began), master.value)
+            prover.update([*pending, *([] if found is None else [found])], end, master.value, planned=len(pending) + 2)
+        except KeyboardInterrupt:
+            status = INTERRUPTED
         if prover.upper is not None:  # else they are tried again at the end
             pending = []
         reserve = max(reserve - (time.perf_counter() - began), 0.0)
     loop_deadline = deadline - reserve
     center = None
     max_columns = 20 * cone.size + 2000  # bounds memory; old non-basic columns only slow the master
-    if stages and stages[-1]["status"] == INTERRUPTED:  # Ctrl-C in the coarse stage: stop at the seeds
+    if status == INTERRUPTED or (stages and stages[-1]["status"] == INTERRUPTED):  # Ctrl-C: stop at the seeds
         status, prove_bound = INTERRUPTED, False
     try:
         if status != INTERRUPTED:
@@ -365,8 +368,10 @@ def solve_polyopt_cg(
         # the caller sees status "interrupted". No bound is proved: the user asked to stop.
         status, prove_bound = INTERRUPTED, False
     if prove_bound and blocks is not None:
-        # Rungs not bounded in the first phase, and the master's final duals.
-        prover.update([*pending, master.duals], deadline, master.value, planned=len(pending) + 1)
+        try:  # Rungs not bounded in the first phase, and the master's final duals; Ctrl-C keeps the master
+            prover.update([*pending, master.duals], deadline, master.value, planned=len(pending) + 1)
+        except KeyboardInterrupt:
+            status = INTERRUPTED
 
     result = certified_result(
         p,
