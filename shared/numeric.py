@@ -277,3 +277,28 @@ def quantile_edges(
     inner = np.unique(np.r_[inner, closers])
     inner = inner[(inner > lo) & (inner < hi)]
     return (lo, *inner.tolist(), hi)
+
+
+def spec_from_cells(
+    cells: Any,
+    name: str,
+    *,
+    bins: int | None = None,
+    lo: float | None = None,
+    hi: float | None = None,
+    edges: Sequence[float] | None = None,
+    closed: str = "left",
+) -> NumericSpec:
+    """The bins of public column ``name``: the ``edges`` given, or :func:`quantile_edges` of its cells (each a
+    number by the text rule; AlphabetError naming the first that is not) with ``bins`` and the range."""
+    if edges is not None:
+        if bins is not None or lo is not None or hi is not None:
+            raise AlphabetError(f"column {name!r}: give its edges, or a number of bins and a range, not both")
+        return NumericSpec(tuple(edges), closed)
+    try:
+        x, _ = parse_numbers(np.asarray(cells), name)
+    except RecordError as exc:
+        raise AlphabetError(f"public column {name!r} is declared numeric, but {exc}") from None
+    if lo is not None and hi is not None and not hi > lo:
+        raise AlphabetError(f"column {name!r}: the range [{lo!r}, {hi!r}] is empty; need lo < hi")
+    return NumericSpec(quantile_edges(x, bins, lo, hi), closed)

@@ -41,6 +41,7 @@ from ..design import (
     NOTIONS,
     SOLVER_METHODS,
     SOLVERS,
+    TASKS,
     DesignParameterError,
     DesignRequest,
     design_document,
@@ -51,7 +52,14 @@ from ..design.orchestration.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, significance_level
 from .distp import delta_level, design_lines, parse_target, read_cost
 from .interrupted import BASELINE_METHOD, baseline_design
-from .public_table import add_table_flags, check_alphabet, check_out, read_public
+from .public_table import (
+    add_numeric_flags,
+    add_table_flags,
+    check_alphabet,
+    check_out,
+    numeric_lines,
+    read_public_numeric,
+)
 
 __all__ = ["add_design_parser", "cmd_design"]
 
@@ -67,10 +75,10 @@ def _window(text: str) -> str | None:
 
 def cmd_design(args: argparse.Namespace) -> int:
     check_out(args.out)
-    table = read_public(args, [*args.sensitive, *args.released])
+    table, numeric = read_public_numeric(args, [*args.sensitive, *args.released])
     if table.n_rows == 0:
         raise CommandError(f"{args.public}: no data rows")
-    alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent)
+    alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent, numeric=numeric)
     check_alphabet(alphabet, args.public)
     public = PublicCounts.from_table(table, alphabet, name=args.public_name or os.path.basename(args.public))
     p_hat = public.distribution
@@ -171,6 +179,7 @@ def cmd_design(args: argparse.Namespace) -> int:
             f"(|X| = {alphabet.size}, n = {table.n_rows}, radius = {radius if radius is not None else 'inf'})",
             claim_line,
             f"  utility  I = {record['mutual_information']:.4f} nats, NMI = {record['nmi']:.4f}, {record['outputs']} outputs",
+            *numeric_lines(doc, alphabet),
             *solver_lines,
             f"  public   {public.name}: n = {public.n}, counts sha256 {public.sha256}",
             f"  id       {doc['id']}",
@@ -333,6 +342,7 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--radius", type=radius_nats, help="radius B of the Rényi ball, in nats (instead of --beta)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
     add_table_flags(p)
+    add_numeric_flags(p)
     p.add_argument(
         "--public-name", metavar="TEXT", help="the public data's name in the document (default: the file's base name)"
     )
@@ -365,8 +375,8 @@ def _flag_type(kind: str, name: str) -> dict[str, Any]:
     label = name.replace("_", " ")
     if kind == "delta":
         return {"type": delta_level}
-    if kind == "solver":
-        return {"choices": list(SOLVERS)}
+    if kind in ("solver", "task"):
+        return {"choices": list(SOLVERS if kind == "solver" else TASKS)}
     if kind in ("epsilon", "order", "seconds"):
         return {"type": positive_float(label)}
     if kind == "count":

@@ -50,6 +50,7 @@ from .primitives.exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertic
 from .primitives.families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
 from .primitives.options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions, DesignRequest, request_fields
 from .solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
+from .solvers.task import TASKS, released_rr, task_error
 from .solvers.cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
 from .solvers.coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
 from .solvers.optimal_transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
@@ -80,6 +81,9 @@ __all__ = [
     "request_from_json",
     "validate_request",
     "MAX_DESIGN_SYMBOLS",
+    "TASKS",
+    "released_rr",
+    "task_error",
     "check_design_size",
     "Designer",
     "REGISTRY",
