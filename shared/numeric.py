@@ -291,6 +291,11 @@ def spec_from_cells(
 ) -> NumericSpec:
     """The bins of public column ``name``: the ``edges`` given, or :func:`quantile_edges` of its cells (each a
     number by the text rule; AlphabetError naming the first that is not) with ``bins`` and the range."""
+    if bins is not None and (isinstance(bins, bool) or not isinstance(bins, (int, np.integer))):
+        raise AlphabetError(f"column {name!r}: the number of bins must be an integer; got {bins!r}")
+    for what, v in (("lo", lo), ("hi", hi)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            raise AlphabetError(f"column {name!r}: the range's {what} must be a finite number; got {v!r}")
     if edges is not None:
         if bins is not None or lo is not None or hi is not None:
             raise AlphabetError(f"column {name!r}: give its edges, or a number of bins and a range, not both")

@@ -23,7 +23,14 @@ from rldp.shared.reports import (
 from .collections import COLLECTION_NAME, DRIFT_POLICIES, POLICY_PARAMETERS, Collections
 from .config import DEFAULTS, default_url, hash_token, load_config, token_allowed, tokens_configured
 from .core import AggregatorService
-from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
+from .designs import (
+    COUPLING_COSTS,
+    COUPLING_TARGETS,
+    DESIGN_NOTIONS,
+    DESIGN_REQUEST_FIELDS,
+    DESIGN_SOLVERS,
+    DESIGN_TASKS,
+)
 from .errors import (
     AddressInUse,
     AuditFailed,
@@ -117,6 +124,7 @@ __all__ = [
     "DESIGN_NOTIONS",
     "DESIGN_REQUEST_FIELDS",
     "DESIGN_SOLVERS",
+    "DESIGN_TASKS",
     "JOB_LIST_DEFAULT",
     "JOB_LIST_MAX",
     "JobRecord",
