@@ -59,6 +59,9 @@ class Estimate:
     windows: list[dict[str, Any]] | None = None
     drift: dict[str, Any] | None = None
     drift_unavailable: str | None = None
+    #: Per numeric released attribute: histogram, CDF, mean, quantiles, means per value of S, each with a 95 %
+    #: interval (values spread uniformly within a bin), and the note that S alone is protected.
+    numeric: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _answer: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

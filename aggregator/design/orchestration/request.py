@@ -35,8 +35,8 @@ from rldp.shared.records import Alphabet
 from ..primitives.errors import DesignError, DesignParameterError
 from ..primitives.options import DEFAULT_BETA, DesignRequest, check_solver_options, request_fields
 from ..solvers.coupling import TARGET_RULES
-from ..solvers.task import check_task
 from ..solvers.optimal_transport import COST_RULES, check_distribution, cost_matrix
+from ..solvers.task import check_task
 from .registry import ALL_METHODS, NOTION_METHODS, TRANSPORT_METHODS, methods_for
 
 __all__ = [
