@@ -123,12 +123,17 @@ class NumericSpec:
     def bin_of(self, x: np.ndarray) -> np.ndarray:
         """The bin (int64) of each finite double in ``x``; values outside [lo, hi] are clamped."""
         inner = np.asarray(self.edges[1:-1], dtype=np.float64)
-        side = "right" if self.closed == "left" else "left"
-        return np.searchsorted(inner, x, side=side).astype(np.int64)
+        values = np.asarray(x, dtype=np.float64)
+        found = (
+            np.searchsorted(inner, values, side="right") if self.closed == "left" else np.searchsorted(inner, values)
+        )
+        out: np.ndarray = found.astype(np.int64)
+        return out
 
     def midpoints(self) -> np.ndarray:
         e = np.asarray(self.edges)
-        return (e[:-1] + e[1:]) / 2.0
+        out: np.ndarray = (e[:-1] + e[1:]) / 2.0
+        return out
 
     def widths(self) -> np.ndarray:
         return np.diff(np.asarray(self.edges))

@@ -169,7 +169,7 @@ def _back_to_a_pilot(
         )
     choice = design_pilot(
         alphabet,
-        request.epsilon,
+        request.level,
         planned_reports=max(int(sum(counts)), 10_000),
         time_budget=request.time_budget or 20.0,
         window=window,
