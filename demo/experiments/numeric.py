@@ -86,8 +86,12 @@ def _setup() -> dict[str, Any]:
 
 def _designs(setup: dict[str, Any], epsilon: float, cfg: Config) -> dict[str, dict]:
     alphabet, public = setup["alphabet"], setup["public"]
-    solver = {"solver": cfg.polyopt_solver or "cg", "time_budget": cfg.time_budget}
-    common = {"alphabet": alphabet, "public_distribution": public.distribution, "provenance": public.provenance()}
+    solver: dict[str, Any] = {"solver": cfg.polyopt_solver or "cg", "time_budget": cfg.time_budget}
+    common: dict[str, Any] = {
+        "alphabet": alphabet,
+        "public_distribution": public.distribution,
+        "provenance": public.provenance(),
+    }
     return {
         "polyopt-nmi": design("polyopt", epsilon=epsilon, **solver, **common),
         "task": design_document(
