@@ -44,3 +44,26 @@ def test_the_estimate_has_the_numbers_and_the_note(tmp_path) -> None:
     assert any(line.startswith("  median ") for line in lines)
     assert any("mean | sex=Female:" in line for line in lines)
     assert lines[-1] == "note: " + age["note"]
+
+
+def test_the_client_estimate_has_a_numeric_frame(tmp_path) -> None:
+    from rldp.client.estimate import Estimate as ClientEstimate
+
+    doc = design_document(
+        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
+    )
+    rng = np.random.default_rng(1)
+    q = np.asarray(doc["matrix"])
+    x = rng.integers(0, 8, 1000)
+    reports = (rng.random(x.size)[:, None] > q.cumsum(axis=0)[:, x].T).sum(axis=1).tolist()
+    with in_process_app(tmp_path) as app:
+        http = app.test_client()
+        assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+        assert (
+            http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "a", "reports": reports}).status_code == 201
+        )
+        est = ClientEstimate.from_dict(http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ).json)
+    frame = est.numeric_frame("age")
+    assert frame["statistic"].tolist() == ["mean", "median", "p90", "p99", "mean | sex=Female", "mean | sex=Male"]
+    assert (frame["lower"] <= frame["estimate"]).all() and (frame["estimate"] <= frame["upper"]).all()
+    assert "protected only as far as it reveals sex" in frame.attrs["note"]
