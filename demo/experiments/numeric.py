@@ -1,4 +1,4 @@
-"""``rldp experiment numeric``: a numeric U (Adult age), with S = sex — binned RLDP against LDP on numbers.
+"""``rldp experiment numeric``: a numeric U (Adult age, hours-per-week), with S = sex — binned RLDP against LDP on numbers.
 
 P̂ from adult.data (32,561 rows); the users are adult.test's 16,281, each reporting once per repetition.
 Age is binned by the default rule (:func:`rldp.shared.numeric.quantile_edges`: 16 public-quantile bins).
@@ -46,18 +46,19 @@ __all__ = ["EXPERIMENTS", "run_numeric"]
 NAME = "numeric"
 METHODS = ("task", "polyopt-nmi", "grr-bins", "sw-ems", "piecewise", "floor")
 STATS = ("w1", "ks", "mean_error", "median_error")
-NOTE = "age itself is protected only as far as it reveals sex (RLDP protects sex, not the released age)"
+COLUMNS = ("age", "hours-per-week")
+NOTE = "age (hours-per-week) itself is protected only as far as it reveals sex (RLDP protects sex, not the number)"
 SW_OUTPUTS = 1024
 
 
-def _setup() -> dict[str, Any]:
+def _setup(column: str) -> dict[str, Any]:
     public, users = load_adult("data"), load_adult("test")
-    ages = public.column("age").astype(float)
+    ages = public.column(column).astype(float)
     spec = NumericSpec(quantile_edges(ages))
-    alphabet = Alphabet.from_table(public, "sex", ["age"], numeric={"age": spec})
+    alphabet = Alphabet.from_table(public, "sex", [column], numeric={column: spec})
     counts = PublicCounts.from_table(public, alphabet, name="adult.data")
     grid = np.arange(int(spec.lo), int(spec.hi) + 1, dtype=float)
-    user_age = np.clip(users.column("age").astype(float), spec.lo, spec.hi)
+    user_age = np.clip(users.column(column).astype(float), spec.lo, spec.hi)
     truth = np.bincount((user_age - spec.lo).astype(int), minlength=grid.size) / user_age.size
     # the public within-bin shape: P̂(age | bin) over the integer grid, (bins, grid)
     bins_of_grid = spec.bin_of(grid)
@@ -106,15 +107,41 @@ def _binned(setup: dict[str, Any], p_bins: np.ndarray) -> dict[str, float]:
 
 
 def run_numeric(cfg: Config) -> Result:
-    setup = _setup()
     epsilons = cfg.epsilons or ((1.0,) if cfg.quick else (0.5, 1.0, 2.0))
     reps = cfg.draws or (3 if cfg.quick else 30)
     rng = np.random.default_rng(cfg.seed)
-    spec, grid = setup["spec"], setup["grid"]
-    a1, a2 = setup["alphabet"].shape
+    columns = COLUMNS[:1] if cfg.quick else COLUMNS
     records: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
-    notes = [NOTE, f"age binned into {spec.bins} public-quantile bins: edges {[int(e) for e in spec.edges]}"]
+    notes = [NOTE]
+    for column in columns:
+        _run_column(column, cfg, epsilons, reps, rng, records, rows, notes)
+    return Result(
+        NAME,
+        rows,
+        records,
+        list(columns),
+        {c: f"Adult {c} (S = sex): P̂ from adult.data, the 16,281 users of adult.test" for c in columns},
+        list(METHODS),
+        {"epsilons": list(epsilons), "repetitions": reps, "sw_outputs": SW_OUTPUTS},
+        notes,
+    )
+
+
+def _run_column(
+    column: str,
+    cfg: Config,
+    epsilons: tuple[float, ...],
+    reps: int,
+    rng: np.random.Generator,
+    records: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    notes: list[str],
+) -> None:
+    setup = _setup(column)
+    spec, grid = setup["spec"], setup["grid"]
+    a1, a2 = setup["alphabet"].shape
+    notes.append(f"{column} binned into {spec.bins} public-quantile bins: edges {[f'{e:g}' for e in spec.edges]}")
     floor = _binned(setup, setup["p_users"].sum(axis=0))
     for epsilon in epsilons:
         docs = _designs(setup, epsilon, cfg)
@@ -128,15 +155,17 @@ def run_numeric(cfg: Config) -> Result:
                 q = np.asarray(doc["matrix"]) if isinstance(doc["matrix"], list) else _dense(doc)
                 theta = em(q, report_counts(q, setup["x_counts"], rng), tol=1e-10)
                 m = _binned(setup, theta.reshape(a1, a2).sum(axis=0))
-                records.append({"method": name, "epsilon": epsilon, "draw": r, **m})
+                records.append({"panel": column, "method": name, "epsilon": epsilon, "draw": r, **m})
             theta = ems(sw, report_counts(sw, np.round(setup["truth"] * setup["user_age"].size).astype(int), rng))
-            records.append({"method": "sw-ems", "epsilon": epsilon, "draw": r, **metrics(grid, theta, setup["truth"])})
+            m = metrics(grid, theta, setup["truth"])
+            records.append({"panel": column, "method": "sw-ems", "epsilon": epsilon, "draw": r, **m})
             est = spec.lo + (piecewise_mean(values, epsilon, rng) + 1) / 2 * (spec.hi - spec.lo)
-            records.append({"method": "piecewise", "epsilon": epsilon, "draw": r, "mean_error": abs(est - true_mean)})
-        records.append({"method": "floor", "epsilon": epsilon, "draw": 0, **floor})
-        key = {"panel": "age", "epsilon": epsilon, "n": int(setup["user_age"].size)}
+            error = abs(est - true_mean)
+            records.append({"panel": column, "method": "piecewise", "epsilon": epsilon, "draw": r, "mean_error": error})
+        records.append({"panel": column, "method": "floor", "epsilon": epsilon, "draw": 0, **floor})
+        key = {"panel": column, "epsilon": epsilon, "n": int(setup["user_age"].size)}
         for name in METHODS:
-            these = [x for x in records if x["method"] == name and x["epsilon"] == epsilon]
+            these = [x for x in records if (x["panel"], x["method"], x["epsilon"]) == (column, name, epsilon)]
             for stat in STATS:
                 vals = [x[stat] for x in these if stat in x]
                 if vals:
@@ -151,19 +180,11 @@ def run_numeric(cfg: Config) -> Result:
             if name == "task":
                 errors = doc["parameters"]["task"]["per_report_error"]
                 said = ", ".join(f"{m} {'not identifiable' if e is None else f'{e:.4g}'}" for m, e in errors.items())
-                notes.append(f"ε = {epsilon:g}: the task design chose {doc['method']} (W1 per report at P̂: {said})")
+                notes.append(
+                    f"{column}, ε = {epsilon:g}: the task design chose {doc['method']} (W1 per report at P̂: {said})"
+                )
         rows.append(row(NAME, {**key, "method": "sw-ems"}, "epsilon_audited", epsilon, 1))
         rows.append(row(NAME, {**key, "method": "sw-ems"}, "epsilon_realised", sw_eps, 1))
-    return Result(
-        NAME,
-        rows,
-        records,
-        ["age"],
-        {"age": "Adult age (S = sex): P̂ from adult.data, the 16,281 users of adult.test"},
-        list(METHODS),
-        {"epsilons": list(epsilons), "repetitions": reps, "bins": spec.bins, "sw_outputs": SW_OUTPUTS},
-        notes,
-    )
 
 
 def _dense(doc: dict) -> np.ndarray:
@@ -172,37 +193,42 @@ def _dense(doc: dict) -> np.ndarray:
     return np.asarray(mechanism_matrix(doc))
 
 
-def _value(result: Result, method: str, stat: str, epsilon: float) -> float | None:
-    return result.value("age", method, stat, epsilon)
+def _value(result: Result, method: str, stat: str, epsilon: float, panel: str = "age") -> float | None:
+    return result.value(panel, method, stat, epsilon)
 
 
 def table_numeric(result: Result) -> str:
-    header = ["ε", "design", "W1 (years)", "KS", "|mean err|", "|median err|", "audited ε", "realised ε"]
+    header = ["U", "ε", "design", "W1", "KS", "|mean err|", "|median err|", "audited ε", "realised ε"]
     out = []
-    for epsilon in result.settings["epsilons"]:
-        for method in METHODS:
-            cells = []
-            for stat in STATS:
-                v, sd = _value(result, method, stat, epsilon), _value(result, method, f"{stat}_sd", epsilon)
-                cells.append("—" if v is None else f"{fmt(v, 3)} ± {fmt(sd, 2)}")
-            eps = [_value(result, method, s, epsilon) for s in ("epsilon_audited", "epsilon_realised")]
-            out.append([f"{epsilon:g}", method, *cells, *(fmt(e, 3) for e in eps)])
+    for panel in result.panels:
+        for epsilon in result.settings["epsilons"]:
+            for method in METHODS:
+                cells = []
+                for stat in STATS:
+                    v = _value(result, method, stat, epsilon, panel)
+                    sd = _value(result, method, f"{stat}_sd", epsilon, panel)
+                    cells.append("—" if v is None else f"{fmt(v, 3)} ± {fmt(sd, 2)}")
+                eps = [_value(result, method, s, epsilon, panel) for s in ("epsilon_audited", "epsilon_realised")]
+                out.append([panel, f"{epsilon:g}", method, *cells, *(fmt(e, 3) for e in eps)])
     return format_table(header, out) + "\n" + "\n".join(result.notes)
 
 
 def plot_numeric(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, axes = plt.subplots(1, len(result.panels), figsize=(6 * len(result.panels), 4), squeeze=False)
     handles = {}
     eps = result.settings["epsilons"]
-    for method in ("task", "polyopt-nmi", "grr-bins", "sw-ems", "floor"):
-        ys = [_value(result, method, "w1", e) for e in eps]
-        if any(y is not None for y in ys):
-            handles[method] = ax.plot(eps, [math.nan if y is None else y for y in ys], "-o")[0]
-    ax.set_xlabel("ε (nats)")
-    ax.set_ylabel("W1 error of the age distribution (years)")
-    ax.set_yscale("log")
-    return plots.finish(plt, fig, handles, "Adult age, S = sex: " + NOTE, out / f"{result.name}.png", legend_cols=3)
+    for ax, panel in zip(axes[0], result.panels, strict=True):
+        for method in ("task", "polyopt-nmi", "grr-bins", "sw-ems", "floor"):
+            ys = [_value(result, method, "w1", e, panel) for e in eps]
+            if any(y is not None for y in ys):
+                handles[method] = ax.plot(eps, [math.nan if y is None else y for y in ys], "-o", label=method)[0]
+        ax.set_xlabel("ε (nats)")
+        ax.set_ylabel(f"W1 error of the {panel} distribution")
+        ax.set_yscale("log")
+        ax.set_title(f"U = {panel}, S = sex", fontsize=10)
+    title = "Adult, S = sex: " + NOTE
+    return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=5)
 
 
 EXPERIMENTS: tuple[Experiment, ...] = (
