@@ -59,6 +59,9 @@ class Estimate:
     windows: list[dict[str, Any]] | None = None
     drift: dict[str, Any] | None = None
     drift_unavailable: str | None = None
+    #: Per numeric released attribute: histogram, CDF, mean, quantiles, means per value of S, each with a 95 %
+    #: interval (values spread uniformly within a bin), and the note that S alone is protected.
+    numeric: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     _answer: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -98,6 +101,32 @@ class Estimate:
                     )
                 )
         return out
+
+    def numeric_frame(self, name: str) -> Any:
+        """A numeric released attribute's figures as a pandas DataFrame: one row per statistic (mean, median,
+        p90, p99, mean given each value of S) with ``estimate``, ``lower``, ``upper`` (95 %; NaN when not
+        identified) and ``identified``; ``frame.attrs["note"]`` says what protects the number. Needs pandas."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("numeric_frame needs pandas: pip install pandas") from None
+        summary = (self.numeric or {}).get(name)
+        if summary is None:
+            raise KeyError(f"no numeric attribute {name!r} in this estimate; numeric: {', '.join(self.numeric or {})}")
+        entries = [("mean", summary["mean"])]
+        entries += [
+            (label, summary["quantiles"][p]) for p, label in (("0.5", "median"), ("0.9", "p90"), ("0.99", "p99"))
+        ]
+        for s_name, by in (summary.get("mean_by") or {}).items():
+            entries += [(f"mean | {s_name}={value}", entry) for value, entry in by.items()]
+        frame = pd.DataFrame.from_records(
+            [(label, e["estimate"], e["ci95_low"], e["ci95_high"], e["identified"]) for label, e in entries],
+            columns=["statistic", "estimate", "lower", "upper", "identified"],
+        )
+        for column in ("estimate", "lower", "upper"):
+            frame[column] = frame[column].astype(float)
+        frame.attrs["note"] = summary.get("note", "")
+        return frame
 
     def to_frame(self) -> Any:
         """The cells as a pandas DataFrame: one row per x = (s, u), s major, with :data:`FRAME_COLUMNS`

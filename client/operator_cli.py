@@ -41,6 +41,7 @@ from .operator_output import (
     add_estimate_options,
     drift_line,
     estimate_rows,
+    numeric_lines,
     print_json,
     render_table,
     short_number,
@@ -193,6 +194,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             f"note: P_X is not identifiable from these reports (rank {answer.get('rank', '?')}); "
             "the estimate of a cell outside the identified ones is not determined by the data"
         )
+    for line in numeric_lines(answer):
+        print(line)
     print(drift_line(answer))
     return 0
 

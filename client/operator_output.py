@@ -22,6 +22,7 @@ __all__ = [
     "estimate_rows",
     "drift_line",
     "realised_figure",
+    "numeric_lines",
 ]
 
 
@@ -111,3 +112,28 @@ def add_estimate_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the 95 %% intervals: delta (the delta method) or bootstrap (default: the server's, delta)",
     )
+
+
+def _interval(entry: dict[str, Any]) -> str:
+    est = short_number(entry.get("estimate"), 4)
+    if entry.get("ci95_low") is None or entry.get("ci95_high") is None:
+        return f"{est} (not identified from these reports)" if not entry.get("identified", True) else est
+    return f"{est} [{short_number(entry['ci95_low'], 4)}, {short_number(entry['ci95_high'], 4)}]"
+
+
+def numeric_lines(estimate: dict[str, Any]) -> list[str]:
+    """The mean, quantiles and means per value of S of each numeric released attribute, with 95 % intervals,
+    and the note that the number itself is protected only as far as it reveals S."""
+    lines = []
+    for name, summary in (estimate.get("numeric") or {}).items():
+        q = summary.get("quantiles", {})
+        lines.append(f"{name} (values {summary.get('spread', 'uniform within each bin')}), 95 % intervals:")
+        lines.append(f"  mean    {_interval(summary['mean'])}")
+        for p, label in (("0.5", "median"), ("0.9", "p90"), ("0.99", "p99")):
+            if p in q:
+                lines.append(f"  {label:<7} {_interval(q[p])}")
+        for s_name, by in (summary.get("mean_by") or {}).items():
+            for value, entry in by.items():
+                lines.append(f"  mean | {s_name}={value}: {_interval(entry)}")
+        lines.append(f"note: {summary.get('note', name + ' itself is protected only as far as it reveals S')}")
+    return lines

@@ -1,4 +1,4 @@
-"""Categorical attributes: a name and its ordered, distinct string values.
+"""Attributes: a name and its ordered, distinct string values (for a numeric attribute, its bins' labels).
 
 numpy and the standard library only (this module ships with the client).
 """
@@ -14,6 +14,7 @@ import numpy as np
 
 from .errors import AlphabetError, RecordError, cut_list
 from .fixed_width import FixedWidthCodes
+from .numeric import NumericSpec, parse_numbers
 from .python_strings import PythonStringCodes, holds_python_objects
 
 __all__ = ["Attribute", "product_strides", "value_product"]
@@ -38,10 +39,14 @@ def _listing(values: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Attribute:
-    """A categorical attribute: a name and its ordered, distinct string values."""
+    """An attribute: a name and its ordered, distinct string values.
+
+    A numeric attribute also has ``numeric`` (:class:`~rldp.shared.numeric.NumericSpec`: the bins' edges
+    and closed side); its values are the bins' labels, and :meth:`encode` maps numbers to their bins."""
 
     name: str
     values: tuple[str, ...]
+    numeric: NumericSpec | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -61,6 +66,19 @@ class Attribute:
             if v in seen:
                 raise AlphabetError(f"attribute {self.name!r}: value {v!r} appears more than once")
             seen.add(v)
+        if self.numeric is not None:
+            if not isinstance(self.numeric, NumericSpec):
+                raise AlphabetError(f"attribute {self.name!r}: numeric must be a NumericSpec")
+            if self.numeric.bins != len(values):
+                raise AlphabetError(
+                    f"attribute {self.name!r}: {self.numeric.bins} bins (from {self.numeric.bins + 1} edges) but "
+                    f"{len(values)} values; a numeric attribute has one value (label) per bin"
+                )
+
+    @classmethod
+    def binned(cls, name: str, spec: NumericSpec) -> Attribute:
+        """The numeric attribute whose values are the labels of ``spec``'s bins."""
+        return cls(name, spec.labels(), spec)
 
     @property
     def size(self) -> int:
@@ -99,6 +117,8 @@ class Attribute:
 
     def index(self, value: str) -> int:
         """Position of ``value`` in ``values``; RecordError naming the allowed values if unknown."""
+        if self.numeric is not None:
+            return int(self.encode_compact([value])[0])
         try:
             return self._index[value]
         except (KeyError, TypeError):
@@ -111,7 +131,12 @@ class Attribute:
     def encode_compact(self, values: Any) -> np.ndarray:
         """:meth:`encode` in the type the lookup produced: uint8 for Python strings of an
         attribute with at most 256 values, else int64 (a caller that scales and sums codes
-        saves a conversion pass)."""
+        saves a conversion pass). A numeric attribute maps numbers (and decimal strings) to their bins
+        (:mod:`rldp.shared.numeric`: clamped to [lo, hi]; NaN, infinities and non-numbers refused)."""
+        if self.numeric is not None:
+            x, labels = parse_numbers(values, self.name, self.values)
+            bins = self.numeric.bin_of(np.nan_to_num(x))
+            return np.where(labels >= 0, labels, bins)
         if holds_python_objects(values) and len(values):
             # Python strings (a list, or an object array read as it is: no tolist()), looked up
             # one by one (shared/python_strings.py: no string array, no sort).
@@ -156,12 +181,15 @@ class Attribute:
         return f"unknown value {_quote(value)} for attribute {self.name!r}; allowed: {_listing(self.values)}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The document's form: ``{"name": ..., "values": [...]}``."""
-        return {"name": self.name, "values": list(self.values)}
+        """The document's form: ``{"name": ..., "values": [...]}``, plus ``"numeric": {"edges", "closed"}``."""
+        out: dict[str, Any] = {"name": self.name, "values": list(self.values)}
+        if self.numeric is not None:
+            out["numeric"] = self.numeric.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Attribute:
-        """Inverse of :meth:`to_dict`; extra keys are ignored."""
+        """Inverse of :meth:`to_dict`; extra keys are ignored (``numeric`` is read strictly)."""
         if not isinstance(data, Mapping):
             raise AlphabetError(f"attribute must be an object with 'name' and 'values', got {type(data).__name__}")
         for key in ("name", "values"):
@@ -169,7 +197,8 @@ class Attribute:
                 raise AlphabetError(f"attribute {data.get('name', '?')!r} is missing {key!r}")
         if not isinstance(data["values"], (list, tuple)):
             raise AlphabetError(f"attribute {data['name']!r}: 'values' must be a list of strings")
-        return cls(data["name"], tuple(data["values"]))
+        spec = NumericSpec.from_dict(data["numeric"], str(data["name"])) if "numeric" in data else None
+        return cls(data["name"], tuple(data["values"]), spec)
 
 
 def product_strides(sizes: Sequence[int]) -> tuple[int, ...]:

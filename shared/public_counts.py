@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import TableError, ValidationError
+from .errors import RecordError, TableError, ValidationError
 from .records import Alphabet
 from .tables import Table
 
@@ -93,6 +93,8 @@ def table_counts(table: Table, alphabet: Alphabet) -> np.ndarray:
         raise PublicDataError("the public data has no rows")
     unknown = []
     for attr in alphabet.joint_attributes:
+        if attr.numeric is not None:  # every finite number has a bin (clamped); the rest is refused below
+            continue
         extra = sorted(set(np.unique(table.column(attr.name)).tolist()) - set(attr.values))
         if extra:
             more = f" and {len(extra) - _LISTED} more" if len(extra) > _LISTED else ""
@@ -102,7 +104,10 @@ def table_counts(table: Table, alphabet: Alphabet) -> np.ndarray:
             f"the public data has values outside the document's alphabet ({'; '.join(unknown)}): "
             "it is not the data the document was designed from"
         )
-    return alphabet.counts(table)
+    try:
+        return alphabet.counts(table)
+    except RecordError as exc:  # a numeric column's cell that is not a finite number
+        raise PublicDataError(f"the public data has a value no bin holds: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)

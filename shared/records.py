@@ -33,6 +33,7 @@ from .columns import (
     record_tuple,
 )
 from .errors import AlphabetError, RecordError, TableError
+from .numeric import NumericSpec
 from .python_strings import holds_python_objects
 from .tables import Table
 
@@ -166,9 +167,20 @@ class Alphabet:
     # -- construction
     @classmethod
     def from_table(
-        cls, table: Table, sensitive: str | Sequence[str], released: Sequence[str], *, latent: bool = False
+        cls,
+        table: Table,
+        sensitive: str | Sequence[str],
+        released: Sequence[str],
+        *,
+        latent: bool = False,
+        numeric: Mapping[str, NumericSpec] | None = None,
     ) -> Alphabet:
-        """Alphabet whose attribute values are the sorted distinct values of the table's columns."""
+        """Alphabet whose attribute values are the sorted distinct values of the table's columns; a column
+        named in ``numeric`` is that numeric attribute (its values the labels of the spec's bins)."""
+        numeric = dict(numeric or {})
+        for name in numeric:
+            if name not in (*([sensitive] if isinstance(sensitive, str) else sensitive), *released):
+                raise AlphabetError(f"numeric column {name!r} is neither sensitive nor released")
         sens = [sensitive] if isinstance(sensitive, str) else list(sensitive)
         rel = [released] if isinstance(released, str) else list(released)  # a lone name, not its characters
         for name in (*sens, *rel):
@@ -185,7 +197,12 @@ class Alphabet:
         if table.n_rows == 0:
             raise TableError("the table has no rows; cannot infer attribute values")
         # np.unique sorts by code point, the same order as Python's sorted().
-        attrs = [Attribute(name, tuple(np.unique(table.column(name)).tolist())) for name in (*sens, *rel)]
+        attrs = [
+            Attribute.binned(name, numeric[name])
+            if name in numeric
+            else Attribute(name, tuple(np.unique(table.column(name)).tolist()))
+            for name in (*sens, *rel)
+        ]
         return cls(attrs[: len(sens)], attrs[len(sens) :], latent=latent)
 
     def to_dict(self) -> dict[str, Any]:
@@ -260,7 +277,7 @@ class Alphabet:
         for attr, col in zip(attrs, cols, strict=True):
             if not (holds_python_objects(col) and len(col) == n and n):
                 return None
-            if not attr.python_strings.native:
+            if attr.numeric is not None or not attr.python_strings.native:
                 return None
         x = np.empty(n, dtype=np.int64)
         for j, (attr, stride, col) in enumerate(zip(attrs, strides, cols, strict=True)):

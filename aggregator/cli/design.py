@@ -39,6 +39,7 @@ from ..design import (
     NOTIONS,
     SOLVER_METHODS,
     SOLVERS,
+    TASKS,
     DesignParameterError,
     DesignRequest,
     design_document,
@@ -51,7 +52,14 @@ from .common import EXIT_INTERRUPTED, CommandError, emit, fmt, radius_nats, sign
 from .design_progress import DesignProgress
 from .distp import delta_level, design_lines, parse_target, read_cost
 from .interrupted import BASELINE_METHOD, baseline_design, take_ctrl_c
-from .public_table import add_table_flags, check_alphabet, check_out, read_public
+from .public_table import (
+    add_numeric_flags,
+    add_table_flags,
+    check_alphabet,
+    check_out,
+    numeric_lines,
+    read_public_numeric,
+)
 
 __all__ = ["add_design_parser", "cmd_design"]
 
@@ -78,10 +86,10 @@ def cmd_design(args: argparse.Namespace) -> int:
 def _prepare(args: argparse.Namespace) -> tuple[Any, Alphabet, PublicCounts, DesignRequest]:
     """The public table, its alphabet and counts, and the validated request; the warnings printed."""
     check_out(args.out)
-    table = read_public(args, [*args.sensitive, *args.released])
+    table, numeric = read_public_numeric(args, [*args.sensitive, *args.released])
     if table.n_rows == 0:
         raise CommandError(f"{args.public}: no data rows")
-    alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent)
+    alphabet = Alphabet.from_table(table, args.sensitive, args.released, latent=args.latent, numeric=numeric)
     check_alphabet(alphabet, args.public)
     public = PublicCounts.from_table(table, alphabet, name=args.public_name or os.path.basename(args.public))
     if args.warm_start and args.method not in SOLVER_METHODS:
@@ -218,6 +226,7 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
             f"(|X| = {alphabet.size}, n = {table.n_rows}, radius = {radius if radius is not None else 'inf'})",
             claim_line,
             f"  utility  I = {record['mutual_information']:.4f} nats, NMI = {record['nmi']:.4f}, {record['outputs']} outputs",
+            *numeric_lines(doc, alphabet),
             *solver_lines,
             f"  public   {public.name}: n = {public.n}, counts sha256 {public.sha256}",
             f"  id       {doc['id']}",
@@ -344,6 +353,7 @@ def add_design_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--radius", type=radius_nats, help="radius B of the Rényi ball, in nats (instead of --beta)")
     p.add_argument("--names", type=names, help="column names for a CSV without a header row")
     add_table_flags(p)
+    add_numeric_flags(p)
     p.add_argument(
         "--public-name", metavar="TEXT", help="the public data's name in the document (default: the file's base name)"
     )
@@ -376,8 +386,8 @@ def _flag_type(kind: str, name: str) -> dict[str, Any]:
     label = name.replace("_", " ")
     if kind == "delta":
         return {"type": delta_level}
-    if kind == "solver":
-        return {"choices": list(SOLVERS)}
+    if kind in ("solver", "task"):
+        return {"choices": list(SOLVERS if kind == "solver" else TASKS)}
     if kind in ("epsilon", "order", "seconds"):
         return {"type": positive_float(label)}
     if kind == "count":

@@ -14,15 +14,26 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rldp.shared.arguments import add_csv_flags
+from rldp.shared.arguments import add_csv_flags, names, positive_int
 from rldp.shared.errors import ValidationError
+from rldp.shared.numeric import DETECT_MIN_DISTINCT, MAX_BINS, NumericSpec, looks_numeric, spec_from_cells
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table, blank_counts, header_looks_like_data, read_csv
 
 from ..frames import MAX_DESIGN_SYMBOLS, check_design_size
 from .common import CommandError
 
-__all__ = ["MAX_DESIGN_SYMBOLS", "MISSING_POLICIES", "add_table_flags", "read_public", "check_alphabet", "check_out"]
+__all__ = [
+    "MAX_DESIGN_SYMBOLS",
+    "MISSING_POLICIES",
+    "add_numeric_flags",
+    "add_table_flags",
+    "numeric_lines",
+    "numeric_specs",
+    "read_public",
+    "check_alphabet",
+    "check_out",
+]
 
 MISSING_POLICIES = ("keep", "drop", "error")
 _OUT_EXTENSIONS = (".json", ".msgpack", ".mpk")
@@ -40,12 +51,124 @@ def add_table_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_numeric_flags(p: argparse.ArgumentParser) -> None:
+    """``--numeric``, ``--categorical``, ``--bins``, ``--range``, ``--edges``, ``--closed``."""
+    p.add_argument(
+        "--numeric",
+        type=names,
+        default=[],
+        metavar="COL[,COL...]",
+        help="numeric columns, released as their bin (bins from the public data's quantiles unless --edges); a "
+        "released column whose non-empty cells are all decimal numbers with more than "
+        f"{DETECT_MIN_DISTINCT} distinct values is numeric unless --categorical names it",
+    )
+    p.add_argument("--categorical", type=names, default=[], metavar="COL[,COL...]", help="never treat these as numeric")
+    p.add_argument(
+        "--bins",
+        type=positive_int("bins"),
+        help=f"bins per numeric column (default: ceil(n^(1/3)), at most 16 and the distinct values; <= {MAX_BINS})",
+    )
+    p.add_argument(
+        "--range",
+        action="append",
+        default=[],
+        metavar="COL=LO:HI",
+        help="a numeric column's domain (default: the public min and max); values outside are clamped into the "
+        "first or last bin; repeatable",
+    )
+    p.add_argument("--edges", action="append", default=[], metavar="COL=E0,E1,...", help="a numeric column's bin edges")
+    p.add_argument(
+        "--closed", choices=("left", "right"), default="left", help="the side bins are closed on (default left)"
+    )
+
+
+def _pairs(items: Sequence[str], flag: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:  # e.g. "--range 17:90" without the column
+            raise CommandError(f"{flag} {item!r}: expected COL=VALUE (e.g. {flag} age=17:90)")
+        out[name] = value
+    return out
+
+
+def _floats(text: str, sep: str, flag: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(sep)]
+    except ValueError:
+        raise CommandError(f"{flag} {text!r}: expected numbers separated by {sep!r}") from None
+
+
+def numeric_specs(args: argparse.Namespace, table: Table) -> dict[str, NumericSpec]:
+    """The numeric columns (declared, or detected among the released ones) and their bins; a line on stderr
+    names each detected one. Rows with an empty cell in a numeric column are dropped (a line says how many)
+    unless ``--missing error``: an empty cell is no number, and no bin holds it."""
+    ranges, edges = _pairs(args.range, "--range"), _pairs(args.edges, "--edges")
+    declared = [*args.numeric, *(c for c in (*ranges, *edges) if c not in args.numeric)]
+    for name in declared:
+        if name not in (*args.sensitive, *args.released):
+            raise CommandError(f"numeric column {name!r} is neither --sensitive nor --released")
+    detected = [
+        c for c in args.released if c not in declared and c not in args.categorical and looks_numeric(table.column(c))
+    ]
+    for name in detected:
+        print(
+            f"rldp design: {name}: every cell is a number and it has more than {DETECT_MIN_DISTINCT} distinct "
+            f"values: released as numeric bins (--categorical {name} to keep its values)",
+            file=sys.stderr,
+        )
+    args.numeric_columns = [*declared, *detected]
+    out = {}
+    for name in (*declared, *detected):
+        span = _floats(ranges[name], ":", "--range") if name in ranges else [None, None]
+        if len(span) != 2:
+            raise CommandError(f"--range {name}={ranges[name]}: expected LO:HI")
+        cells = table.column(name)
+        try:
+            out[name] = spec_from_cells(
+                cells[cells != ""],
+                name,
+                bins=args.bins if name not in edges else None,
+                lo=span[0],
+                hi=span[1],
+                edges=_floats(edges[name], ",", "--edges") if name in edges else None,
+                closed=args.closed,
+            )
+        except ValidationError as exc:
+            raise CommandError(f"{args.public}: {exc}") from None
+    return out
+
+
+def read_public_numeric(args: argparse.Namespace, columns: Sequence[str]) -> tuple[Table, dict[str, NumericSpec]]:
+    """:func:`read_public` and the bins of its numeric columns (:func:`numeric_specs`), rows with an empty
+    numeric cell dropped."""
+    table = read_csv(args.public, names=args.names, delimiter=args.delimiter, encoding=args.encoding)
+    _absent(args, table, columns)
+    specs = numeric_specs(args, table)
+    blanks = blank_counts(table, list(specs))
+    if blanks:
+        where = ", ".join(f"{name} ({n:,})" for name, n in blanks.items())
+        if args.missing == "error":
+            raise CommandError(f"{args.public}: empty cells in numeric {where}; --missing drop to go on")
+        keep = np.ones(table.n_rows, dtype=bool)
+        for name in blanks:
+            keep &= table.column(name) != ""
+        print(f"rldp design: dropped {int((~keep).sum()):,} rows with no number in {where}", file=sys.stderr)
+        table = Table(table.columns, tuple(col[keep] for col in table.data))
+    return _missing(args, table, [c for c in columns if c not in specs]), specs
+
+
 def read_public(args: argparse.Namespace, columns: Sequence[str]) -> Table:
     """The public table for ``columns``, read with the command's table flags (see :func:`add_table_flags`).
 
     A requested column that is not in the header, when the header looks like data, gets the
     hint to give ``--names``; empty cells in ``columns`` follow ``--missing``."""
     table = read_csv(args.public, names=args.names, delimiter=args.delimiter, encoding=args.encoding)
+    _absent(args, table, columns)
+    return _missing(args, table, columns)
+
+
+def _absent(args: argparse.Namespace, table: Table, columns: Sequence[str]) -> None:
     absent = [c for c in columns if c not in table.columns]
     if absent:
         hint = ""
@@ -60,7 +183,6 @@ def read_public(args: argparse.Namespace, columns: Sequence[str]) -> Table:
         raise CommandError(
             f"{args.public}: no column {', '.join(map(repr, absent))}; available: {', '.join(table.columns)}{hint}"
         )
-    return _missing(args, table, columns)
 
 
 def _missing(args: argparse.Namespace, table: Table, columns: Sequence[str]) -> Table:
@@ -104,3 +226,29 @@ def check_out(path: str) -> None:
         raise CommandError(f"--out {path}: no such folder {folder!r}; create it first")
     if os.path.splitext(path)[1].lower() not in _OUT_EXTENSIONS:
         raise CommandError(f"--out {path}: unknown extension; use .json, .msgpack or .mpk")
+
+
+def numeric_lines(doc: dict, alphabet: Alphabet) -> list[str]:
+    """What ``rldp design`` says of numeric columns and of the task: each column's bins, the design chosen
+    for the task and its error, and that a released number is protected only as far as it reveals S."""
+    lines = []
+    sens = ",".join(a.name for a in alphabet.sensitive_attributes)
+    for attr in alphabet.joint_attributes:
+        if attr.numeric is not None:
+            spec = attr.numeric
+            lines.append(
+                f"  numeric  {attr.name}: {spec.bins} bins on [{spec.lo:g}, {spec.hi:g}] (closed {spec.closed}; "
+                "values outside are clamped)"
+            )
+            if attr in alphabet.released:
+                lines.append(f"  note     {attr.name} itself is protected only as far as it reveals {sens}")
+    task = doc.get("parameters", {}).get("task")
+    if task:
+        errors = ", ".join(
+            f"{m} {'not identifiable' if e is None else format(e, '.4g')}" for m, e in task["per_report_error"].items()
+        )
+        lines.append(
+            f"  task     {task['task']}: chose {task['chosen']} ({task['measure']} per report at P̂, /sqrt(n) "
+            f"for n reports: {errors})"
+        )
+    return lines

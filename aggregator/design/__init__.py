@@ -55,6 +55,7 @@ from .solvers.cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt
 from .solvers.coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
 from .solvers.optimal_transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
 from .solvers.per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
+from .solvers.task import TASKS, released_rr, task_error
 from .solvers.xdistp import emd_table, xdistp_epsilon
 
 __all__ = [
@@ -88,6 +89,9 @@ __all__ = [
     "request_from_json",
     "validate_request",
     "MAX_DESIGN_SYMBOLS",
+    "TASKS",
+    "released_rr",
+    "task_error",
     "check_design_size",
     "Designer",
     "REGISTRY",

@@ -22,6 +22,7 @@ from .inputs import report_counts
 from .intervals import LEVEL
 from .inverse import project_simplex
 from .likelihood import Likelihood
+from .numeric import numeric_summaries
 from .result import Estimate
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "INTERVALS",
     "LEVEL",
     "Likelihood",
+    "numeric_summaries",
     "METHODS",
     "estimate_distribution",
     "project_simplex",

@@ -10,6 +10,7 @@ from rldp.aggregator.services import (
     DESIGN_NOTIONS,
     DESIGN_REQUEST_FIELDS,
     DESIGN_SOLVERS,
+    DESIGN_TASKS,
     LABEL_MAX,
     MECHANISM_ID,
 )
@@ -51,6 +52,7 @@ _KIND_SCHEMA: dict[str, dict[str, Any]] = {
     "method": {"type": "string"},
     "notion": {"type": "string", "enum": list(DESIGN_NOTIONS), "default": "rldp"},
     "solver": {"type": "string", "enum": list(DESIGN_SOLVERS), "default": "auto"},
+    "task": {"type": "string", "enum": list(DESIGN_TASKS), "default": "joint"},
     "window": {"type": ["string", "null"], "default": DEFAULT_WINDOW},
     "bool": {"type": "boolean", "default": False},
     "target": {
@@ -272,6 +274,12 @@ SCHEMAS: dict[str, Any] = {
             "sensitive": {"type": "string"},
             "released": {"type": "array", "items": {"type": "string"}},
             "names": {"type": "array", "items": {"type": "string"}},
+            "numeric": {
+                "description": "numeric columns: a list of names (bins at the public quantiles), or "
+                "{name: {bins, range: [lo, hi], edges: [...], closed: left|right}}; rows with an empty cell in a "
+                "numeric column are dropped",
+                "oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "object"}],
+            },
             "public_name": {
                 "type": "string",
                 "minLength": 1,

@@ -32,7 +32,14 @@ from .config import (
     tokens_configured,
 )
 from .core import AggregatorService
-from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS, DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS
+from .designs import (
+    COUPLING_COSTS,
+    COUPLING_TARGETS,
+    DESIGN_NOTIONS,
+    DESIGN_REQUEST_FIELDS,
+    DESIGN_SOLVERS,
+    DESIGN_TASKS,
+)
 from .errors import (
     AddressInUse,
     AuditFailed,
@@ -129,6 +136,7 @@ __all__ = [
     "DESIGN_NOTIONS",
     "DESIGN_REQUEST_FIELDS",
     "DESIGN_SOLVERS",
+    "DESIGN_TASKS",
     "JOB_LIST_DEFAULT",
     "JOB_LIST_MAX",
     "JobRecord",

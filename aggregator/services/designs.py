@@ -12,10 +12,13 @@ import os
 import tempfile
 from typing import Any
 
+import numpy as np
+
 from rldp.aggregator.design import (
     COST_RULES,
     SOLVERS,
     TARGET_RULES,
+    TASKS,
     DesignParameterError,
     check_design_size,
     request_fields,
@@ -25,11 +28,12 @@ from rldp.aggregator.design import (
 from rldp.aggregator.design.orchestration.sources import few_public_rows
 from rldp.shared.errors import ParameterError, one_line
 from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS, NOTIONS
+from rldp.shared.numeric import NumericSpec, spec_from_cells
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_text
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 from rldp.shared.reports import describe_value, json_type
-from rldp.shared.tables import read_csv
+from rldp.shared.tables import Table, read_csv
 
 from .errors import InvalidParameter, MissingField, WrongType
 
@@ -41,13 +45,14 @@ __all__ = [
     "DESIGN_NOTIONS",
     "DESIGN_REQUEST_FIELDS",
     "DESIGN_SOLVERS",
+    "DESIGN_TASKS",
     "design_request",
 ]
 
 DEFAULT_PUBLIC_NAME = "uploaded CSV"  # the provenance name of the public data when the request gives none
 _FIELDS = ("csv", "sensitive", "released", "method")
 #: The fields of a design request (for the API's schema) and the solvers it may name.
-DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS = request_fields(), SOLVERS
+DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS, DESIGN_TASKS = request_fields(), SOLVERS, TASKS
 #: The named targets and transport costs of the coupling mechanism (method coupling, notion distp).
 COUPLING_TARGETS, COUPLING_COSTS = TARGET_RULES, COST_RULES
 
@@ -128,11 +133,14 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
             ) from None
         try:
             table = read_csv(path, names=names)
-            alpha = Alphabet.from_table(table, sensitive, released, latent=request.latent)
+            table, numeric = _numeric(data.get("numeric"), table, [sensitive, *released])
+            alpha = Alphabet.from_table(table, sensitive, released, latent=request.latent, numeric=numeric)
             check_design_size(alpha, "csv")
             public = PublicCounts.from_table(table, alpha, name=public_name)
         except DesignParameterError as exc:
             raise _invalid(exc) from None
+        except InvalidParameter:  # numeric's own refusals, already naming their field
+            raise
         except ValueError as exc:
             raise _bad(one_line(exc).replace(path, "csv"), "csv") from None
     try:
@@ -154,6 +162,47 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
     if few:  # kept with the job: the API's params and the dashboard's job page show it
         summary["warnings"] = [few]
     return payload, summary
+
+
+_NUMERIC_KEYS = ("bins", "range", "edges", "closed")
+
+
+def _numeric(value: Any, table: Table, columns: list[str]) -> tuple[Table, dict[str, NumericSpec]]:
+    """The request's ``numeric`` columns: a list of names, or {name: {bins, range, edges, closed}}; their
+    bins (:func:`rldp.shared.numeric.spec_from_cells`), and the table without rows that have an empty cell
+    in one of them (an empty cell is no number)."""
+    if value is None:
+        return table, {}
+    if isinstance(value, list):
+        value = {name: {} for name in value}
+    if not isinstance(value, dict):
+        raise _bad(f"'numeric' must be a list of column names or an object; got {describe_value(value)}", "numeric")
+    specs = {}
+    for name, opts in value.items():
+        if name not in columns or name not in table.columns:
+            raise _bad(f"numeric column {name!r} is not one of the request's columns {', '.join(columns)}", "numeric")
+        if not isinstance(opts, dict) or set(opts) - set(_NUMERIC_KEYS):
+            raise _bad(f"numeric.{name} must be an object with keys among {', '.join(_NUMERIC_KEYS)}", "numeric")
+        span = opts.get("range", [None, None])
+        if not isinstance(span, list) or len(span) != 2:
+            raise _bad(f"numeric.{name}.range must be [lo, hi]; got {describe_value(span)}", "numeric")
+        cells = table.column(name)
+        try:
+            specs[name] = spec_from_cells(
+                cells[cells != ""],
+                name,
+                bins=opts.get("bins"),
+                lo=span[0],
+                hi=span[1],
+                edges=opts.get("edges"),
+                closed=opts.get("closed", "left"),
+            )
+        except (ValueError, TypeError) as exc:
+            raise _bad(f"numeric.{name}: {one_line(exc)}", "numeric") from None
+    keep = np.ones(table.n_rows, dtype=bool)
+    for name in specs:
+        keep &= table.column(name) != ""
+    return Table(table.columns, tuple(col[keep] for col in table.data)), specs
 
 
 def _summary(

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.estimate import INTERVALS, METHODS, estimate_distribution
+from rldp.aggregator.estimate.numeric import numeric_summaries
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
@@ -174,6 +175,9 @@ def estimate(
         raise InvalidParameter(one_line(exc)) from None
     # With a latent S the estimate is P(U) alone: no S marginal to name (labels: the U values).
     out = est.to_dict(None) if alpha.latent else est.to_dict(alpha)
+    numeric = numeric_summaries(est, alpha)  # a numeric released attribute's mean, quantiles, CDF
+    if numeric:
+        out["numeric"] = numeric
     if alpha.latent:
         out["labels"] = {"rows": [], "columns": alpha.labels()}
         out["latent"] = True

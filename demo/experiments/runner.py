@@ -18,7 +18,7 @@ from typing import Any
 from rldp import __version__
 from rldp.shared.errors import ValidationError, one_line
 
-from . import field, funnel_plots, km19_plots, lift_plots, lzg21, lzg24, lzg24_truth, pilot_plots
+from . import field, funnel_plots, km19_plots, lift_plots, lzg21, lzg24, lzg24_truth, numeric, pilot_plots
 from .config import COLUMNS, Config, Experiment, Result, UnknownExperiment
 
 __all__ = ["DEFAULT_OUT", "EXPERIMENTS", "experiment", "run_experiment", "write_outputs", "load_result", "report"]
@@ -38,6 +38,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         *lift_plots.EXPERIMENTS,
         *pilot_plots.EXPERIMENTS,
         *field.EXPERIMENTS,
+        *numeric.EXPERIMENTS,
     )
 }
 # The integer columns of the tidy CSV (the other numeric ones are floats).

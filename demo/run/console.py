@@ -8,6 +8,7 @@ import numpy as np
 from tqdm import tqdm
 
 from rldp.client.operator_output import realised_figure
+from rldp.client.operator_output import numeric_lines
 
 from .config import DemoConfig
 
@@ -76,6 +77,8 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
         f"traffic     {summary['accepted']:,} reports in {summary['upload_seconds']:.1f} s "
         f"({summary['reports_per_second']:,.0f} reports/s over HTTP)"
     )
+    for line in numeric_lines({"numeric": summary.get("numeric")}):  # a numeric U: mean, quantiles, the note
+        print(line)
     attack = summary.get("attack")
     figures = ["estimate.png"] + (["privacy_utility.png"] if summary.get("curves") else [])
     if attack:

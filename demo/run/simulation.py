@@ -39,6 +39,7 @@ from rldp.aggregator.estimate import estimate_distribution, report_counts
 from rldp.client import Mechanism
 from rldp.shared.document import mechanism_matrix
 from rldp.shared.errors import LISTED_IN_ERRORS, ValidationError, cut_list
+from rldp.shared.numeric import looks_numeric, spec_from_cells
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
@@ -101,6 +102,8 @@ def _pick_users(cfg: DemoConfig, alphabet: Alphabet, names: Sequence[str], seed:
     population = load_adult("test")
     attributes = {a.name: a for a in alphabet.joint_attributes}  # S too when it is latent
     for name in names:  # users' values must be in the public alphabet (the SDK refuses others)
+        if attributes[name].numeric is not None:  # a number always has a bin (clamped)
+            continue
         known = set(attributes[name].values)
         extra = sorted(set(np.unique(population.column(name))) - known)
         if extra:
@@ -120,7 +123,11 @@ def run_demo(cfg: DemoConfig) -> dict:
     names = (cfg.sensitive, *cfg.released)
 
     public = load_adult("data")
-    alphabet = Alphabet.from_table(public, cfg.sensitive, list(cfg.released), latent=cfg.latent)
+    # A released column of numbers (age, hours-per-week) is binned by the default rule (rldp.shared.numeric).
+    numeric = {
+        name: spec_from_cells(public.column(name), name) for name in cfg.released if looks_numeric(public.column(name))
+    }
+    alphabet = Alphabet.from_table(public, cfg.sensitive, list(cfg.released), latent=cfg.latent, numeric=numeric)
     p_hat = alphabet.empirical_distribution(public)
     users = _pick_users(cfg, alphabet, names, seed)
     truth = alphabet.empirical_distribution(users)
@@ -198,6 +205,7 @@ def run_demo(cfg: DemoConfig) -> dict:
         "curves": curve_rows if cfg.curves else [],
         "attack": attack,
         "no_public_data": no_public,
+        "numeric": estimate.get("numeric"),
         "seconds": time.perf_counter() - started,
     }
     cfg.out.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,8 @@ from rldp.shared.uncertainty import UncertaintySet
 from ..primitives.errors import DesignError, PolyOptTooLarge, SolverError
 from ..primitives.options import DEFAULT_TIME_BUDGET, DesignRequest, check_solver_options
 from ..solvers.per_report import add_per_report_layer
-from .registry import METHODS, methods_for
+from ..solvers.task import TASK_UNITS, task_error
+from .registry import METHODS, TASK_METHODS, methods_for
 from .request import check_design_size, validate_parameters, validate_request
 
 __all__ = ["design", "design_document", "design_matrix", "run_designer", "validate_parameters"]
@@ -193,11 +194,42 @@ def design_document(
 
     start = time.perf_counter()
     q, params = run_designer(method, uset, request)
+    if request.task != "joint":
+        method, q, params = _for_task(method, q, params, uset, request, alphabet)
+        request = replace(request, method=method)
     seconds = time.perf_counter() - start
     doc = _package(q, params, seconds, alphabet, uset, request, provenance)
     if request.per_report_epsilon is not None:  # one report reveals at most ε₁ (.per_report)
         doc = add_per_report_layer(doc, request.per_report_epsilon)
     return doc
+
+
+def _for_task(
+    method: str, q: np.ndarray, params: dict, uset: UncertaintySet, request: DesignRequest, alphabet: Alphabet
+) -> tuple[str, np.ndarray, dict]:
+    """The design with the least error for ``request.task`` (U's distribution or mean, in U's units): the
+    method's own, or for a utility-optimising method also randomised response on U alone; both errors kept
+    in ``parameters.task`` (per report at P̂; null: the statistic is not identifiable from the reports)."""
+    task = request.task
+    if len(alphabet.released) != 1:
+        raise DesignError(f"task {task!r} needs exactly one released attribute (U); got {len(alphabet.released)}")
+    spec = alphabet.released[0].numeric
+    if task == "mean" and spec is None:
+        raise DesignError(f"task 'mean' needs a numeric released attribute; {alphabet.released[0].name!r} is not")
+    edges = None if spec is None else np.asarray(spec.edges)
+    p_hat = uset.public_distribution
+    errors = {method: task_error(task, q, p_hat, alphabet.latent, edges)}
+    chosen = (method, q, params)
+    if method in TASK_METHODS and request.notion in ("rldp", "distp"):
+        rr_q, rr_params = run_designer("rr-released", uset, request)
+        errors["rr-released"] = task_error(task, rr_q, p_hat, alphabet.latent, edges)
+        rr_error, own_error = errors["rr-released"], errors[method]
+        if rr_error is not None and (own_error is None or rr_error < own_error):
+            chosen = ("rr-released", rr_q, rr_params)
+    name, q, params = chosen
+    finite = {k: (v if v is not None and np.isfinite(v) else None) for k, v in errors.items()}
+    block = {"task": task, "measure": TASK_UNITS[task], "per_report_error": finite, "asked": method, "chosen": name}
+    return name, q, {**params, "task": block}
 
 
 def _uncertainty_block(uset: UncertaintySet, request: DesignRequest) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from ..solvers import polyopt
 from ..solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from ..solvers.coupling import design_coupling
 from ..solvers.funnel.designers import FUNNEL_DESIGNERS
+from ..solvers.task import released_rr
 
 __all__ = [
     "Designer",
@@ -54,6 +55,7 @@ __all__ = [
     "SOLVER_METHODS",
     "NON_ROBUST",
     "LATENT_METHODS",
+    "TASK_METHODS",
 ]
 
 
@@ -173,6 +175,20 @@ class CouplingDesigner:
         return design_coupling(uncertainty, target=options.target, cost=options.cost, leaks=leaks)
 
 
+class ReleasedRrDesigner:
+    """Randomised response on U alone, δ the largest the exact audit passes (:mod:`..solvers.task`)."""
+
+    name = "rr-released"
+    summary = "randomised response on the released U alone, its level the largest the exact RLDP audit passes"
+    takes_solver = False
+    robust = True
+    supports_latent = True  # the report reads U only
+    notions = frozenset({"rldp", "distp"})
+
+    def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
+        return released_rr(uncertainty, options.level, options.latent)
+
+
 _DESIGNERS: tuple[Designer, ...] = (
     GrrDesigner(),
     SrrDesigner(),
@@ -188,6 +204,7 @@ _DESIGNERS: tuple[Designer, ...] = (
     PolyOptDesigner(True),
     NrDesigner(),
     CouplingDesigner(),
+    ReleasedRrDesigner(),
     *FUNNEL_DESIGNERS,
 )
 #: Notion → (method name → designer), in the order methods are listed to users.
@@ -214,5 +231,8 @@ def methods_for(notion: str) -> Mapping[str, Designer]:
 SOLVER_METHODS = frozenset(name for name, d in REGISTRY.items() if d.takes_solver)
 #: Methods whose guarantee is only w.r.t. the point estimate P̂.
 NON_ROBUST = frozenset(name for name, d in REGISTRY.items() if not d.robust)
+#: Methods that optimise a utility: for a task other than ``joint`` (DesignRequest.task) their design is
+#: compared with ``rr-released`` by the task's error and the better one is kept (:mod:`..solvers.task`).
+TASK_METHODS = frozenset({"polyopt", "polyopt-paper", "nr", "ir-calibrated", "cr-calibrated"})
 #: Methods that can design for a latent S.
 LATENT_METHODS = tuple(name for name, d in REGISTRY.items() if d.supports_latent)

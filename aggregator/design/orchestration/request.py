@@ -36,6 +36,7 @@ from ..primitives.errors import DesignError, DesignParameterError
 from ..primitives.options import DEFAULT_BETA, DesignRequest, check_solver_options, request_fields
 from ..solvers.coupling import TARGET_RULES
 from ..solvers.optimal_transport import COST_RULES, check_distribution, cost_matrix
+from ..solvers.task import check_task
 from .registry import ALL_METHODS, NOTION_METHODS, TRANSPORT_METHODS, methods_for
 
 __all__ = [
@@ -254,6 +255,7 @@ _KIND_CHECKS: dict[str, Callable[..., Any]] = {
         value, name, accept=lambda v: math.isfinite(v) and v > 0, expected="a finite number of seconds > 0", error=error
     ),
     "count": lambda value, name, error: check_count(value, name, error=error),
+    "task": check_task,
 }
 #: The fields validate_request checks by their own rules above (the rest: by their kind alone).
 _RULED = frozenset(
@@ -308,6 +310,7 @@ def _transport(check: Any, name: str) -> None:
 
 
 _JSON_TYPES = {
+    "task": "string",
     "solver": "string",
     "window": "string",
     "bool": "boolean",

@@ -107,6 +107,13 @@ class DesignRequest:
     per_report_epsilon: float | None = _field(
         None, "epsilon", "re-randomise the memoised output afresh on every report: one reveals at most E1 < epsilon"
     )
+    task: str = _field(
+        "joint",
+        "task",
+        "the statistic the design serves: joint (P(S, U), maximise I(X;Y); default), distribution (U's "
+        "distribution, least W1) or mean (U's mean); for distribution and mean the utility-optimising methods "
+        "keep the design with the least error for the task, theirs or randomised response on U alone",
+    )
     latent: bool = _field(False, "bool", "S is not an input of the mechanism (the privacy funnel)", flag=False)
     progress: Callable[[dict], None] | None = _field(
         None, "local", "progress callback", wire=False, flag=False, json=False

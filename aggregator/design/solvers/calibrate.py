@@ -31,7 +31,7 @@ from rldp.shared.uncertainty import UncertaintySet
 from ..primitives.families import cr_matrix, grr_matrix, ir_matrix
 from .search import DELTA_CAP, largest_feasible, maximise_1d
 
-__all__ = ["ir_theorem", "ir_calibrated", "cr_theorem", "cr_calibrated"]
+__all__ = ["ir_theorem", "ir_calibrated", "cr_theorem", "cr_calibrated", "released_leak"]
 
 
 def _ir_spread(uset: UncertaintySet) -> float:
@@ -83,6 +83,10 @@ def _ir_leak(uset: UncertaintySet, delta: float) -> float:
     k = uset.n_sensitive
     ratio[:, np.arange(k), np.arange(k)] = -np.inf
     return float(ratio.max())
+
+
+#: ε(δ) of randomised response GRR_δ on U alone (the report independent of S given U), by the exact audit.
+released_leak = _ir_leak
 
 
 def ir_calibrated(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict]:

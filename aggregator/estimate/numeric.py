@@ -1,0 +1,139 @@
+"""Estimates for numbers: the histogram, CDF, mean, quantiles and means per value of S of a numeric
+released attribute, each with a 95 % interval, from an :class:`~.result.Estimate` of P(S, U).
+
+**Spread within a bin: uniform.** A bin's share is spread evenly over [e_j, e_{j+1}], so the CDF is linear
+between edges, the mean is Σ_j P(bin j)·(e_j + e_{j+1})/2 and a quantile interpolates the CDF linearly.
+What this states is the binned distribution: a statistic of the raw numbers is off by at most the
+binning (within the bin that holds it, for a quantile). The intervals cover the binned statistic.
+
+* CDF at each edge and the mean are linear in P(S, U): their estimate and interval are
+  :meth:`~.result.Estimate.linear` (delta method or bootstrap, or partial-identification bounds when
+  they are not identifiable from the reports).
+* A quantile q_p: its estimate inverts the estimated CDF; its interval inverts the CDF's pointwise
+  bounds (Woodruff's interval: [F_high⁻¹(p), F_low⁻¹(p)]).
+* The mean per value s of S, m_s = Σ_u c_u P(s, u) / P(s): delta method, the interval of the linear
+  functional Σ_u (c_u − m_s) P(s, u) / P(s) around m_s (identified only when P(S, U) is).
+
+Every figure is about the released number, which RLDP protects only as far as it reveals S: :data:`NOTE`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rldp.shared.records import Alphabet
+
+from .result import Estimate
+
+__all__ = ["NOTE", "QUANTILES", "SPREAD", "numeric_summaries", "quantile_from_cdf"]
+
+QUANTILES = (0.5, 0.9, 0.99)
+SPREAD = "uniform within each bin"
+NOTE = "{name} itself is protected only as far as it reveals {sensitive} (RLDP protects S, not the released value)"
+
+
+def _num(x: Any) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def quantile_from_cdf(edges: np.ndarray, cdf: np.ndarray, p: float) -> float:
+    """The p-quantile of the distribution whose CDF at ``edges`` is ``cdf`` (0 at e_0, 1 at e_k), linear
+    between edges: the smallest x with F(x) = p."""
+    cdf = np.maximum.accumulate(np.clip(cdf, 0.0, 1.0))
+    j = int(np.searchsorted(cdf, p, side="left"))
+    if j <= 0:
+        return float(edges[0])
+    if j >= len(edges):
+        return float(edges[-1])
+    lo, hi = cdf[j - 1], cdf[j]
+    t = 0.0 if hi <= lo else (p - lo) / (hi - lo)
+    return float(edges[j - 1] + t * (edges[j] - edges[j - 1]))
+
+
+def _entry(est: float, low: float, high: float, identified: bool) -> dict[str, Any]:
+    return {"estimate": _num(est), "ci95_low": _num(low), "ci95_high": _num(high), "identified": bool(identified)}
+
+
+def numeric_summaries(estimate: Estimate, alphabet: Alphabet) -> dict[str, dict[str, Any]]:
+    """One summary per numeric released attribute (none: {}). With a latent S the estimate is P(U) alone
+    (shape (1, |U|)) and there is no mean per value of S."""
+    a1, a2 = estimate.shape
+    latent = a1 != alphabet.n_sensitive
+    sizes = [attr.size for attr in alphabet.released]
+    u_of_x = np.arange(a1 * a2) % a2
+    s_of_x = np.arange(a1 * a2) // a2
+    codes = np.unravel_index(u_of_x, sizes) if sizes else ()
+    sensitive = alphabet.sensitive
+    out = {}
+    for attr, code in zip(alphabet.released, codes, strict=True):
+        spec = attr.numeric
+        if spec is None:
+            continue
+        edges = np.asarray(spec.edges)
+        onehot = (code[None, :] == np.arange(attr.size)[:, None]).astype(float)  # (bins, |X|)
+        hist, h_low, h_high = estimate.linear(onehot)
+        cum = np.cumsum(onehot, axis=0)[:-1]  # F at the inner edges
+        f, f_low, f_high = estimate.linear(cum) if len(cum) else (np.zeros(0),) * 3
+        f_ident = estimate.identified(cum) if len(cum) else np.zeros(0, dtype=bool)
+        mid = spec.midpoints()
+        w_mean = mid @ onehot
+        m, m_low, m_high = (v[0] for v in estimate.linear(w_mean[None, :]))
+        m_ident = bool(estimate.identified(w_mean[None, :])[0])
+        full = np.r_[0.0, f, 1.0]
+        low = np.r_[0.0, np.nan_to_num(f_low, nan=0.0), 1.0]
+        high = np.r_[0.0, np.nan_to_num(f_high, nan=1.0), 1.0]
+        quantiles = {}
+        for p in QUANTILES:
+            quantiles[f"{p:g}"] = _entry(
+                quantile_from_cdf(edges, full, p),
+                quantile_from_cdf(edges, high, p),  # a higher CDF reaches p sooner
+                quantile_from_cdf(edges, low, p),
+                bool(f_ident.all()) if len(f_ident) else True,
+            )
+        summary: dict[str, Any] = {
+            "edges": edges.tolist(),
+            "closed": spec.closed,
+            "spread": SPREAD,
+            "labels": list(attr.values),
+            "histogram": {
+                "estimate": [_num(v) for v in hist],
+                "ci95_low": [_num(v) for v in h_low],
+                "ci95_high": [_num(v) for v in h_high],
+                "identified": estimate.identified(onehot).tolist(),
+            },
+            "cdf": {
+                "at": edges[1:-1].tolist(),
+                "estimate": [_num(v) for v in f],
+                "ci95_low": [_num(v) for v in f_low],
+                "ci95_high": [_num(v) for v in f_high],
+                "identified": f_ident.tolist(),
+            },
+            "mean": _entry(m, m_low, m_high, m_ident),
+            "quantiles": quantiles,
+            "note": NOTE.format(name=attr.name, sensitive=sensitive.name),
+        }
+        if not latent:
+            summary["mean_by"] = {sensitive.name: _means_by(estimate, s_of_x, w_mean, sensitive.values)}
+        out[attr.name] = summary
+    return out
+
+
+def _means_by(estimate: Estimate, s_of_x: np.ndarray, w_mean: np.ndarray, values: tuple[str, ...]) -> dict:
+    joint = estimate.joint.ravel()
+    out = {}
+    for s, value in enumerate(values):
+        mask = (s_of_x == s).astype(float)
+        share = float(mask @ joint)
+        if share <= 0:
+            out[value] = _entry(np.nan, np.nan, np.nan, False)
+            continue
+        m = float((w_mean * mask) @ joint) / share
+        g = (w_mean - m) * mask / share  # the ratio's gradient: its delta-method interval is g's
+        ident = bool(estimate.identified(np.stack([mask, w_mean * mask])).all())
+        _, low, high = (v[0] for v in estimate.linear(g[None, :]))
+        half = (high - low) / 2 if ident else np.nan
+        out[value] = _entry(m, m - half, m + half, ident)
+    return out

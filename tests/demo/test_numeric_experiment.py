@@ -1,0 +1,54 @@
+"""``rldp experiment numeric`` (Adult age, S = sex): the baselines are what their papers define, the error
+measures measure, and a quick run keeps the claims of docs/experiments/numeric.md."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rldp.demo.experiments import run_experiment
+from rldp.demo.experiments.config import Config
+from rldp.demo.experiments.numeric_baselines import em, metrics, piecewise_mean, square_wave_matrix
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
+def test_square_wave_is_a_mechanism_and_epsilon_ldp(epsilon: float) -> None:
+    q = square_wave_matrix(np.linspace(0, 1, 74), epsilon, 256)
+    assert np.allclose(q.sum(axis=0), 1.0) and (q > 0).all()
+    assert np.log(q.max(axis=1) / q.min(axis=1)).max() <= epsilon + 1e-9
+
+
+def test_piecewise_mean_is_unbiased() -> None:
+    rng = np.random.default_rng(4)
+    values = rng.uniform(-1, 1, 20_000)
+    estimates = [piecewise_mean(values, 1.0, rng) for _ in range(40)]
+    # the Piecewise variance per report is at most (4e^{ε/2}/(3(e^{ε/2}-1)^2)) + 1 [WXY19, Sec III-B]
+    bound = 4 * math.exp(0.5) / (3 * (math.exp(0.5) - 1) ** 2) + 1
+    assert abs(np.mean(estimates) - values.mean()) < 4 * math.sqrt(bound / values.size / len(estimates))
+
+
+def test_metrics_and_em() -> None:
+    grid = np.arange(10.0)
+    p = np.full(10, 0.1)
+    assert metrics(grid, p, p) == {"w1": 0.0, "ks": 0.0, "mean_error": 0.0, "median_error": 0.0}
+    shifted = np.r_[0.0, p[:-1]] + np.r_[np.zeros(9), 0.1]  # mass moved one step up (the top stays)
+    assert metrics(grid, shifted, p)["w1"] == pytest.approx(0.9)
+    q = np.array([[0.9, 0.2], [0.1, 0.8]])
+    theta = em(q, np.array([550, 450]))
+    assert np.allclose(q @ theta, [0.55, 0.45], atol=1e-4)
+
+
+@pytest.mark.slow
+def test_quick_run_keeps_the_claims() -> None:
+    result = run_experiment("numeric", Config(quick=True, time_budget=5.0))
+    w1 = {m: result.value("age", m, "w1", 1.0) for m in ("task", "sw-ems", "floor")}
+    assert w1["task"] is not None and w1["sw-ems"] is not None and w1["floor"] is not None
+    assert w1["task"] <= w1["sw-ems"] / 8
+    assert w1["task"] <= 2 * w1["floor"]
+    for method in ("task", "polyopt-nmi", "grr-bins"):
+        audited = result.value("age", method, "epsilon_audited", 1.0)
+        assert audited is not None and audited <= 1.0 + 1e-9
+    assert result.value("age", "task", "epsilon_audited", 1.0) >= 0.99
+    assert any("protected only as far as it reveals sex" in note for note in result.notes)
