@@ -32,7 +32,7 @@ _PACKAGE_COMMANDS = {
     "aggregator/cli": {"design", "audit", "evaluate"},
 }
 #: Modules whose hints reach every command that reads a CSV with them (the commands whose module calls these).
-_CSV_READERS = {"shared/tables.py": ("read_csv(", "read_public(")}
+_CSV_READERS = {"shared/tables.py": ("read_csv(", "read_public(", "read_public_numeric(")}
 
 
 def _commands() -> dict[str, tuple[set[str], str]]:
