@@ -82,9 +82,15 @@ def mark_reported(conn: sqlite3.Connection, mechanism: str, window: str, owners:
     )
 
 
-def release_batch(conn: sqlite3.Connection, batch: str) -> None:
-    """Forget a batch the server refused for good: its owners have not reported in its window."""
-    conn.execute("DELETE FROM reported WHERE batch = ?", (batch,))
+def release_batch(conn: sqlite3.Connection, batch: str, mechanism: str, window: str) -> None:
+    """Forget a batch the server refused for good: its owners have not reported in its window.
+
+    Its rows are found within its mechanism and window (a range of the primary key): the ledger has
+    no index by batch, which would cost every report a second, wide index entry for this rare case.
+    """
+    conn.execute(
+        "DELETE FROM reported WHERE mechanism = ? AND window_label = ? AND batch = ?", (mechanism, window, batch)
+    )
     conn.execute("DELETE FROM outbox WHERE batch = ?", (batch,))
 
 

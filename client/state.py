@@ -43,10 +43,11 @@ _SCHEMA = (
     "CREATE TABLE memo (mechanism TEXT NOT NULL, owner TEXT NOT NULL, x INTEGER NOT NULL, y INTEGER NOT NULL,"
     " epsilon REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (mechanism, owner, x)) WITHOUT ROWID",
     "CREATE INDEX memo_spending ON memo (owner, created)",
-    # The ledger: one row per (mechanism, window, owner) reported, with the batch that carries it.
+    # The ledger: one row per (mechanism, window, owner) reported, with the batch that carries it (no index
+    # by batch: a refused batch is released within its mechanism and window, ledger.release_batch; files
+    # made before this have one, which is harmless).
     "CREATE TABLE reported (mechanism TEXT NOT NULL, window_label TEXT NOT NULL, owner TEXT NOT NULL,"
     " batch TEXT NOT NULL, PRIMARY KEY (mechanism, window_label, owner)) WITHOUT ROWID",
-    "CREATE INDEX reported_batch ON reported (batch)",
     # Windowed batches committed with their ledger rows and not yet acknowledged by the server.
     "CREATE TABLE outbox (batch TEXT PRIMARY KEY, mechanism TEXT NOT NULL, window_label TEXT NOT NULL,"
     " n INTEGER NOT NULL, body BLOB NOT NULL, created REAL NOT NULL)",

@@ -110,3 +110,20 @@ def test_a_draw_written_by_another_process_in_between_is_reused(tmp_path, monkey
     monkeypatch.setattr(mine, "write", write_after_the_other)
     ours = Reporter(mine, None, time.time).privatize(mech, x, owners, None)
     np.testing.assert_array_equal(ours, theirs[0])  # its draws, not new ones (and no duplicate row)
+
+
+def test_the_ledger_has_no_index_by_batch_and_a_release_takes_only_its_batch(tmp_path):
+    state = StateFile(tmp_path / "s.sqlite3")
+    with state.read() as conn:
+        indexes = [
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        ]
+    assert "reported_batch" not in indexes  # a second, wide entry per report, for a rare case
+    with state.write() as conn:
+        mark_reported(conn, "m1", "w1", ["a", "b"], "batch1")
+        mark_reported(conn, "m1", "w1", ["c"], "batch2")
+        mark_reported(conn, "m1", "w2", ["a"], "batch3")
+        ledger.release_batch(conn, "batch1", "m1", "w1")
+    with state.read() as conn:
+        rows = conn.execute("SELECT mechanism, window_label, owner, batch FROM reported ORDER BY 1, 2, 3").fetchall()
+    assert rows == [("m1", "w1", "c", "batch2"), ("m1", "w2", "a", "batch3")]
