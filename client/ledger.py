@@ -13,6 +13,7 @@ report in it again (their memoised Y, so no new randomness).
 from __future__ import annotations
 
 import sqlite3
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -78,7 +79,7 @@ def mark_reported(conn: sqlite3.Connection, mechanism: str, window: str, owners:
     """Record that ``batch`` reports ``owners`` for ``window`` (inside the caller's write transaction)."""
     conn.executemany(
         "INSERT INTO reported (mechanism, window_label, owner, batch) VALUES (?, ?, ?, ?)",
-        ((mechanism, window, owner, batch) for owner in owners),
+        zip(repeat(mechanism), repeat(window), owners, repeat(batch)),
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -169,10 +170,15 @@ def insert(
     conn: sqlite3.Connection, mechanism: str, keys: Keys, ys: np.ndarray, epsilon: float, created: float
 ) -> None:
     """Store new draws (inside the caller's write transaction; keys must not be memoised yet)."""
-    conn.executemany(
+    names = keys.owners
+    conn.executemany(  # zip and repeat in C: no Python frame per row
         "INSERT INTO memo (mechanism, owner, x, y, epsilon, created) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            (mechanism, keys.owners[o], x, y, epsilon, created)
-            for o, x, y in zip(keys.owner.tolist(), keys.x.tolist(), ys.tolist(), strict=True)
+        zip(
+            repeat(mechanism),
+            [names[o] for o in keys.owner.tolist()],
+            keys.x.tolist(),
+            ys.tolist(),
+            repeat(epsilon),
+            repeat(created),
         ),
     )
