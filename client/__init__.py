@@ -12,9 +12,10 @@ Reporting over time: ``Client(url)`` memoises each record's draw in a state file
 user's data folder (``state_path=...`` elsewhere, ``state_path=None`` to turn it off; see
 :mod:`.defaults`): the same Y for every later report; at most one report per owner and window
 for mechanisms with a collection window; a batch of several records needs ``owners``; new draws
-(a collection's rotation, a changed record) beyond the privacy budget are refused: by default
-:data:`DEFAULT_BUDGET`, 4 nats per owner per day (``privacy_budget=PrivacyBudget(epsilon=3,
-per="P1W")`` sets another, ``privacy_budget=None`` none). ``pinned=[id, …]``, ``min_radius`` and
+(a collection's rotation, a changed record) beyond the privacy budget are refused before anything
+is drawn or sent: by default :data:`DEFAULT_BUDGET`, 4 nats per owner per day and 4 nats per owner
+in all, so rotations cannot undo memoisation (``privacy_budget=PrivacyBudget(epsilon=3, per="P1W",
+lifetime=12)`` sets another, ``privacy_budget=None`` none). ``pinned=[id, …]``, ``min_radius`` and
 ``max_public_n`` limit which documents the app accepts (:class:`VerificationPolicy`).
 
 Depends only on numpy, requests, msgpack, cryptography (optional: a faster CSPRNG for large

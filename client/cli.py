@@ -1,6 +1,7 @@
 """``rldp privatize``: privatise a CSV of records on this machine and submit the outputs.
 
     rldp privatize --server http://127.0.0.1:8000 --mechanism ID users.csv
+    rldp privatize --collection app-usage --owner-column user users.csv   # windowed: one report per user and day
     rldp privatize --collection app-usage --state st.sqlite3 --owner-column user users.csv
 
 The mechanism is downloaded and verified (content id, privacy audit, and the app's policy:
@@ -8,9 +9,11 @@ The mechanism is downloaded and verified (content id, privacy audit, and the app
 records are randomised locally with the OS CSPRNG; only the outputs are sent. With ``--state
 FILE`` each record's draw is memoised (the same output on every later run) and mechanisms with
 a collection window get at most one report per owner and window (``--owner-column``: whose
-record each row is; required with ``--state`` for more than one row, else identical rows of
-different people would share one draw). ``--collection NAME`` follows a collection: its current
-mechanism, verified the same way (a rotation means a fresh draw).
+record each row is; required with a state file for more than one row, else identical rows of
+different people would share one draw; without ``--state`` it keeps the memo in the default state
+file, as ``Client(url)`` does, so a windowed mechanism needs only this one flag). ``--collection
+NAME`` follows a collection: its current mechanism, verified the same way (a rotation means a
+fresh draw).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from rldp.shared.tables import read_csv
 
 from .client import DEFAULT_RETRIES, Client
 from .connection import connection_options, server_url
+from .defaults import default_state_path
+from .mechanism import Mechanism
 
 __all__ = ["add_parser", "cmd_privatize"]
 
@@ -37,8 +42,8 @@ def cmd_privatize(args: argparse.Namespace) -> int:
         raise ValueError("--mechanism ID or --collection NAME is required to privatise DATA.csv (see rldp mechanisms)")
     if args.mechanism and args.collection:
         raise ValueError("give --mechanism ID or --collection NAME, not both")
-    if args.owner_column and not args.state:
-        raise ValueError("--owner-column needs --state FILE (memoised outputs and windows are kept there)")
+    # --owner-column alone keeps the memo where Client(url) keeps it by default: one flag for a windowed mechanism.
+    state = args.state if args.state or not args.owner_column else str(default_state_path())
     with Client(
         server_url(args),
         timeout=args.timeout,
@@ -48,7 +53,7 @@ def cmd_privatize(args: argparse.Namespace) -> int:
         pinned=args.pin,
         min_radius=args.min_radius,
         max_public_n=args.max_public_n,
-        state_path=args.state,
+        state_path=state,
     ) as client:
         try:
             flushed = client.flush() if args.flush else None
@@ -74,12 +79,7 @@ def cmd_privatize(args: argparse.Namespace) -> int:
                 raise ValueError(
                     f"{args.data} has a single column {table.columns[0]!r}: is the delimiter right? (--delimiter)"
                 )
-            if args.state and table.n_rows > 1 and not args.owner_column:
-                raise ValueError(
-                    f"{args.data} has {table.n_rows} rows and no --owner-column: with --state every row would be one "
-                    "person's and identical rows would share one draw; give --owner-column NAME (whose record each "
-                    "row is), or drop --state to draw afresh"
-                )
+            _check_state(args, state, mech, table.n_rows)
             owners = table.column(args.owner_column) if args.owner_column else None
             receipt = client.submit(mech.id, table, owners=owners, batch_size=args.batch_size)
         except RldpError as exc:
@@ -116,6 +116,23 @@ def cmd_privatize(args: argparse.Namespace) -> int:
             + (f"; {receipt.skipped} skipped (already reported in window {receipt.window})" if receipt.skipped else "")
         )
     return 0 if receipt.queued == 0 else 3
+
+
+def _check_state(args: argparse.Namespace, state: str | None, mech: Mechanism, rows: int) -> None:
+    """Refuse, before any draw, what the client would refuse, with advice that works for ``mech``."""
+    owners = "--owner-column NAME (the column saying whose record each row is; add one if the file has none)"
+    if mech.window is not None and state is None:
+        raise ValueError(
+            f"mechanism {mech.id[:12]} collects at most one report per owner per {mech.window.text} window, so what "
+            f"was sent must be kept in a state file: give {owners}; the state file is then {default_state_path()}"
+            + (" (or --state FILE for a file of one row)" if rows == 1 else "")
+        )
+    if state is not None and rows > 1 and not args.owner_column:
+        raise ValueError(
+            f"{args.data} has {rows} rows and no --owner-column: with --state every row would be one person's and "
+            f"identical rows would share one draw; give {owners}"
+            + (", or drop --state to draw afresh" if mech.window is None else "")
+        )
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -173,7 +190,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--owner-column",
         metavar="NAME",
         default=None,
-        help="with --state: the column saying whose record each row is (required for more than one row)",
+        help="the column saying whose record each row is (required with a state file for more than one row); "
+        "without --state the state file is the default one, as Client(url) keeps it",
     )
     p.add_argument(
         "--queue",

@@ -68,8 +68,8 @@ class Client(AdminCalls):
     with mode 0600) holding each record's memoised Y, the ledger of windows reported and
     windowed batches not yet acknowledged — by default in the user's data folder
     (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``: ε of new
-    draws per owner per period (default :data:`~.budget.DEFAULT_BUDGET` with a state file; None:
-    none); ``clock``, Unix seconds now (windows and budget periods).
+    draws per owner per period and in all (default :data:`~.budget.DEFAULT_BUDGET` with a state
+    file, 4 nats a day and 4 in all; None: none); ``clock``, Unix seconds now (windows, periods).
     """
 
     def __init__(
@@ -282,7 +282,7 @@ class Client(AdminCalls):
             raise ValueError(f"batch_size must be ≥ 1; got {batch_size!r}")
         mech = self.mechanism(mechanism_id)
         x = mech.alphabet.encode(records)
-        require_owners(int(x.size), owners, self.reporter is not None)
+        require_owners(int(x.size), owners, self.reporter is not None, windowed=mech.window is not None)
         rng = rng if rng is not None else self.rng
         if self.reporter is None:
             self._stateless(mech, owners)

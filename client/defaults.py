@@ -56,11 +56,19 @@ def default_state_path(platform: str = sys.platform, environ: os._Environ[str] |
     return user_data_dir(platform, environ) / STATE_FILE
 
 
-def require_owners(n_records: int, owners: object, memoised: bool) -> None:
-    """Refuse (:class:`OwnersRequired`) a memoised batch of more than one record that names no owners."""
+def require_owners(n_records: int, owners: object, memoised: bool, windowed: bool = False) -> None:
+    """Refuse (:class:`OwnersRequired`) a memoised batch of more than one record that names no owners.
+
+    Its advice is what works for the mechanism: ``state_path=None`` only when it has no collection
+    window (a windowed mechanism needs the state file: a stateless client is refused for it)."""
     if memoised and owners is None and n_records > 1:
+        off = (
+            "; memoisation cannot be turned off for this mechanism: it collects by window"
+            if windowed
+            else ", or Client(url, state_path=None) to draw afresh"
+        )
         raise OwnersRequired(
             f"{n_records} records and no owners: with memoisation (the default state file) every record would be "
-            "one person's and identical records would share one draw; give owners=[one id per record], "
-            "owners='<id>' if they are all one person's, or Client(url, state_path=None) to draw afresh"
+            "one person's and identical records would share one draw; give owners=[one id per record] or "
+            f"owners='<id>' if they are all one person's{off}"
         )

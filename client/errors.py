@@ -131,14 +131,16 @@ class StateFileError(RldpError, OSError):
 class PrivacyBudgetExceeded(RldpError):
     """A report would spend more ε than the app's privacy budget allows; nothing was sent.
 
-    ``budget``: the budget's ε; ``per``: its period (e.g. ``"P1D"``, None for a lifetime budget);
-    ``spent``: ε the owner has spent in the current period; ``asked``: ε the refused call needed;
-    ``owner``: whose budget (``""`` = the device's single owner).
+    ``budget``: the cap that was reached; ``per``: its period (e.g. ``"P1D"``: a later period
+    renews it), None for the owner's lifetime cap (nothing renews it: the app stops asking for new
+    draws of this owner; memoised reports still go out); ``spent``: ε the owner has spent in that
+    period (or in all); ``asked``: ε the refused call needed; ``owner``: whose budget (``""`` = the
+    device's single owner).
     """
 
     def __init__(self, budget: float, per: str | None, spent: float, asked: float, owner: str) -> None:
         who = "this device's owner" if owner == "" else f"owner {owner!r}"
-        period = f" per {per}" if per else ""
+        period = f" per {per}" if per else " (lifetime total)"
         super().__init__(
             f"privacy budget exceeded: {who} has spent epsilon {spent:.6g} of the budget {budget:g}{period}, "
             f"and this report asks {asked:.6g} more; nothing was sent"

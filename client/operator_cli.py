@@ -3,6 +3,7 @@
     export RLDP_SERVER=https://agg.example RLDP_ADMIN_TOKEN=...   # or --server URL
     rldp publish mech.json          # upload a document; the server recomputes its id and audit
     rldp mechanisms                 # the catalogue as a table (--json: the API's answer)
+    rldp mechanisms get d627 --out next.json   # a published document, verified, as JSON or msgpack
     rldp estimate d62785a1 --csv    # P_X with 95 % intervals: cell,estimate,low,high
     rldp estimate d627 --method em --interval bootstrap   # the estimator and interval method
     rldp retire d62785a1            # refuse further reports
@@ -31,6 +32,7 @@ from rldp.shared.tables import csv_document
 from .client import Client
 from .collection_cli import add_parsers as add_collection_parsers
 from .connection import SERVER_ENV, connection_options
+from .document_cli import add_get_parser, cmd_get
 from .ids import SHORT, resolve_prefix
 from .operator_client import ADMIN_TOKEN_ENV, READ_TOKEN_ENV
 from .operator_client import mechanism_id as _mechanism_id
@@ -120,6 +122,8 @@ def cmd_mechanisms(args: argparse.Namespace) -> int:
     """``rldp mechanisms``: the catalogue (GET /v1/mechanisms), one row per mechanism, oldest first."""
     if getattr(args, "action", None) == "label":
         return cmd_label(args)
+    if getattr(args, "action", None) == "get":
+        return cmd_get(args)
     with _client(args) as client:
         mechanisms = client.mechanisms()
         url = client.url
@@ -308,9 +312,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="list the server's mechanisms",
         description="The published mechanisms, oldest first: id (first characters), label, method, privacy notion, "
         "claimed and audited epsilon, number of outputs, status, S and U. 'rldp mechanisms label ID TEXT' sets a "
-        "mechanism's label.",
+        "mechanism's label; 'rldp mechanisms get ID --out FILE' downloads its document.",
     )
-    actions = p.add_subparsers(dest="action", metavar="{label}")
+    actions = p.add_subparsers(dest="action", metavar="{label,get}")
     a = actions.add_parser(
         "label",
         parents=common,
@@ -322,6 +326,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     a.add_argument("text", metavar="TEXT", nargs="?", default=None, help="the label (at most 200 characters)")
     a.add_argument("--clear", action="store_true", help="remove the label")
     a.set_defaults(func=cmd_mechanisms)
+    add_get_parser(actions, common)
     p.set_defaults(func=cmd_mechanisms)
 
     p = subparsers.add_parser(

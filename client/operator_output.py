@@ -21,6 +21,7 @@ __all__ = [
     "print_json",
     "estimate_rows",
     "drift_line",
+    "realised_figure",
 ]
 
 
@@ -75,6 +76,25 @@ def drift_line(estimate: dict[str, Any]) -> str:
         return f"drift: {estimate.get('drift_unavailable') or 'not reported by this server'}"
     prefix = "WARNING drift: " if drift.get("rejected") else "drift: "
     return prefix + str(drift.get("statement", ""))
+
+
+def realised_figure(drift: dict[str, Any]) -> str:
+    """The drift object's realised ε* in words: 'realised ε* ≈ X (95 % interval [L, U])' — X the calibrated
+    point, [L, U] the interval over the 95 % confidence region (null: ∞; all null: not identified)."""
+    keys = ("realised_epsilon", "realised_epsilon_lower", "realised_epsilon_upper")
+    point, low, high = (drift.get(key) for key in keys)
+
+    def num(value: Any) -> str:
+        return "∞" if value is None else f"{float(value):.3g}"
+
+    if point is None and low is None and high is None:
+        return "realised ε* not identified"
+    if point is None:  # a mechanism of rank < |X|: the reports bound ε*, they do not point at it
+        return f"realised ε* not identified by these reports, 95 % interval [{num(low)}, {num(high)}]"
+
+    if "realised_epsilon_lower" not in drift:  # a server from before the interval: its upper bound only
+        return f"realised ε* {num(point)}, at most {num(high)} at 95 %"
+    return f"realised ε* ≈ {num(point)} (95 % interval [{num(low)}, {num(high)}])"
 
 
 def add_estimate_options(parser: argparse.ArgumentParser) -> None:

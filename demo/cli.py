@@ -34,7 +34,7 @@ from .experiments import (
 )
 from .run import DemoConfig, run_demo
 from .run.candidates import candidates
-from .run.config import DEMO_NOTIONS
+from .run.config import DEFAULT_SEED, DEMO_NOTIONS
 
 __all__ = ["add_parser", "add_demo_parser", "cmd_demo", "add_experiment_parser", "cmd_experiment"]
 
@@ -74,7 +74,13 @@ def add_demo_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     p.add_argument("--server", help="use an aggregator that is already running at this URL")
     p.add_argument("--admin-token", help="admin token of --server (default: $RLDP_ADMIN_TOKEN)")
     p.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
-    p.add_argument("--seed", type=nonnegative_int("--seed"), help="seed for choosing the users (default: random)")
+    p.add_argument(
+        "--seed",
+        type=nonnegative_int("--seed"),
+        default=DEFAULT_SEED,
+        help=f"seed of the users and of their draws (default {DEFAULT_SEED}: the same figures on every run, "
+        "timings aside; another value gives another run)",
+    )
     p.add_argument("--quick", action="store_true", help="a smaller, faster run (CI)")
     p.add_argument(
         "--time-budget",

@@ -27,11 +27,16 @@ def user_worker(
     progress: Any,
     index: int,
     state_path: str,
+    seed: tuple[int, ...] | None = None,
 ) -> dict:
     """One worker process: the apps of the users ``owners`` (one per record), embedding the SDK as an app
     does by default — a state file (memo, window ledger, budget) and each record its owner's. Records never
-    leave it unprivatised; the mechanism collects by day, so each user is one report in today's window."""
-    client = Client(url, timeout=CLIENT_TIMEOUT, state_path=state_path)
+    leave it unprivatised; the mechanism collects by day, so each user is one report in today's window.
+
+    ``seed``: the entropy of the draws (a simulation's, so that the demo's figures repeat run after run);
+    None draws from the OS CSPRNG, as an app does."""
+    rng = None if seed is None else np.random.default_rng(np.random.SeedSequence(seed))
+    client = Client(url, timeout=CLIENT_TIMEOUT, state_path=state_path, rng=rng)
     client.mechanism(mechanism_id)  # download + verify id and audit once (cached)
     n = len(next(iter(columns.values())))
     accepted = duplicates = 0

@@ -26,7 +26,7 @@ from types import ModuleType
 from rldp import __version__
 from rldp.shared.errors import RldpError, one_line
 
-__all__ = ["main", "build_parser", "COMMAND_GROUPS"]
+__all__ = ["main", "build_parser", "install_hint", "COMMAND_GROUPS"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -144,13 +144,20 @@ def _missing_dependency(exc: ModuleNotFoundError) -> str | None:
     return None if name in ("", "rldp") else name
 
 
+def install_hint(extra: str) -> str:
+    """How to install ``extra`` ("rldp[aggregator]"): from the clone, the way that works without a package index
+    that has rldp (the index name alone answers "No matching distribution" where rldp is not published)."""
+    local = extra.replace("rldp", ".", 1) if extra.startswith("rldp[") else "."
+    return f"pip install '{local}' in rldp's source folder (or pip install '{extra}' from an index that has rldp)"
+
+
 class MissingExtra(RldpError):
     """A command whose part of rldp is installed without its dependencies."""
 
     def __init__(self, group: CommandGroup, command: str, missing: str) -> None:
         super().__init__(
             f"this command needs {group.extra} (the module {missing!r} is not installed); "
-            f"install it with: pip install '{group.extra}'"
+            f"install it with: {install_hint(group.extra)}"
         )
         self.command = command
 
@@ -184,7 +191,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             module.add_parser(sub)
         else:
             for name in group.commands:
-                sub.add_parser(name, help=f"{group.helps[name]} (needs: pip install '{group.extra}')")
+                sub.add_parser(name, help=f"{group.helps[name]} (needs {group.extra}: {install_hint(group.extra)})")
     return parser
 
 

@@ -4,14 +4,16 @@ A robust claim — ``rldp``, ``distp``, ``lip``, ``alip``, ``srlip``, and ``ldp`
 set — holds for every population P in F = {P : D_α(P̂ ‖ P) ≤ B} [LZG24, eq 10], and for no other
 population in particular. :func:`watch` reads the report counts c_y of one mechanism and gives:
 
-**(a) The realised ε* at the estimate** [LZG24, Sec 8.3]: ε*(θ̂) = max_{y, s₁ ≠ s₂}
-log(P(y|s₁)/P(y|s₂)) with P(y|s) = Σ_u Q(y|s,u) θ̂_u|s (:func:`rldp.shared.audit.realised_epsilon`).
-For ``rldp`` and ``ldp`` over F it is the notion's own ε at that population; for ``distp`` it bounds
-the ε at every δ; for ``lip``/``alip`` both lifts P(y|s)/P(y) and P(y)/P(y|s) are at most e^{ε*}
-(P(y) is a mixture of the P(y|s′)). For ``srlip`` (drift applies at radius 0 only) it is the
-LDP-w.r.t.-S leakage, not the side-channel lifts the notion also bounds.
+**(a) The realised ε* shown** [LZG24, Sec 8.3]: ε*(θ) = max_{y, s₁ ≠ s₂} log(P(y|s₁)/P(y|s₂)) with
+P(y|s) = Σ_u Q(y|s,u) θ_u|s (:func:`rldp.shared.audit.realised_epsilon`). For ``rldp`` and ``ldp`` over F
+it is the notion's own ε at that population; for ``distp`` it bounds the ε at every δ; for ``lip``/``alip``
+both lifts P(y|s)/P(y) and P(y)/P(y|s) are at most e^{ε*} (P(y) is a mixture of the P(y|s′)). For
+``srlip`` (drift applies at radius 0 only) it is the LDP-w.r.t.-S leakage, not the side-channel lifts the
+notion also bounds. Three figures (:mod:`.realised`): a calibrated point — ε* at the maximum a-posteriori
+θ under κ = 100 pseudo-reports from P̂, not the plug-in at the maximum-likelihood θ̂, which unresolved rare
+cells bias far upwards; none when Q's rank < |X| (not identified) — and the 95 % interval [L, U] below.
 
-**and an upper bound over the estimate's 95 % confidence region** (:mod:`.realised`).
+**The interval over the estimate's 95 % confidence region.**
 The region is the box of the per-cell intervals made simultaneous by Bonferroni: each cell's
 interval widened about θ̂ by z_{1−0.05/(2|X|)} / z_{0.975} (for a non-identifiable Q the
 partial-identification intervals come from one simultaneous box for P_Y already and are used as
@@ -20,8 +22,9 @@ Over a box the blocks θ_s· of different s vary independently and P(y|s) depend
 max over the box of P(y|s₁)/P(y|s₂) = max_box P(y|s₁) / min_box P(y|s₂) exactly. Each is a
 linear-fractional maximum Σ a_u x_u / Σ x_u over l ≤ x ≤ h, attained at a threshold vertex
 (x_u = h_u for the j largest a_u, l_u for the rest), so the j = 0…|U| candidates give it exactly
-(:func:`~.realised.box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: the result is ≥ the
-maximum of ε* over the region, hence ≥ ε*(θ) with probability ≥ 95 %.
+(:func:`~.realised.box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: U, the maximum over
+the box, is ≥ ε*(θ) with probability ≥ 95 %. L = max_{y,s₁≠s₂} log(min_box P(y|s₁) / max_box P(y|s₂))
+≤ min over the box of ε* (a max of mins is ≤ the min of the max), so L ≤ ε*(θ) ≤ U on the same event.
 
 **(b) The decision: anytime-valid evidence, robust to forged reports** (:mod:`.evidence`). The watch
 looks after every batch for a collection's whole life, at reports anyone can upload, so it rejects
@@ -63,7 +66,6 @@ from typing import Any
 
 import numpy as np
 
-from rldp.shared.audit import realised_epsilon
 from rldp.shared.collection import DEFAULT_CONTAMINATION as _DEFAULT_CONTAMINATION
 from rldp.shared.collection import DRIFT_MIN_REPORTS
 from rldp.shared.document import alphabet as document_alphabet
@@ -76,7 +78,7 @@ from .ball_fit import ball_fit, certified_lower_bound, kl_terms
 from .estimator import estimate_distribution
 from .evidence import evidence as anytime_evidence
 from .evidence import spent_significance
-from .realised import realised_upper_bound, simultaneous_box
+from .realised import realised, realised_text
 from .result import Estimate
 
 __all__ = [
@@ -104,8 +106,8 @@ class Drift:
 
     notion: str
     claimed_epsilon: float
-    realised_epsilon: float | None  # ε* at the estimate (None: not identified, S latent)
-    realised_epsilon_upper: float | None  # ≥ ε* over the 95 % region
+    realised_epsilon: float | None  # the calibrated point (.realised; None: S latent or Q's rank < |X|)
+    realised_epsilon_upper: float | None  # U: ≥ ε* over the 95 % region
     statistic: float  # T, the one-look likelihood-ratio statistic
     dof: int  # r − 1
     one_look_p_value: float  # P(χ²_{r−1} ≥ T): valid for a single look only
@@ -117,6 +119,7 @@ class Drift:
     sequence: int = 1  # w: the mechanism's w-th window (tested at a / (w (w + 1)))
     log_evalue: float = 0.0  # log E (.evidence), certified from below
     threshold: float = 0.0  # ln(1 / a_w)
+    realised_epsilon_lower: float | None = None  # L: ≤ ε* over the 95 % region
 
     @property
     def judged(self) -> bool:
@@ -139,12 +142,7 @@ class Drift:
     @property
     def statement(self) -> str:
         """One plain line saying what the numbers mean."""
-        up = self.realised_epsilon_upper
-        star = (
-            "realised ε* not identified (S is latent)"
-            if self.realised_epsilon is None
-            else f"realised ε* {self.realised_epsilon:.3g}" + ("" if up is None else f", up to {_num(up)} at 95 %")
-        )
+        star = realised_text(self.realised_epsilon, self.realised_epsilon_lower, self.realised_epsilon_upper)
         if not self.judged:
             return (
                 f"not judged yet: {self.n} reports of the {self.min_reports} a window needs before the watch "
@@ -165,6 +163,7 @@ class Drift:
             "claimed_epsilon": self.claimed_epsilon,
             "claim": self.claim_text,
             "realised_epsilon": _finite(self.realised_epsilon),
+            "realised_epsilon_lower": _finite(self.realised_epsilon_lower),
             "realised_epsilon_upper": _finite(self.realised_epsilon_upper),
             "statistic": self.statistic,
             "dof": self.dof,
@@ -331,16 +330,16 @@ def watch(
     start = np.clip(np.asarray(estimate.joint, dtype=float).ravel(), 0.0, None)
     start = start / start.sum() if start.sum() > 0 else ball.public_distribution.ravel()
     proof = anytime_evidence(reports, c, ball, gamma=float(contamination), level=level, start=start)
-    star = upper = None
-    if not alpha.latent:
-        q = mechanism_matrix(doc)  # the memoised y's mechanism: the claim is about it
-        star = realised_epsilon(q, estimate.joint)
-        upper = max(realised_upper_bound(q, *simultaneous_box(estimate)), star)
+    star = lower = upper = None
+    if not alpha.latent:  # ε* of the memoised y's mechanism (the claim is about it), from the reports' estimate
+        shown = realised(mechanism_matrix(doc), reports, c, estimate, p_hat)
+        star, lower, upper = shown.point, shown.lower, shown.upper
     return Drift(
         notion=notion(doc),
         claimed_epsilon=document_epsilon(doc),
         realised_epsilon=star,
         realised_epsilon_upper=upper,
+        realised_epsilon_lower=lower,
         statistic=statistic,
         dof=dof,
         one_look_p_value=_p_value(statistic, dof),

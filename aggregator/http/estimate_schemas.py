@@ -66,13 +66,19 @@ ESTIMATE_SCHEMAS: dict[str, Any] = {
             "claim": {"type": "string", "description": "the claim with its notion's parameters, e.g. 'ε = 1.5'"},
             "realised_epsilon": {
                 "type": ["number", "null"],
-                "description": "realised ε* at the estimate [LZG24, Sec 8.3]; null when infinite or (S latent) "
-                "not identified by the reports",
+                "description": "realised ε* [LZG24, Sec 8.3], a calibrated estimate: ε* at the maximum a-posteriori "
+                "P (100 pseudo-reports from P̂), within [realised_epsilon_lower, realised_epsilon_upper]; null "
+                "when not identified by the reports (S latent, or a mechanism of rank < |X|: then the interval only)",
+            },
+            "realised_epsilon_lower": {
+                "type": ["number", "null"],
+                "description": "the 95 % interval's low end: a lower bound of ε* over the estimate's simultaneous "
+                "95 % confidence box (null: infinite or not identified)",
             },
             "realised_epsilon_upper": {
                 "type": ["number", "null"],
-                "description": "an upper bound of ε* over the estimate's 95 % confidence region (null: infinite "
-                "or not identified)",
+                "description": "the 95 % interval's high end: an upper bound of ε* over the same box (null: "
+                "infinite or not identified); wide when rare cells are unresolved",
             },
             "statistic": {"type": "number", "description": "the likelihood-ratio statistic T of H0"},
             "dof": {"type": "integer", "description": "degrees of freedom of T's χ² reference"},

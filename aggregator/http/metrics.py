@@ -76,7 +76,8 @@ class Metrics(ServiceEvents):
         # value of the worker that computed it last.
         self.realised_epsilon = Gauge(
             "rldp_realised_epsilon",
-            "Realised epsilon* at the estimate of the reporting population [LZG24, Sec 8.3] (+Inf: unbounded).",
+            "Realised epsilon* of the reporting population [LZG24, Sec 8.3], a calibrated estimate: at the "
+            "maximum a-posteriori P with 100 pseudo-reports from the public P-hat (NaN: not identified).",
             ["mechanism"],
             registry=r,
             multiprocess_mode="mostrecent",
@@ -84,6 +85,13 @@ class Metrics(ServiceEvents):
         self.realised_epsilon_upper = Gauge(
             "rldp_realised_epsilon_upper",
             "Upper bound of realised epsilon* over the estimate's 95% confidence region (+Inf: unbounded).",
+            ["mechanism"],
+            registry=r,
+            multiprocess_mode="mostrecent",
+        )
+        self.realised_epsilon_lower = Gauge(
+            "rldp_realised_epsilon_lower",
+            "Lower bound of realised epsilon* over the estimate's 95% confidence region (the interval's low end).",
             ["mechanism"],
             registry=r,
             multiprocess_mode="mostrecent",
@@ -169,11 +177,18 @@ class Metrics(ServiceEvents):
         self.jobs.labels(status).inc()
 
     def drift_checked(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
-        def value(v: float | None) -> float:  # null in JSON: unbounded (latent S: not identified, NaN)
-            return math.nan if drift["realised_epsilon"] is None else (math.inf if v is None else float(v))
+        point, lower, upper = (
+            drift.get(k) for k in ("realised_epsilon", "realised_epsilon_lower", "realised_epsilon_upper")
+        )
+        latent = point is None and lower is None and upper is None
 
-        self.realised_epsilon.labels(record.id).set(value(drift["realised_epsilon"]))
-        self.realised_epsilon_upper.labels(record.id).set(value(drift["realised_epsilon_upper"]))
+        def bound(v: float | None) -> float:  # null in JSON: unbounded (latent S: not identified, NaN)
+            return math.nan if latent else (math.inf if v is None else float(v))
+
+        # a null point: not identified (latent S, or a mechanism of rank < |X|): NaN
+        self.realised_epsilon.labels(record.id).set(math.nan if point is None else float(point))
+        self.realised_epsilon_upper.labels(record.id).set(bound(upper))
+        self.realised_epsilon_lower.labels(record.id).set(bound(lower))
         self.drift_p_value.labels(record.id).set(float(drift["p_value"]))
 
     def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:

@@ -211,7 +211,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from granian.constants import Interfaces, Loops
     except ImportError:
         raise ValueError(
-            "granian is not installed (pip install 'rldp[aggregator]'); or run the development server with --dev"
+            "granian is not installed (pip install '.[aggregator]' in rldp's source folder); or run the development "
+            "server with --dev"
         ) from None
 
     clean_stale_dirs()  # left by a server that was killed (kill -9 skips the clean-up below)

@@ -8,6 +8,7 @@ results or refusals.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -172,7 +173,7 @@ class AggregatorService:
             try:
                 method = NOTIONS[collection.policy["notion"]].recommended  # the notion's recommended designer
                 job = self.switch_collection(
-                    name, {"method": method}, redesign=True, failed=lambda why, c=name: self._redesign_failed(c, why)
+                    name, {"method": method}, redesign=True, failed=functools.partial(self._redesign_failed, name)
                 )
             except ServiceError as exc:
                 self._redesign_failed(name, exc.detail)

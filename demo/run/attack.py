@@ -6,7 +6,9 @@ user's reports (by network identity, say) and has seen T of them guesses S by th
     P(s | y_1..y_T) ∝ Σ_u P̂(s, u) · L(y_1..y_T | s, u),
     L(y_1..y_T | x) = (1 − ρ) Π_t Q(y_t | x) + ρ Q(y_1 | x) 1[y_1 = … = y_T]
 
-with P̂ the public distribution the mechanism document carries. L is the exact likelihood
+with P̂ the public distribution the mechanism document carries. With a latent S (the privacy
+funnel: the mechanism reads U only) Q(y | s, u) = Q(y | u), and the same rule is the posterior on S
+through the mechanism over U; averaging then reads u, and S as far as u tells it. L is the exact likelihood
 for an aggregator that does not know whether a user's app memoises (probability ρ = ½) or
 draws afresh: Bayes-optimal for that population, and one rule applied unchanged to both
 kinds of stream (a rule told which client sent what would be tautological). Why it matters:
@@ -18,6 +20,12 @@ kinds of stream (a rule told which client sent what would be tautological). Why 
   every report repeats the first draw, and no rule can do better than the Bayes optimum from
   one report, Σ_y max_s Σ_u Q(y | s, u) P(s, u) (and the RLDP guarantee [LZG24, Def 1]
   bounds what one y tells about s).
+
+Memoisation is per mechanism, so a collection the operator rotates every day gets a fresh draw of
+every record each day; :func:`run_rotation_attack` runs the same attack across such rotations
+(one mechanism a day), where only the client's privacy budget stands between the aggregator and
+the fresh-draw curve: a per-day budget renews, the default's lifetime cap does not
+(:data:`rldp.client.DEFAULT_BUDGET`).
 
 Everything runs through the real SDK: the mechanism is downloaded and verified by a
 :class:`~rldp.client.Client`, memoised draws live in its state file. Users, draws and the
@@ -34,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rldp.client import Client
+from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudget, PrivacyBudgetExceeded
 from rldp.shared.tables import Table
 
 from ..datasets import load_adult
@@ -48,11 +56,13 @@ __all__ = [
     "MEMO_PRIOR",
     "AveragingAttacker",
     "AttackResult",
+    "RotationResult",
     "attack_users",
     "one_report_bayes_accuracy",
     "over_sensitive_and_released",
     "map_rule_accuracy",
     "run_averaging_attack",
+    "run_rotation_attack",
 ]
 
 ATTACK_SEED = 20_240_601  # users and draws of the attack: the same figures on every run
@@ -252,4 +262,79 @@ def run_averaging_attack(
         one_report_rule=map_rule_accuracy(q, prior, truth),
         no_report=float(truth.sum(axis=1).max()),
         seconds=time.perf_counter() - started,
+    )
+
+
+@dataclass(frozen=True)
+class RotationResult:
+    """The attack across daily rotations: accuracy after each day, and the days the apps reported."""
+
+    users: int
+    days: int
+    reported: int  # days on which the apps drew and reported (the others were refused by the budget)
+    accuracy: list[float]  # after day t (index t − 1), over every report seen so far
+    one_report_bayes: float
+    one_report_rule: float
+
+
+def run_rotation_attack(
+    url: str,
+    mechanism_ids: Sequence[str],
+    users: Table,
+    names: Sequence[str],
+    *,
+    privacy_budget: PrivacyBudget | None = DEFAULT_BUDGET,
+    seed: int = ATTACK_SEED,
+) -> RotationResult:
+    """Day t, the collection's mechanism is ``mechanism_ids[t]``; every user's app reports its record
+    under it through ``Client(url, state_path=..., privacy_budget=...)`` (memoised, budgeted), and the
+    attacker links each user's reports across days.
+
+    The mechanisms must share one matrix and public distribution (the same design re-published, as an
+    operator rotating without cause would): the attacker knows Q. A day whose draws the budget refuses
+    (:class:`~rldp.client.PrivacyBudgetExceeded`: nothing is drawn or sent) adds no report; every user
+    has one record and the same spending, so a day is refused for all or for none.
+    """
+    if not mechanism_ids:
+        raise ValueError("mechanism_ids must name at least one mechanism (one per day)")
+    records = {name: np.asarray(users.column(name)) for name in names}
+    n = users.n_rows
+    clock = _Days(start=0.0)
+    with tempfile.TemporaryDirectory(prefix="rldp-rotations-") as folder:
+        client = Client(
+            url,
+            state_path=Path(folder) / "state.sqlite3",
+            privacy_budget=privacy_budget,
+            rng=np.random.default_rng(seed),
+            clock=clock,
+        )
+        try:
+            mechs = [client.mechanism(mid) for mid in mechanism_ids]
+            mech = mechs[0]
+            prior = np.asarray(mech.document["public_distribution"], dtype=float)
+            for other in mechs[1:]:
+                same_prior = np.array_equal(np.asarray(other.document["public_distribution"], dtype=float), prior)
+                if not (np.array_equal(other.matrix, mech.matrix) and same_prior):
+                    raise ValueError(f"mechanism {other.id} is not {mech.id} re-published (another Q or P̂)")
+            x = mech.alphabet.encode(records)
+            s_true = x // prior.shape[1]
+            attacker = AveragingAttacker(mech.matrix, prior, n)
+            accuracy: list[float] = []
+            for day in mechs:
+                try:
+                    attacker.observe(client.privatize(day.id, records, owners=np.arange(n)))
+                except PrivacyBudgetExceeded:
+                    pass  # refused before anything was drawn: the aggregator gets nothing today
+                accuracy.append(float(np.mean(attacker.guess() == s_true)) if attacker.windows else float("nan"))
+                clock.now += DAY
+        finally:
+            client.close()
+    truth = np.bincount(x, minlength=mech.size).reshape(prior.shape) / n
+    return RotationResult(
+        users=n,
+        days=len(mechs),
+        reported=attacker.windows,
+        accuracy=accuracy,
+        one_report_bayes=one_report_bayes_accuracy(mech.matrix, truth),
+        one_report_rule=map_rule_accuracy(mech.matrix, prior, truth),
     )

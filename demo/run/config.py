@@ -9,7 +9,15 @@ from pathlib import Path
 from rldp.shared.errors import ValidationError
 from rldp.shared.parameters import check_epsilon
 
-__all__ = ["ATTACK_USERS", "CERTIFIED", "CURVE_EPSILONS", "DEMO_NOTIONS", "QUICK_CURVE_EPSILONS", "DemoConfig"]
+__all__ = [
+    "ATTACK_USERS",
+    "CERTIFIED",
+    "CURVE_EPSILONS",
+    "DEFAULT_SEED",
+    "DEMO_NOTIONS",
+    "QUICK_CURVE_EPSILONS",
+    "DemoConfig",
+]
 
 # Methods whose document certifies (ε, F)-RLDP; NR only protects P̂ itself.
 CERTIFIED = ("polyopt", "polyopt-paper", "ir-calibrated", "cr-calibrated", "ir", "cr", "srr", "grr")
@@ -19,6 +27,8 @@ DEMO_NOTIONS = ("rldp", "ldp", "lip")
 CURVE_EPSILONS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 QUICK_CURVE_EPSILONS = (0.5, 1.0, 2.0)
 MAX_WORKERS = 64
+# The demo's seed unless --seed: its figures (all but timings) are the same on every run, as the README prints them.
+DEFAULT_SEED = 0
 DESIGN_TIME_BUDGET = 60.0  # = rldp.aggregator.design's DEFAULT_TIME_BUDGET (this module imports rldp.shared only)
 # Users the averaging attack follows (rldp.demo.run.attack): a few seconds on two cores.
 ATTACK_USERS = 5_000
@@ -41,7 +51,7 @@ class DemoConfig:
     batch_size: int = 10_000
     beta: float = 0.05
     out: Path = Path("demo-output")
-    seed: int | None = None
+    seed: int = DEFAULT_SEED  # users, their draws, the GRR comparison: the same figures on every run
     quick: bool = False
     progress: bool = True
     curves: bool = True
@@ -56,6 +66,8 @@ class DemoConfig:
             raise ValidationError(f"--users must be a positive integer; got {self.users!r}")
         if int(self.workers) != self.workers or not 1 <= self.workers <= MAX_WORKERS:
             raise ValidationError(f"--workers must be an integer in [1, {MAX_WORKERS}]; got {self.workers!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValidationError(f"--seed must be an integer ≥ 0; got {self.seed!r}")
         if int(self.attack_users) != self.attack_users or self.attack_users < 1:
             raise ValidationError(f"attack_users must be a positive integer; got {self.attack_users!r}")
         if not (

@@ -7,6 +7,8 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
+from rldp.client.operator_output import realised_figure
+
 from .config import DemoConfig
 
 __all__ = ["bar", "progress_bar", "say", "print_report", "p_value_text"]
@@ -104,8 +106,7 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
             verdict = "FLAGGED" if drift.get("rejected") else "not flagged"
             print(
                 f"drift watch     {drift['users']:,} drifted users ({100 * drift['share']:.0f} % {drift['cell']}): {verdict} "
-                f"({p_value_text(drift.get('p_value', float('nan')))}); realised ε* {drift.get('realised_epsilon', float('nan')):.3g}, "
-                f"up to {drift.get('realised_epsilon_upper', float('nan')):.3g} at 95 %, against the claim ε = "
-                f"{drift.get('claimed_epsilon', float('nan')):g}"
+                f"({p_value_text(drift.get('p_value', float('nan')))}); {realised_figure(drift)}, against the "
+                f"claim ε = {drift.get('claimed_epsilon', float('nan')):g}"
             )
     print(f"output      {cfg.out}/summary.json, " + ", ".join(f"{cfg.out}/{name}" for name in figures))

@@ -8,8 +8,8 @@ A team with no public data for P̂ (docs/design.md, "P̂ from a private pilot"):
 3. ends the pilot (``POST /v1/collections/{name}/switch``): the service designs PolyOpt over the
    confidence set the pilot's reports give and rotates the collection to it if it beats the pilot;
 4. then a *drifted* population reports through the new mechanism — 60 % of its users
-   the users' rarest cell (Female|Other on sex/race) — and the drift watch flags it, with the
-   realised ε* it cannot rule out.
+   the users' rarest cell (Female|Other on sex/race) — and the drift watch flags it, with its
+   realised ε* (a calibrated point and a 95 % interval).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 import requests
 
 from rldp.aggregator.design.orchestration.pilot import design_pilot
+from rldp.client.operator_output import realised_figure
 from rldp.shared.document import report_matrix
 from rldp.shared.information import normalized_mutual_information
 from rldp.shared.records import Alphabet
@@ -99,7 +100,7 @@ def run_no_public_data(
         },
     )
     say(cfg, f"no public data: pilot {pilot['method']} (private for every distribution) as collection {COLLECTION!r}")
-    simulate_users(cfg, url, pilot["id"], users, names)
+    simulate_users(cfg, url, pilot["id"], users, names, stream=1)
     job = _wait(
         url,
         token,
@@ -138,8 +139,8 @@ def run_no_public_data(
     # draws from the OS CSPRNG, and a cell picked from it made the demo's drift figure vary run to run).
     users_p = np.ravel(np.asarray(p, dtype=float))
     cell = int(np.argmin(np.where(users_p > 0, users_p, np.inf)))
-    drifted = _drifted(users, names, alphabet, cell, cfg.seed or 0)
-    simulate_users(cfg, url, doc["id"], drifted, names)
+    drifted = _drifted(users, names, alphabet, cell, cfg.seed)
+    simulate_users(cfg, url, doc["id"], drifted, names, stream=2)
     drift = fetch_estimate(url, token, doc["id"]).get("drift") or {}
     out["drift"] = {
         "cell": "|".join(alphabet.decode(cell)[0]),
@@ -151,7 +152,7 @@ def run_no_public_data(
     say(
         cfg,
         f"  drift: {_DRIFTED_USERS:,} users, {DRIFTED_SHARE:.0%} {out['drift']['cell']}: {flagged} "
-        f"({p_value_text(drift.get('p_value', float('nan')))}); realised ε* up to "
-        f"{drift.get('realised_epsilon_upper', float('nan')):.3g} against the claim ε = {cfg.epsilon:g}",
+        f"({p_value_text(drift.get('p_value', float('nan')))}); {realised_figure(drift)}, against the claim "
+        f"ε = {cfg.epsilon:g}",
     )
     return out

@@ -19,8 +19,11 @@ from .console import bar
 __all__ = ["simulate_users"]
 
 
-def simulate_users(cfg: DemoConfig, url: str, mechanism_id: str, users: Table, names: Sequence[str]) -> dict:
-    """Split the users over worker processes and stream their reports; returns timing."""
+def simulate_users(
+    cfg: DemoConfig, url: str, mechanism_id: str, users: Table, names: Sequence[str], stream: int = 0
+) -> dict:
+    """Split the users over worker processes and stream their reports; returns timing. Worker i draws from
+    the seed (cfg.seed, stream, i): the same reports on every run with the same seed and workers."""
     columns = {name: np.asarray(users.column(name)) for name in names}
     n = len(next(iter(columns.values())))
     parts = np.array_split(np.arange(n), cfg.workers)
@@ -42,6 +45,7 @@ def simulate_users(cfg: DemoConfig, url: str, mechanism_id: str, users: Table, n
                     progress,
                     i,
                     str(Path(states.name) / f"worker{i}.sqlite3"),
+                    (int(cfg.seed), stream, i),
                 ),
             )
             for i, idx in enumerate(parts)

@@ -200,6 +200,8 @@ def test_a_client_only_install_names_the_extra(command: str) -> None:
     )
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "pip install 'rldp[" in proc.stderr and "internal error" not in proc.stderr
+    # From a clone, the way that works without a package index that has rldp (issue 37).
+    assert "pip install '.[" in proc.stderr and "source folder" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 

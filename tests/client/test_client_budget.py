@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from aggregator_stub import DAY, Clock, grr_document
 
-from rldp.client import Client, PrivacyBudget, PrivacyBudgetExceeded, RldpError
+from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudget, PrivacyBudgetExceeded, RldpError
 
 VALUES = [("Male", "red"), ("Male", "blue"), ("Female", "green"), ("Female", "red")]
 
@@ -87,6 +87,10 @@ def test_budgets_are_per_owner_and_add_up_across_mechanisms(aggregator, tmp_path
         ({"epsilon": True}, "> 0"),
         ({"epsilon": 1, "per": "daily"}, "ISO 8601"),
         ({"epsilon": 1, "per": "PT30S"}, "at least one minute"),
+        ({"epsilon": 1, "lifetime": 3}, "lifetime needs a period"),
+        ({"epsilon": 2, "per": "P1D", "lifetime": 1}, "at least the budget per period"),
+        ({"epsilon": 1, "per": "P1D", "lifetime": float("inf")}, "finite"),
+        ({"epsilon": 1, "per": "P1D", "lifetime": 0}, "> 0"),
     ],
 )
 def test_bad_budgets_are_refused(kwargs, message):
@@ -102,3 +106,62 @@ def test_a_budget_needs_a_state_file():
 def test_period_start_is_aligned_on_the_epoch():
     assert PrivacyBudget(1.0, per="P1D").period_start(DAY * 3 + 5) == DAY * 3
     assert PrivacyBudget(1.0).period_start(12345.0) == -np.inf
+
+
+def test_by_default_daily_rotations_stop_at_the_lifetime_cap(aggregator, tmp_path):
+    # Issue 34 (5): a per-day budget alone renews, so a collection rotated daily got a fresh draw of
+    # every record each day. The default also caps the owner's total: 4 nats, i.e. 4 draws at ε = 1.
+    assert DEFAULT_BUDGET == PrivacyBudget(epsilon=4.0, per="P1D", lifetime=4.0)
+    docs = [grr_document(epsilon=1.0, tag=f"day-{day}") for day in range(8)]
+    agg = aggregator(*docs)
+    path = tmp_path / "s.sqlite3"
+    clock = Clock()
+    with Client(agg.url, state_path=path, clock=clock) as client:  # the default budget
+        first = [int(client.privatize(doc["id"], VALUES[:1])[0]) for doc in docs[:1]]
+        for doc in docs[1:4]:  # one rotation a day: a fresh draw each
+            clock.now += DAY
+            client.submit(doc["id"], VALUES[:1])
+        assert spent(path) == pytest.approx(4.0)
+        for doc in docs[4:]:  # every later day: refused for good, before anything is drawn or sent
+            clock.now += DAY
+            sent = len(agg.reports())
+            with pytest.raises(PrivacyBudgetExceeded) as info:
+                client.submit(doc["id"], VALUES[:1])
+            assert (info.value.budget, info.value.per) == (4.0, None) and "(lifetime total)" in str(info.value)
+            assert len(agg.reports()) == sent and spent(path) == pytest.approx(4.0)
+        with pytest.raises(PrivacyBudgetExceeded):  # a changed record is a fresh draw too
+            client.submit(docs[0]["id"], VALUES[1:2])
+        # what is memoised still goes out: the same y under a mechanism already drawn, spending nothing
+        assert client.submit(docs[0]["id"], VALUES[:1]).accepted == 1 and agg.reports()[-1] == first[0]
+    assert spent(path) == pytest.approx(4.0)
+
+
+def test_a_budget_with_a_period_and_a_lifetime_enforces_both(aggregator, tmp_path):
+    docs = [grr_document(epsilon=1.0, tag=f"m{i}") for i in range(6)]
+    agg = aggregator(*docs)
+    path = tmp_path / "s.sqlite3"
+    clock = Clock()
+    budget = PrivacyBudget(epsilon=2.0, per="P1D", lifetime=3.0)
+    with Client(agg.url, state_path=path, privacy_budget=budget, clock=clock) as client:
+        client.submit(docs[0]["id"], VALUES[:1])
+        client.submit(docs[1]["id"], VALUES[:1])
+        with pytest.raises(PrivacyBudgetExceeded) as info:  # the day's 2 are spent; the lifetime has 1 left
+            client.submit(docs[2]["id"], VALUES[:1])
+        assert (info.value.budget, info.value.per, info.value.spent) == (2.0, "P1D", pytest.approx(2.0))
+        clock.now += DAY
+        with pytest.raises(PrivacyBudgetExceeded) as info:  # a new day, but 2 more would pass the lifetime's 3
+            client.submit(docs[2]["id"], VALUES[:2], owners="")
+        assert (info.value.budget, info.value.per, info.value.asked) == (3.0, None, pytest.approx(2.0))
+        client.submit(docs[2]["id"], VALUES[:1])  # the lifetime's last nat
+        clock.now += 30 * DAY
+        with pytest.raises(PrivacyBudgetExceeded) as info:  # and no later day renews it
+            client.submit(docs[3]["id"], VALUES[:1])
+        assert info.value.per is None and info.value.spent == pytest.approx(3.0)
+    assert spent(path) == pytest.approx(3.0)
+
+
+def test_the_lifetime_total_of_a_budget():
+    assert PrivacyBudget(1.5).total == 1.5  # no period: epsilon is the lifetime total
+    assert PrivacyBudget(1.0, per="P1D").total == np.inf  # a period and no lifetime: no cap in all
+    assert PrivacyBudget(1.0, per="P1D", lifetime=5.0).total == 5.0
+    assert DEFAULT_BUDGET.total == 4.0

@@ -49,3 +49,24 @@ def test_a_client_memoises_by_default_and_refuses_a_batch_without_owners(aggrega
     with Client(agg.url, state_path=None) as stateless:  # explicitly off: fresh draws, no owners needed
         assert stateless.state is None
         assert stateless.submit(doc["id"], [RED] * 50).accepted == 50
+
+
+@pytest.mark.parametrize("window", [None, "P1D"])
+def test_the_owners_refusal_advises_only_what_works_for_the_mechanism(aggregator, window):
+    """Issue 37: OwnersRequired advised state_path=None, which a windowed mechanism then refused
+    (ValidationError). Every step it advises is followed here, literally."""
+    doc = grr_document(window=window)
+    agg = aggregator(doc)
+    with Client(agg.url) as client:
+        with pytest.raises(OwnersRequired) as info:
+            client.submit(doc["id"], [RED, RED, RED])
+        advice = str(info.value)
+        assert "owners=[one id per record]" in advice and "owners='<id>'" in advice
+        assert client.submit(doc["id"], [RED, RED, RED], owners=["ann", "bob", "cat"]).accepted == 3
+        assert client.submit(doc["id"], [RED, RED, RED], owners="dan").accepted == (1 if window else 3)
+    if window is None:
+        assert "state_path=None" in advice
+        with Client(agg.url, state_path=None) as stateless:
+            assert stateless.submit(doc["id"], [RED, RED, RED]).accepted == 3
+    else:
+        assert "state_path=None" not in advice and "collects by window" in advice

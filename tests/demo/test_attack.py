@@ -128,6 +128,31 @@ def test_memoisation_holds_the_attack_to_one_report(published):
     assert again.fresh == result.fresh and again.memoised == result.memoised
 
 
+@pytest.mark.slow
+def test_the_attack_runs_on_a_latent_sensitive_attribute():
+    """With a latent S (the mechanism reads U only) the attacker's posterior on S goes through Q over U:
+    it reads u from fresh draws and then S as well as u tells it (Σ_u max_s P(s, u)); memoised draws
+    hold it at the one-report level. Issue 37: this step crashed ("cannot reshape array of size 6
+    into shape (2,6)") for every `rldp demo --latent`."""
+    public = load_adult("data")
+    alphabet = Alphabet.from_table(public, "sex", ["race"], latent=True)
+    p_hat = alphabet.empirical_distribution(public)
+    doc = design("grr", alphabet=alphabet, public_distribution=p_hat, epsilon=1.0, n=public.n_rows, beta=0.05)
+    with aggregator(DemoConfig(progress=False)) as (url, token):
+        publish(url, token, doc)
+        n = 2_000
+        users = attack_users(NAMES, n, seed=5)
+        result = run_averaging_attack(url, doc["id"], users, NAMES, windows=10, seed=6)
+    assert len(result.fresh) == len(result.memoised) == 10
+    x = alphabet.encode_joint({name: np.asarray(users.column(name)) for name in NAMES})
+    truth = np.bincount(x, minlength=p_hat.size).reshape(p_hat.shape) / n
+    knows_u = float(truth.max(axis=0).sum())  # the best guess of S from U itself
+    assert result.fresh[-1] <= knows_u + Z * _sd_bound(n)
+    assert result.memoised[-1] <= result.one_report_bayes + Z * _sd_bound(n)
+    assert abs(result.memoised[-1] - result.one_report_rule) <= Z * _sd_bound(n)
+    assert result.no_report == pytest.approx(float(truth.sum(axis=1).max()))
+
+
 def test_no_attack_option(monkeypatch, tmp_path):
     seen = []
     monkeypatch.setattr(demo_cli, "run_demo", seen.append)

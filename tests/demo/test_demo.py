@@ -67,6 +67,7 @@ def test_demo_quick_end_to_end(tmp_path):
     assert nopub["switched"] and nopub["designed"]["nmi"] > nopub["pilot"]["nmi"], nopub
     assert nopub["drift"]["rejected"] and nopub["drift"]["realised_epsilon_upper"] > summary["mechanism"]["epsilon"]
     assert "no public data  pilot" in proc.stdout and "drift watch" in proc.stdout and "FLAGGED" in proc.stdout
+    assert "realised ε* " in proc.stdout and "95 % interval [" in proc.stdout  # a point (if identified) in an interval
 
 
 @pytest.mark.slow
@@ -112,3 +113,28 @@ def test_experiment_writes_outside_the_tracked_docs_by_default():
 
     args = build_parser("experiment").parse_args(["experiment", "fig4"])
     assert str(args.out) == "experiments-output"
+
+
+def _quick_summary(out, *extra):
+    proc = subprocess.run(
+        [sys.executable, "-m", "rldp.cli", "demo", "--quick", "--users", "3000", "--workers", "2", "--no-curves",
+         "--no-attack", "--no-progress", "--out", str(out), *extra],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((out / "summary.json").read_text())
+
+
+@pytest.mark.slow
+def test_the_default_seed_gives_the_same_figures_on_every_run(tmp_path):
+    """Issue 37: the README printed one run's figures while every run drew a new seed (and the users'
+    reports came from the OS CSPRNG): now the default seed fixes the users and their draws."""
+    first, second = (_quick_summary(tmp_path / f"run{i}") for i in (1, 2))
+    assert first["seed"] == second["seed"] == 0
+    for key in ("truth", "estimate", "ci95_low", "ci95_high", "l1_error", "grr"):
+        assert first[key] == second[key], key
+    pilot, again = first["no_public_data"], second["no_public_data"]
+    assert pilot["pilot"] == again["pilot"] and pilot.get("designed") == again.get("designed")
+    assert pilot["drift"]["realised_epsilon"] == again["drift"]["realised_epsilon"]
+    other = _quick_summary(tmp_path / "run3", "--seed", "5")
+    assert other["seed"] == 5 and other["estimate"] != first["estimate"]

@@ -12,11 +12,11 @@ import pytest
 from rldp.aggregator.design import NOTION_METHODS
 
 
-def _demo(tmp_path, *options):
+def _demo(tmp_path, *options, attack=False):
     out = tmp_path / "demo-output"
     cmd = [sys.executable, "-m", "rldp.cli", "demo", "--quick", "--users", "5000", "--workers", "1", "--seed", "3",
-           "--sensitive", "relationship", "--released", "occupation", "--latent", "--no-attack", "--no-progress",
-           "--out", str(out), *options]  # fmt: skip
+           "--sensitive", "relationship", "--released", "occupation", "--latent", "--no-progress",
+           "--out", str(out), *options, *([] if attack else ["--no-attack"])]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
@@ -34,8 +34,14 @@ def _check(summary):
 
 @pytest.mark.slow
 def test_latent_grr_end_to_end(tmp_path):
-    summary, _ = _demo(tmp_path, "--method", "grr")
+    """With the averaging attack, which crashed on every latent S (issue 37): its Bayes rule goes through
+    Q over U (rldp.demo.run.attack.over_sensitive_and_released)."""
+    summary, proc = _demo(tmp_path, "--method", "grr", attack=True)
     _check(summary)
+    attack = summary["attack"]
+    assert len(attack["fresh"]) == len(attack["memoised"]) == attack["windows"]
+    assert attack["memoised"][-1] <= attack["one_report_bayes"] + 4 / (2 * attack["users"] ** 0.5)
+    assert "averaging attack" in proc.stdout
 
 
 @pytest.mark.slow

@@ -123,7 +123,6 @@ def test_state_memoises_outputs_across_runs(server, tmp_path):
         deltas.append(_counts(server, doc["id"]) - before)
     np.testing.assert_array_equal(deltas[0], deltas[1])  # the same 300 memoised outputs again
     assert (state.stat().st_mode & 0o777) == 0o600
-    one_line_error(run(*args[:-2], "--owner-column", "user"), "--owner-column needs --state")
     one_line_error(run(*args, "--pin", "ab" * 32), "is not pinned")
 
 
@@ -151,3 +150,42 @@ def test_privatize_takes_an_id_prefix_like_the_other_commands(server, mechanism_
         assert client.submit(mechanism_id[:12], [("Male", "red")]).accepted == 1
         assert client.mechanism(mechanism_id[:8]).id == mechanism_id
     one_line_error(run("privatize", "--server", server.url, "--mechanism", "ffffffffff", users_csv), "no mechanism")
+
+
+def test_a_windowed_collection_needs_one_flag_and_every_refusal_advice_works(server, tmp_path):
+    """Issue 37: on a windowed mechanism (every design's default) `rldp privatize --collection NAME FILE`
+    was refused for want of --state, --state for want of --owner-column, and that refusal advised
+    dropping --state: a circle. Each refusal's advice is followed here, literally."""
+    doc = make_document("client-cli-window", window="P1D")
+    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+        admin.publish(doc)
+        admin.create_collection("cli-windowed", doc["id"], {"notion": "rldp", "epsilon": 1.0})
+    records = tmp_path / "records.csv"
+    records.write_text("sex,colour\nFemale,red\nMale,blue\nMale,green\n")
+    base = ("privatize", "--server", server.url, "--collection", "cli-windowed")
+    env = {"XDG_DATA_HOME": str(tmp_path / "data")}  # the default state file goes there
+    refusal = run(*base, records, env=env)
+    one_line_error(refusal, "--owner-column NAME", "add one if the file has none")
+    assert "drop --state" not in refusal.stderr
+    # With --state alone: still an owner column, and no advice to drop --state.
+    state_only = run(*base, "--state", tmp_path / "st.sqlite3", records, env=env)
+    one_line_error(state_only, "--owner-column NAME")
+    assert "drop --state" not in state_only.stderr
+    # The advice: add an owner column and name it. One flag.
+    owned = tmp_path / "owned.csv"
+    owned.write_text("user,sex,colour\nann,Female,red\nbob,Male,blue\ncat,Male,green\n")
+    proc = run(*base, owned, "--owner-column", "user", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["accepted"] == 3
+    assert (tmp_path / "data" / "rldp" / "client-state.sqlite3").is_file()  # the default state file
+    again = run(*base, owned, "--owner-column", "user", "--json", env=env)  # the same day: already reported
+    assert again.returncode == 0 and json.loads(again.stdout)["skipped"] == 3, again.stderr
+
+
+def test_without_a_window_dropping_state_works_as_advised(server, mechanism_id, tmp_path):
+    records = tmp_path / "records.csv"
+    records.write_text("sex,colour\nFemale,red\nMale,blue\n")
+    base = ("privatize", "--server", server.url, "--mechanism", mechanism_id)
+    one_line_error(run(*base, "--state", tmp_path / "st.sqlite3", records), "--owner-column NAME", "drop --state")
+    proc = run(*base, records, "--json")  # --state dropped, as advised: fresh draws
+    assert proc.returncode == 0 and json.loads(proc.stdout)["accepted"] == 2, proc.stderr

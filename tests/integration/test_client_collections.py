@@ -84,10 +84,11 @@ def test_a_client_follows_rotations_and_never_exceeds_its_budget(server, tmp_pat
     assert spent <= budget.epsilon + 2 * AUDIT_TOLERANCE and len(memo(state)) == 2
 
 
-def test_by_default_a_client_spends_at_most_the_default_budget_a_day_across_rotations(server, tmp_path):
-    # No privacy_budget given: DEFAULT_BUDGET (4 nats per owner per UTC day) bounds an operator who
-    # rotates a collection again and again; each rotation is a fresh draw of an ε = 1 mechanism.
-    assert DEFAULT_BUDGET == PrivacyBudget(epsilon=4.0, per="P1D")
+def test_by_default_a_client_spends_at_most_the_default_budget_across_rotations(server, tmp_path):
+    # No privacy_budget given: DEFAULT_BUDGET (4 nats per owner per UTC day, and 4 in all) bounds an operator
+    # who rotates a collection again and again; each rotation is a fresh draw of an ε = 1 mechanism. A per-day
+    # budget alone renewed the next day (issue 34, 5): the lifetime cap does not.
+    assert DEFAULT_BUDGET == PrivacyBudget(epsilon=4.0, per="P1D", lifetime=4.0)
     name, mids = collection(server, 6)
     state = tmp_path / "state.sqlite3"
     now = [86_400.0 * 20_000 + 10]  # a fixed UTC day
@@ -98,12 +99,15 @@ def test_by_default_a_client_spends_at_most_the_default_budget_a_day_across_rota
                 rotate(server, name, mid)
             assert usage.submit(RECORD).accepted == 1
         rotate(server, name, mids[4])
-        with pytest.raises(PrivacyBudgetExceeded) as info:  # a fifth draw the same day: 5 > 4
+        with pytest.raises(PrivacyBudgetExceeded) as info:  # a fifth draw: 5 > 4
             usage.submit(RECORD)
-        assert info.value.budget == 4.0 and info.value.per == "P1D" and counts(server, mids[4]).sum() == 0
-        now[0] += 86_400  # the next day: the budget is new
-        assert usage.submit(RECORD).accepted == 1
-    assert sorted(m for m, _ in memo(state)) == sorted(mids[:5])  # one draw per mechanism, none of the refused
+        assert info.value.budget == 4.0 and info.value.per is None and counts(server, mids[4]).sum() == 0
+        now[0] += 86_400  # the next day: the lifetime cap still holds
+        with pytest.raises(PrivacyBudgetExceeded) as info:
+            usage.submit(RECORD)
+        assert info.value.per is None and counts(server, mids[4]).sum() == 0
+        assert app.submit(mids[3], RECORD).accepted == 1  # the last mechanism drawn: its memoised y, free
+    assert sorted(m for m, _ in memo(state)) == sorted(mids[:4])  # one draw per mechanism, none of the refused
 
 
 def test_each_new_mechanism_is_verified_under_the_clients_policy(server, tmp_path):

@@ -369,10 +369,12 @@ def test_estimate_warns_when_the_reporting_population_drifted(op, server, tmp_pa
         client.submit_reports(doc["id"], reports, window=window_label(doc))  # designs collect by day
     last = ok(op("estimate", doc["id"])).rstrip("\n").splitlines()[-1]
     assert last.startswith("WARNING drift: the reporting population no longer looks like P̂")
-    assert "the claim ε = 1.5 may not hold for it" in last and "up to" in last
+    assert "the claim ε = 1.5 may not hold for it" in last and "realised ε* ≈ " in last and "(95 % interval [" in last
     drift = json.loads(ok(op("estimate", doc["id"], "--json")))["drift"]
     assert drift["rejected"] is True and drift["realised_epsilon"] > 3.0
-    assert set(drift) >= {"realised_epsilon", "realised_epsilon_upper", "p_value", "rejected", "alpha", "statement"}
+    assert drift["realised_epsilon_lower"] <= drift["realised_epsilon"] <= drift["realised_epsilon_upper"]
+    keys = {"realised_epsilon", "realised_epsilon_lower", "realised_epsilon_upper", "p_value", "rejected", "alpha"}
+    assert set(drift) >= keys | {"statement"}
     # /metrics of the live (multi-process) server carries the gauges
     metrics = requests.get(f"{server.url}/metrics", timeout=60).text
     gauge = next(x for x in metrics.splitlines() if x.startswith(f'rldp_drift_p_value{{mechanism="{doc["id"]}"}}'))

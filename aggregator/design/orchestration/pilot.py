@@ -167,9 +167,11 @@ def _back_to_a_pilot(
             f"identify P, and a pilot (private for every distribution) is designed for rldp only, not "
             f"{request.notion!r}: rotate the collection to a mechanism designed by hand"
         )
+    if request.epsilon is None:
+        raise DesignError("a redesign back to a pilot needs the claim's epsilon")
     choice = design_pilot(
         alphabet,
-        request.epsilon,
+        float(request.epsilon),
         planned_reports=max(int(sum(counts)), 10_000),
         time_budget=request.time_budget or 20.0,
         window=window,

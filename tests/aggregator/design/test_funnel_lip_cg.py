@@ -105,7 +105,9 @@ def test_heuristic_pricing_beyond_enumeration_beats_grr_and_bounds_hold():
     joint = np.random.default_rng(8).random((8, 60)) ** 2
     joint /= joint.sum()
     inner = 0.5 * (1 - DESIGN_MARGIN)
-    res = lip.optimal_lip(joint, inner, inner, solver="cg", time_budget=3.0, claimed=(0.5, 0.5))
+    # 20 pricing rounds (a time budget it never reaches): the same rounds on any machine, loaded or not.
+    res = lip.optimal_lip(joint, inner, inner, solver="cg", time_budget=120.0, claimed=(0.5, 0.5), max_iterations=20)
+    assert res.cg["status"] == "iteration_limit" and res.cg["iterations"] == 20
     assert res.cg is not None and res.cg["pricing"] == "heuristic"
     low, up = lip_epsilons(res.matrix, joint)
     assert low <= 0.5 and up <= 0.5
@@ -198,12 +200,14 @@ def test_input_joint_of_adult_has_87_live_symbols_in_6_groups(adult):
 def test_no_feasible_small_vertex_still_starts_from_a_feasible_mechanism():
     """|X| = 300 with no symbol inside Δ alone (and too many vertices to enumerate): the master starts
     from each symbol mixed with p_X (randomised response towards the prior), not from p_X alone, so
-    even a short budget ends far above GRR."""
+    even a start without any pricing round ends far above GRR (max_iterations=0; it was a 2 s budget, whose
+    outcome depended on the machine's speed)."""
     joint = np.random.default_rng(5).random((6, 300)) ** 5
     joint /= joint.sum()
     inner = 1 - DESIGN_MARGIN
     assert not Admission(*_split(joint), inner, inner).inside(np.eye(300)).any()
-    res = lip.optimal_lip(joint, inner, inner, solver="cg", time_budget=2.0, claimed=(1.0, 1.0))
+    res = lip.optimal_lip(joint, inner, inner, solver="cg", time_budget=120.0, claimed=(1.0, 1.0), max_iterations=0)
+    assert res.cg["status"] == "iteration_limit"
     assert max(lip_epsilons(res.matrix, joint)) <= 1.0
     from rldp.aggregator.design.solvers.funnel.families import calibrate, grr_alpha
 

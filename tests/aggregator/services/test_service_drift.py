@@ -48,6 +48,7 @@ def test_skewed_population_is_flagged_in_the_estimate_metrics_and_events(http, a
     drift = est["drift"]
     assert drift["rejected"] is True and drift["p_value"] < 0.001 and drift["alpha"] == 0.05
     assert drift["realised_epsilon_upper"] >= drift["realised_epsilon"] > 3.0
+    assert 1.5 < drift["realised_epsilon_lower"] <= drift["realised_epsilon"]  # above the claim at 95 %
     assert drift["statement"].startswith("the reporting population no longer looks like P̂")
     assert "the claim ε = 1.5 may not hold" in drift["statement"] and "drift_unavailable" not in est
     assert f"{alarm} 1.0" in http.get("/metrics").data.decode()  # the event (counted by /metrics)
@@ -61,6 +62,11 @@ def test_skewed_population_is_flagged_in_the_estimate_metrics_and_events(http, a
     metrics = http.get("/metrics").data.decode()
     assert _gauge(metrics, "rldp_drift_p_value", doc["id"]) < 0.001
     assert f'rldp_realised_epsilon{{mechanism="{doc["id"]}"}}' in metrics
+    assert (
+        1.5
+        < _gauge(metrics, "rldp_realised_epsilon_lower", doc["id"])
+        <= _gauge(metrics, "rldp_realised_epsilon", doc["id"])
+    )
     assert f"{alarm} 1.0" in metrics  # still rejected: no new alarm
 
 
@@ -96,7 +102,7 @@ def test_dashboard_shows_a_plain_banner_only_when_rejected(http, app):
     _upload(http, doc, skewed_population(public_distribution(doc)), 3000, seed=5, batch="skew")
     page = http.get(f"/ui/mechanisms/{doc['id']}/estimate").data.decode()
     assert "the reporting population no longer looks like P̂: the claim ε = 1.5 may not hold for it" in page
-    assert "realised ε* up to" in page
+    assert "realised ε* ≈ " in page and "(95 % interval [" in page
 
 
 def _gauge(metrics: str, name: str, mechanism: str) -> float | None:

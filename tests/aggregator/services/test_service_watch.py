@@ -38,8 +38,11 @@ class _Drift:
         self.storage = storage
         self.seen: list[int] = []
         self.lock = threading.Lock()
+        self.gate = threading.Event()  # a check runs once it is set: a test holds it to make a burst
+        self.gate.set()
 
     def check_watched(self, record) -> None:
+        assert self.gate.wait(timeout=60)
         time.sleep(0.05)  # a check takes a while
         with self.lock:
             self.seen.append(self.storage.stored)
@@ -74,10 +77,11 @@ def test_the_switch_starts_on_the_batch_that_reaches_n1_and_only_once():
 
 def test_the_drift_check_always_runs_after_the_last_batch():
     watch, storage, drift = _watch({"drift": "pause"}, [])
-    for _ in range(5):  # a burst: the first starts a check, the rest arrive during it or its cool-down
+    drift.gate.clear()  # the first check waits until the whole burst has arrived, however slow the machine
+    for _ in range(5):  # a burst: the first starts a check, the rest arrive during it
         storage.stored += 1
         watch.observe("m", 1)
-        time.sleep(0.01)
+    drift.gate.set()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and (not drift.seen or drift.seen[-1] != 5 or watch._checking):
         time.sleep(0.02)

@@ -165,6 +165,7 @@ def optimal_lip(
     time_budget: float = 60.0,
     progress: Callable[[dict], None] | None = None,
     claimed: tuple[float, float] | None = None,
+    max_iterations: int = 100_000,
 ) -> LipResult:
     """The I(X;Y)-optimal (ε_l, ε_u)-ALIP mechanism for the joint P(s, x) (|S|, |X|) [ZDS23, eq 12];
     ε_l = ε_u = ε gives the optimal ε-LIP mechanism [LTS20, Thm 3].
@@ -172,7 +173,8 @@ def optimal_lip(
     ``solver``: "exact" (vertex enumeration, at most ``LIP_EXACT_MAX_SYMBOLS`` symbols with p_x > 0),
     "cg" (column generation within ``time_budget`` seconds, :func:`.lip_cg.lip_cg`; ``progress``
     receives its rounds) or "auto" (exact up to the limit, column generation beyond). ``claimed``
-    (default the budgets) are the levels column generation proves its upper bound at."""
+    (default the budgets) are the levels column generation proves its upper bound at; ``max_iterations``
+    bounds its pricing rounds (tests: a budget of work, the same on any machine, where time is not)."""
     start = time.perf_counter()
     joint = np.asarray(joint, dtype=float)
     p_x, p_s = joint.sum(axis=0), joint.sum(axis=1)
@@ -187,7 +189,16 @@ def optimal_lip(
     cond = joint[:, live] / p_x[live]
     record = None
     if solver == "cg" or (solver == "auto" and size > LIP_EXACT_MAX_SYMBOLS):
-        res = lip_cg(cond, p_s, p_x[live], (eps_lower, eps_upper), claimed, time_budget=time_budget, progress=progress)
+        res = lip_cg(
+            cond,
+            p_s,
+            p_x[live],
+            (eps_lower, eps_upper),
+            claimed,
+            time_budget=time_budget,
+            progress=progress,
+            max_iterations=max_iterations,
+        )
         rows, alpha, count = res.rows, res.weights, 0
         record = {
             "status": res.status,
