@@ -12,7 +12,14 @@ Lines (``name value unit``):
   client_state_stateless_rate            records/s, the same records without state (baseline)
   client_state_cost_ratio                stateful time / stateless time (memo + budget path)
 
-Run: python bench/bench_state.py [--quick]   (today's main, measured on this machine, for comparison:
+With ``--http`` (a local aggregator started as the demo starts it): the demo's traffic pattern, a windowed
+mechanism, 50,000 one-record users in calls of 10,000, with a state file (``Client.submit``) and without
+(``submit_reports`` of fresh draws, labelled with the window), one process, same run:
+  client_state_http_rate             reports/s with the state file
+  client_state_http_stateless_rate   reports/s without
+  client_state_http_ratio            stateless rate / stateful rate (the issue asks ≤ 2)
+
+Run: python bench/bench_state.py [--quick] [--http]   (today's main, measured on this machine, for comparison:
 run the same script from a checkout of main).
 """
 
@@ -77,7 +84,40 @@ def main(argv: list[str]) -> int:
     print(f"client_state_new_owners_rate_windowed {n / best['window']:.0f} owners/s")
     print(f"client_state_stateless_rate {n / best['stateless']:.0f} records/s")
     print(f"client_state_cost_ratio {best['memo'] / best['stateless']:.1f} x")
+    if "--http" in argv:
+        http_section(alpha, 10_000 if quick else 50_000)
     return 0
+
+
+def http_section(alpha: Alphabet, n: int) -> None:
+    from rldp.client import Client
+    from rldp.demo.run.config import DemoConfig
+    from rldp.demo.run.server import aggregator, publish
+
+    mech = mechanism(alpha, "P1D")
+    x = np.random.default_rng(2).integers(0, alpha.size, n)
+    columns = {"sex": np.array(SEX)[x // len(RACE)], "race": np.array(RACE)[x % len(RACE)]}
+    best = {True: 0.0, False: 0.0}
+    with aggregator(DemoConfig()) as (url, token), tempfile.TemporaryDirectory() as tmp:
+        publish(url, token, mech.document)
+        for round_ in range(3):
+            for stateful in (True, False):
+                path = os.path.join(tmp, f"http-{round_}.sqlite3") if stateful else None
+                with Client(url, timeout=30, state_path=path) as client:
+                    client.mechanism(mech.id)
+                    start = time.perf_counter()
+                    for at in range(0, n, 10_000):
+                        chunk = {k: v[at : at + 10_000] for k, v in columns.items()}
+                        if stateful:
+                            owners = np.arange(at, at + len(chunk["sex"])) + round_ * n  # new users each round
+                            client.submit(mech.id, chunk, owners=owners, batch_size=10_000)
+                        else:
+                            label = mech.window.label_at(time.time())
+                            client.submit_reports(mech.id, mech.privatize(chunk), batch_size=10_000, window=label)
+                    best[stateful] = max(best[stateful], n / (time.perf_counter() - start))
+    print(f"client_state_http_rate {best[True]:.0f} reports/s")
+    print(f"client_state_http_stateless_rate {best[False]:.0f} reports/s")
+    print(f"client_state_http_ratio {best[False] / best[True]:.1f} x")
 
 
 if __name__ == "__main__":
