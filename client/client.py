@@ -318,7 +318,7 @@ class Client(AdminCalls):
             return
         with self.state.write() as conn:
             if refused:
-                release_batch(conn, item.batch)
+                release_batch(conn, item.batch, item.mechanism, item.window)
             elif item.window:
                 outbox_remove(conn, item.batch)
 

@@ -13,6 +13,7 @@ report in it again (their memoised Y, so no new randomness).
 from __future__ import annotations
 
 import sqlite3
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -30,6 +31,10 @@ __all__ = [
 ]
 
 
+# See :func:`unreported`.
+_RANGE_FACTOR = 4
+
+
 class PreparedBatch(NamedTuple):
     """One upload body: its batch id, mechanism, window label ("" for none) and report count."""
 
@@ -41,14 +46,30 @@ class PreparedBatch(NamedTuple):
 
 
 def unreported(conn: sqlite3.Connection, mechanism: str, window: str, owners: list[str]) -> np.ndarray:
-    """A boolean per owner: True when nothing was reported for it in this window yet."""
+    """A boolean per owner: True when nothing was reported for it in this window yet.
+
+    One range scan between the first and last owner when it holds at most ``_RANGE_FACTOR`` rows per
+    owner (a first report: an empty range), matched by exact string; else a temporary table and a join.
+    """
+    mask = np.ones(len(owners), dtype=bool)
+    if not owners:
+        return mask
+    where = "FROM reported WHERE mechanism = ? AND window_label = ? AND owner >= ? AND owner <= ?"
+    args = (mechanism, window, min(owners), max(owners))
+    limit = _RANGE_FACTOR * len(owners) + 1
+    count = int(conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT ?)", (*args, limit)).fetchone()[0])
+    if count < limit:
+        if count:
+            index = {owner: i for i, owner in enumerate(owners)}
+            done = [index[row[0]] for row in conn.execute(f"SELECT owner {where}", args) if row[0] in index]
+            mask[done] = False
+        return mask
     fill_keys(conn, ((owner, i) for i, owner in enumerate(owners)))
     done = conn.execute(
         "SELECT k.x FROM temp.keys AS k JOIN reported AS r"
         " ON r.mechanism = ? AND r.window_label = ? AND r.owner = k.owner",
         (mechanism, window),
     ).fetchall()
-    mask = np.ones(len(owners), dtype=bool)
     if done:
         mask[np.array(done, dtype=np.int64).reshape(-1)] = False
     return mask
@@ -58,13 +79,19 @@ def mark_reported(conn: sqlite3.Connection, mechanism: str, window: str, owners:
     """Record that ``batch`` reports ``owners`` for ``window`` (inside the caller's write transaction)."""
     conn.executemany(
         "INSERT INTO reported (mechanism, window_label, owner, batch) VALUES (?, ?, ?, ?)",
-        ((mechanism, window, owner, batch) for owner in owners),
+        zip(repeat(mechanism), repeat(window), owners, repeat(batch)),
     )
 
 
-def release_batch(conn: sqlite3.Connection, batch: str) -> None:
-    """Forget a batch the server refused for good: its owners have not reported in its window."""
-    conn.execute("DELETE FROM reported WHERE batch = ?", (batch,))
+def release_batch(conn: sqlite3.Connection, batch: str, mechanism: str, window: str) -> None:
+    """Forget a batch the server refused for good: its owners have not reported in its window.
+
+    Its rows are found within its mechanism and window (a range of the primary key): the ledger has
+    no index by batch, which would cost every report a second, wide index entry for this rare case.
+    """
+    conn.execute(
+        "DELETE FROM reported WHERE mechanism = ? AND window_label = ? AND batch = ?", (mechanism, window, batch)
+    )
     conn.execute("DELETE FROM outbox WHERE batch = ?", (batch,))
 
 

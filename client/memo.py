@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,9 @@ __all__ = ["Keys", "owner_codes", "present_values", "unique_keys", "lookup", "in
 # Up to this many distinct owners are looked up one owner at a time (a range scan each);
 # more go through a temporary table of keys and one join.
 _PER_OWNER_QUERIES = 4
+# More distinct owners: one range scan between the first and last owner when it holds at most this many
+# rows per key (:func:`_range_lookup`), else a temporary table of keys and one join.
+_RANGE_FACTOR = 4
 
 
 def owner_codes(owners: object, n: int) -> tuple[list[str], np.ndarray]:
@@ -91,6 +95,41 @@ def _integer_rows(rows: list[Any], path: str, mechanism: str) -> np.ndarray:
     return stored.astype(np.int64, copy=False)
 
 
+def _range_lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, ys: np.ndarray, path: str) -> bool:
+    """Fill ``ys`` from the memo rows whose owner lies between the keys' first and last owner, when
+    there are at most ``_RANGE_FACTOR`` × as many as keys (False: too many, use the join).
+
+    The rows come from one range scan of the primary key and are matched in numpy, so keys of
+    owners that are new (a first report: an empty range) or few rows per owner cost no per-key
+    SQL. SQLite compares text by its UTF-8 bytes, which orders like numpy's code points.
+    """
+    used = np.flatnonzero(np.bincount(keys.owner, minlength=len(keys.owners)))  # sorted, without a sort
+    names = [keys.owners[i] for i in used.tolist()]
+    where = "FROM memo WHERE mechanism = ? AND owner >= ? AND owner <= ?"
+    args = (mechanism, min(names), max(names))  # Python orders str by code point, as UTF-8 bytes order
+    limit = _RANGE_FACTOR * len(keys) + 1
+    count = conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT ?)", (*args, limit)).fetchone()
+    if int(count[0]) >= limit:
+        return False
+    if not count[0]:
+        return True
+    rows = conn.execute(f"SELECT owner, x, y {where}", args).fetchall()
+    rank = {name: j for j, name in enumerate(names)}  # exact string keys (numpy's str would drop trailing NULs)
+    codes = np.fromiter((rank.get(row[0], -1) for row in rows), dtype=np.int64, count=len(rows))
+    stored = _integer_rows([row[1:] for row in rows], path, mechanism)
+    width = int(keys.x.max()) + 1
+    known = (codes >= 0) & (stored[:, 0] < width)  # rows of other owners in the range, or of other values
+    position = np.zeros(len(keys.owners), dtype=np.int64)
+    position[used] = np.arange(used.size)
+    wanted = position[keys.owner] * width + keys.x  # each key as one integer
+    have = codes[known] * width + stored[known, 0]
+    order = np.argsort(wanted, kind="stable")
+    pos = np.minimum(np.searchsorted(wanted[order], have), wanted.size - 1)
+    hit = wanted[order][pos] == have
+    ys[order[pos[hit]]] = stored[known, 1][hit]
+    return True
+
+
 def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, path: str) -> np.ndarray:
     """The memoised y of each key (int64), −1 where there is none yet."""
     ys = np.full(len(keys), -1, dtype=np.int64)
@@ -112,7 +151,7 @@ def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, p
             at = np.minimum(np.searchsorted(xs_sorted, keys.x[mine]), xs_sorted.size - 1)
             found = xs_sorted[at] == keys.x[mine]
             ys[mine[found]] = stored[order, 1][at[found]]
-    else:
+    elif not _range_lookup(conn, mechanism, keys, ys, path):
         fill_keys(conn, zip([keys.owners[i] for i in keys.owner.tolist()], keys.x.tolist(), strict=True))
         rows = conn.execute(
             "SELECT k.rowid, m.y FROM temp.keys AS k JOIN memo AS m"
@@ -131,10 +170,15 @@ def insert(
     conn: sqlite3.Connection, mechanism: str, keys: Keys, ys: np.ndarray, epsilon: float, created: float
 ) -> None:
     """Store new draws (inside the caller's write transaction; keys must not be memoised yet)."""
-    conn.executemany(
+    names = keys.owners
+    conn.executemany(  # zip and repeat in C: no Python frame per row
         "INSERT INTO memo (mechanism, owner, x, y, epsilon, created) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            (mechanism, keys.owners[o], x, y, epsilon, created)
-            for o, x, y in zip(keys.owner.tolist(), keys.x.tolist(), ys.tolist(), strict=True)
+        zip(
+            repeat(mechanism),
+            [names[o] for o in keys.owner.tolist()],
+            keys.x.tolist(),
+            ys.tolist(),
+            repeat(epsilon),
+            repeat(created),
         ),
     )

@@ -95,11 +95,13 @@ class Reporter:
         """The memoised y of each key, drawing (and storing) the missing ones."""
         with self.state.read() as conn:  # the common case: everything is memoised already
             ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)
+            seen = self.state.version(conn)
         if (ys >= 0).all():
             return ys
         now = self.clock()
         with self.state.write() as conn:
-            ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)  # another process may have drawn
+            if self.state.version(conn) != seen:  # another process (or thread) wrote meanwhile: it may have drawn
+                ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)
             self._draw_missing(conn, mech, keys, ys, rng, now)
         return ys
 

@@ -43,10 +43,11 @@ _SCHEMA = (
     "CREATE TABLE memo (mechanism TEXT NOT NULL, owner TEXT NOT NULL, x INTEGER NOT NULL, y INTEGER NOT NULL,"
     " epsilon REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (mechanism, owner, x)) WITHOUT ROWID",
     "CREATE INDEX memo_spending ON memo (owner, created)",
-    # The ledger: one row per (mechanism, window, owner) reported, with the batch that carries it.
+    # The ledger: one row per (mechanism, window, owner) reported, with the batch that carries it (no index
+    # by batch: a refused batch is released within its mechanism and window, ledger.release_batch; files
+    # made before this have one, which is harmless).
     "CREATE TABLE reported (mechanism TEXT NOT NULL, window_label TEXT NOT NULL, owner TEXT NOT NULL,"
     " batch TEXT NOT NULL, PRIMARY KEY (mechanism, window_label, owner)) WITHOUT ROWID",
-    "CREATE INDEX reported_batch ON reported (batch)",
     # Windowed batches committed with their ledger rows and not yet acknowledged by the server.
     "CREATE TABLE outbox (batch TEXT PRIMARY KEY, mechanism TEXT NOT NULL, window_label TEXT NOT NULL,"
     " n INTEGER NOT NULL, body BLOB NOT NULL, created REAL NOT NULL)",
@@ -114,6 +115,7 @@ class StateFile:
         self._lock = threading.RLock()
         self._conn = self._connect()
         self._pid = os.getpid()
+        self._commits = 0  # write transactions committed through this object (see :meth:`version`)
 
     def _check_file(self) -> None:
         try:
@@ -137,6 +139,7 @@ class StateFile:
         try:
             self._check_format(conn)
             conn.execute("PRAGMA synchronous=FULL")  # a committed draw survives a power cut
+            conn.execute("PRAGMA temp_store=MEMORY")  # the keys of a lookup (fill_keys) never touch the disk
         except BaseException:
             conn.close()
             raise
@@ -190,6 +193,8 @@ class StateFile:
                 conn.execute(begin)
                 yield conn
                 conn.execute("COMMIT")
+                if begin != "BEGIN":
+                    self._commits += 1
             except sqlite3.Error as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -206,6 +211,13 @@ class StateFile:
     def read(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """A read transaction: one consistent snapshot (other processes may write meanwhile)."""
         return self._transaction("BEGIN")
+
+    def version(self, conn: sqlite3.Connection) -> tuple[int, int, int]:
+        """A token that changes whenever the file may have changed: any commit by another connection
+        (``PRAGMA data_version``), by this object, or a reconnection (a fork). Taken inside two
+        transactions of this object, equal tokens mean the second sees what the first saw, so what the first read
+        need not be read again."""
+        return (os.getpid(), self._commits, int(conn.execute("PRAGMA data_version").fetchone()[0]))
 
     def close(self) -> None:
         with self._lock:

@@ -10,13 +10,19 @@ A server can lie to a client (docs/design.md, "The client's threat model"): no r
 (``allow_redirects=False``: :class:`ProblemError` ``redirect``, so a POST of reports is never re-sent
 elsewhere), and an answer is read while streaming up to :data:`MAX_RESPONSE_BYTES` (``Content-Length``
 checked first, then a running total: :class:`ProblemError` ``response-too-large``), never whole first.
+``timeout`` bounds each wait for the server (connect, each read) and also the whole body of an answer,
+from its headers to its last byte: a server that trickles a body gets :class:`ServiceUnavailable` (as the
+TypeScript SDK's ``timeoutMs``), not a client waiting a read timeout per byte.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import requests
+import urllib3.exceptions as u3
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
@@ -134,9 +140,10 @@ class Transport:
             headers["Authorization"] = f"Bearer {self._token}"
         return headers
 
-    def _read(self, resp: requests.Response, method: str, url: str) -> None:
+    def _read(self, resp: requests.Response, method: str, url: str, deadline: float) -> None:
         """Read the body into ``resp`` while streaming: at most :attr:`max_response_bytes` of a success (else
-        ProblemError ``response-too-large``), :data:`MAX_PROBLEM_BYTES` of an error answer (the rest dropped)."""
+        ProblemError ``response-too-large``), :data:`MAX_PROBLEM_BYTES` of an error answer (the rest dropped),
+        by ``deadline`` (``time.monotonic()``; else ServiceUnavailable)."""
         success = resp.status_code < 400
         limit = self.max_response_bytes if success else MAX_PROBLEM_BYTES
         declared = resp.headers.get("Content-Length", "")
@@ -149,7 +156,12 @@ class Transport:
                 raise self._too_large(resp, method, url, f"{int(declared):,} bytes")
             chunks: list[bytes] = []
             total = 0
-            for chunk in resp.iter_content(_CHUNK):
+            for chunk in _pieces(resp):
+                if time.monotonic() > deadline:
+                    raise ServiceUnavailable(
+                        f"{method} {url}: the answer's body was still arriving after {self.timeout:g} s (the client's "
+                        "timeout covers the whole answer); the server or the network is too slow"
+                    )
                 if total + len(chunk) > limit:
                     if success:
                         raise self._too_large(resp, method, url, "more")
@@ -201,7 +213,7 @@ class Transport:
                         "client follows no redirect (a report must never be sent elsewhere): give the aggregator's own URL",
                     },
                 )
-            self._read(resp, method, url)
+            self._read(resp, method, url, time.monotonic() + self.timeout)
         except requests.exceptions.RetryError as exc:
             raise ServiceUnavailable(f"{method} {url}: the server kept failing after every retry ({exc})") from None
         except (
@@ -224,6 +236,26 @@ class Transport:
         if prob.get("reason") == "collection-paused":  # transient: keep the batch, send it again later
             raise CollectionPaused(f"{method} {url}: {prob.get('detail')}", str(prob.get("detail", "")))
         raise problem_error(resp.status_code, prob)
+
+
+def _pieces(resp: requests.Response) -> Iterator[bytes]:
+    """The body as it arrives: each piece after at most one read of the socket (urllib3's ``read1``), so a
+    deadline is checked however slowly the bytes come; ``iter_content`` where ``read1`` is missing."""
+    read1 = getattr(resp.raw, "read1", None)
+    if read1 is None:
+        yield from resp.iter_content(_CHUNK)
+        return
+    try:
+        while piece := read1(_CHUNK, decode_content=True):
+            yield piece
+    except Exception as exc:  # as iter_content would raise them (ChunkedEncodingError, ConnectionError)
+        if isinstance(exc, u3.ProtocolError):
+            raise requests.exceptions.ChunkedEncodingError(exc) from None
+        if isinstance(exc, u3.ReadTimeoutError):
+            raise requests.exceptions.ConnectionError(exc) from None
+        if isinstance(exc, u3.DecodeError):
+            raise requests.exceptions.ContentDecodingError(exc) from None
+        raise
 
 
 def check_not_a_page(resp: requests.Response) -> None:

@@ -16,7 +16,7 @@ import { Mechanism, parseDocument } from "./mechanism.js";
 import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
 import type { RecordLike } from "./records.js";
-import { emptyState, type ClientState, type StateStore, type StoredBatch } from "./state.js";
+import { applyChange, emptyState, own, type Change, type ClientState, type StateStore, type StoredBatch } from "./state.js";
 import { Estimate, estimateQuery, type EstimateParams } from "./estimate.js";
 import { fullMechanismId, listed } from "./ids.js";
 import { Transport, type TransportOptions } from "./transport.js";
@@ -115,6 +115,8 @@ export class Client {
   private readonly batchId: () => string;
   private verified = new Map<string, Mechanism>();
   private state: ClientState | null = null;
+  /** Changes to `state` not saved yet (see `change` and `save`). */
+  private changes: Change[] = [];
   private lock: Promise<unknown> = Promise.resolve();
 
   constructor(url: string, options: ClientOptions = {}) {
@@ -185,6 +187,20 @@ export class Client {
     return new Collection(this, name);
   }
 
+  /** Apply a change to the state and remember it for the next save (a journalling store writes just these). */
+  private change(state: ClientState, change: Change): void {
+    applyChange(state, change);
+    this.changes.push(change);
+  }
+
+  /** Save the state (durable when this resolves); the changes are forgotten only once they are saved. */
+  private async save(state: ClientState): Promise<void> {
+    const changes = this.changes;
+    await this.store!.save(state, changes);
+    if (this.changes === changes) this.changes = [];
+    else this.changes = this.changes.slice(changes.length);
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.lock.then(fn, fn);
     this.lock = run.catch(() => undefined);
@@ -214,7 +230,7 @@ export class Client {
       const state = await this.loaded();
       const owners = ownerNames(options.owners, xs.length);
       const ys = this.memoised(state, mech, owners, xs, random);
-      await this.store!.save(state);
+      await this.save(state);
       return mech.reportFrom(ys, random);
     });
   }
@@ -227,11 +243,12 @@ export class Client {
   /** The memoised y of each record, drawing (and charging the budget for) the missing ones. */
   private memoised(state: ClientState, mech: Mechanism, owners: string[], xs: Int32Array, random?: RandomSource): Int32Array {
     const now = this.clock();
-    const memo = (state.memo[mech.id] ??= {});
+    const memo = own(state.memo, mech.id) ?? {};
     const ys = new Int32Array(xs.length).fill(-1);
     const missing = new Map<string, number>(); // "owner\u0000x" → first record
     for (let i = 0; i < xs.length; i++) {
-      const entry = memo[owners[i]]?.[xs[i]];
+      const byOwner = own(memo, owners[i]);
+      const entry = byOwner && own(byOwner, xs[i]);
       if (entry) {
         if (!(entry[0] >= 0 && entry[0] < mech.memoOutputs)) throw new ValidationError(`the state is corrupt: a memoised output of ${mech.id} is outside its outputs`);
         ys[i] = entry[0];
@@ -244,8 +261,9 @@ export class Client {
     const firsts = [...missing.values()];
     this.charge(state, firsts.map((i) => owners[i]), mech.epsilonAudited, now);
     const drawn = mech.drawMemo(Int32Array.from(firsts, (i) => xs[i]), random);
-    firsts.forEach((i, j) => ((memo[owners[i]] ??= {})[xs[i]] = [drawn[j], mech.epsilonAudited, now]));
-    for (let i = 0; i < xs.length; i++) if (ys[i] < 0) ys[i] = memo[owners[i]][xs[i]][0];
+    this.change(state, ["memo", mech.id, firsts.map((i, j) => [owners[i], xs[i], drawn[j], mech.epsilonAudited, now])]);
+    const stored = own(state.memo, mech.id)!;
+    for (let i = 0; i < xs.length; i++) if (ys[i] < 0) ys[i] = stored[owners[i]][xs[i]][0];
     return ys;
   }
 
@@ -261,7 +279,7 @@ export class Client {
       let total = 0; // in all
       let all = 0;
       for (const byOwner of Object.values(state.memo)) {
-        for (const entry of Object.values(byOwner[owner] ?? {})) {
+        for (const entry of Object.values(own(byOwner, owner) ?? {})) {
           total += entry[1];
           all++;
           if (entry[2] >= start) {
@@ -302,27 +320,28 @@ export class Client {
       const owners = ownerNames(options.owners, xs.length);
       if (!mech.window) {
         const ys = this.memoised(state, mech, owners, xs, random);
-        await this.store!.save(state); // the draws are stored before anything is sent
+        await this.save(state); // the draws are stored before anything is sent
         return this.sendAll(makeBatches(mech.id, mech.reportFrom(ys, random), batchSize, null, this.batchId));
       }
       const label = mech.window.labelAt(this.clock());
-      const ledger = ((state.ledger[mech.id] ??= {})[label] ??= {});
+      const byWindow = own(state.ledger, mech.id);
+      const ledger = (byWindow && own(byWindow, label)) ?? {};
       const send: number[] = [];
       const seen = new Set<string>();
       for (let i = 0; i < xs.length; i++) {
         if (seen.has(owners[i])) continue;
         seen.add(owners[i]);
-        if (!(owners[i] in ledger)) send.push(i);
+        if (!Object.hasOwn(ledger, owners[i])) send.push(i);
       }
       const sendOwners = send.map((i) => owners[i]);
       const ys = this.memoised(state, mech, sendOwners, Int32Array.from(send, (i) => xs[i]), random);
       const batches = makeBatches(mech.id, mech.reportFrom(ys, random), batchSize, label, this.batchId);
       const now = this.clock();
       batches.forEach((b, k) => {
-        for (const owner of sendOwners.slice(k * batchSize, (k + 1) * batchSize)) ledger[owner] = b.batch;
-        state.outbox.push(stored(b, now));
+        this.change(state, ["ledger", mech.id, label, b.batch, sendOwners.slice(k * batchSize, (k + 1) * batchSize)]);
+        this.change(state, ["outbox+", stored(b, now)]);
       });
-      await this.store!.save(state);
+      await this.save(state);
       const pending = state.outbox.filter((b) => b.mechanism === mech.id).map(unstored);
       return this.sendAll(pending, { skipped: xs.length - send.length, window: label });
     });
@@ -351,13 +370,8 @@ export class Client {
 
   private async settled(item: PreparedBatch, refused = false): Promise<void> {
     if (!this.state || !this.store || !(refused || item.window)) return;
-    this.state.outbox = this.state.outbox.filter((b) => b.batch !== item.batch);
-    if (refused) {
-      for (const byWindow of Object.values(this.state.ledger)) {
-        for (const byOwner of Object.values(byWindow)) for (const [o, b] of Object.entries(byOwner)) if (b === item.batch) delete byOwner[o];
-      }
-    }
-    await this.store.save(this.state);
+    this.change(this.state, refused ? ["release", item.batch] : ["outbox-", item.batch]);
+    await this.save(this.state);
   }
 
   private async sendAll(batches: PreparedBatch[], extra: { skipped?: number; window?: string | null } = {}): Promise<Receipt> {
@@ -376,7 +390,7 @@ export class Client {
               if (b.window) continue; // windowed batches stay in the outbox
               r.dropped += this.enqueue(state, b);
             }
-            await this.store.save(state);
+            await this.save(state);
             r.queued = rest.reduce((s, b) => s + (b.window || state.queue.some((q) => q.batch === b.batch) ? b.count : 0), 0);
             return r;
           }
@@ -405,8 +419,12 @@ export class Client {
     const item = stored(b, this.clock());
     if (size(item) > this.queueLimit) return b.count;
     let dropped = 0;
-    while (state.queue.reduce((s, q) => s + size(q), 0) + size(item) > this.queueLimit) dropped += state.queue.shift()!.count;
-    state.queue.push(item);
+    while (state.queue.reduce((s, q) => s + size(q), 0) + size(item) > this.queueLimit) {
+      const oldest = state.queue[0];
+      dropped += oldest.count;
+      this.change(state, ["queue-", oldest.batch]);
+    }
+    this.change(state, ["queue+", item]);
     return dropped;
   }
 
@@ -434,8 +452,8 @@ export class Client {
           r.problems.push(`batch ${item.batch}: ${exc.reason}: ${exc.detail}`);
         }
         if (queued) {
-          state.queue = state.queue.filter((q) => q.batch !== item.batch);
-          await this.store!.save(state);
+          this.change(state, ["queue-", item.batch]);
+          await this.save(state);
         }
       }
       r.queued = state.queue.reduce((s, q) => s + q.count, 0) + state.outbox.reduce((s, q) => s + q.count, 0);

@@ -18,7 +18,8 @@ export interface RandomSource {
 const TWO32 = 4294967296;
 const MAX_REQUEST = 65536; // getRandomValues fills at most 64 KiB per call
 
-function fill(view: Uint8Array | Uint16Array | Uint32Array): void {
+/** Fill `view` from the platform CSPRNG (in requests of at most 64 KiB). */
+export function fill(view: Uint8Array | Uint16Array | Uint32Array): void {
   const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
   for (let off = 0; off < bytes.length; off += MAX_REQUEST) {
     globalThis.crypto.getRandomValues(bytes.subarray(off, Math.min(off + MAX_REQUEST, bytes.length)));

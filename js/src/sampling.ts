@@ -13,7 +13,7 @@
 import { RecordError } from "./errors.js";
 import type { Matrix } from "./forms.js";
 import type { RandomSource } from "./random.js";
-import { CryptoRandom } from "./random.js";
+import { CryptoRandom, fill } from "./random.js";
 
 const TWO53 = 2 ** 53;
 const TWO32 = 2 ** 32;
@@ -139,6 +139,8 @@ export class ColumnSampler implements Sampler {
   private guide: Int8Array | Int16Array | Int32Array | null = null;
   private guideBits = 0;
   private pendingBuffer = new Int32Array(0);
+  private xsBuffer = new Int32Array(0);
+  private topBuffer: Uint8Array | Uint16Array = new Uint8Array(0);
 
   constructor(q: Matrix) {
     const [b, a] = [q.rows, q.cols];
@@ -206,7 +208,7 @@ export class ColumnSampler implements Sampler {
     const n = xsIn.length;
     const result = out ?? new Int32Array(n);
     const src = source ?? CRYPTO;
-    const fast = !this.alias && src.u8 && src.u16 && src.u32 && xsIn instanceof Int32Array;
+    const fast = !this.alias && src.u8 && src.u16 && src.u32;
     if (!fast) checkIndices(xsIn, this.nInputs);
     if (this.alias) {
       const u = src.u53(n);
@@ -218,10 +220,23 @@ export class ColumnSampler implements Sampler {
       for (let i = 0; i < n; i++) result[i] = this.invert(xsIn[i], u[i]);
       return result;
     }
-    const xs = xsIn as Int32Array;
+    let xs: Int32Array;
+    if (xsIn instanceof Int32Array) xs = xsIn;
+    else {
+      // number[] or another typed array: copied into Int32 once (checked on the way), then the same path
+      if (this.xsBuffer.length < n) this.xsBuffer = new Int32Array(n);
+      xs = this.xsBuffer.subarray(0, n);
+      if (!copyIndices(xsIn, xs, this.nInputs)) checkIndices(xsIn, this.nInputs); // names the first bad one
+    }
     if (!this.guide) this.buildGuide();
     const first = this.firstBits;
-    const top = first === 8 ? src.u8!(n) : src.u16!(n);
+    let top: Uint8Array | Uint16Array;
+    if (src === CRYPTO) {
+      // the default source: its bytes go straight into a buffer kept between calls (no allocation)
+      if (this.topBuffer.length < n || this.topBuffer.BYTES_PER_ELEMENT !== first / 8) this.topBuffer = first === 8 ? new Uint8Array(n) : new Uint16Array(n);
+      top = this.topBuffer.subarray(0, n);
+      fill(top);
+    } else top = first === 8 ? src.u8!(n) : src.u16!(n);
     if (this.pendingBuffer.length < n) this.pendingBuffer = new Int32Array(n);
     const pending = this.pendingBuffer;
     const m = guideLoop(this.guide as Int8Array, top, first - this.guideBits, this.nInputs, xs, result, pending);
@@ -238,6 +253,16 @@ export class ColumnSampler implements Sampler {
     }
     return result;
   }
+}
+
+/** Copy indices into `out` (Int32); false if one is not an integer in [0, a). */
+function copyIndices(xs: ArrayLike<number>, out: Int32Array, a: number): boolean {
+  for (let i = 0; i < out.length; i++) {
+    const x = xs[i];
+    if (!(x >= 0 && x < a) || (x | 0) !== x) return false;
+    out[i] = x;
+  }
+  return true;
 }
 
 /**

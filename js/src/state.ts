@@ -1,8 +1,8 @@
 /**
  * The client's state: memoised draws, the window ledger, the outbox of windowed batches and the
- * offline queue, in one JSON object saved whole before anything is sent. Stores: IndexedDB in
- * browsers ({@link IndexedDBStateStore}), an atomically replaced file in Node
- * (`FileStateStore` in `@rldp/client/node`), memory for tests.
+ * offline queue, in one JSON object saved before anything is sent. Stores: IndexedDB in
+ * browsers ({@link IndexedDBStateStore}), a file in Node (`FileStateStore` in `@rldp/client/node`:
+ * a snapshot and an append-only journal of {@link Change}s, fsynced once per save), memory for tests.
  */
 import { StateFileError } from "./errors.js";
 
@@ -33,6 +33,71 @@ export interface ClientState {
   queue: StoredBatch[];
 }
 
+/**
+ * One change to the state, as the client makes it (a store may journal these instead of the whole state):
+ * memo entries drawn under a mechanism ([owner, x, y, ε, t] each), owners a batch reports in a window,
+ * a refused batch's ledger entries released, a batch put in or taken out of the outbox or the queue.
+ * Replaying a save's changes on the state before it gives the state after it; replaying them again
+ * changes nothing (so a journal replayed over a snapshot that already holds them is harmless).
+ */
+export type Change =
+  | ["memo", string, Array<[string, number, number, number, number]>]
+  | ["ledger", string, string, string, string[]]
+  | ["release", string]
+  | ["outbox+" | "queue+", StoredBatch]
+  | ["outbox-" | "queue-", string];
+
+/** `obj[key]` if it is obj's own property (an owner named "constructor" or "__proto__" is just a name). */
+export function own<T>(obj: Record<string, T>, key: string | number): T | undefined {
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/** `obj[key]`, made an empty object first if obj has no such own property (never the prototype's setter). */
+function child<T>(obj: Record<string, Record<string, T>>, key: string): Record<string, T> {
+  const found = own(obj, key);
+  if (found !== undefined) return found;
+  const made: Record<string, T> = {};
+  Object.defineProperty(obj, key, { value: made, writable: true, enumerable: true, configurable: true });
+  return made;
+}
+
+/** Apply one change (see {@link Change}) to a state, in place. */
+export function applyChange(state: ClientState, change: Change): void {
+  switch (change[0]) {
+    case "memo": {
+      const memo = child(state.memo, change[1]);
+      for (const [owner, x, y, eps, t] of change[2]) child(memo, owner)[x] = [y, eps, t];
+      return;
+    }
+    case "ledger": {
+      const [, mech, label, batch, owners] = change;
+      const ledger = child(child(state.ledger, mech), label);
+      for (const owner of owners) Object.defineProperty(ledger, owner, { value: batch, writable: true, enumerable: true, configurable: true });
+      return;
+    }
+    case "release":
+      for (const byWindow of Object.values(state.ledger)) {
+        for (const byOwner of Object.values(byWindow)) for (const [o, b] of Object.entries(byOwner)) if (b === change[1]) delete byOwner[o];
+      }
+      state.outbox = state.outbox.filter((b) => b.batch !== change[1]);
+      return;
+    case "outbox+":
+    case "queue+": {
+      const list = change[0] === "outbox+" ? state.outbox : state.queue;
+      if (!list.some((b) => b.batch === change[1].batch)) list.push(change[1]);
+      return;
+    }
+    case "outbox-":
+      state.outbox = state.outbox.filter((b) => b.batch !== change[1]);
+      return;
+    case "queue-":
+      state.queue = state.queue.filter((b) => b.batch !== change[1]);
+      return;
+    default:
+      throw new StateFileError("state", `holds an unknown change ${JSON.stringify((change as unknown[])[0])}`);
+  }
+}
+
 export function emptyState(): ClientState {
   return { format: STATE_FORMAT, memo: {}, ledger: {}, outbox: [], queue: [] };
 }
@@ -50,11 +115,16 @@ export function checkState(value: unknown, where: string): ClientState {
   return v;
 }
 
-/** Where the state lives. `save` must be atomic: a reader sees the old state or the new one. */
+/**
+ * Where the state lives. `save` must be atomic and durable when it resolves: a reader sees the old
+ * state or the new one. `changes`: what the client changed since its last successful save (the
+ * state passed already holds them); a store may write just those (a journal) or ignore them and
+ * write the whole state.
+ */
 export interface StateStore {
   readonly where: string;
   load(): Promise<ClientState | null>;
-  save(state: ClientState): Promise<void>;
+  save(state: ClientState, changes?: readonly Change[]): Promise<void>;
 }
 
 /** State in memory (tests; nothing survives the process). */

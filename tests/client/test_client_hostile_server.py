@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rldp.client import Client, ProblemError
+from rldp.client import Client, ProblemError, ServiceUnavailable
 from rldp.client.mechanism import MAX_DENSE_AUDIT_ENTRIES
 from rldp.client.transport import MAX_RESPONSE_BYTES
 from rldp.shared.document import MAX_SYMBOLS
@@ -160,3 +160,28 @@ def test_the_limits_are_the_ones_declared_once() -> None:
     assert MAX_DENSE_AUDIT_ENTRIES == declared["max_dense_audit_entries"]
     assert MAX_RESPONSE_BYTES == declared["max_response_bytes"]
     assert MAX_RESPONSE_BYTES == -(-32 * MAX_DENSE_AUDIT_ENTRIES // 3) + 1024 * MAX_SYMBOLS
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_trickled_body_ends_in_service_unavailable(serve: Callable[[Handler], Server], chunked: bool) -> None:
+    """Each byte arrives well within the per-read timeout, the whole body never within it (issue 35, D20)."""
+
+    def trickle(h: http.server.BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "application/msgpack")
+        h.send_header(*(("Transfer-Encoding", "chunked") if chunked else ("Content-Length", "60")))
+        h.end_headers()
+        for _ in range(60):  # 60 bytes, one every 0.25 s: 15 s in all
+            h.wfile.write(b"1\r\n\x00\r\n" if chunked else b"\x00")
+            h.wfile.flush()
+            time.sleep(0.25)
+        if chunked:
+            h.wfile.write(b"0\r\n\r\n")
+
+    server = serve(trickle)
+    with (
+        Client(server.url, state_path=None, retries=0, timeout=1.5) as client,
+        pytest.raises(ServiceUnavailable) as info,
+    ):
+        client.mechanism(ID)
+    assert "still arriving" in str(info.value)
