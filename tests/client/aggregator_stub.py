@@ -65,6 +65,7 @@ class Aggregator:
         self.posts: list[dict[str, Any]] = []
         self.in_flight: list[dict[str, Any]] = []
         self.gets = 0
+        self.post_count = 0  # every POST, answered or refused
         self.mode = "ok"
         self.release = threading.Event()
         self._lock = threading.Lock()
@@ -100,6 +101,8 @@ class Aggregator:
 
             def do_POST(self) -> None:
                 body = msgpack.unpackb(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                with stub._lock:
+                    stub.post_count += 1
                 if stub.mode == "hang":
                     with stub._lock:
                         stub.in_flight.append(body)

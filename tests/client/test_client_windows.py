@@ -226,9 +226,8 @@ def test_a_paused_collection_keeps_the_batch_queued_without_retrying_and_flush_s
     agg = aggregator(doc)
     agg.mode = "paused"
     with Client(agg.url, state_path=tmp_path / "s.sqlite3", queue_path=tmp_path / "q.sqlite3") as client:
-        started = time.monotonic()
         receipt = client.submit(doc["id"], [RED], owners="ann")
-        assert time.monotonic() - started < 5  # no Retry-After sleeps: the default client retries 5xx 5 times
+        assert agg.post_count == 1  # not retried (the default client retries a 5xx 5 times)
         assert (receipt.accepted, receipt.queued) == (0, 1)
         (queued,) = OfflineQueue(tmp_path / "q.sqlite3").pending()
         assert client.flush().queued == 1  # still paused: it stays

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 from cli_helpers import RLDP
-from rldp_live import LiveServer, in_process_app, make_document
+from rldp_live import LiveServer, in_process_app, make_document, wait_until
 
 from rldp.aggregator.http.front import BufferedFront
 from rldp.aggregator.http.front_keys import DRAINING_KEY
@@ -135,6 +135,18 @@ def _read_answer(sock: socket.socket) -> bytes:
 
 
 @pytest.mark.live
+def _accepted(port: int, peers: set[int]) -> bool:
+    """Whether the server's end of every connection from ``peers`` to ``port`` has been accepted: a socket in
+    the listen backlog shows inode 0 in /proc/net/tcp until a process accepts it."""
+    inodes = {}
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote, inode = fields[1], fields[2], int(fields[9])
+        if int(local.split(":")[1], 16) == port and int(remote.split(":")[1], 16) in peers:
+            inodes[int(remote.split(":")[1], 16)] = inode
+    return set(inodes) == peers and all(inodes.values())
+
+
 def test_sigterm_drains_the_uploads_in_flight(tmp_path):
     url = f"sqlite:///{tmp_path}/db.sqlite3"
     server = LiveServer(url, tmp_path / "logs", workers=2, threads=4).start()
@@ -154,7 +166,10 @@ def test_sigterm_drains_the_uploads_in_flight(tmp_path):
                 + body[: len(body) // 2]
             )
             socks.append(sock)
-        time.sleep(0.5)
+        # Stop only once the server holds every connection (accepted, not waiting in the listen backlog, where
+        # closing the listener would reset it): on a loaded machine a fixed sleep was not always enough.
+        ports = {sock.getsockname()[1] for sock in socks}
+        wait_until(lambda: _accepted(server.port, ports), 60, "the server accepting the 12 connections")
         assert server.proc is not None
         os.killpg(server.proc.pid, signal.SIGTERM)  # as Ctrl-C or a service manager does
         time.sleep(0.5)
