@@ -101,7 +101,9 @@ def documents(case: Callable[..., Doc]) -> list[Doc]:
         f"u-{MAX_BINS}bins": _document(Alphabet(SEX, [_age(tuple(float(i) / 8 for i in range(MAX_BINS + 1)))])),
         "s-numeric-left": _document(Alphabet(_age((0.0, 18.0, 65.0, 120.0)), [COLOUR])),
         "s-numeric-right": _document(Alphabet(_age((0.0, 18.0, 65.0, 120.0), "right"), [COLOUR])),
-        "s-and-u-numeric": _document(Alphabet(_age((0.0, 40.0, 120.0), name="age"), [_age((0.0, 20.0, 40.0, 99.0), name="hours")])),
+        "s-and-u-numeric": _document(
+            Alphabet(_age((0.0, 40.0, 120.0), name="age"), [_age((0.0, 20.0, 40.0, 99.0), name="hours")])
+        ),
         "latent-s-u-numeric": _document(Alphabet(SEX, [_age()], latent=True)),
         "u-numeric-and-categorical": _document(Alphabet(SEX, [COLOUR, _age(closed="right")])),
         "extremes": _document(Alphabet(SEX, [_age((-1e308, -5e-324, 0.0, 5e-324, 1e308))])),
@@ -153,14 +155,33 @@ def documents(case: Callable[..., Doc]) -> list[Doc]:
     for name, block in hostile.items():
         json_only = name in ("edge-1e400", "edge-huge-int")  # msgpack has no such numbers
         add(f"hostile/{name}", _with_block(u_left, block), ("json",) if json_only else ("json", "msgpack"))
-    add("hostile/edge-nan", _with_block(u_left, {"edges": [17.0, float("nan"), 35.0, 50.0, 90.0], "closed": "left"}), ("msgpack",))
-    add("hostile/edge-inf", _with_block(u_left, {"edges": [17.0, 25.0, 35.0, 50.0, float("inf")], "closed": "left"}), ("msgpack",))
-    add("hostile/edge-minus-inf", _with_block(u_left, {"edges": [float("-inf"), 25.0, 35.0, 50.0, 90.0], "closed": "left"}), ("msgpack",))
+    add(
+        "hostile/edge-nan",
+        _with_block(u_left, {"edges": [17.0, float("nan"), 35.0, 50.0, 90.0], "closed": "left"}),
+        ("msgpack",),
+    )
+    add(
+        "hostile/edge-inf",
+        _with_block(u_left, {"edges": [17.0, 25.0, 35.0, 50.0, float("inf")], "closed": "left"}),
+        ("msgpack",),
+    )
+    add(
+        "hostile/edge-minus-inf",
+        _with_block(u_left, {"edges": [float("-inf"), 25.0, 35.0, 50.0, 90.0], "closed": "left"}),
+        ("msgpack",),
+    )
     add("hostile/labels-fewer-than-bins", _with_block(u_left, {"edges": list(AGES), "closed": "left"}, labels[:3]))
-    add("hostile/labels-more-than-bins", _with_block(u_left, {"edges": list(AGES), "closed": "left"}, [*labels, "[90, 99]"]))
+    add(
+        "hostile/labels-more-than-bins",
+        _with_block(u_left, {"edges": list(AGES), "closed": "left"}, [*labels, "[90, 99]"]),
+    )
     add("hostile/edges-more-than-labels", _with_block(u_left, {"edges": [*AGES, 99.0], "closed": "left"}))
     many = [float(i) for i in range(MAX_BINS + 2)]
-    add(f"hostile/{MAX_BINS + 1}-bins", _with_block(u_left, {"edges": many, "closed": "left"}, [f"b{i}" for i in range(MAX_BINS + 1)]), ("json",))
+    add(
+        f"hostile/{MAX_BINS + 1}-bins",
+        _with_block(u_left, {"edges": many, "closed": "left"}, [f"b{i}" for i in range(MAX_BINS + 1)]),
+        ("json",),
+    )
     big = [float(i) for i in range(100_001)]
     add("hostile/100000-bins", _with_block(u_left, {"edges": big, "closed": "left"}), ("msgpack",))
     return out
@@ -225,6 +246,9 @@ def records(encode: Callable[[Doc], Doc]) -> list[Doc]:
         ("1e308-text", "1e308"),
         ("1e-400-text", "1e-400"),
         ("-5e-324-text", "-5e-324"),
+        ("max-double-int", _int(int(1.7976931348623157e308))),
+        ("max-double-text", "1.7976931348623157e308"),
+        ("-max-double-int", _int(-int(1.7976931348623157e308))),
     ):
         items.append((f"extreme/{name}", extreme, v))
     for name, v in (
@@ -274,6 +298,13 @@ def records(encode: Callable[[Doc], Doc]) -> list[Doc]:
         ("double-sign", "--5"),
         ("label-with-space", " [17, 25)"),
         ("list", [30]),
+        ("object", {"value": 30}),
+        ("trailing-nul", "4\x00"),
+        ("leading-nul", "\x004"),
+        ("int-10^400", _int(10**400)),
+        ("int-2^1024", _int(2**1024)),
+        ("int-rounds-to-inf", _int(2**1024 - 2**970)),
+        ("text-10^400-digits", "1" + "0" * 400),
     ):
         items.append((f"refused/{name}", left, v))
     out: list[Doc] = []
@@ -283,20 +314,54 @@ def records(encode: Callable[[Doc], Doc]) -> list[Doc]:
         c["records"] = [{"sex": "Male", attr: v}]
         out.append(c)
     more: list[tuple[str, Doc, str, Any]] = [
-        ("many/objects-mixed", left, "objects", [{"sex": "Female", "age": 17}, {"sex": "Male", "age": "25"}, {"sex": "Male", "age": 89.5}, {"sex": "Female", "age": _float(90.0)}]),
+        (
+            "many/objects-mixed",
+            left,
+            "objects",
+            [
+                {"sex": "Female", "age": 17},
+                {"sex": "Male", "age": "25"},
+                {"sex": "Male", "age": 89.5},
+                {"sex": "Female", "age": _float(90.0)},
+            ],
+        ),
         ("many/columns", right, "columns", {"sex": ["Female", "Male", "Male", "Female"], "age": [17, 25, "35", 120]}),
-        ("many/columns-floats", left, "columns", {"sex": ["Female", "Male", "Male"], "age": [0.1, 49.99999999999999, 50.0]}),
+        (
+            "many/columns-floats",
+            left,
+            "columns",
+            {"sex": ["Female", "Male", "Male"], "age": [0.1, 49.99999999999999, 50.0]},
+        ),
         ("many/tuples", left, "tuples", [["Male", 60], ["Female", "1e1"], ["Male", "[35, 50)"]]),
         ("many/one", right, "one", {"sex": "Female", "age": "50"}),
-        ("many/s-numeric", s_num, "objects", [{"age": 18, "colour": "red"}, {"age": 18.000000000000004, "colour": "blue"}, {"age": "121", "colour": "green"}]),
-        ("many/s-numeric-refused", s_num, "objects", [{"age": 18, "colour": "red"}, {"age": "eighteen", "colour": "blue"}]),
+        (
+            "many/s-numeric",
+            s_num,
+            "objects",
+            [
+                {"age": 18, "colour": "red"},
+                {"age": 18.000000000000004, "colour": "blue"},
+                {"age": "121", "colour": "green"},
+            ],
+        ),
+        (
+            "many/s-numeric-refused",
+            s_num,
+            "objects",
+            [{"age": 18, "colour": "red"}, {"age": "eighteen", "colour": "blue"}],
+        ),
         ("many/latent", latent, "objects", [{"age": 17}, {"age": 90, "sex": "Female"}, {"age": -3}]),
         ("many/refused-in-column", left, "columns", {"sex": ["Female", "Male"], "age": [30, _float(float("nan"))]}),
         ("many/refused-second", left, "objects", [{"sex": "Female", "age": 30}, {"sex": "Male", "age": True}]),
+        ("many/refused-bool-in-column", left, "columns", {"sex": ["Female", "Male"], "age": [30.5, False]}),
+        ("many/refused-huge-int-second", left, "columns", {"sex": ["Female", "Male"], "age": [30, _int(10**400)]}),
+        ("many/refused-nul-second", left, "tuples", [["Female", "30"], ["Male", "4\x00"]]),
         ("many/missing", left, "objects", [{"sex": "Female"}]),
     ]
     for name, alpha, shape, recs in more:
-        out.append({"name": f"records/numeric/{name}", "alphabet": alpha, "shape": shape, "typed": True, "records": recs})
+        out.append(
+            {"name": f"records/numeric/{name}", "alphabet": alpha, "shape": shape, "typed": True, "records": recs}
+        )
     for c in out:
         c["expect"] = encode(c)
     return out

@@ -25,8 +25,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import cases_limits  # noqa: E402
-import cases_numeric  # noqa: E402
 import cases_more  # noqa: E402
+import cases_numeric  # noqa: E402
 from python_client import document_outcome, encode_outcome  # noqa: E402
 
 from rldp.aggregator.design import add_per_report_layer, design, grr_matrix  # noqa: E402

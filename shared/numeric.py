@@ -164,6 +164,7 @@ class NumericSpec:
 def parse_numbers(values: Any, name: str, labels: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
     """``(x, label_codes)``: each value as a double (NaN where it was a label) and the label's position
     (-1 where it was a number). Vectorised; RecordError naming the first value the module's rules refuse."""
+    _screen_python_values(values, name)
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise RecordError(f"attribute {name!r}: expected a 1-D sequence of values, got shape {arr.shape}")
@@ -176,7 +177,14 @@ def parse_numbers(values: Any, name: str, labels: Sequence[str] = ()) -> tuple[n
         if arr.dtype.kind == "O":
             kinds = {type(v) for v in arr.tolist()}
             if kinds <= {int, float} and arr.size:
-                x = np.array(arr.tolist(), dtype=np.float64)
+                try:
+                    x = np.array(arr.tolist(), dtype=np.float64)
+                except OverflowError:  # an int beyond the largest double, as "1e400" is
+                    first = next(i for i, v in enumerate(arr.tolist()) if not _fits_double(v))
+                    raise RecordError(
+                        f"record {first}: attribute {name!r} is numeric; an integer of {len(str(arr[first]))} digits "
+                        "is beyond the largest double (NaN and infinities are refused)"
+                    ) from None
                 _check_finite(x, arr, name)
                 return x, codes
             if any(k is bool for k in kinds):
@@ -197,6 +205,26 @@ def parse_numbers(values: Any, name: str, labels: Sequence[str] = ()) -> tuple[n
         return x, codes
     _check_finite(x, arr, name)
     return x, codes
+
+
+def _fits_double(v: int | float) -> bool:
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+def _screen_python_values(values: Any, name: str) -> None:
+    # A list or tuple: numpy would read True as 1 beside numbers, and drop a string's trailing NULs
+    # ("4\x00" as "4"). Refused here, as the TypeScript SDK refuses them (conformance/cases/numeric-records.json).
+    if not isinstance(values, (list, tuple)):
+        return
+    for i, v in enumerate(values):
+        if isinstance(v, (bool, np.bool_)):
+            raise RecordError(f"record {i}: attribute {name!r} is numeric; got a boolean ({v!r})")
+        if isinstance(v, str) and v.endswith("\x00"):
+            raise RecordError(f"record {i}: attribute {name!r} is numeric; {v!r} is not a finite decimal number")
 
 
 def _parse_text(text: np.ndarray, where: np.ndarray, name: str) -> np.ndarray:
