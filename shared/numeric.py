@@ -164,8 +164,11 @@ class NumericSpec:
 def parse_numbers(values: Any, name: str, labels: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
     """``(x, label_codes)``: each value as a double (NaN where it was a label) and the label's position
     (-1 where it was a number). Vectorised; RecordError naming the first value the module's rules refuse."""
-    _screen_python_values(values, name)
     arr = np.asarray(values)
+    if isinstance(values, (list, tuple)):
+        _screen_python_values(values, name)
+    elif arr.dtype.kind == "O":  # an object array or column (pandas): astype(str) would drop the NULs
+        _screen_python_values(arr.tolist(), name)
     if arr.ndim != 1:
         raise RecordError(f"attribute {name!r}: expected a 1-D sequence of values, got shape {arr.shape}")
     codes = np.full(arr.size, -1, dtype=np.int64)
@@ -215,11 +218,9 @@ def _fits_double(v: int | float) -> bool:
     return True
 
 
-def _screen_python_values(values: Any, name: str) -> None:
-    # A list or tuple: numpy would read True as 1 beside numbers, and drop a string's trailing NULs
+def _screen_python_values(values: Sequence[Any], name: str) -> None:
+    # Python objects: numpy would read True as 1 beside numbers, and drop a string's trailing NULs
     # ("4\x00" as "4"). Refused here, as the TypeScript SDK refuses them (conformance/cases/numeric-records.json).
-    if not isinstance(values, (list, tuple)):
-        return
     for i, v in enumerate(values):
         if isinstance(v, (bool, np.bool_)):
             raise RecordError(f"record {i}: attribute {name!r} is numeric; got a boolean ({v!r})")

@@ -92,6 +92,7 @@ def test_refused_values(bad: list) -> None:
         ((30.5, False), 1),
         (["4\x00"], 0),  # numpy drops a string's trailing NULs: it read "4"
         (["30", "4\x00"], 1),
+        (np.array([30, "4\x00"], dtype=object), 1),
         ([10**400], 0),  # float() overflows: a RecordError, as "1e400", not an OverflowError
         ([5, 2**1024 - 2**970], 1),  # rounds to infinity
     ],
