@@ -2,6 +2,7 @@
 
     .venv/bin/python conformance/generate.py            # every file
     .venv/bin/python conformance/generate.py limits     # only cases/limits.json
+    .venv/bin/python conformance/generate.py numeric    # only cases/numeric-*.json
 
 Every case is made by the product (designers, ``build_document``, the client's sampler and batch
 code) and its expected result is what the Python client does with it (``python_client.py``). The
@@ -25,7 +26,8 @@ sys.path.insert(0, str(HERE))
 
 import cases_limits  # noqa: E402
 import cases_more  # noqa: E402
-from python_client import document_outcome  # noqa: E402
+import cases_numeric  # noqa: E402
+from python_client import document_outcome, encode_outcome  # noqa: E402
 
 from rldp.aggregator.design import add_per_report_layer, design, grr_matrix  # noqa: E402
 from rldp.shared.document import REQUIRED_FIELDS, alphabet, build_document, to_json, to_msgpack  # noqa: E402
@@ -235,9 +237,20 @@ def write(name: str, suite: str, cases: list[dict[str, Any]]) -> None:
     print(f"{path.relative_to(HERE.parent)}: {len(cases)} cases")
 
 
+def write_numeric() -> int:
+    docs = cases_numeric.documents(document_case)
+    recs = cases_numeric.records(encode_outcome)
+    write("numeric-documents", "documents", docs)
+    write("numeric-records", "records", recs)
+    return len(docs) + len(recs)
+
+
 def main() -> None:
     if sys.argv[1:] == ["limits"]:  # only limits.json (the others' last bits depend on the machine's BLAS)
         write("limits", "documents", cases_limits.limits(document_case))
+        return
+    if sys.argv[1:] == ["numeric"]:  # only numeric-documents.json and numeric-records.json
+        write_numeric()
         return
     CASES.mkdir(exist_ok=True)
     for old in CASES.glob("*.json"):
@@ -257,7 +270,7 @@ def main() -> None:
         total += len(cases)
     limits = cases_limits.limits(document_case)
     write("limits", "documents", limits)
-    total += len(limits)
+    total += len(limits) + write_numeric()
     print(f"{total} cases")
 
 

@@ -119,11 +119,25 @@ def document_outcome(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def typed(value: Any) -> Any:
+    """A ``"typed"`` case's records as Python reads them: ``{"int": digits}`` → int, ``{"float": repr}`` →
+    float (``"nan"``, ``"inf"``, ``"-0.0"``: what JSON cannot write), everything else as it is."""
+    if isinstance(value, dict) and set(value) == {"int"}:
+        return int(value["int"])
+    if isinstance(value, dict) and set(value) == {"float"}:
+        return float(value["float"])
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    return value
+
+
 def encode_outcome(case: dict[str, Any]) -> dict[str, Any]:
     """Records → indices (``Alphabet.encode``; one record: ``encode_one``), or the error class."""
     try:
         alpha = Alphabet.from_dict(case["alphabet"])
-        records = case["records"]
+        records = typed(case["records"]) if case.get("typed") else case["records"]
         if case["shape"] == "one":
             indices = [alpha.encode_one(records)]
         elif case["shape"] == "tuples":

@@ -12,6 +12,7 @@ export { srlipLeakage } from "./audit-srlip.js";
 export { UncertaintySet, ballMaximum, confidenceRadius, chi2Quantile } from "./uncertainty.js";
 export { VerificationPolicy, type PolicyOptions } from "./policy.js";
 export { Alphabet, Attribute, type RecordLike } from "./records.js";
+export { NumericSpec, MAX_BINS, toDouble } from "./numeric.js";
 export { CryptoRandom, SeededRandom, ReplayRandom, fromUniform, type RandomSource } from "./random.js";
 export { AliasTable, ColumnSampler, GrrSampler, samplerFor, thresholds, type Sampler } from "./sampling.js";
 export { Mechanism, parseDocument, denseAuditEntries, type VerifyOptions } from "./mechanism.js";

@@ -5,6 +5,7 @@
  * S is latent. Values are matched by exact string (no trimming, no Unicode normalisation).
  */
 import { AlphabetError, RecordError } from "./errors.js";
+import { NumericSpec, toDouble } from "./numeric.js";
 import { isObj, pyRepr, typeName, type Value } from "./pyjson.js";
 
 const MAX_LISTED = 50;
@@ -20,11 +21,15 @@ function listing(values: readonly string[]): string {
   return `${values.slice(0, MAX_LISTED).join(", ")}, ... (${values.length - MAX_LISTED} more)`;
 }
 
-/** A categorical attribute: a name and its ordered, distinct string values. */
+/**
+ * An attribute: a name and its ordered, distinct string values. A numeric attribute also has `numeric`
+ * (its bins' edges and closed side, src/numeric.ts): its values are the bins' labels, and {@link code}
+ * maps a number or a decimal string to its bin.
+ */
 export class Attribute {
   readonly index: Map<string, number>;
   readonly values: readonly string[];
-  constructor(readonly name: string, valuesIn: readonly string[]) {
+  constructor(readonly name: string, valuesIn: readonly string[], readonly numeric: NumericSpec | null = null) {
     // Values parsed from a document are fresh strings; made property keys they become the engine's
     // internalised copies, which the same text written in app code is too: === is then a pointer test.
     const values = Array.isArray(valuesIn) ? valuesIn.map((v) => (typeof v === "string" ? internalise(v) : v)) : valuesIn;
@@ -38,6 +43,11 @@ export class Attribute {
       if (this.index.has(v)) throw new AlphabetError(`attribute '${name}': value ${pyRepr(v)} appears more than once`);
       this.index.set(v, i);
     });
+    if (numeric !== null && numeric.bins !== values.length) {
+      throw new AlphabetError(
+        `attribute '${name}': ${numeric.bins} bins (from ${numeric.bins + 1} edges) but ${values.length} values; a numeric attribute has one value (label) per bin`,
+      );
+    }
   }
 
   get size(): number {
@@ -46,6 +56,10 @@ export class Attribute {
 
   /** Position of `value`; RecordError naming the allowed values if unknown. */
   code(value: unknown, record?: number): number {
+    if (this.numeric !== null) {
+      const label = typeof value === "string" ? this.index.get(value) : undefined;
+      return label ?? this.numeric.binOf(toDouble(value, this.name, record));
+    }
     const key = typeof value === "string" ? value : String(value);
     const i = this.index.get(key);
     if (i === undefined) {
@@ -61,7 +75,8 @@ export class Attribute {
       if (!(key in data)) throw new AlphabetError(`attribute ${pyRepr(data.name ?? "?")} is missing '${key}'`);
     }
     if (!Array.isArray(data.values)) throw new AlphabetError(`attribute ${pyRepr(data.name)}: 'values' must be a list of strings`);
-    return new Attribute(data.name as string, data.values as string[]);
+    const spec = "numeric" in data ? NumericSpec.fromDict(data.numeric, String(data.name)) : null;
+    return new Attribute(data.name as string, data.values as string[], spec);
   }
 }
 

@@ -2,15 +2,32 @@
 export function encodeCase(rldp, c) {
   try {
     const alpha = rldp.Alphabet.fromDict(toValue(c.alphabet));
+    const records = c.typed ? typed(c.records) : c.records;
     let indices;
-    if (c.shape === "one") indices = [alpha.encodeOne(c.records)];
-    else if (c.shape === "columns") indices = Array.from(alpha.encodeColumns(c.records));
-    else indices = Array.from(alpha.encode(c.records));
+    if (c.shape === "one") indices = [alpha.encodeOne(records)];
+    else if (c.shape === "columns") indices = Array.from(alpha.encodeColumns(records));
+    else indices = Array.from(alpha.encode(records));
     return { error: null, indices };
   } catch (exc) {
     if (!(exc instanceof rldp.RldpError)) throw exc;
     return { error: exc.name, indices: null };
   }
+}
+
+// A "typed" case's value (conformance/python_client.py `typed`): {"int": digits} is a number when it is a
+// safe integer, else a bigint; {"float": repr} a number ("nan", "inf", "-inf", "-0.0" included).
+function typed(v) {
+  if (Array.isArray(v)) return v.map(typed);
+  if (v === null || typeof v !== "object") return v;
+  const keys = Object.keys(v);
+  if (keys.length === 1 && keys[0] === "int") {
+    const b = BigInt(v.int);
+    return Number.isSafeInteger(Number(b)) && BigInt(Number(b)) === b ? Number(b) : b;
+  }
+  if (keys.length === 1 && keys[0] === "float") {
+    return { nan: NaN, inf: Infinity, "-inf": -Infinity }[v.float] ?? Number(v.float);
+  }
+  return Object.fromEntries(keys.map((k) => [k, typed(v[k])]));
 }
 
 function toValue(v) {

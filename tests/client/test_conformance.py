@@ -62,8 +62,13 @@ def test_the_suite_is_large_and_covers_every_group():
         "window",
         "negative",
         "policy",
+        "numeric",
     ):
         assert group in names, group
+    numeric = [case for _, case in CASES if "numeric/" in case["name"]]
+    assert len(numeric) >= 60 and {"records/numeric/refused/nan", "numeric/hostile/unsorted-edges/json"} <= {
+        case["name"] for case in numeric
+    }
     forms = {case["name"].split("/")[-2] for suite, case in CASES if suite == "documents"}
     assert {"rows", "grr", "palette", "dense"} <= forms
 

@@ -85,6 +85,25 @@ def test_refused_values(bad: list) -> None:
         AGE.encode(bad)
 
 
+@pytest.mark.parametrize(
+    "bad, where",
+    [
+        ([30, True], 1),  # numpy reads [30, True] as the ints [30, 1]
+        ((30.5, False), 1),
+        (["4\x00"], 0),  # numpy drops a string's trailing NULs: it read "4"
+        (["30", "4\x00"], 1),
+        (np.array([30, "4\x00"], dtype=object), 1),
+        ([10**400], 0),  # float() overflows: a RecordError, as "1e400", not an OverflowError
+        ([5, 2**1024 - 2**970], 1),  # rounds to infinity
+    ],
+)
+def test_refused_python_values_numpy_would_change(bad: list, where: int) -> None:
+    # Why: the TypeScript SDK refuses these (conformance/cases/numeric-records.json); Python binned True
+    # beside numbers as 1, "4\x00" as 4, and raised OverflowError for an int beyond the largest double.
+    with pytest.raises(RecordError, match=f"record {where}: .*numeric"):
+        AGE.encode(bad)
+
+
 def test_refusal_names_the_record() -> None:
     with pytest.raises(RecordError, match=r"record 2: .*'x'"):
         AGE.encode(["18", "19", "x", "20"])
