@@ -144,3 +144,11 @@ def test_only_the_admin_token_manages_upload_tokens(app):
     unknown = http.post("/v1/collections/nope/upload-token", headers=ADMIN)
     assert unknown.status_code == 404 and unknown.json["reason"] == "unknown-collection"
     assert http.delete("/v1/collections/nope/upload-token", headers=ADMIN).status_code == 404
+
+
+def test_openapi_documents_the_upload_token_and_its_refusal(app):
+    spec = app.test_client().get("/openapi.json").json
+    path = spec["paths"]["/v1/collections/{name}/upload-token"]
+    assert set(path) >= {"post", "delete"} and path["post"]["security"] == path["delete"]["security"]
+    assert "previous_valid" in spec["components"]["schemas"]["UploadToken"]["properties"]
+    assert "upload-credential" in spec["paths"]["/v1/reports"]["post"]["responses"]["401"]["description"]
