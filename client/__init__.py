@@ -37,6 +37,7 @@ from .errors import (
     ServiceUnavailable,
     StateFileError,
     TooFewReports,
+    UploadCredentialRefused,
 )
 from .estimate import Estimate
 from .mechanism import Mechanism
@@ -62,6 +63,7 @@ __all__ = [
     "StateFileError",
     "ProblemError",
     "TooFewReports",
+    "UploadCredentialRefused",
     "Estimate",
     "RldpError",
     "RLDPError",

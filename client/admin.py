@@ -103,6 +103,15 @@ class AdminCalls:
         """Lift the pause a collection's drift policy set (admin): its current mechanism takes reports again."""
         return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/resume", auth=True))
 
+    def rotate_upload_token(self, name: str) -> dict[str, Any]:
+        """Create or rotate the collection's upload token (admin): ``{"token": ..., "previous_valid": ...}``. The
+        token is shown this once (the service keeps its hash); the previous one stays valid until the next rotation."""
+        return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/upload-token", auth=True))
+
+    def revoke_upload_token(self, name: str) -> dict[str, Any]:
+        """Revoke the collection's upload token (admin): its uploads need none again."""
+        return json_object(self._http.request("DELETE", f"/v1/collections/{_segment(name)}/upload-token", auth=True))
+
     def retire_collection(self, name: str) -> dict[str, Any]:
         """Retire a collection (admin): it no longer rotates and its clients stop reporting."""
         return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/retire", auth=True))

@@ -52,24 +52,23 @@ DEFAULT_RETRIES = 5
 class Client(AdminCalls):
     """A client of one rldp aggregator (thread-safe; reuse it).
 
-    ``timeout``: seconds per HTTP attempt (connect and read). ``retries``: attempts after
-    the first for transient failures; ``backoff_factor``: the exponential backoff base
-    (seconds; sleeps ≈ factor·2^k plus up to ``backoff_factor`` of jitter, at most
-    ``backoff_max``). ``token``: bearer token for admin/read calls (publish, estimate, …).
-    ``queue_path``: keep batches that could not be sent in this SQLite file (bounded by
-    ``queue_limit_bytes``) and send them with :meth:`flush`. ``rng``: the random source
-    for privatisation (default: the OS CSPRNG).
+    ``timeout``: seconds per HTTP attempt (connect and read). ``retries``: attempts after the first for transient
+    failures; ``backoff_factor``: the exponential backoff base (seconds; sleeps ≈ factor·2^k plus up to
+    ``backoff_factor`` of jitter, at most ``backoff_max``). ``token``: bearer token for admin/read calls (publish,
+    estimate, …); ``upload_token``: the collection's upload token (sent as ``Authorization: Bearer`` on report
+    uploads only), if its operator requires one. ``queue_path``: keep batches that could not be sent in this SQLite
+    file (bounded by ``queue_limit_bytes``) and send them with :meth:`flush`. ``rng``: the random source for
+    privatisation (default: the OS CSPRNG).
 
-    What the app accepts (:class:`~rldp.client.policy.VerificationPolicy`): ``pinned``, the
-    only mechanism ids it uses; ``max_epsilon``, refuse a larger claimed ε; ``min_radius`` and
-    ``max_public_n``, refuse a confidence set smaller than the app accepts.
+    What the app accepts (:class:`~rldp.client.policy.VerificationPolicy`): ``pinned``, the only mechanism ids it
+    uses; ``max_epsilon``, refuse a larger claimed ε; ``min_radius`` and ``max_public_n``, refuse a confidence set
+    smaller than the app accepts.
 
-    Reporting over time (:mod:`.reporting`): ``state_path``, a private SQLite file (created
-    with mode 0600) holding each record's memoised Y, the ledger of windows reported and
-    windowed batches not yet acknowledged — by default in the user's data folder
-    (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``: ε of new
-    draws per owner per period and in all (default :data:`~.budget.DEFAULT_BUDGET` with a state
-    file, 4 nats a day and 4 in all; None: none); ``clock``, Unix seconds now (windows, periods).
+    Reporting over time (:mod:`.reporting`): ``state_path``, a private SQLite file (created with mode 0600) holding
+    each record's memoised Y, the ledger of windows reported and windowed batches not yet acknowledged — by default
+    in the user's data folder (:mod:`.defaults`); ``state_path=None`` turns memoisation off. ``privacy_budget``: ε
+    of new draws per owner per period and in all (default :data:`~.budget.DEFAULT_BUDGET` with a state file, 4 nats
+    a day and 4 in all; None: none); ``clock``, Unix seconds now (windows, periods).
     """
 
     def __init__(
@@ -81,6 +80,7 @@ class Client(AdminCalls):
         backoff_factor: float = 0.5,
         backoff_max: float = 30.0,
         token: str | None = None,
+        upload_token: str | None = None,
         queue_path: str | os.PathLike[str] | None = None,
         queue_limit_bytes: int = DEFAULT_LIMIT_BYTES,
         rng: RandomSource | None = None,
@@ -104,6 +104,7 @@ class Client(AdminCalls):
             backoff_factor=backoff_factor,
             backoff_max=backoff_max,
             token=token,
+            upload_token=upload_token,
             session=session,
         )
         self.url = self._http.url
@@ -309,8 +310,7 @@ class Client(AdminCalls):
         return self._send_all([b._replace(window="") for b in batches], window=window)  # "": not in the outbox
 
     def _post_batch(self, body: bytes) -> dict[str, Any]:
-        resp = self._http.request("POST", "/v1/reports", data=body, headers={"Content-Type": MSGPACK}, ok=(200, 201))
-        return json_object(resp)
+        return json_object(self._http.post_reports(body, MSGPACK))
 
     def _settled(self, item: PreparedBatch, refused: bool = False) -> None:
         """A windowed batch left the outbox: acknowledged or queued, or refused for good (ledger released)."""

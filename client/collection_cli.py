@@ -1,5 +1,5 @@
 """The operator's collection commands: ``rldp collections`` and ``rldp collection
-create|show|rotate|switch|resume|retire|estimate``.
+create|show|rotate|switch|resume|upload-token|retire|estimate``.
 
     rldp collection create app-usage --mechanism d62785a1 --notion rldp --epsilon 1 --description "daily use"
     rldp collection create app-usage --mechanism PILOT --notion rldp --epsilon 1 --switch-after 2000 --drift pause
@@ -8,6 +8,7 @@ create|show|rotate|switch|resume|retire|estimate``.
     rldp collection estimate app-usage        # P_X from every mechanism's reports, one likelihood
     rldp collection switch app-usage          # end the pilot: design over its confidence set, rotate
     rldp collection resume app-usage          # lift the pause its drift policy set
+    rldp collection upload-token app-usage    # require (or rotate) the token uploads must carry; --revoke
     rldp collection retire app-usage
 
 Like :mod:`.operator_cli`: one SDK call each, the admin token from RLDP_ADMIN_TOKEN, ids as
@@ -17,6 +18,7 @@ unique prefixes, a table for people and ``--json`` for programs.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from rldp.shared.arguments import positive_float, positive_int
@@ -94,8 +96,32 @@ def cmd_collections(args: argparse.Namespace) -> int:
     return 0
 
 
+def _upload_token(args: argparse.Namespace) -> int:
+    """``rldp collection upload-token NAME [--revoke]``: the new token, printed once (stdout: only the token)."""
+    with _client(args, auth=True) as client:
+        answer = client.revoke_upload_token(args.name) if args.revoke else client.rotate_upload_token(args.name)
+    if args.json:
+        print_json(answer)
+    elif args.revoke:
+        done = "revoked" if answer.get("revoked") else "had none: nothing to revoke"
+        print(f"{args.name}: upload token {done}; its report uploads need no token again")
+    else:
+        print(answer["token"])
+        previous = (
+            "the previous token stays valid until the next rotation" if answer["previous_valid"] else "none before"
+        )
+        print(
+            f"upload token of {args.name} (shown once; the service keeps its hash only; {previous}). Give it to every "
+            "install of the app (Client(url, upload_token=...)), never one per install; rotate it if it leaks.",
+            file=sys.stderr,
+        )
+    return 0
+
+
 def cmd_collection(args: argparse.Namespace) -> int:
     """``rldp collection ACTION NAME …``."""
+    if args.action == "upload-token":
+        return _upload_token(args)
     with _client(args, auth=args.action != "show", read=args.action == "estimate") as client:
         if args.action == "create":
             policy: dict[str, Any] = {"notion": args.notion}
@@ -235,6 +261,17 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
     )
     a.add_argument("name", metavar="NAME")
     a.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    a = actions.add_parser(
+        "upload-token",
+        parents=common,
+        help="require a token on the collection's report uploads, or rotate it (--revoke: require none)",
+        description="Make a new upload token for the collection and print it once: its report uploads must then "
+        "carry it ('Authorization: Bearer'); the previous token stays valid until the next rotation. The app's "
+        "backend hands the same token to every install (it links a report to 'an install of this app', nothing "
+        "finer); rotate it if it leaks. --revoke: uploads need no token again." + admin,
+    )
+    a.add_argument("name", metavar="NAME")
+    a.add_argument("--revoke", action="store_true", help="drop the requirement (no token needed again)")
     a = actions.add_parser(
         "estimate",
         parents=common,

@@ -21,6 +21,7 @@ __all__ = [
     "MechanismRejected",
     "ProblemError",
     "TooFewReports",
+    "UploadCredentialRefused",
     "problem_error",
     "ServiceUnavailable",
     "StateFileError",
@@ -74,12 +75,30 @@ class TooFewReports(ProblemError):
         self.min_reports = _int_or_none(problem.get("min_reports"))
 
 
+class UploadCredentialRefused(ProblemError):
+    """The batch's collection requires an upload token and this upload carried none, or neither its current nor
+    its previous one (401 upload-credential). Permanent: nothing was stored and resending will not help until the
+    app gives its installs the collection's current token (``Client(url, upload_token=...)``); the operator makes
+    and rotates it (``rldp collection upload-token NAME``)."""
+
+    def __init__(self, status: int, problem: dict[str, Any], receipt: Any = None) -> None:
+        super().__init__(status, problem, receipt)
+        self.args = (
+            f"{self.status} {self.reason}: {self.detail or self.title} (give the client the collection's upload "
+            "token: Client(url, upload_token=...))",
+        )
+
+
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 #: The ProblemError subclass of each problem type that has one (the others are ProblemError itself).
-PROBLEM_ERRORS: dict[str, type[ProblemError]] = {"too-few-reports": TooFewReports, "no-reports": TooFewReports}
+PROBLEM_ERRORS: dict[str, type[ProblemError]] = {
+    "too-few-reports": TooFewReports,
+    "no-reports": TooFewReports,
+    "upload-credential": UploadCredentialRefused,
+}
 
 
 def problem_error(status: int, problem: dict[str, Any], receipt: Any = None) -> ProblemError:

@@ -95,6 +95,7 @@ class Transport:
         backoff_max: float,
         token: str | None,
         session: requests.Session | None,
+        upload_token: str | None = None,
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"server URL must start with http:// or https://; got {url!r}")
@@ -107,6 +108,9 @@ class Transport:
         #: The most bytes of one answer (:data:`MAX_RESPONSE_BYTES`).
         self.max_response_bytes = MAX_RESPONSE_BYTES
         self._token = token
+        if upload_token is not None and (not isinstance(upload_token, str) or not upload_token.strip()):
+            raise ValueError("upload_token must be a non-empty string (the collection's upload token) or None")
+        self._upload_token = upload_token
         retry = CappedRetry(
             total=int(retries),
             connect=int(retries),
@@ -139,6 +143,14 @@ class Transport:
                 raise ValueError("this call needs a bearer token: Client(..., token=...)")
             headers["Authorization"] = f"Bearer {self._token}"
         return headers
+
+    def post_reports(self, body: bytes, media_type: str) -> requests.Response:
+        """POST one report batch; with the collection's upload token, if the app was given one (report uploads
+        are the only requests that carry it: it is never sent elsewhere, and never with the admin token)."""
+        headers = {"Content-Type": media_type}
+        if self._upload_token is not None:
+            headers["Authorization"] = f"Bearer {self._upload_token.strip()}"
+        return self.request("POST", "/v1/reports", data=body, headers=headers, ok=(200, 201))
 
     def _read(self, resp: requests.Response, method: str, url: str, deadline: float) -> None:
         """Read the body into ``resp`` while streaming: at most :attr:`max_response_bytes` of a success (else

@@ -92,6 +92,30 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
             "solver": {"type": "string", "enum": ["auto", "exact", "cg"]},
         },
     },
+    "UploadToken": {
+        "type": "object",
+        "required": ["token", "previous_valid"],
+        "properties": {
+            "token": {
+                "type": "string",
+                "description": "the new upload token, shown this once (the service keeps its SHA-256 only): the "
+                "app's backend hands it to every install, which sends it as 'Authorization: Bearer <token>' on "
+                "report uploads",
+            },
+            "previous_valid": {
+                "type": "boolean",
+                "description": "whether the previous token is still accepted (until the next rotation or a revoke)",
+            },
+        },
+    },
+    "UploadTokenRevoked": {
+        "type": "object",
+        "required": ["collection", "revoked"],
+        "properties": {
+            "collection": {"type": "string"},
+            "revoked": {"type": "boolean", "description": "false: the collection had no upload token"},
+        },
+    },
     "Collection": {
         "type": "object",
         "required": ["name", "policy", "status", "current", "mechanisms"],
@@ -251,6 +275,35 @@ def collection_paths(
                     _200=json_answer("Collection", "resumed"), _401=unauthorized, _404=problem("unknown-collection")
                 ),
             }
+        },
+        "/v1/collections/{name}/upload-token": {
+            "post": {
+                "summary": "Create or rotate the collection's upload token (admin); returned once",
+                "operationId": "rotateUploadToken",
+                "description": "From now on the collection's report uploads (every mechanism of it) must carry "
+                "'Authorization: Bearer <token>' with this token or the previous one (still accepted until the next "
+                "rotation or a revoke, so installs can pick up the new one); others are refused as "
+                "upload-credential (401). Every install of the app holds the same token: it links a report to 'an "
+                "install of this app', nothing finer. Never hand out a token per install.",
+                "security": admin,
+                "parameters": [name],
+                "responses": responses(
+                    _200=json_answer("UploadToken", "the new token (shown once)"),
+                    _401=unauthorized,
+                    _404=problem("unknown-collection"),
+                ),
+            },
+            "delete": {
+                "summary": "Revoke the collection's upload token: its uploads need none again (admin; idempotent)",
+                "operationId": "revokeUploadToken",
+                "security": admin,
+                "parameters": [name],
+                "responses": responses(
+                    _200=json_answer("UploadTokenRevoked", "revoked"),
+                    _401=unauthorized,
+                    _404=problem("unknown-collection"),
+                ),
+            },
         },
         "/v1/collections/{name}/retire": {
             "post": {

@@ -11,6 +11,7 @@ from rldp.aggregator.services import (
     MechanismWithdrawn,
     RotationRefused,
     UnknownCollection,
+    UploadCredentialRequired,
 )
 
 __all__ = ["COLLECTION_HEADERS", "COLLECTION_PROBLEMS", "COLLECTION_REASONS"]
@@ -58,6 +59,14 @@ COLLECTION_PROBLEMS = [
         "drawn under it are not taken. Draw again under the collection's current mechanism.",
     ),
     (
+        "upload-credential",
+        401,
+        "Upload credential required",
+        "The batch's collection requires an upload token ('Authorization: Bearer <token>', the token its operator "
+        "gave the app) and the upload carried none, or neither its current nor its previous one. Nothing was "
+        "stored; the app must give its installs the collection's current upload token.",
+    ),
+    (
         "rotation-refused",
         422,
         "Mechanism cannot join the collection",
@@ -75,7 +84,11 @@ COLLECTION_REASONS: dict[type[BaseException], str] = {
     RotationRefused: "rotation-refused",
     CollectionPaused: "collection-paused",
     MechanismWithdrawn: "mechanism-withdrawn",
+    UploadCredentialRequired: "upload-credential",
 }
 
 #: Headers that always come with a collection refusal: a paused collection is looked at again in minutes.
-COLLECTION_HEADERS = {"collection-paused": {"Retry-After": "300"}}
+COLLECTION_HEADERS = {
+    "collection-paused": {"Retry-After": "300"},
+    "upload-credential": {"WWW-Authenticate": 'Bearer realm="rldp-upload"'},
+}

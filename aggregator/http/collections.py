@@ -91,6 +91,23 @@ def resume(name: str) -> Response:
     return respond(collection_json(service.resume_collection(name)))
 
 
+@blueprint.post("/v1/collections/<name>/upload-token")
+def rotate_upload_token(name: str) -> Response:
+    """Create or rotate the collection's upload token: returned once (only its hash is stored)."""
+    service = current_service()
+    authorize(service.config)
+    token, previous = service.rotate_upload_token(name)
+    return respond({"token": token, "previous_valid": previous}, headers={"Cache-Control": "no-store"})
+
+
+@blueprint.delete("/v1/collections/<name>/upload-token")
+def revoke_upload_token(name: str) -> Response:
+    """Revoke the collection's upload token: its uploads need none again (idempotent)."""
+    service = current_service()
+    authorize(service.config)
+    return respond({"collection": name, "revoked": service.revoke_upload_token(name)})
+
+
 @blueprint.post("/v1/collections/<name>/retire")
 def retire(name: str) -> Response:
     service = current_service()

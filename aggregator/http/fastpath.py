@@ -71,9 +71,12 @@ class ReportsFastPath:
                 raise Problem(
                     "bad-request", f"the body ended after {len(body)} of the {size} bytes its Content-Length announced"
                 )
+            authorization = environ.get("HTTP_AUTHORIZATION")  # a collection may require an upload token
             if deferred is None:
-                return self._answer(submit(self.service, body, kind), start_response, start)
-            steps = self.service.submit_steps(decode(body, kind), maybe_bool=maybe_booleans(body, kind))
+                return self._answer(submit(self.service, body, kind, authorization), start_response, start)
+            steps = self.service.submit_steps(
+                decode(body, kind), maybe_bool=maybe_booleans(body, kind), authorization=authorization
+            )
             deferred.item = next(steps)  # checked: the front commits it
         except Exception as exc:
             return self._answer(exc, start_response, start)

@@ -289,11 +289,16 @@ def _paths() -> dict[str, Any]:
                 "answered 200 with duplicate=true. A 2xx means the batch is committed "
                 "(durable). Anything invalid refuses the whole batch; nothing is stored. A batch of a mechanism "
                 "that collects by window carries its window's label and is counted in that window; a retry under "
-                "another window is a batch-conflict.",
+                "another window is a batch-conflict. Uploads are anonymous unless the mechanism's collection requires "
+                "an upload token (POST /v1/collections/{name}/upload-token): then 'Authorization: Bearer <token>'.",
                 "requestBody": _body("ReportBatch"),
                 "responses": _responses(
                     _200=_json("BatchReceipt", "duplicate of a stored batch (stored once)"),
                     _201=_json("BatchReceipt", "stored"),
+                    _401=_problem(
+                        "upload-credential: the mechanism's collection requires its upload token "
+                        "(Authorization: Bearer), which the app gives its installs"
+                    ),
                     _404=_problem("unknown-mechanism"),
                     _409=_problem("batch-conflict / mechanism-retired"),
                     _410=_problem("mechanism-withdrawn: paused by its collection, which has moved on"),

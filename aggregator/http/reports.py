@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from rldp.aggregator.services import AggregatorService, Receipt
 
@@ -20,9 +20,15 @@ __all__ = ["blueprint", "receipt_answer", "submit"]
 blueprint = Blueprint("reports", __name__)
 
 
-def submit(service: AggregatorService, body: bytes, kind: str) -> tuple[int, dict[str, Any]]:
-    """Decode and store one batch; (HTTP status, receipt): 201 when stored now, 200 for a duplicate."""
-    return receipt_answer(service.submit_reports(decode(body, kind), maybe_bool=maybe_booleans(body, kind)))
+def submit(
+    service: AggregatorService, body: bytes, kind: str, authorization: str | None = None
+) -> tuple[int, dict[str, Any]]:
+    """Decode and store one batch; (HTTP status, receipt): 201 when stored now, 200 for a duplicate.
+    ``authorization``: the request's Authorization header (a collection may require an upload token)."""
+    receipt = service.submit_reports(
+        decode(body, kind), maybe_bool=maybe_booleans(body, kind), authorization=authorization
+    )
+    return receipt_answer(receipt)
 
 
 def receipt_answer(receipt: Receipt) -> tuple[int, dict[str, Any]]:
@@ -34,5 +40,6 @@ def receipt_answer(receipt: Receipt) -> tuple[int, dict[str, Any]]:
 def reports() -> Response:
     service = current_service()
     kind = body_kind()
-    status, payload = submit(service, read_body(service.config["MAX_BODY_BYTES"]), kind)
+    body = read_body(service.config["MAX_BODY_BYTES"])
+    status, payload = submit(service, body, kind, request.headers.get("Authorization"))
     return respond(payload, status)

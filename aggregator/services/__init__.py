@@ -71,6 +71,7 @@ from .errors import (
     UnknownJob,
     UnknownMechanism,
     UnsupportedMediaType,
+    UploadCredentialRequired,
     WrongType,
 )
 from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
@@ -91,6 +92,7 @@ from .runtime import (
     open_service_storage,
     start_writer,
 )
+from .upload_credentials import UploadCredentials
 
 __all__ = [
     "COLLECTION_NAME",
@@ -100,6 +102,8 @@ __all__ = [
     "CollectionConflict",
     "CollectionPaused",
     "MechanismWithdrawn",
+    "UploadCredentialRequired",
+    "UploadCredentials",
     "CollectionExists",
     "CollectionRecord",
     "CollectionRetired",

@@ -30,6 +30,7 @@ from .mechanisms import MechanismCatalog
 from .pauses import Pauses
 from .pilots import auto_switch_body, pilot_switch, switch_policy
 from .publish import publish_document
+from .upload_credentials import UploadCredentials
 from .watch import CollectionWatch
 
 __all__ = ["AggregatorService", "WRITE_FAILURE_SECONDS"]
@@ -51,8 +52,16 @@ class AggregatorService:
         self.drift = DriftWatch(storage, self.catalog, self.events, self._drift_policy)
         self.collections = Collections(storage, self.catalog)
         self.pauses = Pauses(storage)
+        self.upload_credentials = UploadCredentials(storage)
         self.watch = CollectionWatch(self.collections, self.catalog, self.drift, self._auto_switch)
-        self.ingest = Ingest(storage, self.catalog, config["MAX_BATCH_REPORTS"], self.events, pauses=self.pauses)
+        self.ingest = Ingest(
+            storage,
+            self.catalog,
+            config["MAX_BATCH_REPORTS"],
+            self.events,
+            pauses=self.pauses,
+            credentials=self.upload_credentials,
+        )
         self.designs = DesignRunner(
             storage,
             self.publish_bytes,
@@ -80,16 +89,18 @@ class AggregatorService:
             record = self.catalog.set_label(record.id, text)
         return record, created
 
-    def submit_reports(self, data: Any, *, maybe_bool: bool = True) -> Receipt:
-        """Store one decoded report batch (see :meth:`~.ingest.Ingest.steps`); its receipt once committed."""
-        return run_steps(self.submit_steps(data, maybe_bool=maybe_bool), self.storage.commit)
+    def submit_reports(self, data: Any, *, maybe_bool: bool = True, authorization: str | None = None) -> Receipt:
+        """Store one decoded report batch (see :meth:`~.ingest.Ingest.steps`); its receipt once committed.
+        ``authorization``: the upload's Authorization header, if any (a collection's upload credential)."""
+        steps = self.submit_steps(data, maybe_bool=maybe_bool, authorization=authorization)
+        return run_steps(steps, self.storage.commit)
 
-    def submit_steps(self, data: Any, *, maybe_bool: bool = True) -> SubmitSteps:
+    def submit_steps(self, data: Any, *, maybe_bool: bool = True, authorization: str | None = None) -> SubmitSteps:
         """:meth:`submit_reports` as steps (:data:`~.ingest.SubmitSteps`): the caller commits the
         item it yields — the HTTP front awaits the writer process — then finishes them with
         :func:`~.ingest.resume`."""
         mechanism = data.get("mechanism") if isinstance(data, Mapping) else None
-        steps = self.ingest.steps(data, maybe_bool=maybe_bool)
+        steps = self.ingest.steps(data, maybe_bool=maybe_bool, authorization=authorization)
         del data  # not kept while the commit is awaited (see Ingest.steps)
         try:
             receipt = yield from steps
@@ -201,6 +212,22 @@ class AggregatorService:
         if lifted:
             log.warning("collection %s resumed by its operator (%d pause(s) lifted)", record.name, lifted)
         return record
+
+    def rotate_upload_token(self, name: Any) -> tuple[str, bool]:
+        """A new upload token for collection ``name`` (returned once; see :mod:`.upload_credentials`) and
+        whether the previous one stays valid until the next rotation or a revoke."""
+        record = self.collections.get(name)
+        token, previous = self.upload_credentials.rotate(record.name)
+        log.warning("collection %s: upload token rotated by its operator", record.name)
+        return token, previous
+
+    def revoke_upload_token(self, name: Any) -> bool:
+        """Drop collection ``name``'s upload credential (its uploads need no token again); whether it had one."""
+        record = self.collections.get(name)
+        revoked = self.upload_credentials.revoke(record.name)
+        if revoked:
+            log.warning("collection %s: upload token revoked by its operator", record.name)
+        return revoked
 
     def switch_collection(
         self, name: Any, data: Any, *, redesign: bool = False, failed: Callable[[str], None] | None = None

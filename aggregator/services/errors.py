@@ -45,6 +45,7 @@ __all__ = [
     "CollectionConflict",
     "CollectionPaused",
     "MechanismWithdrawn",
+    "UploadCredentialRequired",
     "ClaimPolicyViolated",
     "RotationRefused",
     "DatabaseUnavailable",
@@ -177,6 +178,12 @@ class CollectionPaused(ServiceError):
 
 class MechanismWithdrawn(ServiceError):
     """A paused mechanism its collection has since rotated away from: its reports are not taken any more."""
+
+
+class UploadCredentialRequired(ServiceError):
+    """A batch for a collection that requires an upload token came without a valid one (nothing stored).
+
+    Permanent for a client: the app must give its installs the collection's current upload token."""
 
 
 class ClaimPolicyViolated(ServiceError, ValueError):

@@ -28,6 +28,7 @@ from .errors import BatchConflict, MechanismRetired, ServiceError, UnknownMechan
 from .events import ServiceEvents
 from .mechanisms import MechanismCatalog
 from .pauses import Pauses
+from .upload_credentials import UploadCredentials
 
 __all__ = ["Ingest", "Receipt", "SubmitSteps", "resume", "run_steps"]
 
@@ -62,29 +63,35 @@ class Ingest:
         events: ServiceEvents | None = None,
         clock: Callable[[], float] = time.time,
         pauses: Pauses | None = None,
+        credentials: UploadCredentials | None = None,
     ) -> None:
         self.storage = storage
         self.pauses = pauses
+        self.credentials = credentials
         self.catalog = catalog
         self.max_reports = max_reports
         self.events = events or ServiceEvents()
         self.clock = clock
 
-    def steps(self, data: Any, *, maybe_bool: bool = True) -> SubmitSteps:
+    def steps(self, data: Any, *, maybe_bool: bool = True, authorization: str | None = None) -> SubmitSteps:
         """Store one decoded batch, as steps (:data:`SubmitSteps`): check it, yield the item to commit,
         return its :class:`Receipt` once the commit's result is sent in (:func:`run_steps` with
         :meth:`Storage.commit` blocks; the HTTP front awaits the writer process instead).
 
         ``maybe_bool=False``: the caller saw no boolean in the encoded body (see
-        :func:`~rldp.shared.reports.check_reports`). Raises a
+        :func:`~rldp.shared.reports.check_reports`). ``authorization``: the upload's Authorization header
+        (:mod:`.upload_credentials`: a collection may require an upload token). Raises a
         :class:`~rldp.shared.reports.BatchError` (window refusals included),
         :class:`UnknownMechanism`, :class:`MechanismRetired`, :class:`BatchConflict`,
+        :class:`~.errors.UploadCredentialRequired`,
         :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a
         refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
         """
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
         outputs = self.catalog.outputs(mechanism_id)  # UnknownMechanism unless published here
         try:
+            if self.credentials is not None:  # the mechanism's collection may require an upload token
+                self.credentials.check(mechanism_id, authorization)
             if self.pauses is not None:  # a collection's drift policy may have paused this mechanism
                 self.pauses.check(mechanism_id)
             window = check_window(data, self.catalog.window(mechanism_id), self.clock())

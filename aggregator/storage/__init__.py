@@ -78,6 +78,7 @@ from .postgres import PostgresStorage
 from .rows import BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError, StoreFull
 from .schema import SCHEMA_VERSION
 from .sqlite import SQLiteStorage
+from .upload_credentials import UploadCredential
 
 __all__ = [
     "COMMIT_WAIT_SECONDS",
@@ -99,6 +100,7 @@ __all__ = [
     "Storage",
     "StorageError",
     "StoreFull",
+    "UploadCredential",
     "default_url",
     "resolve_url",
     "sqlite_file",

@@ -21,6 +21,7 @@ from .labels import LabelStore, mechanism_record
 from .rows import LIVE, BatchItem, IngestResult, JobRecord, MechanismRecord, StorageError, StoreFull
 from .schema import BATCH_COLUMNS, BATCH_WIDTH, JOB_COLUMNS, MECHANISM_COLUMNS, upgrade_schema, values
 from .telemetry import database_error
+from .upload_credentials import UploadCredentialStore
 
 __all__ = ["GroupSink", "Storage"]
 
@@ -41,7 +42,7 @@ class GroupSink(Protocol):
     def close(self) -> None: ...
 
 
-class Storage(CollectionStore, LabelStore, ABC):
+class Storage(CollectionStore, LabelStore, UploadCredentialStore, ABC):
     """Mechanisms, batches, counts, jobs, collections (:class:`~.collections.CollectionStore`). Thread-safe; open
     one per process. Every method raises :class:`StorageError` when the backend is unavailable. With a
     ``sink``, :meth:`ingest` hands each batch to it; else batches are committed here, by group commit.

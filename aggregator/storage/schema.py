@@ -24,6 +24,7 @@ from typing import Any
 
 from .collections import COLLECTION_STATEMENTS, ONE_COLLECTION_PER_MECHANISM, check_one_collection_per_mechanism
 from .rows import StorageError
+from .upload_credentials import UPLOAD_CREDENTIAL_STATEMENTS
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -82,6 +83,7 @@ def schema_statements(blob_type: str) -> list[str]:
         " heartbeat DOUBLE PRECISION NOT NULL)",
         _RECEIVED_INDEX,
         *COLLECTION_STATEMENTS,
+        *UPLOAD_CREDENTIAL_STATEMENTS,
     ]
 
 

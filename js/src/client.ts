@@ -364,7 +364,7 @@ export class Client {
   }
 
   private async post(item: PreparedBatch): Promise<Record<string, unknown>> {
-    const resp = await this.http.request("POST", "/v1/reports", { body: item.body, headers: { "Content-Type": MSGPACK } });
+    const resp = await this.http.request("POST", "/v1/reports", { body: item.body, headers: { "Content-Type": MSGPACK }, upload: true });
     return resp.json();
   }
 

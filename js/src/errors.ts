@@ -111,9 +111,21 @@ export class TooFewReports extends ProblemError {
   }
 }
 
-/** The error for a refusal: the subclass of its problem type (TooFewReports) or ProblemError. */
+/** The batch's collection requires an upload token and the upload carried none, or neither its current nor its
+ * previous one (401 `upload-credential`). Permanent: nothing was stored; give the client the collection's current
+ * token (`new Client(url, { uploadToken })`), which its operator makes and rotates (`rldp collection upload-token`). */
+export class UploadCredentialRefused extends ProblemError {
+  override name = "UploadCredentialRefused";
+  constructor(status: number, problem: Record<string, unknown>, receipt?: unknown) {
+    super(status, problem, receipt);
+    this.message = `${this.message} (give the client the collection's upload token: new Client(url, { uploadToken }))`;
+  }
+}
+
+/** The error for a refusal: the subclass of its problem type (TooFewReports, UploadCredentialRefused) or ProblemError. */
 export function problemError(status: number, problem: Record<string, unknown>, receipt?: unknown): ProblemError {
   const error = new ProblemError(status, problem, receipt);
+  if (error.reason === "upload-credential") return new UploadCredentialRefused(status, problem, receipt);
   return error.reason === "too-few-reports" || error.reason === "no-reports" ? new TooFewReports(status, problem, receipt) : error;
 }
 

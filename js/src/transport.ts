@@ -23,6 +23,9 @@ export interface TransportOptions {
   backoffFactor?: number;
   backoffMax?: number;
   token?: string | null;
+  /** The collection's upload token, if its operator requires one: sent (`Authorization: Bearer`) on report uploads
+   * only. The same for every install of the app: never hand out one per install (it would link an install's reports). */
+  uploadToken?: string | null;
   fetch?: typeof fetch;
   /** The most bytes of one answer (default MAX_RESPONSE_BYTES). */
   maxResponseBytes?: number;
@@ -134,7 +137,7 @@ async function readBody(resp: Response, limit: number, truncate = false): Promis
 
 export class Transport {
   readonly url: string;
-  private readonly opts: Required<Omit<TransportOptions, "token">> & { token: string | null };
+  private readonly opts: Required<Omit<TransportOptions, "token" | "uploadToken">> & { token: string | null; uploadToken: string | null };
 
   constructor(url: string, options: TransportOptions = {}) {
     if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new ValidationError(`server URL must start with http:// or https://; got ${url}`);
@@ -143,7 +146,12 @@ export class Transport {
     if (!(timeoutMs > 0)) throw new ValidationError(`timeoutMs must be > 0; got ${timeoutMs}`);
     const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) throw new ValidationError(`maxResponseBytes must be a positive integer; got ${maxResponseBytes}`);
+    const uploadToken = options.uploadToken ?? null;
+    if (uploadToken !== null && (typeof uploadToken !== "string" || uploadToken.trim() === "")) {
+      throw new ValidationError("uploadToken must be a non-empty string (the collection's upload token) or null");
+    }
     this.opts = {
+      uploadToken: uploadToken === null ? null : uploadToken.trim(),
       timeoutMs,
       retries: options.retries ?? 3,
       backoffFactor: options.backoffFactor ?? 0.5,
@@ -156,9 +164,10 @@ export class Transport {
   }
 
   /** One request with retries; the whole Reply of a success (2xx, 304), else ProblemError / ServiceUnavailable. */
-  async request(method: string, path: string, init: { body?: Uint8Array; headers?: Record<string, string>; auth?: boolean } = {}): Promise<Reply> {
+  async request(method: string, path: string, init: { body?: Uint8Array; headers?: Record<string, string>; auth?: boolean; upload?: boolean } = {}): Promise<Reply> {
     const url = this.url + path;
     const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    if (init.upload && this.opts.uploadToken !== null) headers.Authorization = `Bearer ${this.opts.uploadToken}`; // report uploads only
     if (init.auth) {
       if (!this.opts.token) throw new ValidationError("this call needs a bearer token: new Client(url, { token })");
       headers.Authorization = `Bearer ${this.opts.token}`;

@@ -11,7 +11,7 @@ import * as rldp from "../dist/index.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ESBUILD = join(ROOT, "node_modules", ".bin", "esbuild");
-const ARGS = { ProblemError: [400, {}], TooFewReports: [409, {}], ServiceUnavailable: ["x"], StateFileError: ["p", "x"], PrivacyBudgetExceeded: [1, null, 1, 1, ""] };
+const ARGS = { ProblemError: [400, {}], TooFewReports: [409, {}], UploadCredentialRefused: [401, {}], ServiceUnavailable: ["x"], StateFileError: ["p", "x"], PrivacyBudgetExceeded: [1, null, 1, 1, ""] };
 
 function errorClasses(mod) {
   return Object.entries(mod).filter(([, v]) => typeof v === "function" && (v === mod.RldpError || v.prototype instanceof mod.RldpError));
