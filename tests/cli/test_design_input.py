@@ -85,15 +85,28 @@ def test_delimiter_and_encoding(tmp_path):
 
 
 @pytest.mark.slow
-def test_continuous_column_is_refused_before_allocating(tmp_path):
-    """Adult's fnlwgt has ~21k values: |X| = 2 × 21k; GRR alone would be a 14 GiB matrix."""
-    proc = run(
+def test_continuous_column_is_binned_or_refused_before_allocating(tmp_path):
+    """Adult's fnlwgt has ~21k values: |X| = 2 × 21k; GRR alone would be a 14 GiB matrix. Detected as numeric
+    (every cell a decimal, more than 32 values) it is binned from the public quantiles; kept categorical on
+    request (--categorical) it is refused before any allocation, saying to bin it."""
+    refused = run(
         *design_args(adult_path(), tmp_path / "m.json", method="grr", released="fnlwgt"),
+        "--names",
+        ",".join(ADULT_COLUMNS),
+        "--categorical",
+        "fnlwgt",
+        timeout=60,
+    )
+    assert_one_line_error(refused, "|X| = ", f"> {MAX_DESIGN_SYMBOLS:,}", "'fnlwgt' has", "numeric values", "bin it")
+    binned = run(
+        *design_args(adult_path(), tmp_path / "b.json", method="grr", released="fnlwgt"),
         "--names",
         ",".join(ADULT_COLUMNS),
         timeout=60,
     )
-    assert_one_line_error(proc, "|X| = ", f"> {MAX_DESIGN_SYMBOLS:,}", "'fnlwgt' has", "numeric values", "bin it")
+    assert binned.returncode == 0, binned.stderr[-2000:]
+    released = json.loads((tmp_path / "b.json").read_text())["released"][0]
+    assert released["name"] == "fnlwgt" and 2 <= len(released["numeric"]["edges"]) <= 17
 
 
 def test_a_42_value_column_is_not_called_continuous():

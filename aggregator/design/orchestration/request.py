@@ -228,8 +228,9 @@ def check_design_size(alphabet: Alphabet, where: str) -> None:
     product = " × ".join(f"{a.name} ({a.size:,})" for a in attrs)
     if widest.size >= _CONTINUOUS_MIN_VALUES and _looks_numeric(widest.values):
         advice = (
-            f"column {widest.name!r} has {widest.size:,} distinct numeric values: if it is continuous, bin it into "
-            "a few ranges (a new column) first"
+            f"column {widest.name!r} has {widest.size:,} distinct numeric values: if it is continuous, bin it "
+            f"by declaring it numeric (rldp design --numeric {widest.name} without --categorical; 'numeric' in a "
+            "design request): its bins then come from the public quantiles"
         )
     else:
         advice = (

@@ -126,7 +126,7 @@ def test_ctrl_c_while_the_public_csv_is_read_says_nothing_was_written(adult_csv,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(design_cli, "read_public", interrupted)
+    monkeypatch.setattr(design_cli, "read_public_numeric", interrupted)
     out = tmp_path / "m.json"
     assert main(["design", str(adult_csv), "--sensitive", "sex", "--released", "race", "--epsilon", "1",
                  "--method", "polyopt", "--out", str(out)]) == 130  # fmt: skip
