@@ -70,6 +70,13 @@ ESTIMATE_SCHEMAS: dict[str, Any] = {
                 "P (100 pseudo-reports from P̂), within [realised_epsilon_lower, realised_epsilon_upper]; null "
                 "when not identified by the reports (S latent, or a mechanism of rank < |X|: then the interval only)",
             },
+            "scope": {
+                "type": "string",
+                "enum": ["all-windows"],
+                "description": "present on an estimate over every window of a mechanism that collects by window: "
+                "an owner's report repeats in each, so the test is descriptive there (the watch judges one window "
+                "at a time)",
+            },
             "realised_epsilon_lower": {
                 "type": ["number", "null"],
                 "description": "the 95 % interval's low end: a lower bound of ε* over the estimate's simultaneous "

@@ -49,6 +49,19 @@ SCRAPE_MAX_ENTRIES = 1 << 20
 DriftAnswer = tuple[dict[str, Any] | None, str | None]
 
 
+def _across_windows(drift: dict[str, Any]) -> dict[str, Any]:
+    """A drift object over every window of a mechanism that collects by window: an owner's memoised report
+    repeats in each window, so these reports are not independent and the test's guarantee (one window at a
+    time, as the watch judges) does not hold for them; the object says so (``scope``) and acts on nothing."""
+    return {
+        **drift,
+        "scope": "all-windows",
+        "statement": drift["statement"]
+        + "; over every window, where an owner's report repeats in each: descriptive only, the watch judges one "
+        "window at a time (ask with ?window=LABEL)",
+    }
+
+
 class DriftWatch:
     """Drift answers per (mechanism, window), cached by report count; events on each fresh one."""
 
@@ -107,6 +120,8 @@ class DriftWatch:
                 drift = watch(
                     doc, counts, estimate, contamination=gamma, min_reports=DRIFT_MIN_REPORTS, sequence=sequence
                 ).to_dict()
+                if label is None and self.catalog.window(record.id) is not None:
+                    drift = _across_windows(drift)
             except (RldpError, ValueError, ArithmeticError) as exc:  # numerical trouble: say so, never a 5xx
                 answer: DriftAnswer = (None, f"the drift watch could not be computed: {one_line(exc)}")
                 self._answers.put(key, (n, answer))

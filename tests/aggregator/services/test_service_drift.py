@@ -152,3 +152,18 @@ def test_a_label_ahead_of_the_clock_never_decides(http, app):
     metrics = http.get("/metrics").data.decode()
     assert _gauge(metrics, "rldp_drift_p_value", doc["id"]) >= 0.05
     assert f'rldp_drift_detected_total{{mechanism="{doc["id"]}"}} 1.0' not in metrics
+
+
+def test_an_estimate_over_every_window_says_its_drift_is_descriptive_only(http, app):
+    """Over every window of a windowed mechanism an owner's memoised report repeats: the drift object says
+    the test's guarantee is the per-window one, and does not present its p-value as the watch's."""
+    doc = {k: v for k, v in adult_sex_race_polyopt(1.5).items() if k != "id"}
+    doc["collection"] = {"window": "P1D"}
+    doc["id"] = content_id(doc)
+    _publish(http, doc)
+    today = Window.parse("P1D").label_at(time.time())
+    _upload(http, doc, public_distribution(doc), 2000, seed=3, batch="a", window=today)
+    every = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ).json["drift"]
+    assert every["scope"] == "all-windows" and "descriptive only" in every["statement"]
+    one = http.get(f"/v1/mechanisms/{doc['id']}/estimate?window={today}", headers=READ).json["drift"]
+    assert "scope" not in one and "descriptive only" not in one["statement"]
