@@ -184,24 +184,38 @@ class AggregatorService:
             try:
                 method = NOTIONS[collection.policy["notion"]].recommended  # the notion's recommended designer
                 job = self.switch_collection(
-                    name, {"method": method}, redesign=True, failed=functools.partial(self._redesign_failed, name)
+                    name,
+                    {"method": method},
+                    redesign=True,
+                    failed=functools.partial(self._redesign_failed, name, record.id),
                 )
             except ServiceError as exc:
-                self._redesign_failed(name, exc.detail)
+                self._redesign_failed(name, record.id, exc.detail)
             else:
                 log.warning(
                     "drift: collection %s is paused while a redesign over its live reports runs (job %s)", name, job.id
                 )
 
-    def _redesign_failed(self, name: str, why: str) -> None:
-        """A drift redesign of collection ``name`` published nothing: the pause stays, saying why."""
+    def _redesign_failed(self, name: str, drifted: str, why: str) -> None:
+        """A drift redesign of collection ``name`` away from mechanism ``drifted`` published nothing: the pause
+        of ``drifted`` stays, saying why. If the collection has moved on meanwhile (another redesign — another
+        server process, or a second detection — rotated it), nothing is paused: the new mechanism is not the
+        one that drifted."""
         record = self.collections.get(name)
+        if record.current != drifted:
+            log.warning(
+                "drift: a redesign of collection %s ended without rotating, but it already moved on to %s: %s",
+                name,
+                record.current,
+                why,
+            )
+            return
         reason = (
             f"its population drifted and the redesign failed ({why}); nothing new was published: rotate the "
             "collection to a mechanism designed by hand (rldp collection rotate), or resume it if the claim is "
             "judged fine"
         )
-        self.pauses.replace_reason(name, record.current, reason)
+        self.pauses.replace_reason(name, drifted, reason)
         self.events.redesign_failed(name, why)
         log.warning("drift: collection %s could not be redesigned and stays paused: %s", name, why)
 
