@@ -6,15 +6,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rldp.shared.arguments import add_progress_flags, names, positive_float, positive_int
+from rldp.shared.arguments import add_progress_flags, names
 from rldp.shared.collection import DEFAULT_WINDOW, NO_WINDOW, window_choice
 from rldp.shared.errors import ValidationError
 from rldp.shared.notions import NOTIONS as NOTION_TABLE
 
-from ..design import ALL_METHODS, NOTIONS, SOLVERS, TASKS, request_fields
+from ..design import ALL_METHODS, NOTIONS, field_kind, request_fields
 from ..design.orchestration.choose import AUTO
 from .common import radius_nats, significance_level
-from .distp import delta_level, parse_target
+from .distp import parse_target
 from .public_table import add_numeric_flags, add_table_flags
 
 __all__ = ["add_design_flags"]
@@ -110,16 +110,10 @@ def add_design_flags(p: argparse.ArgumentParser) -> None:
 
 def _flag_type(kind: str, name: str) -> dict[str, Any]:
     """argparse keywords for a request field of this kind (its range is checked again by the request)."""
-    label = name.replace("_", " ")
-    if kind == "delta":
-        return {"type": delta_level}
-    if kind in ("solver", "task"):
-        return {"choices": list(SOLVERS if kind == "solver" else TASKS)}
-    if kind in ("epsilon", "order", "seconds"):
-        return {"type": positive_float(label)}
-    if kind == "count":
-        return {"type": positive_int(label)}
-    raise TypeError(f"no command-line form for request field kind {kind!r} ({name})")
+    flag = field_kind(kind).flag
+    if flag is None:
+        raise TypeError(f"no command-line form for request field kind {kind!r} ({name})")
+    return flag(name.replace("_", " "))
 
 
 def _add_request_flags(p: argparse.ArgumentParser) -> None:

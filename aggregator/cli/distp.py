@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from rldp.shared.arguments import checked
 from rldp.shared.audit import audit_document, distp_delta, distp_epsilon
 from rldp.shared.distp_measures import divergence_distp
 from rldp.shared.document import mechanism_matrix
@@ -23,15 +22,7 @@ from ..design.solvers.optimal_transport import COST_RULES, DEFAULT_COST
 from ..design.solvers.xdistp import xdistp_epsilon
 from .common import CommandError, finite, fmt
 
-__all__ = ["delta_level", "parse_target", "read_cost", "design_lines", "evaluate_distp"]
-
-#: ``--delta``: the δ of an (ε, δ)-DistP claim.
-delta_level = checked(
-    float,
-    lambda value: 0 <= value < 1,
-    "delta must be a number in [0, 1); got {text!r}",
-    "delta must be in [0, 1); got {text!r}",
-)
+__all__ = ["parse_target", "read_cost", "design_lines", "evaluate_distp"]
 
 
 def design_lines(doc: dict[str, Any], record: dict[str, Any]) -> list[str]:

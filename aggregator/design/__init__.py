@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from .orchestration.build import design, design_document, design_matrix, run_designer, validate_parameters
 from .orchestration.choose import AUTO, auto_methods, best_method, design_auto, identifiable, releases_the_data
+from .orchestration.kinds import FIELD_KINDS, FieldKind, field_kind
 from .orchestration.pilot import PilotChoice, design_pilot, switch_after_pilot
 from .orchestration.registry import (
     ALL_METHODS,
@@ -86,6 +87,9 @@ __all__ = [
     "DesignOptions",
     "DesignRequest",
     "request_fields",
+    "FIELD_KINDS",
+    "FieldKind",
+    "field_kind",
     "request_from_json",
     "validate_request",
     "MAX_DESIGN_SYMBOLS",

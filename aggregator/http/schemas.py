@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from rldp.aggregator.services import (
-    COUPLING_COSTS,
-    COUPLING_TARGETS,
     DESIGN_NOTIONS,
     DESIGN_REQUEST_FIELDS,
-    DESIGN_SOLVERS,
-    DESIGN_TASKS,
     LABEL_MAX,
     MECHANISM_ID,
+    field_kind,
 )
 from rldp.shared.collection import DEFAULT_WINDOW, NO_WINDOW
 from rldp.shared.document import FORMATS, REQUIRED_FIELDS
@@ -41,33 +38,6 @@ _CLAIM: dict[str, Any] = {
     },
 }
 
-#: The JSON Schema of each kind of design request field (the kinds of rldp.aggregator.design.primitives.options).
-_KIND_SCHEMA: dict[str, dict[str, Any]] = {
-    "epsilon": {"type": "number", "exclusiveMinimum": 0},
-    "delta": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
-    "beta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-    "radius": {"type": ["number", "string"]},
-    "order": {"type": "number", "exclusiveMinimum": 0},
-    "seconds": {"type": "number", "exclusiveMinimum": 0},
-    "method": {"type": "string"},
-    "notion": {"type": "string", "enum": list(DESIGN_NOTIONS), "default": "rldp"},
-    "solver": {"type": "string", "enum": list(DESIGN_SOLVERS), "default": "auto"},
-    "task": {"type": "string", "enum": list(DESIGN_TASKS), "default": "joint"},
-    "window": {"type": ["string", "null"], "default": DEFAULT_WINDOW},
-    "bool": {"type": "boolean", "default": False},
-    "target": {
-        "oneOf": [
-            {"type": "string", "enum": list(COUPLING_TARGETS)},
-            {"type": "array", "items": {"type": "number", "minimum": 0}},
-        ]
-    },
-    "cost": {
-        "oneOf": [
-            {"type": "string", "enum": list(COUPLING_COSTS)},
-            {"type": "array", "items": {"type": "array", "items": {"type": "number", "minimum": 0}}},
-        ]
-    },
-}
 #: Descriptions for API readers where the CLI's help says less (the rest: the field's own help).
 _DESCRIPTIONS = {
     "epsilon": "the budget in nats; required unless `notion` is alip (then it is optional and must equal "
@@ -287,7 +257,7 @@ SCHEMAS: dict[str, Any] = {
             },
             # Every design field the request declares readable from JSON (rldp.aggregator.design.primitives.options).
             **{
-                f.name: {**_KIND_SCHEMA[f.kind], "description": _DESCRIPTIONS.get(f.name, f.help)}
+                f.name: {**field_kind(f.kind).schema, "description": _DESCRIPTIONS.get(f.name, f.help)}
                 for f in DESIGN_REQUEST_FIELDS
                 if f.json
             },

@@ -39,6 +39,7 @@ from .designs import (
     DESIGN_REQUEST_FIELDS,
     DESIGN_SOLVERS,
     DESIGN_TASKS,
+    field_kind,
 )
 from .errors import (
     AddressInUse,
@@ -141,6 +142,7 @@ __all__ = [
     "DESIGN_REQUEST_FIELDS",
     "DESIGN_SOLVERS",
     "DESIGN_TASKS",
+    "field_kind",
     "JOB_LIST_DEFAULT",
     "JOB_LIST_MAX",
     "JobRecord",

@@ -21,6 +21,7 @@ from rldp.aggregator.design import (
     TASKS,
     DesignParameterError,
     check_design_size,
+    field_kind,
     request_fields,
     request_from_json,
     validate_request,
@@ -47,6 +48,7 @@ __all__ = [
     "DESIGN_SOLVERS",
     "DESIGN_TASKS",
     "design_request",
+    "field_kind",
 ]
 
 DEFAULT_PUBLIC_NAME = "uploaded CSV"  # the provenance name of the public data when the request gives none

@@ -11,8 +11,6 @@ the field, which the service answers as a 422 for that parameter and the CLI pri
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -36,7 +34,7 @@ from ..primitives.errors import DesignError, DesignParameterError
 from ..primitives.options import DEFAULT_BETA, DesignRequest, check_solver_options, request_fields
 from ..solvers.coupling import TARGET_RULES
 from ..solvers.optimal_transport import COST_RULES, check_distribution, cost_matrix
-from ..solvers.task import check_task
+from .kinds import field_kind
 from .registry import ALL_METHODS, NOTION_METHODS, TRANSPORT_METHODS, methods_for
 
 __all__ = [
@@ -245,19 +243,6 @@ def check_design_size(alphabet: Alphabet, where: str) -> None:
     )
 
 
-#: The single-field validator of each kind (kinds of the fields declared in .options).
-_KIND_CHECKS: dict[str, Callable[..., Any]] = {
-    "epsilon": check_design_epsilon,
-    "delta": check_delta,
-    "beta": check_beta,
-    "radius": check_radius,
-    "order": check_order,
-    "seconds": lambda value, name, error: check_number(
-        value, name, accept=lambda v: math.isfinite(v) and v > 0, expected="a finite number of seconds > 0", error=error
-    ),
-    "count": lambda value, name, error: check_count(value, name, error=error),
-    "task": check_task,
-}
 #: The fields validate_request checks by their own rules above (the rest: by their kind alone).
 _RULED = frozenset(
     {"method", "notion", "epsilon", "epsilon_lower", "epsilon_upper", "delta", "radius", "beta", "n", "order"}
@@ -270,9 +255,10 @@ def _by_kind(request: DesignRequest) -> dict[str, Any]:
     out = {}
     for f in request_fields():
         value = getattr(request, f.name)
-        if f.name in _RULED or value is None or f.kind not in _KIND_CHECKS:
+        check = field_kind(f.kind).check
+        if f.name in _RULED or value is None or check is None:
             continue
-        out[f.name] = _KIND_CHECKS[f.kind](value, f.name, error=_err)
+        out[f.name] = check(value, f.name, error=_err)
     return out
 
 
@@ -310,56 +296,16 @@ def _transport(check: Any, name: str) -> None:
         raise _err(one_line(exc), parameter=name) from None
 
 
-_JSON_TYPES = {
-    "task": "string",
-    "solver": "string",
-    "window": "string",
-    "bool": "boolean",
-    "count": "integer",
-}
-
-
 def _json_value(kind: str, name: str, value: Any) -> Any:
     """One JSON value checked for its type by the field's kind (ranges are :func:`validate_request`'s)."""
-    if value is None or kind in ("notion", "method"):  # validate_request names their choices
-        return value
-    if kind in ("epsilon", "delta", "beta", "order", "seconds") or (
-        kind == "radius" and value not in ("inf", "Infinity")
-    ):
-        return check_number(value, name, accept=lambda v: True, expected="a number", error=_err)
-    if kind == "radius":
-        return math.inf
-    if kind == "target":
-        if isinstance(value, str) or _numbers(value):
-            return value
-        raise _err(f"target must be a rule name or a list of probabilities; got {describe(value)}", parameter=name)
-    if kind == "cost":
-        if isinstance(value, str) or (isinstance(value, list) and all(_numbers(row) for row in value)):
-            return value
-        raise _err(
-            f"cost must be a rule name or a square list of lists of numbers; got {describe(value)}", parameter=name
-        )
-    expected = _JSON_TYPES[kind]
-    ok = {"string": isinstance(value, str), "boolean": isinstance(value, bool), "integer": type(value) is int}[expected]
-    if not ok:
-        wanted = "true or false" if expected == "boolean" else f"a {expected}"
-        raise _err(f"{name} must be {wanted}; got {describe(value)}", parameter=name)
-    return value
-
-
-def _numbers(value: Any) -> bool:
-    return isinstance(value, list) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value
-    )
+    return None if value is None else field_kind(kind).read_json(name, value)
 
 
 def request_from_json(data: dict[str, Any], **known: Any) -> DesignRequest:
     """A :class:`DesignRequest` from a decoded JSON body: every field the request declares readable from
     JSON, type-checked by its kind; ``known`` are fields the caller knows better than the body (n from
     the uploaded data). Not validated: pass it to :func:`validate_request`."""
-    values = {
-        f.name: _json_value(f.kind, f.name, data.get(f.name)) for f in request_fields() if f.json and f.name in data
-    }
+    values = {f.name: _json_value(f.kind, f.name, data[f.name]) for f in request_fields() if f.json and f.name in data}
     return DesignRequest(**{**values, **known})
 
 
