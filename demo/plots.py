@@ -5,7 +5,7 @@ imported only when a figure is drawn (:func:`pyplot`); importing this module is 
 
 :func:`plot_curves` and :func:`plot_boxes` take an experiment's tidy rows (dicts with the
 columns of :data:`rldp.demo.experiments.COLUMNS`), draw one subplot per panel (data pair or
-synthetic shape), and write a PNG; :func:`plot_demo` draws the demo's two figures.
+synthetic shape), and write a PNG (the demo run's own figures: :mod:`rldp.demo.run.figures`).
 House style: the papers' methods are solid lines, the methods this project adds are
 dashed with hollow markers; one legend for the whole figure, below the plots; axes carry
 their units (ε in nats; NMI and ratios are dimensionless); ``bbox_inches="tight"`` so
@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-__all__ = ["METHOD_STYLES", "pyplot", "method_label", "plot_curves", "plot_boxes", "plot_demo"]
+__all__ = ["METHOD_STYLES", "pyplot", "method_label", "plot_curves", "plot_boxes"]
 
 # method -> (legend label, colour, marker, "ours"?)
 METHOD_STYLES: dict[str, tuple[str, str, str, bool]] = {
@@ -148,92 +146,136 @@ def plot_curves(
     plt, fig, axes = _grid(len(panels), ncols, panel_size)
     tagged = [dict(r, _x=float(r[x])) for r in rows if r.get(x) not in (None, "")]
     data = _index(tagged)
-    fractions: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)  # failed draws / all draws
-    for r in tagged:
-        if r["statistic"] == "failures":
-            fractions[(r["panel"], r["method"])][r["_x"]] = float(r["value"]) / max(float(r["draws"] or 1), 1.0)
+    fractions = _failed_fractions(tagged)
     handles: dict[str, Any] = {}
     scales = list(yscales) if yscales is not None else ["log" if ylog else "linear"] * len(panels)
     for ax, panel, yscale in zip(axes, panels, scales):
         ylog = yscale == "log"
-        # Infinite values (e.g. ε* when some P(Y=y|S=s) = 0) are drawn at a ceiling line.
         shown = [v for m in methods for st in (statistic, *(band or ())) for v in data.get((panel, m, st), {}).values()]
-        finite = [v for v in shown if math.isfinite(v)]
-        ceiling = (max(finite) * (2.0 if ylog else 1.15)) if finite else 1.0
-        if any(math.isinf(v) for v in shown):
-            ax.axhline(ceiling, color="0.4", linewidth=0.8, linestyle=(0, (1, 2)))
-            ax.annotate(
-                "∞ is drawn at this line",
-                xy=(0.99, ceiling),
-                xycoords=("axes fraction", "data"),
-                xytext=(0, -3),
-                textcoords="offset points",
-                va="top",
-                ha="right",
-                fontsize=8,
-                color="0.3",
-            )
-
-        def cap(v: float, ceiling: float = ceiling) -> float:
-            return ceiling if math.isinf(v) else v
-
+        cap = _infinity_ceiling(ax, shown, ylog)
+        references = {m: ref for (p, m), ref in (reference or {}).items() if p == panel}
+        series = {m: data.get((panel, m, statistic)) or {} for m in methods}
+        bands = (
+            {m: (data.get((panel, m, band[0]), {}), data.get((panel, m, band[1]), {})) for m in methods} if band else {}
+        )
         for i, method in enumerate(methods):
-            series = data.get((panel, method, statistic))
-            if not series:
-                continue
             failed = fractions.get((panel, method), {})
-            xs = sorted(k for k in series if failed.get(k, 0.0) <= max_failed_fraction and not math.isnan(series[k]))
-            if not xs:
-                continue
-            ys = [cap(series[k]) for k in xs]
-            style = _style(method, i)
-            (line,) = ax.plot(xs, ys, **style)
-            handles.setdefault(style["label"], line)
-            if band:
-                lo, hi = data.get((panel, method, band[0]), {}), data.get((panel, method, band[1]), {})
-                bx = [k for k in xs if k in lo and k in hi]
-                ax.fill_between(
-                    bx,
-                    [cap(lo[k]) for k in bx],
-                    [cap(hi[k]) for k in bx],
-                    color=style["color"],
-                    alpha=0.15 if style["linestyle"] != "--" else 0.08,
-                    linewidth=0,
-                )
-            if reference and (panel, method) in reference:
-                ref = reference[(panel, method)]
-                ax.plot(
-                    list(ref),
-                    list(ref.values()),
-                    linestyle="none",
-                    marker="x",
-                    markersize=8,
-                    markeredgewidth=2,
-                    color=style["color"],
-                )
-                if reference_label not in handles:
-                    (proxy,) = ax.plot(
-                        [], [], linestyle="none", marker="x", markersize=8, markeredgewidth=2, color="0.2"
-                    )
-                    handles[reference_label] = proxy
+            _draw_method(
+                ax, handles, _style(method, i), series[method], failed, max_failed_fraction, cap, bands.get(method)
+            )
+            if method in references and _shown_xs(series[method], failed, max_failed_fraction):
+                _draw_reference(ax, handles, references[method], reference_label, _style(method, i)["color"])
         if identity:
-            xs_all = [k for m in methods for k in data.get((panel, m, statistic), {})]
-            if xs_all:
-                lo_x, hi_x = min(xs_all), max(xs_all)
-                (diag,) = ax.plot([lo_x, hi_x], [lo_x, hi_x], color="tab:green", linewidth=1.2, linestyle=":")
-                handles.setdefault("ε* = ε (the claimed level)", diag)
-        title_text = panel_titles.get(panel, panel)
-        if panels.count(panel) > 1:
-            title_text += " — log scale" if ylog else " — linear scale"
-        ax.set_title(title_text, fontsize=10)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        if xlog:
-            ax.set_xscale("log")
-        if ylog:
-            ax.set_yscale("log")
-        ax.grid(True, alpha=0.3, which="both" if (xlog or ylog) else "major")
+            _draw_identity(ax, handles, [k for m in methods for k in data.get((panel, m, statistic), {})])
+        twice = panels.count(panel) > 1  # the same panel in two scales: say which
+        _label_axes(ax, panel_titles.get(panel, panel) + _scale_note(twice, ylog), xlabel, ylabel, xlog, ylog)
     return finish(plt, fig, handles, title, path, legend_cols=3)
+
+
+def _shown_xs(series: Mapping[float, float], failed: Mapping[float, float], max_failed_fraction: float) -> list[float]:
+    """The x values of a series that are drawn: not NaN, and where few enough draws failed."""
+    return sorted(k for k in series if failed.get(k, 0.0) <= max_failed_fraction and not math.isnan(series[k]))
+
+
+def _draw_method(
+    ax: Any,
+    handles: dict[str, Any],
+    style: dict[str, Any],
+    series: Mapping[float, float],
+    failed: Mapping[float, float],
+    max_failed_fraction: float,
+    cap: Callable[[float], float],
+    band: tuple[Mapping[float, float], Mapping[float, float]] | None,
+) -> None:
+    """One method's line (and its band)."""
+    xs = _shown_xs(series, failed, max_failed_fraction)
+    if not xs:
+        return
+    (line,) = ax.plot(xs, [cap(series[k]) for k in xs], **style)
+    handles.setdefault(style["label"], line)
+    if band:
+        _draw_band(ax, xs, band[0], band[1], cap, style)
+
+
+def _failed_fractions(tagged: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[float, float]]:
+    """{(panel, method): {x: failed draws / all draws}} from the rows' ``failures`` statistic."""
+    fractions: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
+    for r in tagged:
+        if r["statistic"] == "failures":
+            fractions[(r["panel"], r["method"])][r["_x"]] = float(r["value"]) / max(float(r["draws"] or 1), 1.0)
+    return fractions
+
+
+def _infinity_ceiling(ax: Any, shown: Sequence[float], ylog: bool) -> Callable[[float], float]:
+    """Infinite values (e.g. ε* when some P(Y=y|S=s) = 0) are drawn at a ceiling line, marked on the axes; the
+    function that maps a value to where it is drawn."""
+    finite = [v for v in shown if math.isfinite(v)]
+    ceiling = (max(finite) * (2.0 if ylog else 1.15)) if finite else 1.0
+    if any(math.isinf(v) for v in shown):
+        ax.axhline(ceiling, color="0.4", linewidth=0.8, linestyle=(0, (1, 2)))
+        ax.annotate(
+            "∞ is drawn at this line",
+            xy=(0.99, ceiling),
+            xycoords=("axes fraction", "data"),
+            xytext=(0, -3),
+            textcoords="offset points",
+            va="top",
+            ha="right",
+            fontsize=8,
+            color="0.3",
+        )
+    return lambda v: ceiling if math.isinf(v) else v
+
+
+def _draw_band(
+    ax: Any,
+    xs: Sequence[float],
+    lo: Mapping[float, float],
+    hi: Mapping[float, float],
+    cap: Callable[[float], float],
+    style: Mapping[str, Any],
+) -> None:
+    """The shaded range between two statistics (e.g. the 25–75 % quantiles) under a method's line."""
+    bx = [k for k in xs if k in lo and k in hi]
+    ax.fill_between(
+        bx,
+        [cap(lo[k]) for k in bx],
+        [cap(hi[k]) for k in bx],
+        color=style["color"],
+        alpha=0.15 if style["linestyle"] != "--" else 0.08,
+        linewidth=0,
+    )
+
+
+def _draw_reference(ax: Any, handles: dict[str, Any], ref: Mapping[float, float], label: str, color: Any) -> None:
+    """A paper's numbers as unconnected crosses (one legend entry for all of them)."""
+    ax.plot(list(ref), list(ref.values()), linestyle="none", marker="x", markersize=8, markeredgewidth=2, color=color)
+    if label not in handles:
+        (proxy,) = ax.plot([], [], linestyle="none", marker="x", markersize=8, markeredgewidth=2, color="0.2")
+        handles[label] = proxy
+
+
+def _draw_identity(ax: Any, handles: dict[str, Any], xs_all: Sequence[float]) -> None:
+    """The line y = x over the panel's x range (ε* = ε, the claimed level)."""
+    if xs_all:
+        lo_x, hi_x = min(xs_all), max(xs_all)
+        (diag,) = ax.plot([lo_x, hi_x], [lo_x, hi_x], color="tab:green", linewidth=1.2, linestyle=":")
+        handles.setdefault("ε* = ε (the claimed level)", diag)
+
+
+def _scale_note(twice: bool, ylog: bool) -> str:
+    return "" if not twice else " — log scale" if ylog else " — linear scale"
+
+
+def _label_axes(ax: Any, title: str, xlabel: str, ylabel: str, xlog: bool, ylog: bool) -> None:
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if xlog:
+        ax.set_xscale("log")
+    if ylog:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3, which="both" if (xlog or ylog) else "major")
 
 
 def plot_boxes(
@@ -293,89 +335,3 @@ def plot_boxes(
         ax.set_ylabel(ylabel)
         ax.grid(True, axis="y", alpha=0.3)
     return finish(plt, fig, handles, title, path, legend_cols=3)
-
-
-def plot_demo(out: Path, summary: Mapping[str, Any]) -> list[Path]:
-    """The demo's figures in ``out``: estimate.png (truth, public and private estimates with
-    intervals) and, if the summary has curves, privacy_utility.png (NMI against ε for each
-    certified method on this pair). Returns the paths written."""
-    plt = pyplot()
-    labels = summary["labels"]
-    x = np.arange(len(labels))
-    truth = np.ravel(summary["truth"])
-    est = np.ravel(summary["estimate"])
-    low, high = np.ravel(summary["ci95_low"]), np.ravel(summary["ci95_high"])
-    grr = np.ravel(summary["grr"]["joint"])
-    method = summary["mechanism"]["method"]
-    fig, (top, bottom) = plt.subplots(
-        2, 1, figsize=(max(7.5, 0.75 * len(labels) + 2), 7.5), sharex=True, gridspec_kw={"height_ratios": [3, 2]}
-    )
-    w = 0.38
-    top.bar(x - w / 2, truth, w, label="users' true frequency (adult.test)", color="0.55")
-    top.bar(
-        x + w / 2, np.ravel(summary["public"]), w, label="public estimate P̂ (adult.data)", color="tab:blue", alpha=0.6
-    )
-    top.errorbar(
-        x,
-        est,
-        yerr=[est - low, high - est],
-        fmt="o",
-        color="tab:orange",
-        capsize=3,
-        markersize=4,
-        label=f"private estimate, {method} (95 % CI)",
-    )
-    top.set_yscale("log")
-    top.set_ylabel("frequency (fraction of users, log scale)")
-    top.set_title(f"P(S, U) for {summary['users']:,} users at ε = {summary['mechanism']['epsilon']:g} nats")
-    top.legend(fontsize=8, loc="upper left")
-    bottom.axhline(0.0, color="0.3", linewidth=0.8)
-    bottom.errorbar(
-        x - 0.12,
-        est - truth,
-        yerr=[est - low, high - est],
-        fmt="o",
-        color="tab:orange",
-        capsize=3,
-        markersize=4,
-        label=f"{method}: estimate − truth (95 % CI)  L1 = {summary['l1_error']:.4f}",
-    )
-    bottom.plot(
-        x + 0.12,
-        grr - truth,
-        "x",
-        color="tab:red",
-        label=f"GRR (plain LDP, same ε): estimate − truth  L1 = {summary['grr']['l1_error']:.4f}",
-    )
-    bottom.set_ylabel("estimation error (fraction)")
-    bottom.set_xticks(x, labels, rotation=45, ha="right")
-    # Headroom above every point (error bars included) so the legend never hides one.
-    errors = np.concatenate([low - truth, high - truth, grr - truth])
-    lo, hi = float(errors.min()), float(errors.max())
-    span = max(hi - lo, 1e-6)
-    bottom.set_ylim(lo - 0.08 * span, hi + 0.5 * span)
-    bottom.legend(fontsize=8, loc="upper left")
-    paths = [out / "estimate.png"]
-    fig.savefig(paths[0], dpi=120, bbox_inches="tight")
-    plt.close(fig)
-
-    rows = summary["curves"]
-    if not rows:
-        return paths
-    fig, ax = plt.subplots(figsize=(7.0, 4.5))
-    for method in dict.fromkeys(r["method"] for r in rows):
-        pts = sorted((r["epsilon"], r["nmi"]) for r in rows if r["method"] == method)
-        if len(pts) > 1:
-            ax.plot(*zip(*pts), marker="o", label=method_label(method))
-    ax.set_xlabel("ε (nats)")
-    ax.set_ylabel("NMI = I(X;Y)/H(X) under P̂")
-    ax.set_title(
-        f"Privacy–utility on S = {summary['config']['sensitive']}, U = {', '.join(summary['config']['released'])}"
-    )
-    ax.axvline(summary["mechanism"]["epsilon"], color="0.5", linestyle=":", linewidth=1, label="ε of this run")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    paths.append(out / "privacy_utility.png")
-    fig.savefig(paths[1], dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return paths

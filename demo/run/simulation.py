@@ -31,6 +31,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,13 +44,13 @@ from rldp.shared.numeric import looks_numeric, spec_from_cells
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
-from .. import plots
 from ..attack_plot import plot_averaging_attack
 from ..datasets import load_adult
 from .attack import attack_users, run_averaging_attack
 from .candidates import choose_method, design_candidates
 from .config import CURVE_EPSILONS, QUICK_CURVE_EPSILONS, DemoConfig
 from .console import print_report, say
+from .figures import plot_demo
 from .no_public_data import run_no_public_data
 from .server import aggregator, fetch_estimate, publish
 from .users import simulate_users
@@ -122,12 +123,7 @@ def run_demo(cfg: DemoConfig) -> dict:
     seed = cfg.seed
     names = (cfg.sensitive, *cfg.released)
 
-    public = load_adult("data")
-    # A released column of numbers (age, hours-per-week) is binned by the default rule (rldp.shared.numeric).
-    numeric = {
-        name: spec_from_cells(public.column(name), name) for name in cfg.released if looks_numeric(public.column(name))
-    }
-    alphabet = Alphabet.from_table(public, cfg.sensitive, list(cfg.released), latent=cfg.latent, numeric=numeric)
+    public, alphabet = _public_alphabet(cfg)
     p_hat = alphabet.empirical_distribution(public)
     users = _pick_users(cfg, alphabet, names, seed)
     truth = alphabet.empirical_distribution(users)
@@ -144,6 +140,64 @@ def run_demo(cfg: DemoConfig) -> dict:
     method = choose_method(cfg, docs, alphabet)
     doc = docs[method]
 
+    traffic, estimate, attack, no_public = _collect(cfg, doc, method, alphabet, users, names, truth)
+    accuracy = _accuracy(estimate, truth_in)
+    grr = _grr_comparison(cfg, alphabet, p_hat, public.n_rows, users, names, truth_in, seed + 1)
+
+    summary = {
+        "config": {
+            k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items() if k not in ("admin_token",)
+        },
+        "seed": seed,
+        "mechanism": _mechanism_summary(cfg, doc, method),
+        "users": cfg.users,
+        "accepted": traffic["accepted"],
+        "upload_seconds": traffic["seconds"],
+        "reports_per_second": traffic["reports_per_second"],
+        "labels": alphabet.labels(),
+        "truth": truth_in.tolist(),
+        "public": p_in.tolist(),
+        **accuracy,
+        "l1_public_vs_truth": float(np.abs(p_in - truth_in).sum()),
+        "identifiable": bool(estimate.get("identifiable", True)),
+        "grr": grr,
+        "curves": curve_rows if cfg.curves else [],
+        "attack": attack,
+        "no_public_data": no_public,
+        "numeric": estimate.get("numeric"),
+        "seconds": time.perf_counter() - started,
+    }
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=False))
+    plot_demo(cfg.out, summary)
+    if attack is not None:
+        plot_averaging_attack(cfg.out / "averaging_attack.png", attack, summary["mechanism"], cfg.sensitive)
+    print_report(cfg, summary)
+    return summary
+
+
+def _public_alphabet(cfg: DemoConfig) -> tuple[Table, Alphabet]:
+    """The public data (adult.data) and the alphabet of the run's attributes over it."""
+    public = load_adult("data")
+    # A released column of numbers (age, hours-per-week) is binned by the default rule (rldp.shared.numeric).
+    numeric = {
+        name: spec_from_cells(public.column(name), name) for name in cfg.released if looks_numeric(public.column(name))
+    }
+    alphabet = Alphabet.from_table(public, cfg.sensitive, list(cfg.released), latent=cfg.latent, numeric=numeric)
+    return public, alphabet
+
+
+def _collect(
+    cfg: DemoConfig,
+    doc: dict[str, Any],
+    method: str,
+    alphabet: Alphabet,
+    users: Table,
+    names: Sequence[str],
+    truth: np.ndarray,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]:
+    """Publish ``doc`` on a fresh aggregator, let the users report, estimate, and run the attack and the path without
+    public data when asked: (traffic, estimate, attack, no_public_data)."""
     with aggregator(cfg) as (url, token):
         published = publish(url, token, doc)
         say(
@@ -160,38 +214,18 @@ def run_demo(cfg: DemoConfig) -> dict:
         no_public = None
         if cfg.pilot and cfg.notion == "rldp" and not cfg.latent:  # the path for a team without public data
             no_public = run_no_public_data(cfg, url, token, alphabet, users, names, truth)
+    return traffic, estimate, attack, no_public
 
+
+def _accuracy(estimate: dict[str, Any], truth_in: np.ndarray) -> dict[str, Any]:
+    """The private estimate, its 95 % intervals, its L1 error and the error its intervals predict."""
     joint = np.asarray(estimate["joint"], dtype=float).reshape(truth_in.shape)
     low = np.asarray(estimate["ci95"]["low"], dtype=float).reshape(truth_in.shape)
     high = np.asarray(estimate["ci95"]["high"], dtype=float).reshape(truth_in.shape)
     sd = (high - low) / (2 * Z_95)
     l1 = float(np.abs(joint - truth_in).sum())
     expected, bound = predicted_l1_bound(sd)
-    grr = _grr_comparison(cfg, alphabet, p_hat, public.n_rows, users, names, truth_in, seed + 1)
-
-    summary = {
-        "config": {
-            k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items() if k not in ("admin_token",)
-        },
-        "seed": seed,
-        "mechanism": {
-            "id": doc["id"],
-            "method": method,
-            "epsilon": doc["privacy"]["epsilon"],
-            "epsilon_audited": doc["audit"]["epsilon"],
-            "notion": doc["privacy"].get("notion", cfg.notion),
-            "latent": cfg.latent,
-            "outputs": int(mechanism_matrix(doc).shape[0]),
-            "nmi": doc["utility"]["nmi"],
-            "radius": doc["privacy"].get("uncertainty", {}).get("radius", 0.0),
-        },
-        "users": cfg.users,
-        "accepted": traffic["accepted"],
-        "upload_seconds": traffic["seconds"],
-        "reports_per_second": traffic["reports_per_second"],
-        "labels": alphabet.labels(),
-        "truth": truth_in.tolist(),
-        "public": p_in.tolist(),
+    return {
         "estimate": joint.tolist(),
         "ci95_low": low.tolist(),
         "ci95_high": high.tolist(),
@@ -199,19 +233,19 @@ def run_demo(cfg: DemoConfig) -> dict:
         "l1_expected": expected,
         "l1_bound": bound,
         "within_bound": l1 <= bound,
-        "l1_public_vs_truth": float(np.abs(p_in - truth_in).sum()),
-        "identifiable": bool(estimate.get("identifiable", True)),
-        "grr": grr,
-        "curves": curve_rows if cfg.curves else [],
-        "attack": attack,
-        "no_public_data": no_public,
-        "numeric": estimate.get("numeric"),
-        "seconds": time.perf_counter() - started,
     }
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1, allow_nan=False))
-    plots.plot_demo(cfg.out, summary)
-    if attack is not None:
-        plot_averaging_attack(cfg.out / "averaging_attack.png", attack, summary["mechanism"], cfg.sensitive)
-    print_report(cfg, summary)
-    return summary
+
+
+def _mechanism_summary(cfg: DemoConfig, doc: dict[str, Any], method: str) -> dict[str, Any]:
+    """What the summary says of the published mechanism."""
+    return {
+        "id": doc["id"],
+        "method": method,
+        "epsilon": doc["privacy"]["epsilon"],
+        "epsilon_audited": doc["audit"]["epsilon"],
+        "notion": doc["privacy"].get("notion", cfg.notion),
+        "latent": cfg.latent,
+        "outputs": int(mechanism_matrix(doc).shape[0]),
+        "nmi": doc["utility"]["nmi"],
+        "radius": doc["privacy"].get("uncertainty", {}).get("radius", 0.0),
+    }
