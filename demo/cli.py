@@ -181,6 +181,25 @@ def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
     p.add_argument(
         "name", choices=[*experiments, "all"], metavar="NAME", help="one of: " + ", ".join(experiments) + ", all"
     )
+    _add_run_flags(p)
+    _add_grid_flags(p)
+    p.add_argument(
+        "--draws-csv", action="store_true", help="also write NAME_draws.csv with one row per design and draw"
+    )
+    p.add_argument(
+        "--replot",
+        action="store_true",
+        help="redraw NAME.png and reprint the table from NAME.csv/NAME.json in --out (no computation)",
+    )
+    add_progress_flags(
+        p, "always show progress bars on stderr (default: only on a terminal)", "never show progress bars"
+    )
+    p.set_defaults(func=cmd_experiment)
+    return p
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """How much is run, where its outputs go, and with how many workers."""
     p.add_argument(
         "--quick",
         action="store_true",
@@ -203,6 +222,10 @@ def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
         default=None,
         help="synthetic draws per shape (default: the paper's count; a few with --quick)",
     )
+
+
+def _add_grid_flags(p: argparse.ArgumentParser) -> None:
+    """Which privacy levels and methods are run, and how PolyOpt is solved."""
     p.add_argument(
         "--epsilons",
         type=_epsilons,
@@ -233,19 +256,6 @@ def add_experiment_parser(subparsers: argparse._SubParsersAction) -> argparse.Ar
         metavar="SECONDS",
         help=f"seconds per column-generation design (default {Config.time_budget:g})",
     )
-    p.add_argument(
-        "--draws-csv", action="store_true", help="also write NAME_draws.csv with one row per design and draw"
-    )
-    p.add_argument(
-        "--replot",
-        action="store_true",
-        help="redraw NAME.png and reprint the table from NAME.csv/NAME.json in --out (no computation)",
-    )
-    add_progress_flags(
-        p, "always show progress bars on stderr (default: only on a terminal)", "never show progress bars"
-    )
-    p.set_defaults(func=cmd_experiment)
-    return p
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:

@@ -177,59 +177,13 @@ def run_pilot(cfg: Config) -> Result:
         cov = _coverage(pair, cfg, draws, rng)
         records += cov
         k = cov[0]["k"]
-        for n1 in sorted({r["n1"] for r in cov}):
-            these = [r for r in cov if r["n1"] == n1]
-            key = {
-                "panel": f"coverage {label}",
-                **sizes_of,
-                "n": n1,
-                "beta": BETA,
-                "method": "pilot",
-                "epsilon": EPSILON,
-            }
-            rate = float(np.mean([r["covered"] for r in these]))
-            rows.append(row(NAME, key, "coverage", rate, len(these)))
-            rows.append(row(NAME, key, "coverage_se", math.sqrt(rate * (1 - rate) / len(these)), len(these)))
-            naive = float(np.mean([r["naive_covered"] for r in these]))
-            rows.append(row(NAME, key, "naive_coverage", naive, len(these)))
-            rows.append(row(NAME, key, "naive_coverage_se", math.sqrt(naive * (1 - naive) / len(these)), len(these)))
-            designed = [r for r in these if not math.isnan(r["epsilon_true"])]
-            within = (
-                float(np.mean([r["epsilon_true"] <= EPSILON * (1 + 1e-9) for r in designed])) if designed else math.nan
-            )
-            rows.append(row(NAME, key, "claim_holds", within, len(designed)))
-            if designed:
-                rows.append(
-                    row(NAME, key, "claim_holds_se", math.sqrt(within * (1 - within) / len(designed)), len(designed))
-                )
-            rows.append(row(NAME, key, "radius_median", float(np.median([r["radius"] for r in these])), len(these)))
-            notes_pilot = these[0]["pilot"]
+        cov_rows, notes_pilot = _coverage_rows(label, sizes_of, cov)
+        rows += cov_rows
         util = _utility(pair, cfg, rng)
         records += util
-        for u in util:
-            key = {
-                "panel": f"utility {label}",
-                **sizes_of,
-                "n": u["n1"],
-                "beta": BETA,
-                "method": u["method"],
-                "epsilon": EPSILON,
-            }
-            rows.append(row(NAME, key, "nmi", u["nmi"], 1))
-            rows.append(row(NAME, key, "l1", u["l1"], 1))
-            if "switched" in u:
-                rows.append(row(NAME, key, "switched", float(u["switched"]), 1))
+        rows += _utility_rows(label, sizes_of, util)
         notes.append(f"{label}: the pilot mechanism is {notes_pilot} (over every distribution, ε = {EPSILON:g})")
-        grr_nmi = next(u["nmi"] for u in util if u["method"] == "grr-everyone")
-        better = [u["n1"] for u in util if u["method"] == "pilot-then-design" and u["nmi"] > grr_nmi]
-        notes.append(
-            f"{'×'.join(pair)} ({k} symbols): break-even pilot size "
-            + (
-                f"n₁ = {min(better):,} (the smallest on the grid whose total NMI beats GRR for everyone)"
-                if better
-                else "not reached on the grid"
-            )
-        )
+        notes.append(_break_even_note(pair, k, util))
     return Result(
         NAME,
         rows,
@@ -245,4 +199,66 @@ def run_pilot(cfg: Config) -> Result:
             "pairs": ["×".join(p) for p in PILOT_PAIRS],
         },
         notes,
+    )
+
+
+def _coverage_rows(label: str, sizes_of: dict[str, int], cov: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """Per pilot size: how often P ∈ F (and the naive ball's rate), how often the claim holds at the true P, each with
+    its Monte-Carlo standard error, and F's median radius; and the pilot mechanism's name."""
+    rows: list[dict[str, Any]] = []
+    for n1 in sorted({r["n1"] for r in cov}):
+        these = [r for r in cov if r["n1"] == n1]
+        key = {
+            "panel": f"coverage {label}",
+            **sizes_of,
+            "n": n1,
+            "beta": BETA,
+            "method": "pilot",
+            "epsilon": EPSILON,
+        }
+        rate = float(np.mean([r["covered"] for r in these]))
+        rows.append(row(NAME, key, "coverage", rate, len(these)))
+        rows.append(row(NAME, key, "coverage_se", math.sqrt(rate * (1 - rate) / len(these)), len(these)))
+        naive = float(np.mean([r["naive_covered"] for r in these]))
+        rows.append(row(NAME, key, "naive_coverage", naive, len(these)))
+        rows.append(row(NAME, key, "naive_coverage_se", math.sqrt(naive * (1 - naive) / len(these)), len(these)))
+        designed = [r for r in these if not math.isnan(r["epsilon_true"])]
+        within = float(np.mean([r["epsilon_true"] <= EPSILON * (1 + 1e-9) for r in designed])) if designed else math.nan
+        rows.append(row(NAME, key, "claim_holds", within, len(designed)))
+        if designed:
+            rows.append(
+                row(NAME, key, "claim_holds_se", math.sqrt(within * (1 - within) / len(designed)), len(designed))
+            )
+        rows.append(row(NAME, key, "radius_median", float(np.median([r["radius"] for r in these])), len(these)))
+        notes_pilot = these[0]["pilot"]
+    return rows, notes_pilot
+
+
+def _utility_rows(label: str, sizes_of: dict[str, int], util: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """NMI and L1 error over all users per pilot size and method (and whether the design switched)."""
+    rows: list[dict[str, Any]] = []
+    for u in util:
+        key = {
+            "panel": f"utility {label}",
+            **sizes_of,
+            "n": u["n1"],
+            "beta": BETA,
+            "method": u["method"],
+            "epsilon": EPSILON,
+        }
+        rows.append(row(NAME, key, "nmi", u["nmi"], 1))
+        rows.append(row(NAME, key, "l1", u["l1"], 1))
+        if "switched" in u:
+            rows.append(row(NAME, key, "switched", float(u["switched"]), 1))
+    return rows
+
+
+def _break_even_note(pair: tuple[str, ...], k: int, util: list[dict[str, Any]]) -> str:
+    """The smallest pilot size on the grid whose total NMI beats GRR for everyone."""
+    grr_nmi = next(u["nmi"] for u in util if u["method"] == "grr-everyone")
+    better = [u["n1"] for u in util if u["method"] == "pilot-then-design" and u["nmi"] > grr_nmi]
+    return f"{'×'.join(pair)} ({k} symbols): break-even pilot size " + (
+        f"n₁ = {min(better):,} (the smallest on the grid whose total NMI beats GRR for everyone)"
+        if better
+        else "not reached on the grid"
     )

@@ -46,18 +46,8 @@ def say(cfg: DemoConfig, text: str) -> None:
 
 def print_report(cfg: DemoConfig, summary: dict) -> None:
     """The human-readable table and headline figures (stdout)."""
-    labels = summary["labels"]
-    truth = np.ravel(summary["truth"])
-    public = np.ravel(summary["public"])
-    est = np.ravel(summary["estimate"])
-    low, high = np.ravel(summary["ci95_low"]), np.ravel(summary["ci95_high"])
-    width = max(12, max(len(label) for label in labels))
+    _print_table(summary)
     mech = summary["mechanism"]
-    print()
-    print(f"{'(s, u)':<{width}}  {'true':>7}  {'public':>7}  {'private estimate (95 % CI)':>30}")
-    for i, label in enumerate(labels):
-        print(f"{label:<{width}}  {truth[i]:7.4f}  {public[i]:7.4f}  {est[i]:9.4f}  [{low[i]:.4f}, {high[i]:.4f}]")
-    print()
     print(f"mechanism   {mech['method']} ({mech['outputs']} outputs), id {mech['id'][:16]}…")
     print(
         f"privacy     ε = {mech['epsilon']:g} claimed, {mech['epsilon_audited']:.4f} audited over the "
@@ -88,10 +78,32 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
             f"best, {100 * attack['fresh'][0]:.1f} % measured; no report: {100 * attack['no_report']:.1f} %)"
         )
         figures.append("averaging_attack.png")
-    nopub = summary.get("no_public_data")
-    if nopub and "skipped" in nopub:
+    _print_no_public_data(summary.get("no_public_data"))
+    print(f"output      {cfg.out}/summary.json, " + ", ".join(f"{cfg.out}/{name}" for name in figures))
+
+
+def _print_table(summary: dict) -> None:
+    """One line per symbol: the users' truth, P̂, and the private estimate with its 95 % interval."""
+    labels = summary["labels"]
+    truth = np.ravel(summary["truth"])
+    public = np.ravel(summary["public"])
+    est = np.ravel(summary["estimate"])
+    low, high = np.ravel(summary["ci95_low"]), np.ravel(summary["ci95_high"])
+    width = max(12, max(len(label) for label in labels))
+    print()
+    print(f"{'(s, u)':<{width}}  {'true':>7}  {'public':>7}  {'private estimate (95 % CI)':>30}")
+    for i, label in enumerate(labels):
+        print(f"{label:<{width}}  {truth[i]:7.4f}  {public[i]:7.4f}  {est[i]:9.4f}  [{low[i]:.4f}, {high[i]:.4f}]")
+    print()
+
+
+def _print_no_public_data(nopub: dict | None) -> None:
+    """The path without public data: the pilot, the switch and the drift watch, in a few lines."""
+    if not nopub:
+        return
+    if "skipped" in nopub:
         print(f"no public data  skipped ({nopub['skipped']})")
-    elif nopub:
+    else:
         pilot = nopub["pilot"]
         line = (
             f"no public data  pilot {pilot['method']} (private for every distribution), {pilot['reports']:,} reports, "
@@ -111,4 +123,3 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
                 f"({p_value_text(drift.get('p_value', float('nan')))}); {realised_figure(drift)}, against the "
                 f"claim ε = {drift.get('claimed_epsilon', float('nan')):g}"
             )
-    print(f"output      {cfg.out}/summary.json, " + ", ".join(f"{cfg.out}/{name}" for name in figures))

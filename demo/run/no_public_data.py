@@ -85,22 +85,7 @@ def run_no_public_data(
     if alphabet.size > DEMO_MAX_SYMBOLS:
         say(cfg, f"no public data: skipped for |X| = {alphabet.size} > {DEMO_MAX_SYMBOLS} (see rldp experiment pilot)")
         return {"skipped": f"|X| = {alphabet.size} > {DEMO_MAX_SYMBOLS}"}
-    choice = design_pilot(alphabet, cfg.epsilon, planned_reports=users.n_rows, beta=cfg.beta, time_budget=5.0)
-    pilot = choice.document
-    publish(url, token, pilot)
-    _post(
-        url,
-        token,
-        "/v1/collections",
-        {
-            "name": COLLECTION,
-            "policy": {"notion": "rldp", "epsilon": cfg.epsilon},
-            "mechanism": pilot["id"],
-            "description": "no public data: pilot first",
-        },
-    )
-    say(cfg, f"no public data: pilot {pilot['method']} (private for every distribution) as collection {COLLECTION!r}")
-    simulate_users(cfg, url, pilot["id"], users, names, stream=1)
+    pilot = _start_pilot(cfg, url, token, alphabet, users, names)
     job = _wait(
         url,
         token,
@@ -135,14 +120,52 @@ def run_no_public_data(
         f"(from the pilot's reports, β = {cfg.beta:g}); NMI at the users' P {out['designed']['nmi']:.3f} "
         f"vs the pilot's {pilot_nmi:.3f}",
     )
+    out["drift"] = _drift_step(cfg, url, token, doc["id"], alphabet, users, names, p)
+    return out
+
+
+def _start_pilot(
+    cfg: DemoConfig, url: str, token: str, alphabet: Alphabet, users: Table, names: Sequence[str]
+) -> dict[str, Any]:
+    """Publish a pilot (private for every distribution) as a collection and let every user report through it."""
+    choice = design_pilot(alphabet, cfg.epsilon, planned_reports=users.n_rows, beta=cfg.beta, time_budget=5.0)
+    pilot = choice.document
+    publish(url, token, pilot)
+    _post(
+        url,
+        token,
+        "/v1/collections",
+        {
+            "name": COLLECTION,
+            "policy": {"notion": "rldp", "epsilon": cfg.epsilon},
+            "mechanism": pilot["id"],
+            "description": "no public data: pilot first",
+        },
+    )
+    say(cfg, f"no public data: pilot {pilot['method']} (private for every distribution) as collection {COLLECTION!r}")
+    simulate_users(cfg, url, pilot["id"], users, names, stream=1)
+    return pilot
+
+
+def _drift_step(
+    cfg: DemoConfig,
+    url: str,
+    token: str,
+    designed: str,
+    alphabet: Alphabet,
+    users: Table,
+    names: Sequence[str],
+    p: np.ndarray,
+) -> dict[str, Any]:
+    """Users drift to the rarest cell and report through the designed mechanism: does the watch flag it?"""
     # The rarest cell of the users' own distribution: fixed by the seed (the pilot's estimate is not: the client
     # draws from the OS CSPRNG, and a cell picked from it made the demo's drift figure vary run to run).
     users_p = np.ravel(np.asarray(p, dtype=float))
     cell = int(np.argmin(np.where(users_p > 0, users_p, np.inf)))
     drifted = _drifted(users, names, alphabet, cell, cfg.seed)
-    simulate_users(cfg, url, doc["id"], drifted, names, stream=2)
-    drift = fetch_estimate(url, token, doc["id"]).get("drift") or {}
-    out["drift"] = {
+    simulate_users(cfg, url, designed, drifted, names, stream=2)
+    drift = fetch_estimate(url, token, designed).get("drift") or {}
+    out = {
         "cell": "|".join(alphabet.decode(cell)[0]),
         "users": drifted.n_rows,
         "share": DRIFTED_SHARE,
@@ -151,7 +174,7 @@ def run_no_public_data(
     flagged = "FLAGGED" if drift.get("rejected") else "not flagged"
     say(
         cfg,
-        f"  drift: {_DRIFTED_USERS:,} users, {DRIFTED_SHARE:.0%} {out['drift']['cell']}: {flagged} "
+        f"  drift: {_DRIFTED_USERS:,} users, {DRIFTED_SHARE:.0%} {out['cell']}: {flagged} "
         f"({p_value_text(drift.get('p_value', float('nan')))}); {realised_figure(drift)}, against the claim "
         f"ε = {cfg.epsilon:g}",
     )
