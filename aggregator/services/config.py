@@ -175,6 +175,32 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
             merged[key] = environ[var]
     merged.update({k: v for k, v in (config or {}).items() if v is not None})
     merged["DATABASE_URL"] = merged["DATABASE_URL"] or default_url()
+    _check_numbers(merged)
+    if merged["ACCESS_LOG"] not in ("", "json", "text"):
+        raise ConfigError(
+            f"ACCESS_LOG (RLDP_ACCESS_LOG) must be json, text or empty (none); got {merged['ACCESS_LOG']!r}"
+        )
+    origin = merged.get("CORS_ORIGIN")
+    if origin is not None and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
+        raise ConfigError(
+            f"CORS_ORIGIN (RLDP_CORS_ORIGIN) must be one web origin such as https://app.example:8443 (scheme, host, "
+            f"optional port; no path); got {origin!r}"
+        )
+    merged["ADMIN_HASHES"] = _hashes(
+        merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
+    )
+    merged["READ_HASHES"] = _hashes(merged.pop("READ_TOKEN", None), merged.pop("READ_TOKEN_SHA256", None), "READ_TOKEN")
+    if set(merged["READ_HASHES"]) & set(merged["ADMIN_HASHES"]):  # a "read-only" token that is the admin's
+        raise ConfigError(
+            "READ_TOKEN (RLDP_READ_TOKEN / RLDP_READ_TOKEN_SHA256) is the admin token: whoever holds it could "
+            "publish, retire and design; give read access its own token (rldp token --plain makes one)"
+        )
+    merged["PUBLIC_DATA"] = _public_data(merged.get("PUBLIC_DATA"))
+    return merged
+
+
+def _check_numbers(merged: dict[str, Any]) -> None:
+    """Every numeric setting converted in place (an environment variable is text) and checked against its range."""
     for key, low in _INT_KEYS.items():
         try:
             merged[key] = int(merged[key])
@@ -206,27 +232,6 @@ def load_config(config: Mapping[str, Any] | None = None, environ: Mapping[str, s
         raise ConfigError(
             f"MIN_REPORTS (RLDP_MIN_REPORTS) must be a whole number of reports ≥ 1; got {minimum!r}"
         ) from None
-    if merged["ACCESS_LOG"] not in ("", "json", "text"):
-        raise ConfigError(
-            f"ACCESS_LOG (RLDP_ACCESS_LOG) must be json, text or empty (none); got {merged['ACCESS_LOG']!r}"
-        )
-    origin = merged.get("CORS_ORIGIN")
-    if origin is not None and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
-        raise ConfigError(
-            f"CORS_ORIGIN (RLDP_CORS_ORIGIN) must be one web origin such as https://app.example:8443 (scheme, host, "
-            f"optional port; no path); got {origin!r}"
-        )
-    merged["ADMIN_HASHES"] = _hashes(
-        merged.pop("ADMIN_TOKEN", None), merged.pop("ADMIN_TOKEN_SHA256", None), "ADMIN_TOKEN"
-    )
-    merged["READ_HASHES"] = _hashes(merged.pop("READ_TOKEN", None), merged.pop("READ_TOKEN_SHA256", None), "READ_TOKEN")
-    if set(merged["READ_HASHES"]) & set(merged["ADMIN_HASHES"]):  # a "read-only" token that is the admin's
-        raise ConfigError(
-            "READ_TOKEN (RLDP_READ_TOKEN / RLDP_READ_TOKEN_SHA256) is the admin token: whoever holds it could "
-            "publish, retire and design; give read access its own token (rldp token --plain makes one)"
-        )
-    merged["PUBLIC_DATA"] = _public_data(merged.get("PUBLIC_DATA"))
-    return merged
 
 
 def tokens_configured(config: Mapping[str, Any], *, read: bool = False) -> bool:

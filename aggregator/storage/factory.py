@@ -92,52 +92,13 @@ def open_storage(url: str | None = None, *, init: bool = True, sink: GroupSink |
     scheme = _scheme(url)
     storage: Storage
     if scheme in ("postgresql", "postgres"):
-        parts = urlsplit(url)
-        query = parse_qs(parts.query, keep_blank_values=True)
-        pool_size = 8
-        connect_timeout = 5.0
-        if "connect_timeout" in query:  # libpq's own option; also bounds the wait for a pooled connection
-            try:
-                connect_timeout = max(1.0, float(query["connect_timeout"][-1]))
-            except ValueError:
-                raise ValidationError("connect_timeout in the database URL must be a number of seconds") from None
-        if "pool_size" in query:
-            try:
-                pool_size = int(query.pop("pool_size")[-1])
-            except ValueError:
-                raise ValidationError("pool_size in the database URL must be an integer") from None
-            rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
-            url = parts._replace(query=rest).geturl()
         if sink is not None:
             raise ValidationError(
                 "a writer process serves SQLite stores only; PostgreSQL handles concurrent writers itself"
             )
-        storage = PostgresStorage(url, pool_size=pool_size, connect_timeout=connect_timeout)
+        storage = _open_postgres(url)
     elif scheme in ("sqlite", ""):
-        if scheme:
-            parts = urlsplit(url)
-            if parts.netloc:
-                raise ValidationError(
-                    f"SQLite URL {url!r} has a host; use sqlite:///relative/path or sqlite:////abs/path"
-                )
-            path = parts.path[1:] if parts.path.startswith("/") else parts.path
-            options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        else:
-            path, options = url, {}
-        if not path or path == ":memory:":
-            raise ValidationError("SQLite storage needs a file path (several threads and processes share it)")
-        unknown = set(options) - {"synchronous", "timeout"}
-        if unknown:
-            raise ValidationError(
-                f"unknown SQLite URL option(s): {', '.join(sorted(unknown))}; known: synchronous, timeout"
-            )
-        try:
-            timeout = float(options.get("timeout", 30.0))
-        except ValueError:
-            raise ValidationError("timeout in the SQLite URL must be a number of seconds") from None
-        storage = SQLiteStorage(
-            url, path, synchronous=options.get("synchronous", "FULL"), busy_timeout=timeout, sink=sink
-        )
+        storage = _open_sqlite(url, scheme, sink)
     else:
         raise ValidationError(f"unsupported database URL scheme {scheme!r}; use sqlite:///PATH or postgresql://…")
     if init:
@@ -147,3 +108,49 @@ def open_storage(url: str | None = None, *, init: bool = True, sink: GroupSink |
             storage.close()  # e.g. stop a connection pool's background reconnection attempts
             raise
     return storage
+
+
+def _open_postgres(url: str) -> Storage:
+    """A PostgreSQL store: libpq's URL, less rldp's own ``pool_size`` (default 8); ``connect_timeout`` also bounds the
+    wait for a pooled connection."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query, keep_blank_values=True)
+    pool_size = 8
+    connect_timeout = 5.0
+    if "connect_timeout" in query:  # libpq's own option; also bounds the wait for a pooled connection
+        try:
+            connect_timeout = max(1.0, float(query["connect_timeout"][-1]))
+        except ValueError:
+            raise ValidationError("connect_timeout in the database URL must be a number of seconds") from None
+    if "pool_size" in query:
+        try:
+            pool_size = int(query.pop("pool_size")[-1])
+        except ValueError:
+            raise ValidationError("pool_size in the database URL must be an integer") from None
+        rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
+        url = parts._replace(query=rest).geturl()
+    return PostgresStorage(url, pool_size=pool_size, connect_timeout=connect_timeout)
+
+
+def _open_sqlite(url: str, scheme: str, sink: GroupSink | None) -> Storage:
+    """A SQLite store: a file path (never :memory:: several threads and processes share it) and its two options."""
+    if scheme:
+        parts = urlsplit(url)
+        if parts.netloc:
+            raise ValidationError(f"SQLite URL {url!r} has a host; use sqlite:///relative/path or sqlite:////abs/path")
+        path = parts.path[1:] if parts.path.startswith("/") else parts.path
+        options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    else:
+        path, options = url, {}
+    if not path or path == ":memory:":
+        raise ValidationError("SQLite storage needs a file path (several threads and processes share it)")
+    unknown = set(options) - {"synchronous", "timeout"}
+    if unknown:
+        raise ValidationError(
+            f"unknown SQLite URL option(s): {', '.join(sorted(unknown))}; known: synchronous, timeout"
+        )
+    try:
+        timeout = float(options.get("timeout", 30.0))
+    except ValueError:
+        raise ValidationError("timeout in the SQLite URL must be a number of seconds") from None
+    return SQLiteStorage(url, path, synchronous=options.get("synchronous", "FULL"), busy_timeout=timeout, sink=sink)

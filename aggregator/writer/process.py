@@ -45,75 +45,83 @@ class _Peer:
 def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) -> None:
     """Commit the batches sent to ``listener`` until the file descriptor ``control`` (the
     parent's pipe) reaches end of file (runs in the writer process)."""
-    sel = selectors.DefaultSelector()
-    listener.setblocking(False)
-    sel.register(listener, selectors.EVENT_READ, None)
-    sel.register(control, selectors.EVENT_READ, "control")
-    queued: list[tuple[_Peer, BatchItem]] = []
-    running = True
+    _WriterLoop(storage, listener, control).run()
 
-    def drop(peer: _Peer) -> None:
+
+class _WriterLoop:
+    """One selector over the listener, the parent's pipe and every worker's connection; the batches read are
+    committed in groups of at most MAX_GROUP, each worker answered in order."""
+
+    def __init__(self, storage: SQLiteStorage, listener: socket.socket, control: int) -> None:
+        self.storage, self.listener, self.control = storage, listener, control
+        self.sel = selectors.DefaultSelector()
+        listener.setblocking(False)
+        self.sel.register(listener, selectors.EVENT_READ, None)
+        self.sel.register(control, selectors.EVENT_READ, "control")
+        self.queued: list[tuple[_Peer, BatchItem]] = []
+        self.running = True
+
+    def run(self) -> None:
+        while self.running or self.queued:
+            for key, _ in self.sel.select(0 if self.queued else None):
+                if key.data == "control":
+                    self._on_control()
+                elif key.data is None:
+                    self._accept()
+                else:
+                    self._read(key.data)
+            if self.queued:
+                group, self.queued = self.queued[:MAX_GROUP], self.queued[MAX_GROUP:]
+                telemetry.queue_depth(len(self.queued))
+                self._commit(group)
+
+    def _on_control(self) -> None:
+        """EOF on the parent's pipe: the parent stopped us (or died); finish what is queued."""
         try:
-            sel.unregister(peer.sock)
-        except (KeyError, ValueError):
-            pass
-        peer.sock.close()
-
-    def answer(peer: _Peer, data: bytes) -> None:
-        try:  # answers are a few bytes each, and a peer reads them as they come: the buffer has room
-            if peer.sock.send(data) == len(data):
-                return
+            more = os.read(self.control, 4096)
         except OSError:
-            pass
-        drop(peer)  # a peer that cannot take its answers loses its connection (it will retry)
+            more = b""
+        if not more:
+            self.sel.unregister(self.control)
+            self.sel.unregister(self.listener)
+            self.running = False
 
-    while running or queued:
-        for key, _ in sel.select(0 if queued else None):
-            if key.data == "control":  # EOF: the parent stopped us (or died); finish what is queued
-                try:
-                    more = os.read(control, 4096)
-                except OSError:
-                    more = b""
-                if not more:
-                    sel.unregister(control)
-                    sel.unregister(listener)
-                    running = False
-                continue
-            if key.data is None:
-                try:
-                    conn, _ = listener.accept()
-                except OSError:
-                    continue
-                conn.setblocking(False)
-                sel.register(conn, selectors.EVENT_READ, _Peer(conn))
-                continue
-            peer = key.data
-            try:
-                chunk = peer.sock.recv(1 << 16)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                drop(peer)
-                continue
-            try:
-                peer.unpacker.feed(chunk)
-                for message in peer.unpacker:
-                    if message == wire.PING:
-                        answer(peer, wire.encode(wire.PONG))
-                    else:
-                        queued.append((peer, wire.batch_item(message)))
-            except Exception as exc:  # a malformed or oversized stream: refuse, hang up
-                answer(peer, wire.encode(["error", f"the writer refused a request: {one_line(exc)}"]))
-                drop(peer)
-        if not queued:
-            continue
-        group, queued = queued[:MAX_GROUP], queued[MAX_GROUP:]
-        telemetry.queue_depth(len(queued))
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        conn.setblocking(False)
+        self.sel.register(conn, selectors.EVENT_READ, _Peer(conn))
+
+    def _read(self, peer: _Peer) -> None:
+        """What a worker sent: pings answered at once, batches queued; a malformed or oversized stream is refused
+        and the connection hung up."""
+        try:
+            chunk = peer.sock.recv(1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._drop(peer)
+            return
+        try:
+            peer.unpacker.feed(chunk)
+            for message in peer.unpacker:
+                if message == wire.PING:
+                    self._answer(peer, wire.encode(wire.PONG))
+                else:
+                    self.queued.append((peer, wire.batch_item(message)))
+        except Exception as exc:  # a malformed or oversized stream: refuse, hang up
+            self._answer(peer, wire.encode(["error", f"the writer refused a request: {one_line(exc)}"]))
+            self._drop(peer)
+
+    def _commit(self, group: list[tuple[_Peer, BatchItem]]) -> None:
+        """One transaction for the group; every waiting worker gets an answer (the failure, if it failed)."""
         try:
             began = time.perf_counter()
-            with storage.write_transaction() as conn:
-                results = storage.ingest_group(conn, [item for _, item in group])
-            telemetry.commit_observed(storage.dialect, time.perf_counter() - began, len(group))
+            with self.storage.write_transaction() as conn:
+                results = self.storage.ingest_group(conn, [item for _, item in group])
+            telemetry.commit_observed(self.storage.dialect, time.perf_counter() - began, len(group))
             answers = [[r.status, r.accepted] for r in results]
         except Exception as exc:  # every waiting worker gets an answer
             log.error("writer: a group of %d batches failed: %s", len(group), one_line(exc))
@@ -124,7 +132,22 @@ def serve_writer(storage: SQLiteStorage, listener: socket.socket, control: int) 
             replies.setdefault(peer, []).append(wire.encode(message))
         for peer, parts in replies.items():
             if peer.sock.fileno() >= 0:
-                answer(peer, b"".join(parts))
+                self._answer(peer, b"".join(parts))
+
+    def _drop(self, peer: _Peer) -> None:
+        try:
+            self.sel.unregister(peer.sock)
+        except (KeyError, ValueError):
+            pass
+        peer.sock.close()
+
+    def _answer(self, peer: _Peer, data: bytes) -> None:
+        try:  # answers are a few bytes each, and a peer reads them as they come: the buffer has room
+            if peer.sock.send(data) == len(data):
+                return
+        except OSError:
+            pass
+        self._drop(peer)  # a peer that cannot take its answers loses its connection (it will retry)
 
 
 def main() -> int:

@@ -105,34 +105,49 @@ def evaluate(
             for eps in epsilons:
                 rec: dict[str, Any] = dict(base, beta=float(beta), method=method, epsilon=float(eps))
                 options = solver_options(method, p_hat.size, solver, time_budget)
-                if options and previous is not None and previous[0] < eps:
-                    # Γ_ε grows with ε: the design at the smaller ε seeds this one, so the
-                    # curve never drops because an anytime solver stopped early.
-                    options = dict(options, warm_start=previous[1])
-                q, params, failure, seconds = _design(method, uset, float(eps), options)
+                q, params = _design_into(rec, method, uset, float(eps), options, previous)
                 if q is not None:
                     previous = (float(eps), q)
-                rec["seconds"] = seconds
-                if options:
-                    rec["solver"] = options["solver"]
-                if q is None:
-                    rec["failed"] = failure
-                    out.append(rec)
-                    continue
-                # The exact robust audit [LZG24, Thm 1]. A certified method whose design fails it
-                # counts as a failed design: design() would refuse to publish it.
-                rec["eps_audited"] = rldp_epsilon(q, uset)[0]
-                if method not in NON_ROBUST and rec["eps_audited"] > eps + AUDIT_TOLERANCE:
-                    rec["audit_excess"] = rec["eps_audited"] - eps
-                    rec["failed"] = (
-                        "AuditFailed: the design's audited epsilon exceeds the claimed epsilon "
-                        f"by more than {AUDIT_TOLERANCE:g} nats (design() would refuse it)"
-                    )
-                    out.append(rec)
-                    continue
-                _measure(rec, q, params, p_hat, h_hat, p_star, h_star)
+                    if _passes_audit(rec, q, uset, method, float(eps)):
+                        _measure(rec, q, params, p_hat, h_hat, p_star, h_star)
                 out.append(rec)
     return out
+
+
+def _design_into(
+    rec: dict[str, Any],
+    method: str,
+    uset: UncertaintySet,
+    eps: float,
+    options: dict[str, Any] | None,
+    previous: tuple[float, np.ndarray] | None,
+) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """Design ``method`` at ``eps``: (its matrix or None, its parameters); its time, solver and any failure recorded."""
+    if options and previous is not None and previous[0] < eps:
+        # Γ_ε grows with ε: the design at the smaller ε seeds this one, so the
+        # curve never drops because an anytime solver stopped early.
+        options = dict(options, warm_start=previous[1])
+    q, params, failure, seconds = _design(method, uset, eps, options)
+    rec["seconds"] = seconds
+    if options:
+        rec["solver"] = options["solver"]
+    if q is None:
+        rec["failed"] = failure
+    return q, params
+
+
+def _passes_audit(rec: dict[str, Any], q: np.ndarray, uset: UncertaintySet, method: str, eps: float) -> bool:
+    """The exact robust audit [LZG24, Thm 1]. A certified method whose design fails it counts as a failed design:
+    design() would refuse to publish it."""
+    rec["eps_audited"] = rldp_epsilon(q, uset)[0]
+    if method not in NON_ROBUST and rec["eps_audited"] > eps + AUDIT_TOLERANCE:
+        rec["audit_excess"] = rec["eps_audited"] - eps
+        rec["failed"] = (
+            "AuditFailed: the design's audited epsilon exceeds the claimed epsilon "
+            f"by more than {AUDIT_TOLERANCE:g} nats (design() would refuse it)"
+        )
+        return False
+    return True
 
 
 def _measure(

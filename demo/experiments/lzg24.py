@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rldp.shared.records import Alphabet
+from rldp.shared.tables import Table
 
 from ..datasets import load_adult
 from .config import ADULT_PAIRS, BETA, N_ADULT, ORDER, PAPER_LZG24, PAPER_SHAPES, Config, Experiment, Result, close
@@ -43,29 +44,7 @@ def run_fig2(cfg: Config) -> Result:
     pairs = ADULT_PAIRS[:2] if cfg.quick else ADULT_PAIRS
     methods = select_methods(cfg, PAPER_LZG24)
     table = load_adult("data")
-    tasks: list[dict[str, Any]] = []
-    panels: list[str] = []
-    titles: dict[str, str] = {}
-    for s, u in pairs:
-        alphabet = Alphabet.from_table(table, s, [u])
-        p_hat = alphabet.empirical_distribution(table)
-        panel = f"{s}/{u}"
-        panels.append(panel)
-        titles[panel] = f"S = {s} ({p_hat.shape[0]}), U = {u} ({p_hat.shape[1]})"
-        base = {"panel": panel, "n_sensitive": p_hat.shape[0], "n_released": p_hat.shape[1], "n": table.n_rows}
-        for m in methods:
-            tasks.append(
-                {
-                    "p_hat": p_hat,
-                    "n": table.n_rows,
-                    "betas": (BETA,),
-                    "methods": (m,),
-                    "epsilons": tuple(eps),
-                    "base": base,
-                    "solver": cfg.polyopt_solver,
-                    "time_budget": cfg.time_budget,
-                }
-            )
+    tasks, panels, titles = _fig2_tasks(cfg, pairs, methods, eps, table)
     tasks.sort(key=lambda t: -t["p_hat"].size * COST.get(t["methods"][0], 1))
     records = run_tasks(adult_task, tasks, cfg, "fig2")
     for panel in panels:
@@ -99,6 +78,36 @@ def run_fig2(cfg: Config) -> Result:
         },
         failure_notes(records),
     )
+
+
+def _fig2_tasks(
+    cfg: Config, pairs: Sequence[tuple[str, str]], methods: Sequence[str], eps: Sequence[float], table: Table
+) -> tuple[list[dict[str, Any]], list[str], dict[str, str]]:
+    """One design task per (Adult pair, method) over every ε; the panels and their titles."""
+    tasks: list[dict[str, Any]] = []
+    panels: list[str] = []
+    titles: dict[str, str] = {}
+    for s, u in pairs:
+        alphabet = Alphabet.from_table(table, s, [u])
+        p_hat = alphabet.empirical_distribution(table)
+        panel = f"{s}/{u}"
+        panels.append(panel)
+        titles[panel] = f"S = {s} ({p_hat.shape[0]}), U = {u} ({p_hat.shape[1]})"
+        base = {"panel": panel, "n_sensitive": p_hat.shape[0], "n_released": p_hat.shape[1], "n": table.n_rows}
+        for m in methods:
+            tasks.append(
+                {
+                    "p_hat": p_hat,
+                    "n": table.n_rows,
+                    "betas": (BETA,),
+                    "methods": (m,),
+                    "epsilons": tuple(eps),
+                    "base": base,
+                    "solver": cfg.polyopt_solver,
+                    "time_budget": cfg.time_budget,
+                }
+            )
+    return tasks, panels, titles
 
 
 def plot_fig2(result: Result, out: Path) -> Path:

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudget, PrivacyBudgetExceeded
+from rldp.client import DEFAULT_BUDGET, Client, Mechanism, PrivacyBudget, PrivacyBudgetExceeded
 from rldp.shared.tables import Table
 
 from ..datasets import load_adult
@@ -277,6 +277,17 @@ class RotationResult:
     one_report_rule: float
 
 
+def _one_design(mechs: Sequence[Mechanism]) -> tuple[Mechanism, np.ndarray]:
+    """The first mechanism and its P̂, once every other one is checked to be it re-published (the same Q and P̂)."""
+    mech = mechs[0]
+    prior = np.asarray(mech.document["public_distribution"], dtype=float)
+    for other in mechs[1:]:
+        same_prior = np.array_equal(np.asarray(other.document["public_distribution"], dtype=float), prior)
+        if not (np.array_equal(other.matrix, mech.matrix) and same_prior):
+            raise ValueError(f"mechanism {other.id} is not {mech.id} re-published (another Q or P̂)")
+    return mech, prior
+
+
 def run_rotation_attack(
     url: str,
     mechanism_ids: Sequence[str],
@@ -310,12 +321,7 @@ def run_rotation_attack(
         )
         try:
             mechs = [client.mechanism(mid) for mid in mechanism_ids]
-            mech = mechs[0]
-            prior = np.asarray(mech.document["public_distribution"], dtype=float)
-            for other in mechs[1:]:
-                same_prior = np.array_equal(np.asarray(other.document["public_distribution"], dtype=float), prior)
-                if not (np.array_equal(other.matrix, mech.matrix) and same_prior):
-                    raise ValueError(f"mechanism {other.id} is not {mech.id} re-published (another Q or P̂)")
+            mech, prior = _one_design(mechs)
             x = mech.alphabet.encode(records)
             s_true = x // prior.shape[1]
             attacker = AveragingAttacker(mech.matrix, prior, n)
