@@ -119,7 +119,7 @@ def _design_into(
     method: str,
     uset: UncertaintySet,
     eps: float,
-    options: dict[str, Any] | None,
+    options: dict[str, Any],
     previous: tuple[float, np.ndarray] | None,
 ) -> tuple[np.ndarray | None, dict[str, Any]]:
     """Design ``method`` at ``eps``: (its matrix or None, its parameters); its time, solver and any failure recorded."""
