@@ -80,14 +80,8 @@ def check_privacy(privacy: Any) -> None:
             raise DocumentError(
                 f"privacy has unknown field {unknown[0]!r} for notion {kind!r}; its fields are {', '.join(allowed)}"
             )
-    if kind == "alip":
-        lower = _positive(privacy, "epsilon_lower", kind)
-        upper = _positive(privacy, "epsilon_upper", kind)
-        if not math.isclose(eps, max(lower, upper), rel_tol=1e-12, abs_tol=0.0):
-            raise DocumentError(
-                f"privacy.epsilon must be max(epsilon_lower, epsilon_upper) = {max(lower, upper)!r} for notion "
-                f"'alip', got {privacy['epsilon']!r}"
-            )
+    if entry is not None:  # what the notion's own block must satisfy (alip: ε = max(ε_l, ε_u))
+        entry.check_block(privacy, eps, lambda key: _positive(privacy, key, kind))
     if entry is not None and (entry.uncertainty == "required" or "uncertainty" in privacy):
         _check_uncertainty(privacy.get("uncertainty"), kind)
 
