@@ -10,8 +10,8 @@ is found by walking this package: a new notion's module adds no line here.
 
 Everything else reads this registry and asks the notion object, never its name: the privacy-block check
 (:mod:`..document.privacy`), the design request's rules and its CLI and HTTP choices, the designers'
-registry (each designer declares the notions it serves; a notion may name existing designers in
-``designers``), the dashboard's form, the drift watch. The exact audit of each notion is registered from
+registry (each designer declares the notions it serves; a notion may be ``designed_as`` another, by its
+designers), the dashboard's form, the drift watch. The exact audit of each notion is registered from
 its ``audit`` (``"module:Class"`` in :mod:`rldp.shared.audit`; a test checks the two agree).
 
 Adding a notion (CONTRIBUTING.md, "Adding a notion"): its module here, its audit (a

@@ -100,9 +100,9 @@ class Notion:
     label: str = ""
     #: Whether a pilot (private for every distribution, to collect the counts a design needs) is built for it.
     pilots: bool = False
-    #: Registered designers (method names) that serve it besides those whose ``notions`` name it: a new
-    #: notion designed like an existing one names their designers here (aggregator/design/orchestration).
-    designers: tuple[str, ...] = ()
+    #: Another notion whose designers also serve it (besides those whose ``notions`` name it): a new notion
+    #: whose mechanisms are designed like an existing one's names it here (aggregator/design/orchestration).
+    designed_as: str | None = None
     #: Whether its "optimal" designer iterates (column generation: ``rldp design`` shows its rounds).
     optimal_iterates: bool = False
 

@@ -211,8 +211,8 @@ _DESIGNERS: tuple[Designer, ...] = (
 
 
 def _serves(designer: Designer, notion: str) -> bool:
-    """Whether ``designer`` designs for ``notion``: it names the notion, or the notion names it."""
-    return notion in designer.notions or designer.name in NOTION_TABLE[notion].designers
+    """Whether ``designer`` designs for ``notion``: it names the notion, or one the notion is designed as."""
+    return notion in designer.notions or NOTION_TABLE[notion].designed_as in designer.notions
 
 
 #: Notion → (method name → designer), in the order methods are listed to users.
