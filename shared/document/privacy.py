@@ -71,7 +71,8 @@ def check_privacy(privacy: Any) -> None:
     )
     if "delta" in privacy:
         if entry is not None and "delta" not in entry.claim:
-            raise DocumentError(f"privacy.delta is a parameter of notion 'distp'; notion {kind!r} has no delta")
+            owners = ", ".join(repr(n.name) for n in NOTIONS.values() if n.judged_by_delta)
+            raise DocumentError(f"privacy.delta is a parameter of notion {owners}; notion {kind!r} has no delta")
         check_delta(number(privacy["delta"], "privacy.delta"), "privacy.delta", error=_document_error)
     allowed = NOTION_FIELDS.get(kind)
     if allowed is not None:
