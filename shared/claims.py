@@ -34,7 +34,7 @@ __all__ = [
 
 def claim_fields(privacy: Mapping[str, Any]) -> dict[str, Any]:
     """The numbers a document's ``privacy`` claims: ``notion`` and ``epsilon``, with the notion's other
-    claim fields (the notion table's: ``delta`` for distp, default 0; ``epsilon_lower``/``epsilon_upper``
+    claim fields (the notion's own: ``delta`` for distp, default 0; ``epsilon_lower``/``epsilon_upper``
     for alip)."""
     notion = str(privacy.get("notion", DEFAULT_NOTION))
     out: dict[str, Any] = {"notion": notion, "epsilon": privacy.get("epsilon")}

@@ -35,7 +35,7 @@ from rldp.shared.uncertainty import UncertaintySet
 
 __all__ = ["FUNNEL_NOTIONS", "Claim", "input_joint", "lift_table", "symbol_lifts", "subset_lifts"]
 
-#: The notions the funnel/lift designers claim (the notion table's funnel rows).
+#: The notions the funnel/lift designers claim (those with a ``funnel_claim``, rldp.shared.notions).
 FUNNEL_NOTIONS = _FUNNEL_NOTIONS
 
 
