@@ -9,43 +9,32 @@ One home for the words every surface prints (the dashboard, the API's summaries,
   quantity, never to be compared with the claimed ε;
 * ``alip``: (ε_l, ε_u) [ZDS23, Def 3]: each side against its own bound.
 
-Text uses ε and δ; :func:`ascii_text` spells them out for a plain terminal.
+Each notion's object (:mod:`rldp.shared.notions`) states its own audit and its stored number; this module
+is what the surfaces call. Text uses ε and δ; :func:`ascii_text` spells them out for a plain terminal.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from .notions import DEFAULT_NOTION, NOTIONS
-from .tolerances import AUDIT_TOLERANCE
+from .notions import DEFAULT_NOTION, NOTIONS, lookup
+from .notions.base import SYMBOLS, number
 
-__all__ = ["claim_fields", "claim_text", "audit_text", "record_audited_text", "ascii_text", "number"]
-
-
-def number(value: Any) -> str:
-    """A short number: 4 significant digits, ∞ for infinity, — for none."""
-    if value is None:
-        return "—"
-    value = float(value)
-    return "∞" if math.isinf(value) else f"{value:.4g}"
-
-
-def _relation(audited: Any, claimed: Any) -> str:
-    # From the numbers, not the verdict: a claim can fail on something else (a confidence radius).
-    if audited is None or claimed is None:
-        return ">" if audited is None else "≤"
-    return "≤" if float(audited) <= float(claimed) + AUDIT_TOLERANCE else ">"
-
-
-#: How each claim field is written.
-SYMBOLS = {"epsilon": "ε", "delta": "δ", "epsilon_lower": "ε_l", "epsilon_upper": "ε_u"}
+__all__ = [
+    "claim_fields",
+    "claim_text",
+    "audit_text",
+    "record_audited_text",
+    "ascii_text",
+    "number",
+    "SYMBOLS",
+]
 
 
 def claim_fields(privacy: Mapping[str, Any]) -> dict[str, Any]:
     """The numbers a document's ``privacy`` claims: ``notion`` and ``epsilon``, with the notion's other
-    claim fields (the notion table's: ``delta`` for distp, default 0; ``epsilon_lower``/``epsilon_upper``
+    claim fields (the notion's own: ``delta`` for distp, default 0; ``epsilon_lower``/``epsilon_upper``
     for alip)."""
     notion = str(privacy.get("notion", DEFAULT_NOTION))
     out: dict[str, Any] = {"notion": notion, "epsilon": privacy.get("epsilon")}
@@ -70,32 +59,13 @@ def claim_text(privacy: Mapping[str, Any]) -> str:
 def audit_text(audit: Mapping[str, Any], verdict: bool = True) -> str:
     """The audit's verdict in one line, from :meth:`~rldp.shared.audit.AuditResult.to_dict`: what was
     computed and against what it was compared, led by "Passed: " or "Failed: " (``verdict``)."""
-    notion, extra = audit.get("notion"), audit.get("extra") or {}
     lead = ("Passed: " if audit.get("passed") else "Failed: ") if verdict else ""
-    if notion == "distp":
-        rel = _relation(extra.get("delta"), extra.get("delta_claimed"))
-        return (
-            f"{lead}audited δ = {number(extra.get('delta'))} {rel} claimed δ = {number(extra.get('delta_claimed'))} "
-            f"at the claimed ε = {number(audit.get('claimed'))} (ε at δ = 0: {number(audit.get('epsilon'))})"
-        )
-    if notion == "alip":
-        low, high = extra.get("epsilon_lower"), extra.get("epsilon_upper")
-        claim_low, claim_high = extra.get("epsilon_lower_claimed"), extra.get("epsilon_upper_claimed")
-        return (
-            f"{lead}audited (ε_l, ε_u) = ({number(low)}, {number(high)}) against claimed "
-            f"({number(claim_low)}, {number(claim_high)})"
-        )
-    rel = _relation(audit.get("epsilon"), audit.get("claimed"))
-    return f"{lead}audited ε = {number(audit.get('epsilon'))} {rel} claimed ε = {number(audit.get('claimed'))}"
+    return lookup(audit.get("notion")).audit_text(audit, lead)
 
 
 def record_audited_text(notion: str, epsilon_audited: float | None) -> str:
     """What a catalogue's one stored audited number means: ε, or for distp ε at δ = 0 (not the claim's ε)."""
-    if notion == "distp":
-        return f"{number(epsilon_audited)} at δ = 0"
-    if notion == "alip":
-        return f"max(ε_l, ε_u) = {number(epsilon_audited)}"
-    return number(epsilon_audited)
+    return lookup(notion).audited_text(epsilon_audited)
 
 
 def ascii_text(text: str) -> str:

@@ -28,6 +28,7 @@ from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, read_document, write_document
 from rldp.shared.errors import one_line
 from rldp.shared.information import entropy
+from rldp.shared.notions import NOTIONS
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 
@@ -112,7 +113,9 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
     auto, p_hat = args.method == AUTO, public.distribution
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
-    iterative = auto or args.method in SOLVER_METHODS or (args.method == "optimal" and args.notion in ("lip", "alip"))
+    iterative = (
+        auto or args.method in SOLVER_METHODS or (args.method == "optimal" and NOTIONS[args.notion].optimal_iterates)
+    )
     show = (args.progress if args.progress is not None else sys.stderr.isatty()) and iterative
     provenance = public.provenance()
     doc: dict | None = None
@@ -177,7 +180,8 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
     if single := audit.get("per_report"):  # --per-report-epsilon: the guarantee of one report (epsilon: of all)
         record["per_report"] = single
         solver_lines.append(f"  report   epsilon {single['claimed']:.6g} per report, audited {single['epsilon']:.6g}")
-    if doc["privacy"]["notion"] == "distp":
+    entry = NOTIONS[doc["privacy"]["notion"]]
+    if entry.judged_by_delta:  # distp: the claim's δ, the audited δ, the coupling
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
     if tried:  # --method auto: what each certified method kept, the best first; * = P_X not identifiable
@@ -200,7 +204,7 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
     claim_line = ascii_text(  # in the notion's terms (rldp.shared.claims): distp's claim is judged by δ
         f"  claim    {doc['privacy']['notion']} {claim_text(doc['privacy'])}; {audit_text(audit, verdict=False)} (pass)"
     )
-    if doc["privacy"]["notion"] in _FUNNEL:
+    if entry.funnel:
         claim_line = _funnel_line(doc, record)
     emit(
         args,
@@ -236,9 +240,6 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
     return 0
 
 
-_FUNNEL = ("ldp", "lip", "alip")
-
-
 #: Request fields named by flags of their own here (the rest are generated from the request's fields).
 _NAMED_FLAGS = ("notion", "method", "radius", "beta", "target", "cost", "window", "latent")
 
@@ -255,16 +256,16 @@ def _funnel_line(doc: dict[str, Any], record: dict[str, Any]) -> str:
     """The claim and its audit for ldp (w.r.t. S), lip and alip; where it holds (at P̂ or over F)."""
     privacy, audit = doc["privacy"], doc["audit"]
     where = "at P̂ only" if privacy["uncertainty"]["radius"] == 0 else "over F"
-    if privacy["notion"] == "alip":
+    entry = NOTIONS[privacy["notion"]]
+    if entry.two_sided:  # alip: one bound per side of the lift
         extra = audit.get("extra", {})
         record["epsilon_lower"], record["epsilon_upper"] = privacy["epsilon_lower"], privacy["epsilon_upper"]
         audited = f"audited {fmt(extra.get('epsilon_lower', audit['epsilon']))}, {fmt(extra.get('epsilon_upper', audit['epsilon']))}"
         return (
-            f"  epsilon  alip claimed (eps_l, eps_u) = ({privacy['epsilon_lower']:.6g}, "
+            f"  epsilon  {entry.name} claimed (eps_l, eps_u) = ({privacy['epsilon_lower']:.6g}, "
             f"{privacy['epsilon_upper']:.6g}), {audited} {where} (pass)"
         )
-    name = "LDP w.r.t. S" if privacy["notion"] == "ldp" else "LIP"
-    return f"  epsilon  {name} claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} {where} (pass)"
+    return f"  epsilon  {entry.label} claimed {record['epsilon']:.6g}, audited {fmt(audit['epsilon'])} {where} (pass)"
 
 
 def _warm_start_matrices(paths: Sequence[str], alphabet: Any) -> list[Any]:

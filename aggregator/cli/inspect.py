@@ -11,6 +11,7 @@ from rldp.shared.claims import ascii_text, audit_text, claim_text
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution, read_document, report_matrix
 from rldp.shared.information import entropy, mutual_information
+from rldp.shared.notions import lookup
 from rldp.shared.pilot import PILOT_SOURCE, pilot_mismatches
 from rldp.shared.provenance import check_document_provenance, check_public_data
 from rldp.shared.tables import read_csv
@@ -63,14 +64,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
             f"{audit_text(result.to_dict(), verdict=False)} -> {'PASS' if result.passed else 'FAIL'}"
         )
     ]
-    if result.notion == "distp":  # the claim is (ε, δ): the audited δ at the claimed ε decides
-        extra = result.extra
-        record.update(delta=extra.get("delta_claimed"), delta_audited=extra.get("delta"), scope=extra.get("scope"))
-        lines.append(
-            f"  delta claimed {extra.get('delta_claimed', 0.0):.6g}, audited {extra.get('delta', 0.0):.6g} at epsilon "
-            f"{result.claimed:.6g} {extra.get('scope', '')} ({extra.get('delta_at_p_hat', 0.0):.6g} at P̂)"
-        )
-    sides, more = audit_sides(result)  # ldp w.r.t. S, lip, alip, srlip: both sides, worst (y, s), scope
+    # What the notion adds (rldp.shared.notions): distp its δ at the claimed ε; ldp w.r.t. S, lip, alip, srlip
+    # both sides, the worst (y, s), the scope.
+    sides, more = audit_sides(result)
     record.update(sides)
     lines += more
     lines += [f"  {r}" for r in result.reasons]
@@ -154,9 +150,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     lift_record, more = evaluate_lift(doc, dist, source)  # [LTS20, Defs 1–2], [ZDS23, Defs 5–6]
     record.update(lift_record)
     lines += more
-    if doc["privacy"]["notion"] == "distp":  # δ at ε, divergence DistP, XDistP w.r.t. EMD [KM19]
+    entry = lookup(doc["privacy"]["notion"])
+    if entry.judged_by_delta:  # distp: δ at ε, divergence DistP, XDistP w.r.t. EMD [KM19]
         extra, more = evaluate_distp(doc, dist, source, args.cost)
-        record.update(notion="distp", delta=doc["privacy"].get("delta", 0.0), **extra)
+        record.update(notion=entry.name, delta=doc["privacy"].get("delta", 0.0), **extra)
         lines += more
     elif args.cost is not None:
         raise CommandError("--cost applies to distp documents (XDistP w.r.t. the Earth mover's distance) only")

@@ -11,50 +11,18 @@ from rldp.shared.audit import AuditResult, lip_leakage, secret_ldp_epsilon
 from rldp.shared.document import alphabet as doc_alphabet
 from rldp.shared.document import mechanism_matrix
 from rldp.shared.lift import lift_measures
+from rldp.shared.notions import lookup
 
 from .common import finite, fmt
 
 __all__ = ["audit_sides", "evaluate_lift"]
 
-#: Notions whose audit reports the two sides of the lift (extra: epsilon_lower/upper, worst_lower/upper).
-LIFT_NOTIONS = ("lip", "alip", "srlip")
-
 
 def audit_sides(result: AuditResult) -> tuple[dict[str, Any], list[str]]:
-    """The record fields and lines of an audit of notion lip, alip or srlip (or ldp with a scope)."""
-    extra = result.extra
-    if result.notion == "ldp" and "scope" in extra:
-        worst = result.worst
-        where = f"output {worst['output']}, s={worst['s1']} vs s'={worst['s2']}" if worst else "nowhere"
-        return {"scope": extra["scope"], "worst": worst}, [f"  LDP w.r.t. S {extra['scope']}; worst at {where}"]
-    if result.notion not in LIFT_NOTIONS:
-        return {}, []
-    record = {
-        "scope": extra.get("scope"),
-        "epsilon_lower_audited": finite(extra.get("epsilon_lower", 0.0)),
-        "epsilon_upper_audited": finite(extra.get("epsilon_upper", 0.0)),
-        "worst": result.worst,
-    }
-    lines = [
-        f"  min-lift side epsilon_lower {fmt(extra.get('epsilon_lower', 0.0))}, max-lift side epsilon_upper "
-        f"{fmt(extra.get('epsilon_upper', 0.0))} ({extra.get('scope')})"
-    ]
-    if result.notion == "alip":
-        record.update(
-            epsilon_lower=extra.get("epsilon_lower_claimed"), epsilon_upper=extra.get("epsilon_upper_claimed")
-        )
-        lines.append(
-            f"  claimed epsilon_lower {extra['epsilon_lower_claimed']:.6g}, epsilon_upper {extra['epsilon_upper_claimed']:.6g}"
-        )
-    for side in ("lower", "upper"):
-        place = extra.get(f"worst_{side}")
-        if place:
-            lines.append(f"  worst {side} lift at output {place['output']}, s={place['s']}")
-    if "epsilon_upper_at_p_hat" in extra:
-        lines.append(
-            f"  at P̂: epsilon_lower {fmt(extra['epsilon_lower_at_p_hat'])}, epsilon_upper {fmt(extra['epsilon_upper_at_p_hat'])}"
-        )
-    return record, lines
+    """The record fields and lines ``rldp audit`` adds for the notion of ``result``: the notion's own
+    (:meth:`rldp.shared.notions.Notion.audit_lines`): both lift sides for lip, alip and srlip, the scope for
+    ldp w.r.t. S, δ at the claimed ε for distp."""
+    return lookup(result.notion).audit_lines(result)
 
 
 def evaluate_lift(doc: Mapping[str, Any], dist: np.ndarray, source: str) -> tuple[dict[str, Any], list[str]]:

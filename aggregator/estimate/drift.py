@@ -72,6 +72,7 @@ from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import epsilon as document_epsilon
 from rldp.shared.document import mechanism_matrix, notion, public_distribution, report_matrix, uncertainty_parameters
 from rldp.shared.errors import ValidationError
+from rldp.shared.notions import lookup
 from rldp.shared.uncertainty import UncertaintySet
 
 from .ball_fit import ball_fit, certified_lower_bound, kl_terms
@@ -96,8 +97,6 @@ DRIFT_SIGNIFICANCE = 0.05
 #: The default contamination budget γ and fewest reports judged (rldp.shared.collection, where they are defined).
 DEFAULT_CONTAMINATION = _DEFAULT_CONTAMINATION
 DEFAULT_MIN_REPORTS = DRIFT_MIN_REPORTS
-#: Notions whose claim rests on an uncertainty set F (ldp only when its document has one).
-ROBUST_NOTIONS = ("rldp", "distp", "lip", "alip", "srlip", "ldp")
 
 
 @dataclass(frozen=True)
@@ -194,7 +193,8 @@ def drift_scope(doc: Mapping[str, Any]) -> str | None:
     """None when the document's claim rests on an uncertainty set F (drift applies); else why not."""
     kind = notion(doc)
     privacy = doc.get("privacy") or {}
-    if kind not in ROBUST_NOTIONS or (kind == "ldp" and "uncertainty" not in privacy):
+    entry = lookup(kind)  # whether its claim rests on F: the notion's (ldp only when its document has one)
+    if not entry.rests_on_uncertainty(privacy):
         return (
             f"notion {kind!r} without an uncertainty set makes no assumption on the population "
             "(its claim holds for every distribution): nothing to drift from"
@@ -202,19 +202,11 @@ def drift_scope(doc: Mapping[str, Any]) -> str | None:
     radius = uncertainty_parameters(doc)["radius"]
     if math.isinf(radius):
         return "the uncertainty set F is every distribution (radius null): nothing to drift from"
-    if kind == "srlip" and radius > 0:  # its audit over F is ε-LDP w.r.t. the input (shared/audit/srlip.py)
-        return "an srlip claim over F > {P̂} is audited as ε-LDP w.r.t. the input, which holds for every distribution"
-    return None
+    return entry.drift_exemption(radius)  # srlip over F > {P̂}: audited as ε-LDP w.r.t. the input
 
 
 def _claim_text(doc: Mapping[str, Any]) -> str:
-    privacy = doc["privacy"]
-    eps = document_epsilon(doc)
-    if notion(doc) == "distp" and "delta" in privacy:
-        return f"(ε, δ) = ({eps:g}, {float(privacy['delta']):g})"
-    if notion(doc) == "alip":
-        return f"(ε_l, ε_u) = ({float(privacy['epsilon_lower']):g}, {float(privacy['epsilon_upper']):g})"
-    return f"ε = {eps:g}"
+    return lookup(notion(doc)).drift_claim(doc["privacy"], document_epsilon(doc))
 
 
 # --------------------------------------------------------------------------- (b) the test

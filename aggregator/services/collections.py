@@ -27,7 +27,7 @@ from rldp.aggregator.storage import CollectionChanged, CollectionRecord, Mechani
 from rldp.shared.audit import notions
 from rldp.shared.collection import DEFAULT_WINDOW, DRIFT_POLICIES, NO_WINDOW, Window, window_choice
 from rldp.shared.errors import ValidationError, one_line
-from rldp.shared.notions import NOTIONS
+from rldp.shared.notions import NOTIONS, lookup
 from rldp.shared.parameters import check_text
 from rldp.shared.reports import describe_value
 from rldp.shared.tolerances import AUDIT_TOLERANCE
@@ -109,7 +109,7 @@ def check_policy(policy: Any) -> dict[str, Any]:
         if key == "delta":
             out[key] = _number(policy, key, low=0.0, closed=True, high=1.0)
         else:  # (0, δ)-DistP is a claim (total variation ≤ δ); every other ε is > 0
-            out[key] = _number(policy, key, low=0.0, closed=notion == "distp")
+            out[key] = _number(policy, key, low=0.0, closed=NOTIONS[notion].zero_epsilon)
     return out
 
 
@@ -299,7 +299,8 @@ class Collections:
                 mechanism=mechanism_id,
             )
         scopes = [self._document(i)["privacy"].get("uncertainty") is None for i in (record.current, mechanism_id)]
-        if record.policy["notion"] == "ldp" and scopes[0] and not scopes[1]:
+        # A notion whose claim may rest on F or not (ldp): a claim over F is weaker than the one for every P.
+        if lookup(record.policy["notion"]).uncertainty == "optional" and scopes[0] and not scopes[1]:
             raise RotationRefused(  # ε-LDP w.r.t. S over F is weaker than the collection's ε-LDP w.r.t. X
                 f"mechanism {mechanism_id} claims ε-LDP with respect to S over an uncertainty set; collection "
                 f"{record.name!r} is private with respect to X for every distribution",

@@ -24,7 +24,7 @@ from rldp.shared.audit import audit_document
 from rldp.shared.claims import audit_text, claim_text, record_audited_text
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution
-from rldp.shared.notions import NOTIONS
+from rldp.shared.notions import NOTIONS, lookup
 
 from .designs import COUPLING_COSTS, COUPLING_TARGETS, DESIGN_NOTIONS
 from .estimates import window_counts
@@ -108,6 +108,8 @@ def mechanism_rows(service: AggregatorService, now: float | None = None) -> list
                 "record": record,
                 "claim": claim_text(service.catalog.claim(record.id)),
                 "audited": record_audited_text(record.notion, record.epsilon_audited),
+                # Its claim is judged by the audited δ at the claimed ε (distp), not by the stored ε.
+                "by_delta": lookup(record.notion).judged_by_delta,
                 "reports": _reports(service, record),
                 "recent": recent.get(record.id, 0),
                 "collection": None if window is None else window.text,

@@ -21,7 +21,7 @@ from rldp.aggregator.design import DesignParameterError, DesignRequest, request_
 from rldp.shared.collection import drift_contamination
 from rldp.shared.document import report_matrix
 from rldp.shared.errors import ParameterError, one_line
-from rldp.shared.notions import NOTIONS
+from rldp.shared.notions import NOTIONS, lookup
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
 
 from .collections import Collections
@@ -115,7 +115,7 @@ def pilot_switch(
         raise CollectionRetired(f"collection {record.name!r} is retired", collection=record.name)
     pilot = collections.document(record.current)
     uncertainty = pilot["privacy"].get("uncertainty") or {}
-    if not redesign and (pilot["privacy"]["notion"] != "rldp" or uncertainty.get("radius") is not None):
+    if not redesign and (not lookup(pilot["privacy"]["notion"]).pilots or uncertainty.get("radius") is not None):
         raise RotationRefused(
             f"collection {record.name!r} is not in a pilot phase: its current mechanism {record.current} claims "
             f"{pilot['privacy']['notion']} over a bounded set, not RLDP over every distribution",

@@ -86,10 +86,11 @@ __all__ = [
     "notions",
 ]
 
-# Every notion of the table is audited by the class its row names (a new notion adds no line here).
+# Every notion is audited by the class it names (a new notion adds no line here): "module:Class" in this
+# package, or "package.module:Class" anywhere (a notion registered from outside rldp).
 for _entry in NOTIONS.values():
     _module, _class = _entry.audit.split(":")
-    register(getattr(import_module(f"{__name__}.{_module}"), _class)())
+    register(getattr(import_module(_module if "." in _module else f"{__name__}.{_module}"), _class)())
 
 
 def audit_document(doc: Mapping[str, Any]) -> AuditResult:

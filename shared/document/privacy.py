@@ -71,7 +71,8 @@ def check_privacy(privacy: Any) -> None:
     )
     if "delta" in privacy:
         if entry is not None and "delta" not in entry.claim:
-            raise DocumentError(f"privacy.delta is a parameter of notion 'distp'; notion {kind!r} has no delta")
+            owners = ", ".join(repr(n.name) for n in NOTIONS.values() if n.judged_by_delta)
+            raise DocumentError(f"privacy.delta is a parameter of notion {owners}; notion {kind!r} has no delta")
         check_delta(number(privacy["delta"], "privacy.delta"), "privacy.delta", error=_document_error)
     allowed = NOTION_FIELDS.get(kind)
     if allowed is not None:
@@ -80,14 +81,8 @@ def check_privacy(privacy: Any) -> None:
             raise DocumentError(
                 f"privacy has unknown field {unknown[0]!r} for notion {kind!r}; its fields are {', '.join(allowed)}"
             )
-    if kind == "alip":
-        lower = _positive(privacy, "epsilon_lower", kind)
-        upper = _positive(privacy, "epsilon_upper", kind)
-        if not math.isclose(eps, max(lower, upper), rel_tol=1e-12, abs_tol=0.0):
-            raise DocumentError(
-                f"privacy.epsilon must be max(epsilon_lower, epsilon_upper) = {max(lower, upper)!r} for notion "
-                f"'alip', got {privacy['epsilon']!r}"
-            )
+    if entry is not None:  # what the notion's own block must satisfy (alip: ε = max(ε_l, ε_u))
+        entry.check_block(privacy, eps, lambda key: _positive(privacy, key, kind))
     if entry is not None and (entry.uncertainty == "required" or "uncertainty" in privacy):
         _check_uncertainty(privacy.get("uncertainty"), kind)
 

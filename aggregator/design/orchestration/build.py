@@ -220,7 +220,7 @@ def _for_task(
     p_hat = uset.public_distribution
     errors = {method: task_error(task, q, p_hat, alphabet.latent, edges)}
     chosen = (method, q, params)
-    if method in TASK_METHODS and request.notion in ("rldp", "distp"):
+    if method in TASK_METHODS and "rr-released" in methods_for(request.notion):
         rr_q, rr_params = run_designer("rr-released", uset, request)
         errors["rr-released"] = task_error(task, rr_q, p_hat, alphabet.latent, edges)
         rr_error, own_error = errors["rr-released"], errors[method]

@@ -26,6 +26,7 @@ from rldp.shared.collection import DEFAULT_WINDOW, collection_window
 from rldp.shared.document import report_matrix
 from rldp.shared.errors import ValidationError
 from rldp.shared.information import normalized_mutual_information
+from rldp.shared.notions import NOTIONS, lookup
 from rldp.shared.pilot import expected_pilot_radius
 from rldp.shared.records import Alphabet
 
@@ -161,10 +162,11 @@ def _back_to_a_pilot(
     void it): the collection goes back to one, and its switch policy (if any) designs over the new pilot's
     reports once it has them. Only for rldp, the notion pilots are designed for (DesignError otherwise)."""
     rank = int(np.linalg.matrix_rank(report_matrix(current)))
-    if request.notion != "rldp":
+    if not lookup(request.notion).pilots:
+        piloted = ", ".join(name for name, entry in NOTIONS.items() if entry.pilots)
         raise DesignError(
             f"the current mechanism's report matrix has rank {rank} < |X| = {alphabet.size}, so its reports cannot "
-            f"identify P, and a pilot (private for every distribution) is designed for rldp only, not "
+            f"identify P, and a pilot (private for every distribution) is designed for {piloted} only, not "
             f"{request.notion!r}: rotate the collection to a mechanism designed by hand"
         )
     choice = design_pilot(

@@ -33,6 +33,7 @@ import numpy as np
 
 from rldp.shared.audit.distp import robust_distp_delta
 from rldp.shared.notions import DEFAULT_NOTION
+from rldp.shared.notions import NOTIONS as NOTION_TABLE
 from rldp.shared.uncertainty import UncertaintySet
 
 from ..primitives.errors import DesignError
@@ -207,9 +208,16 @@ _DESIGNERS: tuple[Designer, ...] = (
     ReleasedRrDesigner(),
     *FUNNEL_DESIGNERS,
 )
+
+
+def _serves(designer: Designer, notion: str) -> bool:
+    """Whether ``designer`` designs for ``notion``: it names the notion, or one the notion is designed as."""
+    return notion in designer.notions or NOTION_TABLE[notion].designed_as in designer.notions
+
+
 #: Notion → (method name → designer), in the order methods are listed to users.
 NOTION_METHODS: Mapping[str, Mapping[str, Designer]] = MappingProxyType(
-    {notion: MappingProxyType({d.name: d for d in _DESIGNERS if notion in d.notions}) for notion in NOTIONS}
+    {notion: MappingProxyType({d.name: d for d in _DESIGNERS if _serves(d, notion)}) for notion in NOTIONS}
 )
 #: Method name → designer for the default notion ``rldp``, in the order methods are listed to users.
 REGISTRY: Mapping[str, Designer] = NOTION_METHODS[DEFAULT_NOTION]

@@ -15,6 +15,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from rldp.aggregator.services import InvalidParameter, ServiceError, job_list_limit
 from rldp.aggregator.services.dashboard import COUPLING_COSTS, COUPLING_TARGETS, NOTION_CHOICES
+from rldp.shared.notions import lookup
 
 from ..responses import current_service
 from .pages import blueprint, checked_form, login_required, page
@@ -59,8 +60,9 @@ def design_request_from_form() -> dict[str, Any]:
         "latent": form.get("latent") == "on",
         "public_name": upload.filename,
     }
-    # alip takes ε_l and ε_u (ε is their max); the other notions take ε.
-    for name in ("epsilon_lower", "epsilon_upper") if notion == "alip" else ("epsilon",):
+    # The notion's claim fields (alip: ε_l and ε_u, ε is their max; the others ε); δ below, optional.
+    entry = lookup(notion)
+    for name in entry.form_fields:
         data[name] = _number(name, form.get(name, "").strip())
     radius = form.get("radius", "").strip()
     if radius:
@@ -72,7 +74,7 @@ def design_request_from_form() -> dict[str, Any]:
     if window:
         data["window"] = window
     delta = form.get("delta", "").strip()
-    if delta and notion == "distp":  # the other notions have no δ; the field is ignored for them
+    if delta and entry.judged_by_delta:  # the other notions have no δ; the field is ignored for them
         data["delta"] = _number("delta", delta)
     if data["method"] == "coupling":  # the coupling's target and cost (named rules; defaults when left empty)
         data.update({name: form[name] for name in ("target", "cost") if form.get(name)})

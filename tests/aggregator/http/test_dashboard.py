@@ -525,6 +525,9 @@ def test_each_notion_states_its_own_claim_and_audit(http) -> None:
     assert "Passed: audited ε = " in html.unescape(http.get(f"/ui/mechanisms/{ldp['id']}").get_data(as_text=True))
     listing = html.unescape(http.get("/ui/").get_data(as_text=True))
     assert f"(ε, δ) = (1, {delta:.4g})" in listing and "at δ = 0" in listing
+    # The listing's hint on the audited number: for the notion judged by its δ only (distp, not ldp).
+    assert listing.count("distp's claim is checked by its δ at the claimed ε") == 1
+    assert "ldp's claim is checked" not in listing
     summary = {m["id"]: m for m in http.get("/v1/mechanisms").get_json()["mechanisms"]}
     assert summary[distp["id"]]["claim"] == {"notion": "distp", "epsilon": 1.0, "delta": delta}
     assert summary[ldp["id"]]["claim"] == {"notion": "ldp", "epsilon": 1.0}

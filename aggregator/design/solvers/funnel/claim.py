@@ -30,11 +30,12 @@ from rldp.shared.audit.base import joint_matrix, log_ratios
 from rldp.shared.audit.rldp import rldp_epsilon
 from rldp.shared.audit.secret import robust_lip_epsilons
 from rldp.shared.notions import FUNNEL_NOTIONS as _FUNNEL_NOTIONS
+from rldp.shared.notions import NOTIONS
 from rldp.shared.uncertainty import UncertaintySet
 
 __all__ = ["FUNNEL_NOTIONS", "Claim", "input_joint", "lift_table", "symbol_lifts", "subset_lifts"]
 
-#: The notions the funnel/lift designers claim (the notion table's funnel rows).
+#: The notions the funnel/lift designers claim (those with a ``funnel_claim``, rldp.shared.notions).
 FUNNEL_NOTIONS = _FUNNEL_NOTIONS
 
 
@@ -95,6 +96,15 @@ class Claim:
     latent: bool
 
     @property
+    def kind(self) -> str:
+        """The funnel claim its notion maps to (:attr:`rldp.shared.notions.Notion.funnel_claim`): "ratio"
+        (ε-LDP w.r.t. S), "lift" (ε-LIP) or "asymmetric-lift" ((ε_l, ε_u)-ALIP)."""
+        kind = NOTIONS[self.notion].funnel_claim
+        if kind is None:
+            raise ValueError(f"notion {self.notion!r} is not a privacy-funnel notion ({', '.join(FUNNEL_NOTIONS)})")
+        return kind
+
+    @property
     def joint(self) -> np.ndarray:
         return input_joint(self.uncertainty.public_distribution, self.latent)
 
@@ -121,7 +131,7 @@ class Claim:
         """Per output (ε_l(y), ε_u(y)): −log Ψ(y) and log Λ(y) for lip/alip; for ldp both are
         the LDP ε of y. Over F with a positive radius, the robust (bound) value."""
         q = np.asarray(q, dtype=float)
-        if self.notion == "ldp" or self.robust:
+        if self.kind == "ratio" or self.robust:
             eps = self._robust_ldp(q)
             return eps, eps
         lifts = lift_table(q, self.joint)
@@ -132,7 +142,7 @@ class Claim:
         sound LDP bound); the watchdog family merges the worst output while :meth:`passes` fails."""
         low, up = self.leakage(q)
         with np.errstate(invalid="ignore"):
-            if self.notion == "ldp":
+            if self.kind == "ratio":
                 return low / self.epsilon_lower
             if self.robust:  # the LDP bound implies the claim when ≤ min(ε_l, ε_u)
                 return low / self.ldp_budget
@@ -141,7 +151,7 @@ class Claim:
     def audited(self, q: np.ndarray) -> tuple[float, float]:
         """(ε_l, ε_u) of the whole mechanism by the notion's exact audit (:mod:`rldp.shared.audit.secret`):
         for ldp both are the LDP ε w.r.t. S over F; for lip/alip the lift sides at P̂ or over F″ ⊇ F."""
-        if self.notion == "ldp":
+        if self.kind == "ratio":
             eps = rldp_epsilon(q, self.uncertainty)[0]
             return eps, eps
         return robust_lip_epsilons(q, self.uncertainty)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from rldp.shared.information import mutual_information
+from rldp.shared.notions import NOTIONS
 from rldp.shared.tolerances import DESIGN_MARGIN
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -41,7 +42,7 @@ __all__ = ["FUNNEL_DESIGNERS", "claim_for"]
 
 def claim_for(uncertainty: UncertaintySet, options: DesignOptions) -> Claim:
     """The claim a request makes: ε for ldp and lip, (ε_l, ε_u) for alip."""
-    if options.notion == "alip":
+    if NOTIONS[options.notion].two_sided:
         low, up = float(options.epsilon_lower or 0.0), float(options.epsilon_upper or 0.0)
     else:
         low = up = options.level
@@ -71,7 +72,7 @@ class OptimalDesigner(_Base):
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         claim = claim_for(uncertainty, options)
         margin = 1 - DESIGN_MARGIN
-        if options.notion == "ldp":
+        if claim.kind == "ratio":
             return self._ldp(uncertainty, options, claim.ldp_budget)
         if not claim.robust:
             result = optimal_lip(
@@ -156,7 +157,9 @@ class FamilyDesigner(_Base):
 class WatchdogDesigner(_Base):
     def __init__(self, name: str, summary: str) -> None:
         self.name, self.summary = name, summary
-        self.notions = frozenset(("lip", "alip") if name == "subset-rr" else FUNNEL_NOTIONS)
+        # Subset random response merges by lift: the lift claims only (not the LDP ratio).
+        lifts = (n for n in FUNNEL_NOTIONS if NOTIONS[n].funnel_claim != "ratio")
+        self.notions = frozenset(lifts if name == "subset-rr" else FUNNEL_NOTIONS)
 
     def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
         claim = claim_for(uncertainty, options)

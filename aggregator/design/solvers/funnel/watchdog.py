@@ -44,16 +44,16 @@ Groups = list[list[int]]
 def risk(claim: Claim, big: float, small: float) -> float:
     """ω of a symbol or merged part with lifts (Λ, Ψ) [ZDS23, Sec 4.1, erratum ω = Λ + 1/Ψ for ALIP]."""
     inv = math.inf if small <= 0 else 1.0 / small
-    if claim.notion == "ldp":
+    if claim.kind == "ratio":
         return big * inv
-    if claim.notion == "lip":
+    if claim.kind == "lift":
         return max(math.log(big) if big > 0 else 0.0, math.log(inv) if small > 0 else math.inf)
     return big + inv
 
 
 def _violates(claim: Claim, big: float, small: float) -> bool:
     """The paper's test of a symbol or part at P̂ [ZDS23, eqs 6-7, 14]."""
-    if claim.notion == "ldp":
+    if claim.kind == "ratio":
         return small <= 0 or big / small > math.exp(claim.epsilon_lower)
     return small < math.exp(-claim.epsilon_lower) or big > math.exp(claim.epsilon_upper)
 
