@@ -1,4 +1,4 @@
-"""A numeric released attribute's estimate drawn on the server as inline SVG (issue 38): its histogram
+"""A numeric released attribute's estimate drawn on the server as inline SVG: its histogram
 (bars over the bin edges, heights a density so that unequal bins read honestly, 95 % intervals as
 error bars) and its CDF (the estimate at each edge, linear in between, the pointwise 95 % band shaded,
 the median, p90 and p99 marked). No JavaScript, nothing fetched; presentation attributes only (the
