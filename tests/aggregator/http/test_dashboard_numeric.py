@@ -125,3 +125,18 @@ def test_a_categorical_estimate_has_no_numeric_section(tmp_path) -> None:
         assert login(http, READ_TOKEN).status_code == 303
         page = http.get(f"/ui/mechanisms/{doc['id']}/estimate").get_data(as_text=True)
     assert "chart numeric" not in page and "svg" in page
+
+
+def test_charts_of_one_bin_of_withheld_intervals_and_of_a_wide_range() -> None:
+    one = _summary([1.0], [1.0], [1.0])
+    one.update(edges=[0.0, 5.0], labels=["[0, 5]"])
+    one["cdf"] = {"at": [], "estimate": [], "ci95_low": [], "ci95_high": [], "identified": []}
+    wide = _summary([0.9, 0.08, 0.02], [None] * 3, [None] * 3, [None, None], [None, None])
+    wide["edges"] = [0.0, 1.0, 5000.0, 99999.0]
+    wide["cdf"]["at"] = [1.0, 5000.0]
+    for summary in (one, wide):
+        for svg in (str(histogram_chart("capital-gain", summary)), str(cdf_chart("capital-gain", summary))):
+            assert svg.startswith("<svg") and svg.endswith("</svg>")
+            assert not re.search(r"nan|inf", svg, re.IGNORECASE)
+    svg = str(histogram_chart("capital-gain", wide))
+    assert "share per unit of capital-gain" in svg and '<line class="ci"' not in svg and "1e+05" in svg
