@@ -24,6 +24,8 @@ ESTIMATE_METHODS = ("auto", "em", "inverse")
 ESTIMATE_INTERVALS = ("delta", "bootstrap")
 #: The columns of :meth:`Estimate.to_frame`.
 FRAME_COLUMNS = ("sensitive", "released", "value", "estimate", "lower", "upper", "identified")
+#: The quantiles a numeric estimate carries, by their key in the answer, and their names in a frame.
+_QUANTILES = (("0.5", "median"), ("0.9", "p90"), ("0.99", "p99"))
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class Estimate:
 
     def numeric_frame(self, name: str) -> Any:
         """A numeric released attribute's figures as a pandas DataFrame: one row per statistic (mean, median,
-        p90, p99, mean given each value of S) with ``estimate``, ``lower``, ``upper`` (95 %; NaN when not
+        p90, p99, then the mean and the quantiles given each value of S) with ``estimate``, ``lower``, ``upper`` (95 %; NaN when not
         identified) and ``identified``; ``frame.attrs["note"]`` says what protects the number. Needs pandas."""
         try:
             import pandas as pd
@@ -114,11 +116,12 @@ class Estimate:
         if summary is None:
             raise KeyError(f"no numeric attribute {name!r} in this estimate; numeric: {', '.join(self.numeric or {})}")
         entries = [("mean", summary["mean"])]
-        entries += [
-            (label, summary["quantiles"][p]) for p, label in (("0.5", "median"), ("0.9", "p90"), ("0.99", "p99"))
-        ]
+        entries += [(label, summary["quantiles"][p]) for p, label in _QUANTILES]
         for s_name, by in (summary.get("mean_by") or {}).items():
             entries += [(f"mean | {s_name}={value}", entry) for value, entry in by.items()]
+        for s_name, by_q in (summary.get("quantiles_by") or {}).items():  # servers before quantiles per S: none
+            for value, quantiles in by_q.items():
+                entries += [(f"{label} | {s_name}={value}", quantiles[p]) for p, label in _QUANTILES if p in quantiles]
         frame = pd.DataFrame.from_records(
             [(label, e["estimate"], e["ci95_low"], e["ci95_high"], e["identified"]) for label, e in entries],
             columns=["statistic", "estimate", "lower", "upper", "identified"],

@@ -122,7 +122,7 @@ def _interval(entry: dict[str, Any]) -> str:
 
 
 def numeric_lines(estimate: dict[str, Any]) -> list[str]:
-    """The mean, quantiles and means per value of S of each numeric released attribute, with 95 % intervals,
+    """The mean, quantiles, and means and quantiles per value of S of each numeric released attribute, with 95 % intervals,
     and the note that the number itself is protected only as far as it reveals S."""
     lines = []
     for name, summary in (estimate.get("numeric") or {}).items():
@@ -135,5 +135,10 @@ def numeric_lines(estimate: dict[str, Any]) -> list[str]:
         for s_name, by in (summary.get("mean_by") or {}).items():
             for value, entry in by.items():
                 lines.append(f"  mean | {s_name}={value}: {_interval(entry)}")
+        for s_name, by_q in (summary.get("quantiles_by") or {}).items():
+            for value, quantiles in by_q.items():
+                for p, label in (("0.5", "median"), ("0.9", "p90"), ("0.99", "p99")):
+                    if p in quantiles:
+                        lines.append(f"  {label} | {s_name}={value}: {_interval(quantiles[p])}")
         lines.append(f"note: {summary.get('note', name + ' itself is protected only as far as it reveals S')}")
     return lines

@@ -40,7 +40,14 @@ from ..design import (
     request_fields,
     validate_request,
 )
-from ..design.orchestration.choose import AUTO, auto_methods, design_auto, identifiable, releases_the_data
+from ..design.orchestration.choose import (
+    AUTO,
+    auto_methods,
+    design_auto,
+    identifiable,
+    releases_the_data,
+    task_error_of,
+)
 from ..design.orchestration.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt
 from .design_flags import add_design_flags
@@ -184,7 +191,17 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
     if entry.judged_by_delta:  # distp: the claim's δ, the audited δ, the coupling
         solver_lines[:0] = design_lines(doc, record)
     radius = doc["privacy"]["uncertainty"]["radius"]
-    if tried:  # --method auto: what each certified method kept, the best first; * = P_X not identifiable
+    if tried and task_error_of(doc) is not None:  # --method auto --task: the least error for the task was kept
+        errors = {m: task_error_of(d) for m, d in tried.items()}
+        record["candidates"] = {m: {"task_error": e, "nmi": tried[m]["utility"]["nmi"]} for m, e in errors.items()}
+        ranked_errors = sorted(errors.items(), key=lambda i: (i[1] is None, i[1] or 0.0))
+        solver_lines.append(
+            f"  chosen   {doc['method']}, the least {params['task']['measure']} per report of {len(tried)} certified "
+            "methods ("
+            + ", ".join(f"{m} {'not identified' if e is None else f'{e:.4g}'}" for m, e in ranked_errors)
+            + ")"
+        )
+    elif tried:  # --method auto: what each certified method kept, the best first; * = P_X not identifiable
         ranked = sorted(tried.items(), key=lambda i: -i[1]["utility"]["nmi"])
         record["candidates"] = {
             m: {"nmi": d["utility"]["nmi"], "identifiable": identifiable(mechanism_matrix(d))} for m, d in ranked

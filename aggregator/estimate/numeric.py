@@ -13,6 +13,8 @@ binning (within the bin that holds it, for a quantile). The intervals cover the 
   bounds (Woodruff's interval: [F_high⁻¹(p), F_low⁻¹(p)]).
 * The mean per value s of S, m_s = Σ_u c_u P(s, u) / P(s): delta method, the interval of the linear
   functional Σ_u (c_u − m_s) P(s, u) / P(s) around m_s (identified only when P(S, U) is).
+* The quantiles per value s of S: the CDF of U given s at each inner edge, F_s(e_j) = P(s, U ≤ e_j) / P(s),
+  with the delta-method interval of the ratio (as for the mean), inverted as above (Woodruff).
 
 Every figure is about the released number, which RLDP protects only as far as it reveals S: :data:`NOTE`.
 """
@@ -27,7 +29,7 @@ from rldp.shared.records import Alphabet
 
 from .result import Estimate
 
-__all__ = ["NOTE", "QUANTILES", "SPREAD", "numeric_summaries", "quantile_from_cdf"]
+__all__ = ["NOTE", "QUANTILES", "SPREAD", "numeric_summaries", "quantile_from_cdf", "quantile_entries"]
 
 QUANTILES = (0.5, 0.9, 0.99)
 SPREAD = "uniform within each bin"
@@ -51,6 +53,20 @@ def quantile_from_cdf(edges: np.ndarray, cdf: np.ndarray, p: float) -> float:
     lo, hi = cdf[j - 1], cdf[j]
     t = 0.0 if hi <= lo else (p - lo) / (hi - lo)
     return float(edges[j - 1] + t * (edges[j] - edges[j - 1]))
+
+
+def quantile_entries(edges: np.ndarray, cdf: np.ndarray, low: np.ndarray, high: np.ndarray, ident: bool) -> dict:
+    """{"0.5": entry, "0.9": …, "0.99": …}: each quantile of the CDF ``cdf`` at ``edges`` and its interval,
+    the inverses of the CDF's pointwise bounds (a higher CDF reaches p sooner: its inverse is the low end)."""
+    return {
+        f"{p:g}": _entry(
+            quantile_from_cdf(edges, cdf, p),
+            quantile_from_cdf(edges, high, p),
+            quantile_from_cdf(edges, low, p),
+            ident,
+        )
+        for p in QUANTILES
+    }
 
 
 def _entry(est: float, low: float, high: float, identified: bool) -> dict[str, Any]:
@@ -85,14 +101,7 @@ def numeric_summaries(estimate: Estimate, alphabet: Alphabet) -> dict[str, dict[
         full = np.r_[0.0, f, 1.0]
         low = np.r_[0.0, np.nan_to_num(f_low, nan=0.0), 1.0]
         high = np.r_[0.0, np.nan_to_num(f_high, nan=1.0), 1.0]
-        quantiles = {}
-        for p in QUANTILES:
-            quantiles[f"{p:g}"] = _entry(
-                quantile_from_cdf(edges, full, p),
-                quantile_from_cdf(edges, high, p),  # a higher CDF reaches p sooner
-                quantile_from_cdf(edges, low, p),
-                bool(f_ident.all()) if len(f_ident) else True,
-            )
+        quantiles = quantile_entries(edges, full, low, high, bool(f_ident.all()) if len(f_ident) else True)
         summary: dict[str, Any] = {
             "edges": edges.tolist(),
             "closed": spec.closed,
@@ -117,6 +126,7 @@ def numeric_summaries(estimate: Estimate, alphabet: Alphabet) -> dict[str, dict[
         }
         if not latent:
             summary["mean_by"] = {sensitive.name: _means_by(estimate, s_of_x, w_mean, sensitive.values)}
+            summary["quantiles_by"] = {sensitive.name: _quantiles_by(estimate, s_of_x, cum, edges, sensitive.values)}
         out[attr.name] = summary
     return out
 
@@ -136,4 +146,35 @@ def _means_by(estimate: Estimate, s_of_x: np.ndarray, w_mean: np.ndarray, values
         _, low, high = (v[0] for v in estimate.linear(g[None, :]))
         half = (high - low) / 2 if ident else np.nan
         out[value] = _entry(m, m - half, m + half, ident)
+    return out
+
+
+def _quantiles_by(
+    estimate: Estimate, s_of_x: np.ndarray, cum: np.ndarray, edges: np.ndarray, values: tuple[str, ...]
+) -> dict:
+    """{s: {"0.5": entry, …}}: the quantiles of U given each value s of S, each with its 95 % interval (not
+    identified, and no interval, when P(s, U ≤ e_j) is not identified from the reports)."""
+    joint = estimate.joint.ravel()
+    out = {}
+    for s, value in enumerate(values):
+        mask = (s_of_x == s).astype(float)
+        share = float(mask @ joint)
+        if share <= 0:
+            out[value] = {f"{p:g}": _entry(np.nan, np.nan, np.nan, False) for p in QUANTILES}
+            continue
+        if not len(cum):  # one bin: the binned distribution is known, uniform over it
+            out[value] = quantile_entries(edges, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([0.0, 1.0]), True)
+            continue
+        f = (cum * mask) @ joint / share
+        grads = (cum - f[:, None]) * mask / share  # each ratio's gradient: its delta-method interval is g's
+        ident = bool(estimate.identified(np.vstack([mask, cum * mask])).all())
+        _, g_low, g_high = estimate.linear(grads)
+        half = (g_high - g_low) / 2 if ident else np.full(len(f), np.nan)
+        full = np.r_[0.0, f, 1.0]
+        low = np.r_[0.0, np.clip(np.nan_to_num(f - half, nan=0.0), 0.0, 1.0), 1.0]
+        high = np.r_[0.0, np.clip(np.nan_to_num(f + half, nan=1.0), 0.0, 1.0), 1.0]
+        entries = quantile_entries(edges, full, low, high, ident)
+        if not ident:  # no interval: the inverse of [0, 1] says nothing
+            entries = {p: {**e, "ci95_low": None, "ci95_high": None} for p, e in entries.items()}
+        out[value] = entries
     return out

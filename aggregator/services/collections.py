@@ -23,6 +23,7 @@ import msgpack
 import numpy as np
 
 from rldp.aggregator.estimate import estimate_combined
+from rldp.aggregator.estimate.numeric import numeric_summaries
 from rldp.aggregator.storage import CollectionChanged, CollectionRecord, MechanismTaken, Storage
 from rldp.shared.audit import notions
 from rldp.shared.collection import DEFAULT_WINDOW, DRIFT_POLICIES, NO_WINDOW, Window, window_choice
@@ -362,6 +363,8 @@ class Collections:
         except ValueError as exc:
             raise InvalidParameter(one_line(exc)) from None
         out = est.to_dict(None) if alpha.latent else est.to_dict(alpha)
+        if numeric := numeric_summaries(est, alpha):  # a numeric released attribute's mean, quantiles, CDF
+            out["numeric"] = numeric
         if alpha.latent:
             out["labels"] = {"rows": [], "columns": alpha.labels()}
             out["latent"] = True

@@ -4,6 +4,7 @@
  * Its fields are the members of the API's answer; `toDict()` gives the answer back exactly as the server sent it.
  */
 import { ProblemError, ValidationError } from "./errors.js";
+import { NumericEstimate } from "./numeric-estimate.js";
 
 /** The estimators and interval methods the server accepts (`method`, `interval`). */
 export const ESTIMATE_METHODS = ["auto", "em", "inverse"];
@@ -21,7 +22,7 @@ export interface EstimateParams {
 const KNOWN = [
   "n", "joint", "ci95", "marginals", "method", "identifiable", "rank", "iterations", "converged", "gap",
   "log_likelihood", "prior_weight", "labels", "fitted", "latent", "status", "mechanism", "collection",
-  "mechanisms", "window", "windows", "drift", "drift_unavailable",
+  "mechanisms", "window", "windows", "drift", "drift_unavailable", "numeric",
 ];
 
 type Cell = number | null;
@@ -50,6 +51,9 @@ export class Estimate {
   readonly windows: Record<string, unknown>[] | null;
   readonly drift: Record<string, unknown> | null;
   readonly driftUnavailable: string | null;
+  /** Per numeric released attribute, the answer's summary as sent (histogram, CDF, mean, quantiles, means and
+   * quantiles per value of S, each with a 95 % interval); `numericEstimate(name)` reads one as typed figures. */
+  readonly numeric: Record<string, Record<string, unknown>> | null;
   /** Members this version does not know (a newer server's). */
   readonly extra: Record<string, unknown>;
   private readonly answer: string;
@@ -79,6 +83,7 @@ export class Estimate {
     this.windows = get("windows", null);
     this.drift = get("drift", null);
     this.driftUnavailable = get("drift_unavailable", null);
+    this.numeric = get("numeric", null);
     this.extra = Object.fromEntries(Object.entries(a).filter(([k]) => !KNOWN.includes(k)));
     this.answer = JSON.stringify(a);
   }
@@ -96,6 +101,23 @@ export class Estimate {
   /** The server's answer, as it was. */
   toDict(): Record<string, unknown> {
     return JSON.parse(this.answer);
+  }
+
+  /** The numeric released attributes this estimate has figures for (none: []). */
+  numericNames(): string[] {
+    return Object.keys(this.numeric ?? {});
+  }
+
+  /** A numeric released attribute's figures, typed (port of the Python `Estimate.numeric` entry and
+   * `numeric_frame`): ValidationError naming the numeric attributes when `name` is not one; ProblemError
+   * `not-rldp` when the answer's summary is malformed. */
+  numericEstimate(name: string): NumericEstimate {
+    const summary = this.numeric?.[name];
+    if (summary === undefined || summary === null) {
+      const known = this.numericNames();
+      throw new ValidationError(`no numeric attribute ${JSON.stringify(name)} in this estimate; numeric: ${known.length ? known.join(", ") : "none"}`);
+    }
+    return NumericEstimate.fromSummary(name, summary);
   }
 
   /** [sensitive value, released value, estimate, lower, upper, identified] per cell, s major. */

@@ -22,3 +22,4 @@ export { Transport, Reply, retryAfterSeconds, type TransportOptions } from "./tr
 export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";
 export { resolvePrefix, fullMechanismId, SHORT } from "./ids.js";
 export { Estimate, estimateQuery, ESTIMATE_METHODS, ESTIMATE_INTERVALS, type EstimateParams } from "./estimate.js";
+export { NumericEstimate, NUMERIC_QUANTILES, type NumericFigure } from "./numeric-estimate.js";

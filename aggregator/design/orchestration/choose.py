@@ -1,6 +1,12 @@
 """Choosing: the method ``auto`` (every certified method for the notion, the best kept) and the warning
 for an ε so large that any mechanism may release the data nearly as it is.
 
+The best: for the joint task (the default), the highest NMI among the designs whose reports identify P_X;
+for a task on U (``DesignRequest.task``: ``distribution`` or ``mean``), the least error for that task
+(``parameters.task``: the expected error per report at P̂, in U's units, of the design each method kept —
+often ``rr-released``), the NMI breaking ties; a design whose task statistic is not identifiable from its
+reports is chosen only when none is.
+
 ``rldp design --method auto`` and the demo both choose through :func:`auto_methods` and
 :func:`best_method`; :func:`design_auto` is the whole choice for one ε.
 """
@@ -31,6 +37,7 @@ __all__ = [
     "design_auto",
     "identifiable",
     "releases_the_data",
+    "task_error_of",
 ]
 
 #: The method name that asks for the choice.
@@ -52,9 +59,23 @@ def identifiable(q: np.ndarray) -> bool:
     return int(np.linalg.matrix_rank(q, tol=RANK_TOL)) == q.shape[1]
 
 
+def task_error_of(doc: Mapping[str, Any]) -> float | None:
+    """A document's error for the task it was designed for (``parameters.task``: the per-report error of the
+    design it kept, in U's units); None for the joint task, or when its statistic is not identifiable."""
+    block = (doc.get("parameters") or {}).get("task")
+    if not isinstance(block, Mapping) or not isinstance(block.get("per_report_error"), Mapping):
+        return None
+    error = block["per_report_error"].get(block.get("chosen"))
+    return float(error) if isinstance(error, (int, float)) and math.isfinite(error) else None
+
+
 def best_method(docs: Mapping[str, dict]) -> str:
-    """The method of the document with the highest NMI among those whose matrix has full column rank
-    (P_X must be identifiable to be estimated), else the highest NMI of all."""
+    """The method of the document with the least task error (:func:`task_error_of`) when they were designed
+    for a task on U and one has a finite error, ties to the higher NMI; else the highest NMI among those
+    whose matrix has full column rank (P_X must be identifiable to be estimated), else the highest NMI."""
+    tasked = {m: e for m, d in docs.items() if (e := task_error_of(d)) is not None}
+    if tasked:
+        return min(tasked, key=lambda m: (tasked[m], -docs[m]["utility"]["nmi"]))
     ranked = sorted(docs, key=lambda m: docs[m]["utility"]["nmi"], reverse=True)
     return next((m for m in ranked if identifiable(mechanism_matrix(docs[m]))), ranked[0])
 

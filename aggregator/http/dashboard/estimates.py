@@ -15,6 +15,7 @@ from rldp.aggregator.services.dashboard import estimate_view
 from ..estimate_csv import estimate_csv, estimate_rows
 from ..responses import current_service
 from .charts import interval_chart
+from .numeric_charts import QUANTILE_LABELS, cdf_chart, histogram_chart
 from .pages import blueprint, login_required, page
 from .session import User
 
@@ -61,6 +62,7 @@ def estimate(user: User, mechanism_id: str) -> BaseResponse:
             [r["public"] for r in joint],
         )
     query = urlencode(args)
+    numeric = [_numeric(name, summary) for name, summary in (est.get("numeric") or {}).items()]
     return page(
         "estimate.html",
         user=user,
@@ -68,11 +70,33 @@ def estimate(user: User, mechanism_id: str) -> BaseResponse:
         charts=charts,
         joint=joint,
         joint_chart=joint_chart,
+        numeric=numeric,
         args=args,
         query=query,
         methods=ESTIMATE_METHODS,
         intervals=ESTIMATE_INTERVALS,
     )
+
+
+def _numeric(name: str, summary: dict) -> dict:
+    """A numeric released attribute's section: its histogram and CDF charts, and one table row per figure
+    (mean, quantiles, and both per value of S) with its 95 % interval."""
+    stats = [("mean", summary["mean"])]
+    stats += [(label, summary["quantiles"][p]) for p, label in QUANTILE_LABELS.items() if p in summary["quantiles"]]
+    for s_name, by in (summary.get("mean_by") or {}).items():
+        stats += [(f"mean | {s_name} = {value}", entry) for value, entry in by.items()]
+    for s_name, by in (summary.get("quantiles_by") or {}).items():
+        for value, quantiles in by.items():
+            stats += [
+                (f"{QUANTILE_LABELS[p]} | {s_name} = {value}", e) for p, e in quantiles.items() if p in QUANTILE_LABELS
+            ]
+    return {
+        "name": name,
+        "summary": summary,
+        "histogram": histogram_chart(name, summary),
+        "cdf": cdf_chart(name, summary),
+        "stats": stats,
+    }
 
 
 def _download(mechanism_id: str, kind: str) -> BaseResponse:

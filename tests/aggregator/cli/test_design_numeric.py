@@ -82,3 +82,24 @@ def test_bad_numeric_flags(tmp_path: Path, capsys, flags: tuple[str, ...], messa
 def test_text_in_a_numeric_column_is_named(tmp_path: Path, capsys) -> None:
     code, _ = _design(tmp_path, "--numeric", "age", "--method", "grr", csv=CSV + "Male,forty\n")
     assert code == 2 and "'forty' is not a finite decimal number" in capsys.readouterr().err
+
+
+def test_method_auto_with_a_task_keeps_the_least_task_error(tmp_path: Path, capsys) -> None:
+    """--method auto --task mean: every certified method is designed and the least error for the mean is kept
+    (not the highest NMI); the line and the JSON record say each method's error."""
+    rng = np.random.default_rng(38)
+    sex = np.where(rng.random(600) < 0.5, "Female", "Male")
+    ages = np.where(sex == "Female", rng.integers(17, 50, 600), rng.integers(30, 91, 600))
+    csv = "sex,age\n" + "".join(f"{s},{a}\n" for s, a in zip(sex, ages, strict=True))
+    code, doc = _design(tmp_path, "--numeric", "age", "--bins", "4", "--method", "auto", "--task", "mean", csv=csv)
+    assert code == 0 and doc is not None
+    out = capsys.readouterr().out
+    chosen = next(line for line in out.splitlines() if line.startswith("  chosen "))
+    assert chosen.startswith(f"  chosen   {doc['method']}, the least absolute error of the mean per report of ")
+    errors = {m: e for m, e in doc["parameters"]["task"]["per_report_error"].items() if e is not None}
+    kept = errors[doc["parameters"]["task"]["chosen"]]
+    parts = chosen.split("(", 1)[1].rstrip(")").split(", ")
+    listed = [float(p.rsplit(" ", 1)[1]) for p in parts if not p.endswith("not identified")]
+    assert all(p.endswith("not identified") for p in parts[len(listed) :])  # those last
+    assert listed == sorted(listed) and f"{kept:.4g}" == f"{listed[0]:.4g}"  # the kept design's error is the least
+    assert doc["audit"]["epsilon"] >= 0.99  # tight for the claim of 1

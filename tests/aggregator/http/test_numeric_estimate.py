@@ -5,6 +5,7 @@ operator's ``rldp estimate`` prints them."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from rldp_live import ADMIN, READ, in_process_app
 
 from rldp.aggregator.design import DesignRequest, design_document
@@ -43,6 +44,9 @@ def test_the_estimate_has_the_numbers_and_the_note(tmp_path) -> None:
     assert lines[0].startswith("age (values uniform within each bin)")
     assert any(line.startswith("  median ") for line in lines)
     assert any("mean | sex=Female:" in line for line in lines)
+    median_m = age["quantiles_by"]["sex"]["Male"]["0.5"]
+    assert f"  median | sex=Male: {median_m['estimate']:.4g} [" in "\n".join(lines)
+    assert sum(" | sex=" in line for line in lines) == 2 + 2 * 3
     assert lines[-1] == "note: " + age["note"]
 
 
@@ -64,6 +68,41 @@ def test_the_client_estimate_has_a_numeric_frame(tmp_path) -> None:
         )
         est = ClientEstimate.from_dict(http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ).json)
     frame = est.numeric_frame("age")
-    assert frame["statistic"].tolist() == ["mean", "median", "p90", "p99", "mean | sex=Female", "mean | sex=Male"]
+    per_s = [f"{q} | sex={s}" for s in ("Female", "Male") for q in ("median", "p90", "p99")]
+    assert frame["statistic"].tolist() == [
+        "mean",
+        "median",
+        "p90",
+        "p99",
+        "mean | sex=Female",
+        "mean | sex=Male",
+        *per_s,
+    ]
+    for s in ("Female", "Male"):  # the frame's row is the answer's figure
+        row = frame[frame["statistic"] == f"median | sex={s}"].iloc[0]
+        assert row["estimate"] == est.numeric["age"]["quantiles_by"]["sex"][s]["0.5"]["estimate"]
     assert (frame["lower"] <= frame["estimate"]).all() and (frame["estimate"] <= frame["upper"]).all()
     assert "protected only as far as it reveals sex" in frame.attrs["note"]
+
+
+def test_a_collection_estimate_has_the_numbers(tmp_path) -> None:
+    doc = design_document(
+        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
+    )
+    rng = np.random.default_rng(2)
+    q = np.asarray(doc["matrix"])
+    x = rng.integers(0, 8, 1500)
+    reports = (rng.random(x.size)[:, None] > q.cumsum(axis=0)[:, x].T).sum(axis=1).tolist()
+    with in_process_app(tmp_path) as app:
+        http = app.test_client()
+        assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+        body = {"name": "ages", "policy": {"notion": "rldp", "epsilon": 2}, "mechanism": doc["id"], "window": "none"}
+        resp = http.post("/v1/collections", json=body, headers=ADMIN)
+        assert resp.status_code == 201, resp.json
+        resp = http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "a", "reports": reports})
+        assert resp.status_code == 201, resp.json
+        one = http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ).json["numeric"]["age"]
+        both = http.get("/v1/collections/ages/estimate", headers=READ).json["numeric"]["age"]
+    # One mechanism: the collection's likelihood is the mechanism's, so are its numbers.
+    assert both["mean"]["estimate"] == pytest.approx(one["mean"]["estimate"], abs=1e-6)
+    assert set(both["quantiles_by"]["sex"]) == {"Female", "Male"} and "reveals sex" in both["note"]
