@@ -58,7 +58,7 @@ def test_a_design_that_ties_the_pilot_up_to_round_off_keeps_the_pilot(pilot, mon
     counts = np.random.default_rng(1).multinomial(2_000, report_matrix(pilot) @ TRUTH.ravel())
     for above, switches in ((1e-12, False), (1e-3, True)):
         scores = iter([0.0675, 0.0675 * (1 + above)])  # the pilot's NMI, then the design's
-        monkeypatch.setattr(module, "normalized_mutual_information", lambda q, p: next(scores))
+        monkeypatch.setattr(module, "normalized_mutual_information", lambda q, p, scores=scores: next(scores))
         outcome = switch_after_pilot(DesignRequest(method="srr", epsilon=1.0), pilot, counts.tolist())
         assert outcome.switch is switches, (above, outcome.reason)
 
