@@ -48,15 +48,26 @@ class Metrics(ServiceEvents):
         from prometheus_client import (  # see the docstring
             CONTENT_TYPE_LATEST,
             CollectorRegistry,
-            Counter,
-            Gauge,
-            Histogram,
         )
 
         self.content_type = CONTENT_TYPE_LATEST
         self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        self._declare_service(r)
+        self._declare_drift(r)
+        for reason in PROBLEMS:  # every reason shows up (as 0) from the start
+            self.rejections.labels(reason)
+        self._declare_mechanisms(r)
+        install_store_telemetry(r)  # commit latency, writer queue depth, database errors
+        # The labelled children the per-request paths use, by label values (the same objects labels() returns).
+        self._mechanism_children: dict[str, tuple[Any, Any]] = {}
+        self._latency_children: dict[tuple[str, str, int], Any] = {}
+
+    def _declare_service(self, r: Any) -> None:
+        """Reports, batches, refusals, publications, design jobs and request latency."""
+        from prometheus_client import Counter, Histogram
+
         self.reports = Counter("rldp_reports_accepted", "Reports stored (new batches only).", registry=r)
         self.batches = Counter("rldp_batches_accepted", "Batches stored for the first time.", registry=r)
         self.duplicates = Counter(
@@ -72,6 +83,11 @@ class Metrics(ServiceEvents):
             buckets=self.BUCKETS,
             registry=r,
         )
+
+    def _declare_drift(self, r: Any) -> None:
+        """What the drift watch found per mechanism, and the redesigns that failed."""
+        from prometheus_client import Counter, Gauge
+
         # The drift watch's latest answer per mechanism (on all its reports): in multiprocess mode the
         # value of the worker that computed it last.
         self.realised_epsilon = Gauge(
@@ -114,8 +130,11 @@ class Metrics(ServiceEvents):
             "Drift redesigns that published nothing (the collection stays paused).",
             registry=r,
         )
-        for reason in PROBLEMS:  # every reason shows up (as 0) from the start
-            self.rejections.labels(reason)
+
+    def _declare_mechanisms(self, r: Any) -> None:
+        """Per published mechanism: reports, refusals and the last report's time; and the build."""
+        from prometheus_client import Counter, Gauge
+
         # Per mechanism: labelled only by published mechanisms (ServiceEvents.batch_refused), so a
         # client cannot add series by making up ids; the reason label is one of PROBLEMS.
         self.mechanism_reports = Counter(
@@ -141,10 +160,6 @@ class Metrics(ServiceEvents):
             registry=r,
             multiprocess_mode="max",
         )
-        install_store_telemetry(r)  # commit latency, writer queue depth, database errors
-        # The labelled children the per-request paths use, by label values (the same objects labels() returns).
-        self._mechanism_children: dict[str, tuple[Any, Any]] = {}
-        self._latency_children: dict[tuple[str, str, int], Any] = {}
 
     def build_info(self, storage: str) -> None:
         """Publish ``rldp_build_info`` for this storage backend ("sqlite" / "postgresql")."""

@@ -171,22 +171,9 @@ def _summary(doc: Mapping[str, Any], alpha: Any, audit: Mapping[str, Any], q: np
     privacy = doc.get("privacy", {})
     entry = NOTIONS.get(str(privacy.get("notion")))
     rows = [("Claim", f"{claim_text(privacy)} — {entry.title if entry else privacy.get('notion')}")]
-    uset = privacy.get("uncertainty")
-    if isinstance(uset, Mapping):
-        radius = uset.get("radius")
-        if radius is None:  # an unbounded ball: every distribution
-            where = "every distribution (unbounded radius)"
-        elif float(radius) == 0:
-            where = "at P̂ only (radius 0)"
-        else:
-            where = f"Rényi ball of order {float(uset.get('order', 2)):g}, radius {float(radius):.4g} nats"
-            if uset.get("beta") is not None and uset.get("n") is not None:
-                where += (
-                    f" (a {100 * (1 - float(uset['beta'])):g} % confidence set from {int(uset['n']):,} public rows)"
-                )
-        rows.append(("Over", where))
-    elif entry is not None and entry.uncertainty == "optional":
-        rows.append(("Over", "every distribution"))
+    over = _over_text(privacy.get("uncertainty"), entry)
+    if over:
+        rows.append(("Over", over))
     rows.append(("Audit", audit_text(audit)))
     s_attr = alpha.sensitive
     rows.append(
@@ -195,29 +182,7 @@ def _summary(doc: Mapping[str, Any], alpha: Any, audit: Mapping[str, Any], q: np
     released = "; ".join(f"{a.name}: {a.size} values" for a in alpha.released)
     rows.append(("Released U", released))
     rows.append(("Inputs × outputs", f"{q.shape[1]:,} × {q.shape[0]:,} (|X| = {alpha.size:,})"))
-    provenance = doc.get("provenance")
-    if not needs_public_data(doc):
-        rows.append(
-            (
-                "Public data",
-                "none needed: the claim holds for every distribution (a pilot's, say), so no P̂ enters it; the P̂ "
-                "stored with it is only the reference of its utility figures",
-            )
-        )
-    elif isinstance(provenance, Mapping):
-        source = str(provenance.get("name") or provenance.get("source") or "public data")
-        n = provenance.get("n")
-        digest = str(provenance.get("counts_sha256") or "")[:16]
-        rows.append(
-            (
-                "Public data",
-                f"{source}"
-                + (f", {int(n):,} rows" if n is not None else "")
-                + (f", counts {digest}…" if digest else ""),
-            )
-        )
-    else:
-        rows.append(("Public data", "no provenance recorded: P̂ cannot be checked against its data"))
+    rows.append(("Public data", _public_data_text(doc)))
     utility = doc.get("utility")
     if isinstance(utility, Mapping) and "nmi" in utility:
         rows.append(
@@ -230,6 +195,39 @@ def _summary(doc: Mapping[str, Any], alpha: Any, audit: Mapping[str, Any], q: np
     if isinstance(collection, Mapping) and collection.get("window"):
         rows.append(("Collection", f"at most one report per user per {collection['window']} window"))
     return rows
+
+
+def _over_text(uset: Any, entry: Any) -> str | None:
+    """Where the claim holds: its uncertainty set in words (None: the document names none and needs one)."""
+    if isinstance(uset, Mapping):
+        radius = uset.get("radius")
+        if radius is None:  # an unbounded ball: every distribution
+            return "every distribution (unbounded radius)"
+        if float(radius) == 0:
+            return "at P̂ only (radius 0)"
+        where = f"Rényi ball of order {float(uset.get('order', 2)):g}, radius {float(radius):.4g} nats"
+        if uset.get("beta") is not None and uset.get("n") is not None:
+            where += f" (a {100 * (1 - float(uset['beta'])):g} % confidence set from {int(uset['n']):,} public rows)"
+        return where
+    if entry is not None and entry.uncertainty == "optional":
+        return "every distribution"
+    return None
+
+
+def _public_data_text(doc: Mapping[str, Any]) -> str:
+    """The public data the claim rests on: none needed, its name, rows and counts digest, or that none is recorded."""
+    provenance = doc.get("provenance")
+    if not needs_public_data(doc):
+        return (
+            "none needed: the claim holds for every distribution (a pilot's, say), so no P̂ enters it; the P̂ "
+            "stored with it is only the reference of its utility figures"
+        )
+    if isinstance(provenance, Mapping):
+        source = str(provenance.get("name") or provenance.get("source") or "public data")
+        n = provenance.get("n")
+        digest = str(provenance.get("counts_sha256") or "")[:16]
+        return f"{source}" + (f", {int(n):,} rows" if n is not None else "") + (f", counts {digest}…" if digest else "")
+    return "no provenance recorded: P̂ cannot be checked against its data"
 
 
 def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, Any]:

@@ -74,6 +74,43 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
     JSON, checked by :func:`~rldp.aggregator.design.validate_request` (the rules ``rldp design`` uses);
     here only the public data's fields (``csv``, ``sensitive``, ``released``, ``names``,
     ``public_name``) are read, and n is the CSV's row count, never the caller's word."""
+    _check_required(data)
+    try:
+        csv_text = data["csv"]
+        if not isinstance(csv_text, str) or not csv_text.strip():
+            raise _bad(
+                "'csv' must be the text of the public CSV file (with a header row unless 'names' is given)", "csv"
+            )
+        sensitive, released, names, public_name = _public_fields(data)
+        # Every rule that needs no data, before the CSV is read; n is the CSV's row count, counted below
+        # (1 stands in for it here: no rule but the radius's depends on its value).
+        request = validate_request(request_from_json(data, n=1), beta_ceiling=max_beta, released_size=None)
+    except (ParameterError, DesignParameterError) as exc:
+        raise _invalid(exc) from None
+    table, alpha, public = _read_public(csv_text, names, data, sensitive, released, request.latent, public_name)
+    try:
+        request = validate_request(
+            request_from_json(data, n=table.n_rows, latent=request.latent),
+            beta_ceiling=max_beta,
+            released_size=alpha.n_released,
+        )
+    except (ParameterError, DesignParameterError) as exc:
+        raise _invalid(exc) from None
+    payload = {
+        "request": request.to_wire(),
+        "alphabet": alpha.to_dict(),
+        "p_hat": public.distribution.tolist(),
+        "provenance": public.provenance(),
+    }
+    summary = _summary(request, sensitive, released, alpha, public)
+    few = few_public_rows(table.n_rows, alpha.size, request)
+    if few:  # kept with the job: the API's params and the dashboard's job page show it
+        summary["warnings"] = [few]
+    return payload, summary
+
+
+def _check_required(data: Any) -> None:
+    """The body is an object holding every required field and the fields of its notion's claim (δ defaults to 0)."""
     if not isinstance(data, dict):
         raise WrongType(f"the body must be an object; got {json_type(data)}")
     for name in _FIELDS:
@@ -96,33 +133,39 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
                     f"{' and '.join(NOTIONS[notion].claim)})",
                     field=name,
                 )
-    try:
-        csv_text = data["csv"]
-        if not isinstance(csv_text, str) or not csv_text.strip():
+
+
+def _public_fields(data: dict[str, Any]) -> tuple[str, list[str], list[str] | None, str]:
+    """(sensitive, released, names, public_name) of the request, each checked as text."""
+    sensitive = check_text(data["sensitive"], "sensitive")
+    released = data["released"]
+    if isinstance(released, str):
+        released = [released]
+    if not isinstance(released, list) or not released:
+        raise _bad(f"'released' must be a list of column names; got {describe_value(data['released'])}", "released")
+    released = [check_text(r, "released") for r in released]
+    names = data.get("names")
+    if names is not None:
+        if not isinstance(names, list):
             raise _bad(
-                "'csv' must be the text of the public CSV file (with a header row unless 'names' is given)", "csv"
+                f"'names' must be a list of column names (for a CSV without a header); got {describe_value(names)}",
+                "names",
             )
-        sensitive = check_text(data["sensitive"], "sensitive")
-        released = data["released"]
-        if isinstance(released, str):
-            released = [released]
-        if not isinstance(released, list) or not released:
-            raise _bad(f"'released' must be a list of column names; got {describe_value(data['released'])}", "released")
-        released = [check_text(r, "released") for r in released]
-        names = data.get("names")
-        if names is not None:
-            if not isinstance(names, list):
-                raise _bad(
-                    f"'names' must be a list of column names (for a CSV without a header); got {describe_value(names)}",
-                    "names",
-                )
-            names = [check_text(n, "names") for n in names]
-        public_name = check_text(data.get("public_name", DEFAULT_PUBLIC_NAME), "public_name")
-        # Every rule that needs no data, before the CSV is read; n is the CSV's row count, counted below
-        # (1 stands in for it here: no rule but the radius's depends on its value).
-        request = validate_request(request_from_json(data, n=1), beta_ceiling=max_beta, released_size=None)
-    except (ParameterError, DesignParameterError) as exc:
-        raise _invalid(exc) from None
+        names = [check_text(n, "names") for n in names]
+    public_name = check_text(data.get("public_name", DEFAULT_PUBLIC_NAME), "public_name")
+    return sensitive, released, names, public_name
+
+
+def _read_public(
+    csv_text: str,
+    names: list[str] | None,
+    data: dict[str, Any],
+    sensitive: str,
+    released: list[str],
+    latent: bool,
+    public_name: str,
+) -> tuple[Table, Alphabet, PublicCounts]:
+    """The uploaded CSV read (its numeric columns binned), its alphabet checked for size, and its counts."""
     # read_csv reads files (plain or gzip); the request's text goes through a private temporary one.
     with tempfile.TemporaryDirectory(prefix="rldp-design-") as tmp:
         path = os.path.join(tmp, "public.csv")
@@ -136,7 +179,7 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
         try:
             table = read_csv(path, names=names)
             table, numeric = _numeric(data.get("numeric"), table, [sensitive, *released])
-            alpha = Alphabet.from_table(table, sensitive, released, latent=request.latent, numeric=numeric)
+            alpha = Alphabet.from_table(table, sensitive, released, latent=latent, numeric=numeric)
             check_design_size(alpha, "csv")
             public = PublicCounts.from_table(table, alpha, name=public_name)
         except DesignParameterError as exc:
@@ -145,25 +188,7 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
             raise
         except ValueError as exc:
             raise _bad(one_line(exc).replace(path, "csv"), "csv") from None
-    try:
-        request = validate_request(
-            request_from_json(data, n=table.n_rows, latent=request.latent),
-            beta_ceiling=max_beta,
-            released_size=alpha.n_released,
-        )
-    except (ParameterError, DesignParameterError) as exc:
-        raise _invalid(exc) from None
-    payload = {
-        "request": request.to_wire(),
-        "alphabet": alpha.to_dict(),
-        "p_hat": public.distribution.tolist(),
-        "provenance": public.provenance(),
-    }
-    summary = _summary(request, sensitive, released, alpha, public)
-    few = few_public_rows(table.n_rows, alpha.size, request)
-    if few:  # kept with the job: the API's params and the dashboard's job page show it
-        summary["warnings"] = [few]
-    return payload, summary
+    return table, alpha, public
 
 
 _NUMERIC_KEYS = ("bins", "range", "edges", "closed")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -11,7 +12,7 @@ from rldp.client.operator_output import numeric_lines, realised_figure
 
 from .config import DemoConfig
 
-__all__ = ["bar", "progress_bar", "say", "print_report", "p_value_text"]
+__all__ = ["bar", "progress_bar", "say", "print_report", "p_value_text", "radius_text"]
 
 
 def p_value_text(p: float) -> str:
@@ -38,6 +39,11 @@ def progress_bar(enabled: bool, total: int, desc: str, unit: str = "it") -> tqdm
     )
 
 
+def radius_text(radius: float | None) -> str:
+    """A radius in nats, "∞" for an unbounded ball (a document writes it as null)."""
+    return "∞" if radius is None or math.isinf(radius) else f"{radius:.3g}"
+
+
 def say(cfg: DemoConfig, text: str) -> None:
     """A progress line on stderr (silent when progress is off)."""
     if cfg.progress:
@@ -51,7 +57,7 @@ def print_report(cfg: DemoConfig, summary: dict) -> None:
     print(f"mechanism   {mech['method']} ({mech['outputs']} outputs), id {mech['id'][:16]}…")
     print(
         f"privacy     ε = {mech['epsilon']:g} claimed, {mech['epsilon_audited']:.4f} audited over the "
-        f"95 % confidence set (radius {mech['radius']:.3g} nats)"
+        f"95 % confidence set (radius {radius_text(mech['radius'])} nats)"
     )
     verdict = "within" if summary["within_bound"] else "OUTSIDE"
     print(
@@ -111,7 +117,7 @@ def _print_no_public_data(nopub: dict | None) -> None:
         )
         if nopub["switched"]:
             d = nopub["designed"]
-            line += f" -> switched to {d['method']} over the pilot's F (radius {d['radius']:.3g}): NMI {d['nmi']:.3f}"
+            line += f" -> switched to {d['method']} over the pilot's F (radius {radius_text(d['radius'])}): NMI {d['nmi']:.3f}"
         else:
             line += f"; the pilot was kept ({nopub.get('reason')})"
         print(line)

@@ -29,7 +29,7 @@ from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
 from .config import DemoConfig
-from .console import p_value_text, say
+from .console import p_value_text, radius_text, say
 from .server import DemoError, fetch_estimate, publish
 from .users import simulate_users
 
@@ -116,7 +116,7 @@ def run_no_public_data(
     }
     say(
         cfg,
-        f"  switch after {users.n_rows:,} pilot reports: {doc['method']} over F of radius {radius:.4g} "
+        f"  switch after {users.n_rows:,} pilot reports: {doc['method']} over F of radius {radius_text(radius)} "
         f"(from the pilot's reports, β = {cfg.beta:g}); NMI at the users' P {out['designed']['nmi']:.3f} "
         f"vs the pilot's {pilot_nmi:.3f}",
     )

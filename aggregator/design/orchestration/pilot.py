@@ -101,6 +101,12 @@ class Switch:
     reason: str
 
 
+#: A design replaces the pilot only if its NMI is above the pilot's by more than this share: two designs for every
+#: distribution (an unbounded F) can tie up to the solver's round-off, and a switch on a tie would trade a mechanism
+#: for an equal one on a solver's noise (seen: 0.0675 against 0.0675, switched or not from run to run).
+SWITCH_MARGIN = 1e-6
+
+
 def switch_after_pilot(
     request: DesignRequest,
     pilot: Mapping[str, Any],
@@ -112,7 +118,8 @@ def switch_after_pilot(
     contamination: float = 0.0,
 ) -> Switch:
     """Design ``request`` over the pilot's confidence set and decide whether to switch to it: only if
-    its NMI at the pilot's P̂ is above the pilot's own (else the pilot stays, and the reason says why).
+    its NMI at the pilot's P̂ is above the pilot's own by more than :data:`SWITCH_MARGIN` (else the pilot stays,
+    and the reason says why).
 
     ``contamination``: the share γ of the reports that may have been forged (the confidence set holds the
     honest users' P whatever they were). ``redesign`` (a collection's drift policy): ``pilot`` is the current mechanism whose population
@@ -142,7 +149,7 @@ def switch_after_pilot(
             f"(the current one {pilot_nmi:.4f})"
         )
         return Switch(doc, True, pilot_nmi, nmi, radius, reason)
-    if nmi > pilot_nmi:
+    if nmi > pilot_nmi * (1 + SWITCH_MARGIN):
         reason = f"switch: NMI {nmi:.4f} at the pilot's P̂ against the pilot's {pilot_nmi:.4f} (radius {radius:.4g})"
         return Switch(doc, True, pilot_nmi, nmi, radius, reason)
     reason = (
