@@ -112,7 +112,9 @@ class ReportUpload:
             try:
                 # The decoded batch is handed over, not kept here while the commit is awaited (see Ingest.check).
                 outcome: Any = await self.service.write_reports(
-                    *decoded(request.body, request.content_type), authorization=request.authorization, commit=self.commit
+                    *decoded(request.body, request.content_type),
+                    authorization=request.authorization,
+                    commit=self.commit,
                 )
             except Exception as exc:  # a refusal, or a failed commit (503: retry with the same batch id)
                 outcome = exc
@@ -127,4 +129,3 @@ class ReportUpload:
             seconds = time.perf_counter() - began
             log.info(access_line("POST", PATH, status, seconds, len(body), rid, request.remote))
         return status, headers, body
-

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from http import HTTPStatus
 
 import msgpack
 import numpy as np
 import pytest
-from rldp_live import ADMIN, ADMIN_TOKEN, READ, call, finished_job, in_process_app, make_document, tampered
+from rldp_live import (
+    ADMIN,
+    ADMIN_TOKEN,
+    READ,
+    call,
+    finished_job,
+    front_upload,
+    in_process_app,
+    make_document,
+    tampered,
+)
 
 from rldp.aggregator.http import create_app
 from rldp.aggregator.http.problems import PROBLEMS, REASONS, problem_for
-from rldp.aggregator.http.upload import ReportUpload, UploadRequest
 from rldp.aggregator.services import BatchError, BodySyntaxError, ServiceError, StorageError, hash_token, load_config
 from rldp.aggregator.services import publish as publish_module
 from rldp.shared.audit import audit_document
@@ -518,26 +525,9 @@ def test_readyz_503_when_the_database_is_gone(tmp_path):
 # -- POST /v1/reports: the front's upload coroutine answers exactly as the Flask route
 
 
-def _front_upload(app):
-    """(the upload coroutine the front awaits, committing with the app's storage; a WSGI-like caller of it)."""
-    storage = app.extensions["rldp"].storage
-
-    async def commit(item):
-        return storage.commit(item)
-
-    upload = ReportUpload(app.extensions["rldp"], app.extensions["rldp.metrics"], commit=commit)
-
-    def call_upload(body: bytes, content_type: str | None) -> tuple[str, dict, dict]:
-        headers = [] if content_type is None else [("content-type", content_type)]
-        status, answer_headers, data = asyncio.run(upload(UploadRequest.of(body, headers)))
-        return f"{status} {HTTPStatus(status).phrase}", dict(answer_headers), json.loads(data)
-
-    return call_upload
-
-
 @pytest.mark.parametrize("kind", ["json", "msgpack"])
 def test_front_upload_and_flask_route_answer_alike(app, mech, kind):
-    front = _front_upload(app)
+    front = front_upload(app)
 
     def flask(body: bytes, ctype: str | None) -> tuple[str, dict, dict]:
         return call(app.wsgi_app, body, ctype or "")

@@ -82,5 +82,7 @@ def test_without_an_upload_route_every_request_runs_in_the_app_threads():
 
 async def _gather(front: BufferedFront, requests: list[tuple[str, str]]) -> list[RsgiProto]:
     protos = [RsgiProto(b"{}") for _ in requests]
-    await asyncio.gather(*(front.__rsgi__(RsgiScope(m, p, b"{}"), pr) for (m, p), pr in zip(requests, protos, strict=True)))
+    await asyncio.gather(
+        *(front.__rsgi__(RsgiScope(m, p, b"{}"), pr) for (m, p), pr in zip(requests, protos, strict=True))
+    )
     return protos
