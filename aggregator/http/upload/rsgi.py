@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from rldp.aggregator.services import AggregatorService, AsyncCommit
-from rldp.aggregator.storage import BatchItem
 
 from ..access import REQUEST_ID, access_line, log, request_id_from
 from ..cors import cors_headers
@@ -94,7 +93,7 @@ class ReportUpload:
         pool = self.threads = ThreadPool(threads, "rldp-ingest")
         commit = self.service.storage.commit
 
-        def threaded(item: BatchItem) -> Any:  # an asyncio future of the IngestResult
+        def threaded(item: Any) -> Any:  # the BatchItem; an asyncio future of its IngestResult
             return pool.submit(commit, item)
 
         return threaded
