@@ -281,7 +281,7 @@ def assert_problem(resp: requests.Response, status: int, reason: str) -> dict[st
 
 
 def call(wsgi, body: bytes, content_type: str, length: str | None = None, **extra) -> tuple[str, dict, dict]:
-    """POST ``body`` to /v1/reports of a WSGI callable (the fast path or the Flask app): status, headers, JSON."""
+    """POST ``body`` to /v1/reports of a WSGI callable (the Flask app): status, headers, JSON."""
     environ = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": "/v1/reports",
