@@ -6,6 +6,7 @@ Imported as ``rldp_live`` (tests/ is on sys.path). The documents and tokens live
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -19,6 +20,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -279,7 +281,7 @@ def assert_problem(resp: requests.Response, status: int, reason: str) -> dict[st
 
 
 def call(wsgi, body: bytes, content_type: str, length: str | None = None, **extra) -> tuple[str, dict, dict]:
-    """POST ``body`` to /v1/reports of a WSGI callable (the fast path or the Flask app): status, headers, JSON."""
+    """POST ``body`` to /v1/reports of a WSGI callable (the Flask app): status, headers, JSON."""
     environ = {
         "REQUEST_METHOD": "POST",
         "PATH_INFO": "/v1/reports",
@@ -370,6 +372,27 @@ def wait_until(condition: Any, timeout: float = 60.0, what: str = "the condition
             return value
         time.sleep(0.2)
     raise AssertionError(f"{what}: not within {timeout:g} s")
+
+
+def front_upload(app) -> Any:
+    """A caller like :func:`call` (body, content type, WSGI-style headers such as HTTP_AUTHORIZATION) of the
+    upload coroutine ``rldp serve``'s front awaits for POST /v1/reports, committing with ``app``'s storage."""
+    from rldp.aggregator.http.upload import ReportUpload, UploadRequest
+
+    storage = app.extensions["rldp"].storage
+
+    async def commit(item: Any) -> Any:
+        return storage.commit(item)
+
+    upload = ReportUpload(app.extensions["rldp"], app.extensions["rldp.metrics"], commit=commit)
+
+    def post(body: bytes, content_type: str | None, **extra: str) -> tuple[str, dict, dict]:
+        headers = [] if content_type is None else [("content-type", content_type)]
+        headers += [(k[5:].replace("_", "-").lower(), v) for k, v in extra.items() if k.startswith("HTTP_")]
+        status, answer_headers, data = asyncio.run(upload(UploadRequest.of(body, headers)))
+        return f"{status} {HTTPStatus(status).phrase}", dict(answer_headers), json.loads(data)
+
+    return post
 
 
 # ----------------------------------------------------------------------------- the front's RSGI side, faked

@@ -20,17 +20,17 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
-from . import collections, designs, health, mechanisms, reports
+from . import collections, designs, health, mechanisms
 from .access import AccessLog, enable_json_log
 from .cors import CorsMiddleware
 from .dashboard import init_dashboard
 from .dashboard.pages import too_large_page
-from .fastpath import ReportsFastPath
 from .front_keys import BODY_REFUSED_KEY
 from .metrics import OTHER, Metrics
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import PROBLEMS, Problem, answer
 from .responses import EXTENSION, METRICS_EXTENSION
+from .upload import wsgi as reports
 
 __all__ = ["create_app"]
 
@@ -81,8 +81,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     for module in (health, mechanisms, reports, designs, collections):
         app.register_blueprint(module.blueprint)
     init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
-    app.wsgi_app = ReportsFastPath(app.wsgi_app, service, metrics)  # type: ignore[method-assign]
-    if cfg.get("CORS_ORIGIN"):  # every answer, the reports fast path's too
+    if cfg.get("CORS_ORIGIN"):  # every answer
         app.wsgi_app = CorsMiddleware(app.wsgi_app, cfg["CORS_ORIGIN"])  # type: ignore[method-assign]
     if cfg["ACCESS_LOG"] == "json":
         enable_json_log()

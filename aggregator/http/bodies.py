@@ -23,6 +23,7 @@ __all__ = [
     "MSGPACK_TYPES",
     "media_kind",
     "body_kind",
+    "unsupported_media_type",
     "check_body_size",
     "read_body",
     "decode",
@@ -47,10 +48,14 @@ def body_kind() -> str:
     kind = media_kind(request.mimetype or "")
     if kind is not None:
         return kind
-    got = request.headers.get("Content-Type")
-    raise UnsupportedMediaType(
-        f"Content-Type {got!r} is not supported; send application/json or application/msgpack"
-        if got
+    raise unsupported_media_type(request.headers.get("Content-Type"))
+
+
+def unsupported_media_type(content_type: str | None) -> UnsupportedMediaType:
+    """The refusal of a body that is neither JSON nor msgpack (``content_type``: the header as sent)."""
+    return UnsupportedMediaType(
+        f"Content-Type {content_type!r} is not supported; send application/json or application/msgpack"
+        if content_type
         else "the request has no Content-Type; send application/json or application/msgpack"
     )
 

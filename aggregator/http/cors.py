@@ -13,11 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["CorsMiddleware"]
+__all__ = ["CorsMiddleware", "cors_headers"]
 
 _METHODS = "GET, POST, OPTIONS"
 _HEADERS = "Accept, Authorization, Content-Type, X-Request-Id"
 _MAX_AGE = "600"
+_EXPOSE = ("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")
+
+
+def cors_headers(origin: str) -> list[tuple[str, str]]:
+    """The headers of an answer to a request from ``origin``, the configured one."""
+    return [("Access-Control-Allow-Origin", origin), ("Vary", "Origin"), _EXPOSE]
 
 
 class CorsMiddleware:
@@ -46,8 +52,6 @@ class CorsMiddleware:
 
         def with_cors(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             kept = [(k, v) for k, v in headers if k.lower() not in ("access-control-allow-origin", "vary")]
-            return start_response(
-                status, [*kept, *allow, ("Access-Control-Expose-Headers", "Retry-After, X-Request-Id")], exc_info
-            )
+            return start_response(status, [*kept, *cors_headers(self.origin)], exc_info)
 
         return self.app(environ, with_cors)

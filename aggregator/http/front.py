@@ -9,20 +9,9 @@ socket and a buffer, not a thread — with a size limit (``MAX_BODY_BYTES``, 413
 deadline (``BODY_TIMEOUT``, 408); only a complete body is handed, as ``wsgi.input``, to
 the unchanged WSGI app (:func:`.app.create_app`) in a pool of ``--threads`` threads.
 
-Report uploads (``POST /v1/reports``) with a SQLite store, whose batches the writer process
-commits (:mod:`rldp.aggregator.writer`), stay on the event loop: the app checks the batch
-there and leaves its commit to the front (:class:`.front_keys.DeferredCommit`), which awaits
-the writer over one pipelined connection while the loop serves other requests, then has the
-app complete the answer (:mod:`.fastpath`). An upload spends most of its time waiting for
-its commit (an fsync) and a fraction of a millisecond computing; handed to a thread, it cost
-more in hand-offs and GIL switches than in work. Measured on two cores with
-``bench/bench_ingest.py``'s load (CPU time per 10,000-report batch): the two workers' together
-1.0-1.3 ms through threads, 0.6-0.8 ms on the loop; the writer's 0.35-0.42 ms before, 0.13-0.23
-ms after (one connection delivers many batches per read, so its groups grew from ~3 to ~8).
-With PostgreSQL (no writer process; each worker commits) uploads run in a pool of their own,
-``--ingest-threads`` (default :data:`INGEST_THREADS`), so that the batches waiting together
-are what one commit takes; the app's other requests (estimates, the dashboard) compute and
-keep their ``--threads``, which bound their memory.
+Report uploads (``POST /v1/reports``) do not go to the WSGI app: the front awaits the upload
+route's coroutine (:class:`.upload.ReportUpload`) on its event loop, which checks the batch there
+and awaits its commit while the loop serves other requests (:mod:`.upload`).
 
 It also makes shutdown graceful: on SIGTERM Granian stops accepting connections and calls
 ``__rsgi_del__``, which marks the service draining (``/readyz`` answers 503 from then on) and
@@ -37,21 +26,24 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-import queue
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from rldp.aggregator.services import AsyncCommit, async_committer
+from rldp.aggregator.services import async_committer
 
 from .access import REQUEST_ID, access_line, log, request_id_from
 from .app import create_app
-from .front_keys import BODY_REFUSED_KEY, DEFERRED_COMMIT_KEY, DRAINING_KEY, DeferredCommit
+from .front_keys import BODY_REFUSED_KEY, DRAINING_KEY
+from .pool import ThreadPool
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import Problem
-from .responses import METRICS_EXTENSION
+from .responses import EXTENSION, METRICS_EXTENSION
+from .upload import PATH as UPLOAD_PATH
+from .upload import ReportUpload, UploadRequest
+from .upload.rsgi import COMMIT_THREADS
 
 __all__ = ["BODY_TIMEOUT", "DRAIN_SECONDS", "INGEST_THREADS", "BufferedFront", "create_front"]
 
@@ -61,9 +53,8 @@ BODY_TIMEOUT = 60.0
 DRAIN_SECONDS = 10.0
 #: Where the dashboard's pages live (their errors are HTML pages).
 _DASHBOARD_PREFIX = "/ui/"
-#: Threads per worker running report uploads without a writer process (``--ingest-threads``; see the module docstring).
-INGEST_THREADS = 16
-_REPORTS_PATH = "/v1/reports"
+#: Threads per worker waiting for report commits without a writer process (``--ingest-threads``: :mod:`.upload`).
+INGEST_THREADS = COMMIT_THREADS
 
 
 class _Refused(Exception):
@@ -72,67 +63,13 @@ class _Refused(Exception):
         self.problem = problem
 
 
-class _Pool:
-    """``threads`` threads running calls handed over from the event loop.
-
-    Why not ``loop.run_in_executor``: per request it chains a concurrent and an asyncio future
-    (two futures, four callbacks, a condition variable), which the profile of a 10,000-report
-    upload showed as a third of the front's event-loop time. Here the loop's own future is
-    resolved by one ``call_soon_threadsafe`` from the thread.
-    """
-
-    def __init__(self, threads: int, name: str) -> None:
-        self._work: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._threads = [
-            threading.Thread(target=self._run, name=f"{name}_{k}", daemon=True) for k in range(max(1, threads))
-        ]
-        for t in self._threads:
-            t.start()
-
-    def submit(self, fn: Callable[[Any], Any], arg: Any) -> asyncio.Future[Any]:
-        """Run ``fn(arg)`` in a thread; a future of the running loop with its result."""
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
-        self._work.put((loop, fut, fn, arg))
-        return fut
-
-    def _run(self) -> None:
-        while True:
-            item = self._work.get()
-            if item is None:
-                return
-            loop, fut, fn, arg = item
-            try:
-                result, error = fn(arg), None
-            except BaseException as exc:  # handed to the awaiting request, as an executor would
-                result, error = None, exc
-            try:
-                loop.call_soon_threadsafe(_resolve, fut, result, error)
-            except RuntimeError:  # the loop is closed: the worker is gone, nobody awaits this
-                pass
-
-    def shutdown(self, wait: bool = False, cancel_futures: bool = True) -> None:
-        """Stop the threads once the calls already handed over are done (``wait``: join them)."""
-        for _ in self._threads:
-            self._work.put(None)
-        if wait:
-            for t in self._threads:
-                t.join()
-
-
-def _resolve(fut: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if fut.cancelled():
-        return
-    if error is not None:
-        fut.set_exception(error)
-    else:
-        fut.set_result(result)
+#: The upload route's coroutine (:class:`.upload.ReportUpload`).
+Upload = Callable[[UploadRequest], Awaitable[tuple[int, list[tuple[str, str]], bytes]]]
 
 
 class BufferedFront:
-    """An RSGI application: buffer the body on the event loop, then call ``wsgi_app`` in a thread
-    (of ``ingest_threads`` for a report upload, when given; of ``threads`` otherwise) — or, for a
-    report upload when ``commit`` is given, on the loop, awaiting ``commit`` for its batch."""
+    """An RSGI application: buffer the body on the event loop, then await ``upload`` for a report
+    upload (when given), or call ``wsgi_app`` in one of ``threads`` threads."""
 
     def __init__(
         self,
@@ -144,8 +81,7 @@ class BufferedFront:
         drain_seconds: float = DRAIN_SECONDS,
         count: Callable[[str], None] | None = None,
         access_log: bool = False,
-        ingest_threads: int | None = None,
-        commit: AsyncCommit | None = None,
+        upload: Upload | None = None,
     ) -> None:
         self.wsgi_app = wsgi_app
         self.access_log = access_log  # JSON lines for the front's own refusals (the app logs the rest)
@@ -153,9 +89,8 @@ class BufferedFront:
         self.max_body = max_body
         self.body_timeout = body_timeout
         self.drain_seconds = drain_seconds
-        self.commit = commit  # awaited for a report upload's batch (the writer process), if given
-        self.pool = _Pool(threads, "rldp-app")
-        self.ingest_pool = _Pool(ingest_threads, "rldp-ingest") if ingest_threads and commit is None else self.pool
+        self.upload = upload  # awaited for a report upload, if given
+        self.pool = ThreadPool(threads, "rldp-app")
         self.draining = threading.Event()
         self.in_flight = 0
 
@@ -175,8 +110,9 @@ class BufferedFront:
 
         loop.run_until_complete(drained())
         self.pool.shutdown(wait=False)
-        if self.ingest_pool is not self.pool:
-            self.ingest_pool.shutdown(wait=False)
+        close = getattr(self.upload, "close", None)
+        if close is not None:
+            close()
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
@@ -209,26 +145,12 @@ class BufferedFront:
             return
         except Exception:  # the client went away, or sent a malformed stream: nothing to answer
             return
-        upload = scope.path == _REPORTS_PATH and scope.method == "POST"
-        if upload and self.commit is not None:
-            status, headers, chunks = await self._upload(self._environ(scope, body), self.commit)
+        if self.upload is not None and scope.path == UPLOAD_PATH and scope.method == "POST":
+            remote = scope.client.rpartition(":")[0]
+            status, headers, chunks = await self.upload(UploadRequest.of(body, scope.headers.items(), remote))
         else:
-            pool = self.ingest_pool if upload else self.pool
-            status, headers, chunks = await pool.submit(self._call, self._environ(scope, body))
+            status, headers, chunks = await self.pool.submit(self._call, self._environ(scope, body))
         proto.response_bytes(status, headers, chunks)
-
-    async def _upload(self, environ: dict[str, Any], commit: AsyncCommit) -> tuple[int, list[tuple[str, str]], bytes]:
-        """A report upload on the event loop (see the module docstring): the app checks the batch,
-        ``commit`` stores it while the loop serves others, the app completes the answer."""
-        deferred = DeferredCommit()
-        environ[DEFERRED_COMMIT_KEY] = deferred
-        started, result = self._start(environ)
-        if deferred.item is not None:  # None: refused, the answer is ready
-            try:
-                deferred.result = await commit(deferred.item)
-            except Exception as exc:  # the app answers it (a StorageError: 503, retry with the same batch id)
-                deferred.error = exc
-        return self._finish(started, result)
 
     async def _body(self, scope: Any, proto: Any) -> bytes:
         length = scope.headers.get("content-length")
@@ -365,13 +287,21 @@ def create_front() -> BufferedFront:
     threads = int(os.environ.get("RLDP_THREADS", "4"))  # set by rldp serve from --threads
     ingest_threads = int(os.environ.get("RLDP_INGEST_THREADS", str(INGEST_THREADS)))  # … from --ingest-threads
     cfg = app.config["RLDP"]
+    metrics = app.extensions[METRICS_EXTENSION]
+    upload = ReportUpload(
+        app.extensions[EXTENSION],
+        metrics,
+        commit=async_committer(cfg.get("WRITER_SOCKET")),  # SQLite under rldp serve: the writer process
+        commit_threads=ingest_threads,  # else (PostgreSQL): the storage's group commit, in threads
+        cors_origin=cfg.get("CORS_ORIGIN"),
+        access_log=cfg["ACCESS_LOG"] == "json",
+    )
     return BufferedFront(
         app,
         threads=threads,
         max_body=cfg["MAX_BODY_BYTES"],
         body_timeout=cfg["BODY_TIMEOUT"],
-        count=app.extensions[METRICS_EXTENSION].rejected,
+        count=metrics.rejected,
         access_log=cfg["ACCESS_LOG"] == "json",
-        ingest_threads=ingest_threads,
-        commit=async_committer(cfg.get("WRITER_SOCKET")),  # SQLite under rldp serve: the writer process
+        upload=upload,
     )

@@ -77,12 +77,11 @@ from .errors import (
 )
 from .estimates import ESTIMATE_INTERVALS, ESTIMATE_METHODS, ESTIMATE_PRIORS
 from .events import ServiceEvents, install_store_telemetry
-from .ingest import Receipt, SubmitSteps, resume
+from .ingest import AsyncCommit, CheckedBatch, Receipt
 from .jobs import JOB_LIST_DEFAULT, JOB_LIST_MAX, job_list_limit
 from .labels import LABEL_MAX, check_label
 from .mechanisms import MECHANISM_ID, MechanismCatalog
 from .runtime import (
-    AsyncCommit,
     ServerLock,
     StoreInUse,
     WriterProcess,
@@ -156,8 +155,7 @@ __all__ = [
     "TooFewReports",
     "PublicDataMismatch",
     "Receipt",
-    "SubmitSteps",
-    "resume",
+    "CheckedBatch",
     "ReportOutOfRange",
     "ServiceError",
     "ServiceEvents",

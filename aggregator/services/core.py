@@ -14,7 +14,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord, Storage, StorageError, StoreFull
+from rldp.aggregator.storage import (
+    CollectionRecord,
+    IngestResult,
+    JobRecord,
+    MechanismRecord,
+    Storage,
+    StorageError,
+    StoreFull,
+)
 from rldp.shared.collection import drift_policy
 from rldp.shared.notions import NOTIONS
 
@@ -23,7 +31,7 @@ from .drift import DriftWatch
 from .errors import DatabaseUnavailable, ServiceError
 from .estimates import estimate, window_counts
 from .events import ServiceEvents
-from .ingest import Ingest, Receipt, SubmitSteps, run_steps
+from .ingest import AsyncCommit, CheckedBatch, Ingest, Receipt
 from .jobs import DesignRunner
 from .labels import check_label
 from .mechanisms import MechanismCatalog
@@ -89,28 +97,42 @@ class AggregatorService:
             record = self.catalog.set_label(record.id, text)
         return record, created
 
-    def submit_reports(self, data: Any, *, maybe_bool: bool = True, authorization: str | None = None) -> Receipt:
-        """Store one decoded report batch (see :meth:`~.ingest.Ingest.steps`); its receipt once committed.
-        ``authorization``: the upload's Authorization header, if any (a collection's upload credential)."""
-        steps = self.submit_steps(data, maybe_bool=maybe_bool, authorization=authorization)
-        return run_steps(steps, self.storage.commit)
+    def submit_reports(self, data: Any, maybe_bool: bool = True, *, authorization: str | None = None) -> Receipt:
+        """Store one decoded report batch, blocking on :meth:`Storage.commit`; its receipt once committed.
 
-    def submit_steps(self, data: Any, *, maybe_bool: bool = True, authorization: str | None = None) -> SubmitSteps:
-        """:meth:`submit_reports` as steps (:data:`~.ingest.SubmitSteps`): the caller commits the
-        item it yields — the HTTP front awaits the writer process — then finishes them with
-        :func:`~.ingest.resume`."""
-        mechanism = data.get("mechanism") if isinstance(data, Mapping) else None
-        steps = self.ingest.steps(data, maybe_bool=maybe_bool, authorization=authorization)
-        del data  # not kept while the commit is awaited (see Ingest.steps)
+        ``maybe_bool=False``: the encoded body holds no boolean (:meth:`~.ingest.Ingest.check`).
+        ``authorization``: the upload's Authorization header, if any (a collection's upload credential)."""
+        checked = self.ingest.check(data, maybe_bool=maybe_bool, authorization=authorization)
+        del data
         try:
-            receipt = yield from steps
+            result = self.storage.commit(checked.item)
         except StorageError as exc:  # e.g. the disk is full: /readyz says so for a while
             self._write_failure = (time.monotonic(), exc)
             raise
+        return self._stored(checked, result)
+
+    async def write_reports(
+        self, data: Any, maybe_bool: bool = True, *, authorization: str | None = None, commit: AsyncCommit
+    ) -> Receipt:
+        """:meth:`submit_reports` on an event loop: check the batch, await ``commit`` (the writer
+        process's group commit, or the storage's in a thread), return its receipt."""
+        checked = self.ingest.check(data, maybe_bool=maybe_bool, authorization=authorization)
+        del data  # not kept while the commit is awaited (see CheckedBatch)
+        try:
+            result = await commit(checked.item)
+        except StorageError as exc:  # e.g. the disk is full: /readyz says so for a while
+            self._write_failure = (time.monotonic(), exc)
+            raise
+        return self._stored(checked, result)
+
+    def _stored(self, checked: CheckedBatch, result: IngestResult) -> Receipt:
+        """The receipt of a committed batch (or its refusal: a conflict, a retired mechanism); tells the
+        collection watch of new reports."""
         self._write_failure = None
-        if not receipt.duplicate and isinstance(mechanism, str):
+        receipt = self.ingest.receipt(checked, result)
+        if not receipt.duplicate:
             try:
-                self.watch.observe(mechanism, receipt.accepted)
+                self.watch.observe(checked.mechanism, receipt.accepted)
             except (ServiceError, StorageError) as exc:  # the batch is stored: this is logged, not refused
                 log.warning("collection watch: %s", getattr(exc, "detail", exc))
         return receipt

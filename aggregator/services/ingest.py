@@ -8,16 +8,15 @@ with. Storage makes a batch idempotent by (mechanism, batch id): a retry with th
 reports and window is answered as a duplicate, the same id with other reports or another
 window is a conflict.
 
-The operation is written once, as steps (:data:`SubmitSteps`), so that whoever waits for the
-commit decides how: :func:`run_steps` (the service's ``submit_reports``) blocks on
-:meth:`Storage.commit`; the HTTP front, under ``rldp serve`` with SQLite, awaits the writer
-process on its event loop instead of handing each upload to a thread (:func:`resume`).
+An upload is two calls around its commit: :meth:`Ingest.check` (the batch to commit, or its
+refusal) and :meth:`Ingest.receipt` (the committed batch's receipt, or a conflict); the service's
+``write_reports`` awaits the commit between them, ``submit_reports`` blocks on it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +29,23 @@ from .mechanisms import MechanismCatalog
 from .pauses import Pauses
 from .upload_credentials import UploadCredentials
 
-__all__ = ["Ingest", "Receipt", "SubmitSteps", "resume", "run_steps"]
+__all__ = ["AsyncCommit", "CheckedBatch", "Ingest", "Receipt"]
+
+#: What an event loop awaits to commit one batch (the result of :meth:`Storage.commit`).
+AsyncCommit = Callable[[BatchItem], Awaitable[IngestResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedBatch:
+    """A batch that passed its checks: what storage commits (``item``) and what its receipt names.
+
+    Only the encoded item is kept, not the decoded batch (one object per report): with many uploads
+    waiting for their commit, their lists would push the next decode out of the CPU's caches."""
+
+    mechanism: str
+    batch: str
+    window: str
+    item: BatchItem
 
 
 @dataclass(frozen=True)
@@ -73,19 +88,15 @@ class Ingest:
         self.events = events or ServiceEvents()
         self.clock = clock
 
-    def steps(self, data: Any, *, maybe_bool: bool = True, authorization: str | None = None) -> SubmitSteps:
-        """Store one decoded batch, as steps (:data:`SubmitSteps`): check it, yield the item to commit,
-        return its :class:`Receipt` once the commit's result is sent in (:func:`run_steps` with
-        :meth:`Storage.commit` blocks; the HTTP front awaits the writer process instead).
+    def check(self, data: Any, *, maybe_bool: bool = True, authorization: str | None = None) -> CheckedBatch:
+        """Check one decoded batch; the :class:`CheckedBatch` to commit (then :meth:`receipt`).
 
         ``maybe_bool=False``: the caller saw no boolean in the encoded body (see
         :func:`~rldp.shared.reports.check_reports`). ``authorization``: the upload's Authorization header
         (:mod:`.upload_credentials`: a collection may require an upload token). Raises a
         :class:`~rldp.shared.reports.BatchError` (window refusals included),
-        :class:`UnknownMechanism`, :class:`MechanismRetired`, :class:`BatchConflict`,
-        :class:`~.errors.UploadCredentialRequired`,
-        :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`) for a
-        refusal and :class:`~rldp.aggregator.storage.StorageError` when the database fails.
+        :class:`UnknownMechanism`, :class:`~.errors.UploadCredentialRequired`,
+        :class:`~.errors.CollectionPaused` or :class:`~.errors.MechanismWithdrawn` (:mod:`.pauses`).
         """
         mechanism_id, batch, values = parse_batch(data, self.max_reports)
         outputs = self.catalog.outputs(mechanism_id)  # UnknownMechanism unless published here
@@ -98,13 +109,18 @@ class Ingest:
             item = BatchItem.encode(
                 mechanism_id, batch, check_reports(values, outputs, maybe_bool=maybe_bool), outputs, window
             )
-            # The decoded batch (one object per report) is not kept while the commit is awaited: with
-            # many uploads waiting, their lists would push the next decode out of the CPU's caches.
-            del data, values
-            result = yield item
-            return self._receipt(mechanism_id, batch, window, result)
         except (BatchError, ServiceError) as exc:
             self.events.batch_refused(mechanism_id, exc)
+            raise
+        return CheckedBatch(mechanism_id, batch, window, item)
+
+    def receipt(self, checked: CheckedBatch, result: IngestResult) -> Receipt:
+        """The :class:`Receipt` of a committed batch; :class:`BatchConflict` (the same batch id with other
+        reports or another window), :class:`MechanismRetired` or :class:`UnknownMechanism` if refused."""
+        try:
+            return self._receipt(checked.mechanism, checked.batch, checked.window, result)
+        except ServiceError as exc:
+            self.events.batch_refused(checked.mechanism, exc)
             raise
 
     def _receipt(self, mechanism_id: str, batch: str, window: str, result: IngestResult) -> Receipt:
@@ -127,33 +143,3 @@ class Ingest:
                 mechanism=mechanism_id,
             )
         raise UnknownMechanism(f"no mechanism {mechanism_id} is published here", mechanism=mechanism_id)
-
-
-#: A batch's submission as steps (a generator): started with ``next()``, it checks the batch
-#: (raising its refusal) and yields the :class:`~rldp.aggregator.storage.BatchItem` to commit;
-#: :func:`resume` then sends it the commit's result (or throws in the commit's error) and gets
-#: the :class:`Receipt` it returns (or the refusal it raises: a conflict, a retired mechanism).
-SubmitSteps = Generator[BatchItem, IngestResult, Receipt]
-
-
-def resume(steps: SubmitSteps, result: IngestResult | None = None, error: BaseException | None = None) -> Receipt:
-    """Finish ``steps``, which yielded its item, with the commit's ``result`` or ``error``."""
-    try:
-        if error is not None:
-            steps.throw(error)
-        else:
-            assert result is not None
-            steps.send(result)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    raise RuntimeError("a submission yielded a second item")  # steps commit exactly once
-
-
-def run_steps(steps: SubmitSteps, commit: Callable[[BatchItem], IngestResult]) -> Receipt:
-    """Run ``steps`` with a blocking ``commit`` (:meth:`Storage.commit`)."""
-    item = next(steps)
-    try:
-        result = commit(item)
-    except Exception as exc:  # the steps see it (the service records a failed write) and re-raise it
-        return resume(steps, error=exc)
-    return resume(steps, result=result)

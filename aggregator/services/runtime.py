@@ -16,14 +16,14 @@ import shutil
 import socket
 import stat
 import tempfile
-from collections.abc import Awaitable, Callable
 
-from rldp.aggregator.storage import BatchItem, IngestResult, SQLiteStorage, Storage, open_storage
+from rldp.aggregator.storage import SQLiteStorage, Storage, open_storage
 from rldp.aggregator.storage.serverlock import ServerLock, StoreInUse, hold_for_server
 from rldp.aggregator.writer import AsyncWriterClient, WriterClient, WriterProcess
 
+from .ingest import AsyncCommit
+
 __all__ = [
-    "AsyncCommit",
     "async_committer",
     "open_service_storage",
     "check_storage",
@@ -39,10 +39,6 @@ __all__ = [
 def open_service_storage(url: str, writer_socket: str | None = None) -> Storage:
     """The storage at ``url`` (schema created); batches go to the writer at ``writer_socket`` if given."""
     return open_storage(url, sink=WriterClient(writer_socket) if writer_socket else None)
-
-
-#: What an event loop awaits to commit one batch (the result of :meth:`Storage.commit`).
-AsyncCommit = Callable[[BatchItem], Awaitable[IngestResult]]
 
 
 def async_committer(writer_socket: str | None) -> AsyncCommit | None:

@@ -1,6 +1,6 @@
-"""Report uploads the front commits on its event loop (SQLite under ``rldp serve``: the writer
-process): the app checks the batch there, the front awaits the commit, the app completes the
-answer — which is the answer a blocking upload gets, refusals and request ids included."""
+"""Report uploads the front awaits on its event loop (SQLite under ``rldp serve``: the writer
+process): the upload route's coroutine checks the batch there and awaits its commit; the answer
+is the one a blocking upload through Flask gets, refusals and request ids included."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from rldp_live import ADMIN, RsgiProto, RsgiScope, call, in_process_app, make_document
 
 from rldp.aggregator.http.front import BufferedFront
+from rldp.aggregator.http.upload import ReportUpload
 from rldp.aggregator.storage import StorageError
 
 
@@ -66,8 +67,9 @@ def test_the_fronts_uploads_get_the_answers_of_blocking_uploads_and_run_on_its_l
         app_threads.add(threading.get_ident())
         return deferred(environ, start_response)
 
-    front = BufferedFront(app, threads=1, max_body=1 << 20, ingest_threads=4, commit=commit)
-    assert front.ingest_pool is front.pool  # no upload threads: uploads stay on the loop
+    upload = ReportUpload(deferred.extensions["rldp"], deferred.extensions["rldp.metrics"], commit=commit)
+    assert upload.threads is None  # no commit threads: uploads stay on the loop
+    front = BufferedFront(app, threads=1, max_body=1 << 20, upload=upload)
     bodies = _bodies(doc["id"])
 
     async def serve() -> list[RsgiProto]:
@@ -96,7 +98,7 @@ def test_the_fronts_uploads_get_the_answers_of_blocking_uploads_and_run_on_its_l
         if proto.answer[0] >= 400:
             assert json.loads(proto.answer[2])["request_id"] == sent
     assert len(committed) == 4  # the refused bodies never reached a commit
-    assert app_threads == {loop_thread} and set(committed) == {loop_thread}
+    assert app_threads == set() and set(committed) == {loop_thread}  # no upload reached the WSGI app
 
 
 def test_a_failed_commit_is_a_503_naming_the_request_and_the_batch_can_be_sent_again(apps):
@@ -109,7 +111,8 @@ def test_a_failed_commit_is_a_503_naming_the_request_and_the_batch_can_be_sent_a
             raise StorageError("the writer process did not answer (test); retry it with the same batch id")
         return storage.commit(item)
 
-    front = BufferedFront(deferred, threads=1, max_body=1 << 20, commit=commit)
+    upload = ReportUpload(deferred.extensions["rldp"], deferred.extensions["rldp.metrics"], commit=commit)
+    front = BufferedFront(deferred, threads=1, max_body=1 << 20, upload=upload)
     body = _bodies(doc["id"])[0]
 
     async def upload(rid: str) -> RsgiProto:
@@ -129,3 +132,46 @@ def test_a_failed_commit_is_a_503_naming_the_request_and_the_batch_can_be_sent_a
     assert "retry later with the same batch id" in problem["detail"]
     assert again.answer[0] == 201 and json.loads(again.answer[2])["accepted"] == 4
     assert storage.batch_totals(doc["id"]) == (1, 4)
+
+
+def test_the_fronts_uploads_get_cors_and_the_access_log_as_the_app_gives_them(tmp_path, caplog):
+    origin = "https://app.example"
+    doc = make_document()
+    with in_process_app(tmp_path, CORS_ORIGIN=origin, ACCESS_LOG="json") as app:
+        assert app.test_client().post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+        storage = app.extensions["rldp"].storage
+
+        async def commit(item):
+            return storage.commit(item)
+
+        upload = ReportUpload(
+            app.extensions["rldp"], app.extensions["rldp.metrics"], commit=commit, cors_origin=origin, access_log=True
+        )
+        front = BufferedFront(app, threads=1, max_body=1 << 20, upload=upload)
+        bodies = _bodies(doc["id"])[:4]  # 201, 200, 409, 422
+
+        async def serve(body: bytes, headers: dict[str, str]) -> RsgiProto:
+            proto = RsgiProto(body)
+            await front.__rsgi__(RsgiScope("POST", "/v1/reports", body, headers), proto)
+            return proto
+
+        try:
+            with caplog.at_level("INFO", logger="rldp.access"):
+                got = [asyncio.run(serve(b, {"origin": origin, "x-request-id": f"c{k}"})) for k, b in enumerate(bodies)]
+            other = asyncio.run(serve(bodies[0], {"origin": "https://evil.example"}))
+        finally:
+            front.pool.shutdown()
+        flask = app.test_client().post(
+            "/v1/reports", data=bodies[0], headers={"Origin": origin, "Content-Type": "application/msgpack"}
+        )
+        flask.close()
+    cors = ("Access-Control-Allow-Origin", "Vary", "Access-Control-Expose-Headers")
+    for proto in got:
+        headers = dict(proto.answer[1])
+        assert {k: headers[k] for k in cors} == {k: flask.headers[k] for k in cors}
+        assert headers["Access-Control-Allow-Origin"] == origin
+    assert not any(k.lower().startswith("access-control") for k, _ in other.answer[1])
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "rldp.access"]
+    logged = {line["request_id"]: line for line in lines if line["request_id"].startswith("c")}
+    assert [logged[f"c{k}"]["status"] for k in range(4)] == [p.answer[0] for p in got] == [201, 200, 409, 422]
+    assert all(logged[f"c{k}"]["path"] == "/v1/reports" and logged[f"c{k}"]["remote"] == "127.0.0.1" for k in range(4))

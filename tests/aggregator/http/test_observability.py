@@ -57,7 +57,7 @@ def test_every_answer_and_problem_carries_the_request_id(http, mech):
     given = {"X-Request-Id": "client-42"}
     for resp in (
         http.get("/v1/nowhere", headers=given),  # Flask's 404
-        http.post("/v1/reports", json={"mechanism": mech, "batch": "b", "reports": [99]}, headers=given),  # fast path
+        http.post("/v1/reports", json={"mechanism": mech, "batch": "b", "reports": [99]}, headers=given),
         http.post("/v1/mechanisms", json={}, headers=given),  # unauthorised, through a blueprint
     ):
         assert resp.status_code >= 400 and resp.mimetype == "application/problem+json"

@@ -10,7 +10,7 @@ import logging
 
 import pytest
 from helpers import report_body
-from rldp_live import ADMIN, READ, call, in_process_app, make_document
+from rldp_live import ADMIN, READ, call, front_upload, in_process_app, make_document
 
 from rldp.shared.tokens import hash_token
 
@@ -113,24 +113,40 @@ def test_a_rotated_collection_s_new_mechanism_needs_the_token_too(app):
     _refused(_upload(http, doc))
 
 
-def test_the_flask_route_checks_the_token_as_the_fast_path_does(app):
+def test_both_upload_entries_check_the_token(app):
+    """The Flask route (WSGI) and the front's upload coroutine (rldp serve) refuse alike."""
     http = app.test_client()
     doc = _collection(http)
     token = http.post("/v1/collections/app-usage/upload-token", headers=ADMIN).json["token"]
-    flask = app.wsgi_app.app.flask_wsgi  # inside the access log, behind the fast path
-    fast = app.wsgi_app.app
-    for wsgi in (fast, flask):
+    post = front_upload(app)
+
+    def front(body: bytes, authorization: str | None = None) -> tuple[int, dict, dict]:
+        extra = {} if authorization is None else {"HTTP_AUTHORIZATION": authorization}
+        status, headers, answer = post(body, "application/json", **extra)
+        return int(status[:3]), headers, answer
+
+    def flask(body: bytes, authorization: str | None = None) -> tuple[int, dict, dict]:
+        extra = {} if authorization is None else {"HTTP_AUTHORIZATION": authorization}
+        status, headers, answer = call(app.wsgi_app, body, "application/json", **extra)
+        return int(status[:3]), headers, answer
+
+    for entry in (front, flask):
         body = json.dumps(report_body(doc, [1])).encode()
-        status, headers, answer = call(wsgi, body, "application/json")
-        assert status.startswith("401") and answer["reason"] == "upload-credential", answer
+        status, headers, answer = entry(body)
+        assert status == 401 and answer["reason"] == "upload-credential", answer
         assert headers["WWW-Authenticate"].startswith("Bearer")
         body = json.dumps(report_body(doc, [1])).encode()
-        status, _, answer = call(wsgi, body, "application/json", HTTP_AUTHORIZATION=f"Bearer {token}")
-        assert status.startswith("201"), answer
-    # A chunked upload (no Content-Length) is left to Flask: it is checked too.
+        status, _, answer = entry(body, f"Bearer {token}")
+        assert status == 201, answer
+    # A chunked upload (no Content-Length) is checked too.
     body = json.dumps(report_body(doc, [2])).encode()
     status, _, answer = call(
-        fast, body, "application/json", length="", HTTP_TRANSFER_ENCODING="chunked", **{"wsgi.input_terminated": True}
+        app.wsgi_app,
+        body,
+        "application/json",
+        length="",
+        HTTP_TRANSFER_ENCODING="chunked",
+        **{"wsgi.input_terminated": True},
     )
     assert status.startswith("401") and answer["reason"] == "upload-credential", answer
 
