@@ -24,6 +24,7 @@ version = release
 # {module: the page (docs/api/<page>.rst) that documents it}
 REFERENCE = {
     "rldp.client": "client",
+    "rldp.admin": "admin",
     "rldp.shared.document": "shared",
     "rldp.shared.audit": "shared",
     "rldp.shared.errors": "shared",

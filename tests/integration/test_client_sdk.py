@@ -15,6 +15,7 @@ from rldp_live import ADMIN_TOKEN, free_port, make_document, tampered
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
+from rldp.admin import AdminClient
 from rldp.aggregator.storage import open_storage
 from rldp.client import Client, MechanismRejected, OfflineQueue, ProblemError, ServiceUnavailable
 from rldp.shared.document import to_msgpack
@@ -74,7 +75,7 @@ def receipt_json(request: Request, duplicate: bool = False) -> Response:
 @pytest.fixture(scope="module")
 def published(server):
     doc = make_document("client-sdk")
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         assert admin.publish(doc)["id"] == doc["id"]
     return doc
 
@@ -156,7 +157,7 @@ def test_many_threads_share_one_client(server, published):
 
 def test_admin_calls(server):
     doc = make_document()
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         assert admin.publish(doc)["status"] == "active"
         with pytest.raises(ProblemError) as info:
             admin.publish(tampered(make_document()))

@@ -18,6 +18,7 @@ from documents import make_document
 from helpers import population_reports, window_label
 from rldp_live import ADMIN_TOKEN, wait_until
 
+from rldp.admin import AdminClient
 from rldp.aggregator.design import design_pilot
 from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudgetExceeded
 from rldp.shared.audit import audit_document
@@ -48,7 +49,7 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         "drift": "redesign",
         "switch": {"after": PILOT_REPORTS, "method": "polyopt", "time_budget": 5},
     }
-    admin = Client(server.url, token=ADMIN_TOKEN, state_path=None, timeout=60)
+    admin = AdminClient(server.url, token=ADMIN_TOKEN, timeout=60)
     admin.publish(pilot)
     admin.create_collection(name, pilot["id"], policy, description="the field loop")
     apps = [Client(server.url, state_path=tmp_path / f"app{i}.sqlite3") for i in range(3)]  # default budget
