@@ -28,6 +28,7 @@ REFERENCE = {
     "rldp.shared.document": "shared",
     "rldp.shared.audit": "shared",
     "rldp.shared.errors": "shared",
+    "rldp.shared.problems": "shared",
     "rldp.shared.parameters": "shared",
     "rldp.shared.collection": "shared",
     "rldp.shared.pilot": "shared",
