@@ -154,7 +154,8 @@ def test_clients_with_floors_against_the_real_server(server, honest, inflated):
     with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         for doc in (honest, inflated):
             admin.publish(doc)
-        assert admin.mechanism(inflated["id"]).id == inflated["id"]  # no policy: accepted
+    with Client(server.url, state_path=None) as client:
+        assert client.mechanism(inflated["id"]).id == inflated["id"]  # no policy: accepted
     radius = honest["privacy"]["uncertainty"]["radius"]
     for kwargs in ({"pinned": [honest["id"]]}, {"max_public_n": N_PUBLIC}, {"min_radius": radius}):
         with Client(server.url, **kwargs, state_path=None) as client:
