@@ -56,10 +56,10 @@ CLIENT_VENV := build/client-only-venv
 test-client-only:
 	test -x $(CLIENT_VENV)/bin/python || $(PYTHON) -m venv $(CLIENT_VENV)
 	$(CLIENT_VENV)/bin/python -m pip install --quiet -e . pytest hypothesis
-	$(CLIENT_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not slow and not live" tests/client $(ARGS)
+	$(CLIENT_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not slow and not live" tests/client tests/admin $(ARGS)
 
 # Static checks (CI runs them before the tests): ruff lint + format, mypy (strict on
-# rldp.shared, rldp.client and rldp.cli), the import contracts of pyproject.toml, and (with
+# rldp.shared, rldp.client, rldp.admin and rldp.cli), the import contracts of pyproject.toml, and (with
 # Node) no import cycle in the TypeScript SDK (madge, a devDependency of js/).
 # The first three are also the hooks of .pre-commit-config.yaml.
 lint: lint-ruff lint-types lint-imports lint-js

@@ -19,7 +19,8 @@ lifetime=12)`` sets another, ``privacy_budget=None`` none). ``pinned=[id, …]``
 ``max_public_n`` limit which documents the app accepts (:class:`VerificationPolicy`).
 
 Depends only on numpy, requests, msgpack, cryptography (optional: a faster CSPRNG for large
-batches) and rldp.shared (no scipy, no flask).
+batches) and rldp.shared (no scipy, no flask). The operator's calls (publish, labels, retire, collections,
+design jobs) are not here: they are :class:`rldp.admin.AdminClient`'s, a package this one never imports.
 """
 
 from .budget import DEFAULT_BUDGET, PrivacyBudget

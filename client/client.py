@@ -25,17 +25,17 @@ import requests
 from rldp.shared.document import DocumentError, from_json, from_msgpack
 from rldp.shared.errors import ValidationError
 
-from .admin import MSGPACK, AdminCalls
 from .budget import DEFAULT_BUDGET, PrivacyBudget, budget_for
 from .collections import Collection
 from .defaults import DEFAULT_STATE, DefaultState, default_state_path, require_owners
 from .doc_cache import DocumentCache, cache_folder
 from .errors import MechanismRejected, ProblemError, ServiceUnavailable
-from .ids import full_mechanism_id, listed
+from .ids import full_mechanism_id
 from .ledger import PreparedBatch, outbox_pending, outbox_remove, release_batch
 from .mechanism import Mechanism
 from .policy import VerificationPolicy
 from .queue import DEFAULT_LIMIT_BYTES, OfflineQueue
+from .reads import MSGPACK, ReadCalls
 from .receipt import Receipt
 from .reporting import Reporter, make_batches
 from .sampling import RandomSource
@@ -49,13 +49,13 @@ DEFAULT_BATCH_SIZE = 10_000
 DEFAULT_RETRIES = 5
 
 
-class Client(AdminCalls):
+class Client(ReadCalls):
     """A client of one rldp aggregator (thread-safe; reuse it).
 
     ``timeout``: seconds per HTTP attempt (connect and read). ``retries``: attempts after the first for transient
     failures; ``backoff_factor``: the exponential backoff base (seconds; sleeps ≈ factor·2^k plus up to
-    ``backoff_factor`` of jitter, at most ``backoff_max``). ``token``: bearer token for admin/read calls (publish,
-    estimate, …); ``upload_token``: the collection's upload token (sent as ``Authorization: Bearer`` on report
+    ``backoff_factor`` of jitter, at most ``backoff_max``). ``token``: bearer token for the reads that need one
+    (estimate, windows: a read token); ``upload_token``: the collection's upload token (sent as ``Authorization: Bearer`` on report
     uploads only), if its operator requires one. ``queue_path``: keep batches that could not be sent in this SQLite
     file (bounded by ``queue_limit_bytes``) and send them with :meth:`flush`. ``rng``: the random source for
     privatisation (default: the OS CSPRNG).
@@ -204,10 +204,6 @@ class Client(AdminCalls):
     def collection(self, name: str) -> Collection:
         """The collection ``name``, followed: each submit uses its current mechanism (:mod:`.collections`)."""
         return Collection(self, name)
-
-    def mechanisms(self) -> list[dict[str, Any]]:
-        """The server's catalogue (GET /v1/mechanisms): id, method, epsilon, status, …."""
-        return listed(json_object(self._http.request("GET", "/v1/mechanisms")), "mechanisms", self.url)
 
     # -- privatisation
     def privatize(

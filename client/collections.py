@@ -14,8 +14,7 @@ the last mechanism seen is used (its batches go to the offline queue, if any).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -24,18 +23,38 @@ from .estimate import Estimate
 from .mechanism import Mechanism
 from .receipt import Receipt
 from .sampling import RandomSource
-from .transport import json_object
 
-if TYPE_CHECKING:
-    from .client import Client
+__all__ = ["Collection", "CollectionHost"]
 
-__all__ = ["Collection"]
+
+class CollectionHost(Protocol):
+    """What a :class:`Collection` needs of the client that made it (:class:`~rldp.client.Client` has each)."""
+
+    def collection_info(self, name: str) -> dict[str, Any]: ...
+
+    def mechanism(self, mechanism_id: str, *, max_epsilon: float | None = None) -> Mechanism: ...
+
+    def privatize(
+        self, mechanism_id: str, records: Any, *, owners: Any = None, rng: RandomSource | None = None
+    ) -> np.ndarray: ...
+
+    def submit(
+        self,
+        mechanism_id: str,
+        records: Any,
+        *,
+        owners: Any = None,
+        batch_size: int = ...,
+        rng: RandomSource | None = None,
+    ) -> Receipt: ...
+
+    def estimate_collection(self, name: str, **params: Any) -> Estimate: ...
 
 
 class Collection:
     """A collection followed through a :class:`~rldp.client.Client` (see the module docstring)."""
 
-    def __init__(self, client: Client, name: str) -> None:
+    def __init__(self, client: CollectionHost, name: str) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"a collection name must be a non-empty string; got {name!r}")
         self.client = client
@@ -45,7 +64,7 @@ class Collection:
     def info(self) -> dict[str, Any]:
         """The collection now (GET /v1/collections/{name}): ``current``, ``mechanisms`` (the history), ``policy``, …;
         :class:`~rldp.client.ProblemError` 404 unknown-collection for an unknown name."""
-        self.last = json_object(self.client._http.request("GET", f"/v1/collections/{quote(self.name, safe='')}"))
+        self.last = self.client.collection_info(self.name)
         return self.last
 
     def current(self) -> Mechanism:

@@ -7,6 +7,10 @@ failures to reach the service are ``OSError``s (like ``requests.ConnectionError`
 Errors raised during an upload carry the :class:`~rldp.client.Receipt` of what the
 server had already accepted (``exc.receipt``), so nothing is uploaded twice by a caller
 that retries only the rest.
+
+The errors the service raises too (:class:`ProblemError`, :class:`TooFewReports`, :class:`ServiceUnavailable`,
+:class:`CollectionPaused`, :class:`CollectionRetired`) are declared once, in :mod:`rldp.shared.problems`, and
+exported here; :data:`PROBLEM_ERRORS` says which class each problem type is (``conformance/problems.json``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from rldp.shared.errors import RldpError
+from rldp.shared.problems import (
+    CollectionPaused,
+    CollectionRetired,
+    ProblemError,
+    ServiceUnavailable,
+    TooFewReports,
+)
 
 __all__ = [
     "RldpError",
@@ -44,37 +55,6 @@ class MechanismRejected(RldpError, ValueError):
         self.reasons = tuple(reasons)
 
 
-class ProblemError(RldpError, ValueError):
-    """The service refused a request permanently (4xx other than 429); retrying will not help.
-
-    ``reason`` is the problem type's slug (e.g. ``"report-out-of-range"``), ``type`` its URI,
-    ``detail`` the server's explanation, ``problem`` the whole RFC 9457 body.
-    """
-
-    def __init__(self, status: int, problem: dict[str, Any], receipt: Any = None) -> None:
-        self.status = int(status)
-        self.problem = dict(problem)
-        self.type = str(problem.get("type", "about:blank"))
-        self.reason = str(problem.get("reason") or self.type.rstrip("/").rsplit("/", 1)[-1])
-        self.title = str(problem.get("title", ""))
-        self.detail = str(problem.get("detail", ""))
-        self.receipt = receipt
-        super().__init__(f"{self.status} {self.reason}: {self.detail or self.title}")
-
-
-class TooFewReports(ProblemError):
-    """The server refused an estimate because the mechanism or collection has fewer reports than its minimum:
-    409 too-few-reports, or 409 no-reports (none at all). ``reports``: how many it has (0 for no-reports);
-    ``min_reports``: how many an estimate needs (None from a server that does not say)."""
-
-    def __init__(self, status: int, problem: dict[str, Any], receipt: Any = None) -> None:
-        super().__init__(status, problem, receipt)
-        self.reports = _int_or_none(problem.get("reports"))
-        if self.reports is None and self.reason == "no-reports":
-            self.reports = 0
-        self.min_reports = _int_or_none(problem.get("min_reports"))
-
-
 class UploadCredentialRefused(ProblemError):
     """The batch's collection requires an upload token and this upload carried none, or neither its current nor
     its previous one (401 upload-credential). Permanent: nothing was stored and resending will not help until the
@@ -87,10 +67,6 @@ class UploadCredentialRefused(ProblemError):
             f"{self.status} {self.reason}: {self.detail or self.title} (give the client the collection's upload "
             "token: Client(url, upload_token=...))",
         )
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 #: The ProblemError subclass of each problem type that has one (the others are ProblemError itself).
@@ -106,32 +82,6 @@ def problem_error(status: int, problem: dict[str, Any], receipt: Any = None) -> 
     error = ProblemError(status, problem, receipt)
     cls = PROBLEM_ERRORS.get(error.reason, ProblemError)
     return error if cls is ProblemError else cls(status, problem, receipt)
-
-
-class ServiceUnavailable(RldpError, OSError):
-    """The service could not be reached, or kept answering 429/5xx, after every retry.
-
-    Transient: the same request (same batch ids) can be sent again later; an offline
-    queue (``Client(queue_path=...)``) does that automatically on :meth:`Client.flush`.
-    ``status`` is the last HTTP status (None for connection errors).
-    """
-
-    def __init__(self, message: str, status: int | None = None, receipt: Any = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.receipt = receipt
-
-
-class CollectionPaused(ServiceUnavailable):
-    """The collection's drift policy paused its current mechanism (problem ``collection-paused``).
-
-    Transient, like :class:`ServiceUnavailable`: nothing was stored; the client keeps the batch
-    (offline queue, or the state file's outbox for windowed batches) and sends it again with the
-    same id on :meth:`Client.flush` once the operator resumes the collection. ``detail``: why."""
-
-    def __init__(self, message: str, detail: str = "", receipt: Any = None) -> None:
-        super().__init__(message, status=423, receipt=receipt)
-        self.detail = detail
 
 
 class StateFileError(RldpError, OSError):
@@ -169,7 +119,3 @@ class PrivacyBudgetExceeded(RldpError):
         self.spent = spent
         self.asked = asked
         self.owner = owner
-
-
-class CollectionRetired(RldpError):
-    """The collection (``Client.collection(name)``) was retired by its operator: it takes no more reports."""

@@ -42,13 +42,13 @@ def _client_cli() -> ModuleType:
 
 
 def _operator_cli() -> ModuleType:
-    from rldp.client import operator_cli  # the client SDK only: requests, numpy, msgpack
+    from rldp.admin import cli  # the operator's SDK over the client's: requests, numpy, msgpack
 
-    return operator_cli
+    return cli
 
 
 def _token_cli() -> ModuleType:
-    from rldp.client import token_cli  # the standard library only: tokens are made anywhere
+    from rldp.admin import token_cli  # the standard library only: tokens are made anywhere
 
     return token_cli
 

@@ -1,4 +1,4 @@
-"""``rldp serve``: the aggregator service (``rldp token`` makes its tokens: :mod:`rldp.client.token_cli`).
+"""``rldp serve``: the aggregator service (``rldp token`` makes its tokens: :mod:`rldp.admin.token_cli`).
 
     rldp serve --host 127.0.0.1 --port 8000 --db sqlite:////var/lib/rldp/rldp.sqlite3 --workers 2
     rldp serve --dev                      # Werkzeug's development server, one process
@@ -301,7 +301,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``serve`` (``token`` is the client's: rldp.client.token_cli)."""
+    """Register ``serve`` (``token`` is the operator SDK's: rldp.admin.token_cli)."""
     p = subparsers.add_parser(
         "serve",
         help="run the aggregator HTTP service",

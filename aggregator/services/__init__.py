@@ -7,6 +7,12 @@ run design jobs, load the configuration. Every refusal is a typed exception
 """
 
 from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord
+
+# Raised by the service and the client alike (declared in rldp.shared.problems): importable here, documented
+# with rldp.client (so not in __all__).
+from rldp.shared.problems import CollectionPaused as CollectionPaused
+from rldp.shared.problems import CollectionRetired as CollectionRetired
+from rldp.shared.problems import TooFewReports as TooFewReports
 from rldp.shared.reports import (
     BatchError,
     BatchFieldType,
@@ -50,8 +56,6 @@ from .errors import (
     ClaimPolicyViolated,
     CollectionConflict,
     CollectionExists,
-    CollectionPaused,
-    CollectionRetired,
     ConfigError,
     DatabaseUnavailable,
     DocumentIdMismatch,
@@ -66,7 +70,6 @@ from .errors import (
     ServiceError,
     StorageError,
     StoreFull,
-    TooFewReports,
     Unauthorized,
     UnknownCollection,
     UnknownJob,
@@ -100,13 +103,11 @@ __all__ = [
     "POLICY_PARAMETERS",
     "ClaimPolicyViolated",
     "CollectionConflict",
-    "CollectionPaused",
     "MechanismWithdrawn",
     "UploadCredentialRequired",
     "UploadCredentials",
     "CollectionExists",
     "CollectionRecord",
-    "CollectionRetired",
     "Collections",
     "RotationRefused",
     "UnknownCollection",
@@ -152,7 +153,6 @@ __all__ = [
     "MissingBatchField",
     "MissingField",
     "NoReports",
-    "TooFewReports",
     "PublicDataMismatch",
     "Receipt",
     "CheckedBatch",

@@ -9,6 +9,10 @@ The refusals of a report batch's content are :class:`rldp.shared.reports.BatchEr
 subclasses (they are checked the same way wherever a batch is read); the refusals of a
 mechanism document start as :mod:`rldp.shared.errors` document errors and are turned into
 the types below by :mod:`rldp.aggregator.services.publish`.
+
+The refusals a client raises again from their answer (:class:`ServiceError`, the root; :class:`TooFewReports`,
+:class:`CollectionPaused`, :class:`CollectionRetired`) are declared once, in :mod:`rldp.shared.problems`, and
+exported here.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from rldp.aggregator.storage import StorageError, StoreFull
 from rldp.shared.errors import RldpError
+from rldp.shared.problems import CollectionPaused, CollectionRetired, ServiceError, TooFewReports
 
 __all__ = [
     "AddressInUse",
@@ -60,15 +65,6 @@ class ConfigError(RldpError, ValueError):
 
 class AddressInUse(ConfigError):
     """``rldp serve``'s host:port is taken by another listening process."""
-
-
-class ServiceError(RldpError):
-    """A refused request. ``detail`` says what was wrong; ``fields`` locate it."""
-
-    def __init__(self, detail: str, **fields: Any) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.fields = fields
 
 
 # -- who may ask
@@ -146,11 +142,6 @@ class NoReports(ServiceError):
     """An estimate was asked for a mechanism that has no reports."""
 
 
-class TooFewReports(ServiceError):
-    """An estimate was asked for a mechanism (or collection) with fewer reports than the service's
-    MIN_REPORTS; ``fields`` carry ``reports`` (how many) and ``min_reports`` (the minimum)."""
-
-
 # -- collections
 
 
@@ -162,18 +153,8 @@ class CollectionExists(ServiceError):
     """A collection with this name exists with other settings (creating the same one again is accepted)."""
 
 
-class CollectionRetired(ServiceError):
-    """The collection was retired: it cannot rotate (its history and estimates stay)."""
-
-
 class CollectionConflict(ServiceError):
     """The collection was rotated or retired by another request while this one was checked."""
-
-
-class CollectionPaused(ServiceError):
-    """The collection's drift policy paused its current mechanism: no reports until the operator resumes it.
-
-    Transient for a client: keep the batch and send it again later (the SDKs queue it)."""
 
 
 class MechanismWithdrawn(ServiceError):

@@ -85,7 +85,7 @@ def check_minimum(reports: int, minimum: int, what: str, where: str = "", **fiel
             **fields,
         )
     if reports < minimum:
-        raise TooFewReports(
+        raise TooFewReports.refused(
             f"{what} has {reports:,} report{'s' if reports != 1 else ''}{where}; this service serves an estimate "
             f"from {minimum:,} reports on (MIN_REPORTS), so that it says something and cannot single out the few "
             f"who reported: {minimum - reports:,} more needed",

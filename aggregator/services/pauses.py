@@ -70,7 +70,7 @@ class Pauses:
                 mechanism=mechanism_id,
                 collection=pause.collection,
             )
-        raise CollectionPaused(
+        raise CollectionPaused.refused(
             f"collection {pause.collection!r} is paused: {pause.reason}. Nothing was stored; keep this batch and "
             "send it again once the operator resumes the collection (rldp collection resume) or rotates it",
             mechanism=mechanism_id,

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
-from rldp.client.operator_output import numeric_lines, realised_figure
+from rldp.admin.output import numeric_lines, realised_figure
 
 from .config import DemoConfig
 

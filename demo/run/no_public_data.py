@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import requests
 
+from rldp.admin.output import realised_figure
 from rldp.aggregator.design.orchestration.pilot import design_pilot
-from rldp.client.operator_output import realised_figure
 from rldp.shared.document import report_matrix
 from rldp.shared.information import normalized_mutual_information
 from rldp.shared.records import Alphabet

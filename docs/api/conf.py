@@ -24,6 +24,7 @@ version = release
 # {module: the page (docs/api/<page>.rst) that documents it}
 REFERENCE = {
     "rldp.client": "client",
+    "rldp.admin": "admin",
     "rldp.shared.document": "shared",
     "rldp.shared.audit": "shared",
     "rldp.shared.errors": "shared",
@@ -49,6 +50,7 @@ INTERNAL = {
     "rldp.aggregator.frames": "DataFrames in and out: reached through Estimate.to_frame and Mechanism.privatize",
     "rldp.shared.arguments": "the command lines' argument types",
     "rldp.shared.interrupts": "how the commands take Ctrl-C (rldp --help documents the commands)",
+    "rldp.shared.problems": "the refusals both sides raise, documented where rldp.client and rldp.aggregator.services export them",
     "rldp.shared.attributes": _SHARED,
     "rldp.shared.ball_search": _SHARED,
     "rldp.shared.claims": _SHARED,

@@ -1,7 +1,8 @@
 /**
  * The errors of the SDK: one root ({@link RldpError}) and one subclass per kind of refusal,
  * mirroring `rldp.shared.errors` and `rldp.client.errors` of the Python client (same class
- * names, same hierarchy), so that callers (and the conformance suite) dispatch on types.
+ * names, same hierarchy), so that callers (and the conformance suite) dispatch on types. Which class each
+ * problem type of the service is raised as is declared once, in conformance/problems.json (js/test/problems.test.mjs).
  */
 
 /** Root of every error the SDK raises on purpose. `receipt`: what the server had accepted (uploads). */

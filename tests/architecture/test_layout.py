@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-PACKAGES = ("shared", "client", "aggregator", "demo")
+PACKAGES = ("shared", "client", "admin", "aggregator", "demo")
 MAX_MODULE_LINES = 400
 
 
@@ -181,7 +181,7 @@ def _run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_client_loads_neither_scipy_nor_flask() -> None:
     proc = _run_python(
-        "import sys, rldp.client, rldp.client.cli\n"
+        "import sys, rldp.client, rldp.client.cli, rldp.admin, rldp.admin.cli\n"
         "heavy = sorted(m for m in ('scipy', 'flask', 'werkzeug', 'cdd', 'highspy') if m in sys.modules)\n"
         "print(','.join(heavy))"
     )
@@ -277,6 +277,7 @@ def test_the_client_tests_import_nothing_of_the_aggregator_at_module_level() -> 
     tests = ROOT / "tests"
     files = [
         *sorted((tests / "client").glob("*.py")),
+        *sorted((tests / "admin").glob("*.py")),
         tests / "conftest.py",
         tests / "helpers.py",
         tests / "documents.py",

@@ -1,8 +1,8 @@
-"""The drift line `rldp estimate` prints (client/operator_output.drift_line), from the API's answer."""
+"""The drift line `rldp estimate` prints (admin/output.drift_line), from the API's answer."""
 
 from __future__ import annotations
 
-from rldp.client.operator_output import drift_line
+from rldp.admin.output import drift_line
 
 
 def test_a_rejection_is_a_warning_with_the_server_s_statement():

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from documents import ADMIN_TOKEN, SMALL_ALPHABET, grr
 
+from rldp.admin import AdminClient
 from rldp.client import Client, Mechanism, MechanismRejected, VerificationPolicy
 from rldp.shared.divergence import confidence_radius
 from rldp.shared.document import build_document
@@ -150,10 +151,11 @@ def test_a_pinned_client_refuses_before_downloading(aggregator, honest, inflated
 
 
 def test_clients_with_floors_against_the_real_server(server, honest, inflated):
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         for doc in (honest, inflated):
             admin.publish(doc)
-        assert admin.mechanism(inflated["id"]).id == inflated["id"]  # no policy: accepted
+    with Client(server.url, state_path=None) as client:
+        assert client.mechanism(inflated["id"]).id == inflated["id"]  # no policy: accepted
     radius = honest["privacy"]["uncertainty"]["radius"]
     for kwargs in ({"pinned": [honest["id"]]}, {"max_public_n": N_PUBLIC}, {"min_radius": radius}):
         with Client(server.url, **kwargs, state_path=None) as client:

@@ -174,9 +174,12 @@ def test_a_refused_batch_releases_its_window(aggregator, tmp_path):
 def test_windowed_submit_end_to_end(server, tmp_path):
     from documents import ADMIN_TOKEN
 
+    from rldp.admin import AdminClient
+
     doc = grr_document(window="P1D")
+    with AdminClient(server.url, token=ADMIN_TOKEN, retries=0) as admin:
+        admin.publish(doc)
     with Client(server.url, token=ADMIN_TOKEN, state_path=tmp_path / "s.sqlite3", retries=0) as client:
-        client.publish(doc)
         try:
             receipt = client.submit(doc["id"], [RED, BLUE], owners=["ann", "bob"])
         except ProblemError as exc:  # pragma: no cover - until the service accepts "window"

@@ -11,6 +11,7 @@ import pytest
 from cli_helpers import run_cli
 from documents import ADMIN_TOKEN, make_document
 
+from rldp.admin import AdminClient
 from rldp.client import Client, OfflineQueue, TooFewReports
 
 
@@ -22,7 +23,7 @@ def run(*args: object, env: dict[str, str] | None = None):
 @pytest.fixture(scope="module")
 def mechanism_id(server):
     doc = make_document("client-cli")
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         admin.publish(doc)
     return doc["id"]
 
@@ -107,7 +108,7 @@ def _counts(server, mid: str) -> np.ndarray:
 
 def test_state_memoises_outputs_across_runs(server, tmp_path):
     doc = make_document("client-cli-state")
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         admin.publish(doc)
     users = tmp_path / "users.csv"
     rows = [(f"user-{i}", ("Female", "Male")[i % 2], ("red", "blue", "green")[i % 3]) for i in range(300)]
@@ -157,7 +158,7 @@ def test_a_windowed_collection_needs_one_flag_and_every_refusal_advice_works(ser
     was refused for want of --state, --state for want of --owner-column, and that refusal advised
     dropping --state: a circle. Each refusal's advice is followed here, literally."""
     doc = make_document("client-cli-window", window="P1D")
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         admin.publish(doc)
         admin.create_collection("cli-windowed", doc["id"], {"notion": "rldp", "epsilon": 1.0})
     records = tmp_path / "records.csv"

@@ -12,6 +12,7 @@ import pytest
 from cli_helpers import assert_one_line_error, run_cli
 from rldp_live import ADMIN_TOKEN, READ_TOKEN, make_document
 
+from rldp.admin import AdminClient
 from rldp.aggregator.storage import open_storage
 from rldp.client import (
     DEFAULT_BUDGET,
@@ -43,7 +44,7 @@ def collection(server, n: int, **create) -> tuple[str, list[str]]:
     name = f"usage-{uuid.uuid4().hex[:10]}"
     docs = [make_document(f"{name}-{i}") for i in range(n)]
     create.setdefault("window", "none")
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         for doc in docs:
             admin.publish(doc)
         answer = admin.create_collection(name, docs[0]["id"], POLICY, description="daily use", **create)
@@ -52,7 +53,7 @@ def collection(server, n: int, **create) -> tuple[str, list[str]]:
 
 
 def rotate(server, name: str, mid: str) -> None:
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         assert admin.rotate_collection(name, mid)["current"] == mid
 
 
@@ -139,7 +140,7 @@ def test_a_retired_collection_takes_no_reports_and_estimates_combine_mechanisms(
             est = reader.estimate_collection(name)
         assert est.n == 800 and est.collection == name
         assert [(m["mechanism"], m["reports"]) for m in est.mechanisms or []] == [(m0, 400), (m1, 400)]
-        with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+        with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
             assert admin.retire_collection(name)["status"] == "retired"
         with pytest.raises(CollectionRetired, match="retired"):
             usage.submit(RECORD)
@@ -174,7 +175,7 @@ def test_privatize_follows_a_collection_and_needs_owners_with_state(server, tmp_
 
 def test_operator_commands_create_show_rotate_estimate_and_retire(server):
     docs = [make_document(f"op-coll-{uuid.uuid4().hex[:8]}") for _ in range(2)]
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         for doc in docs:
             admin.publish(doc)
     name = f"op-{uuid.uuid4().hex[:8]}"
@@ -204,7 +205,7 @@ def test_operator_commands_create_show_rotate_estimate_and_retire(server):
     listing = op("collections")
     assert name in listing and docs[0]["id"][:12] in listing
     extra = make_document(f"op-coll-{uuid.uuid4().hex[:8]}")
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         admin.publish(extra)
     watched = op(
         "collection", "create", f"{name}-w", "--mechanism", extra["id"], "--notion", "rldp", "--epsilon", "1",

@@ -15,6 +15,7 @@ from rldp_live import ADMIN_TOKEN, free_port, make_document, tampered
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
+from rldp.admin import AdminClient
 from rldp.aggregator.storage import open_storage
 from rldp.client import Client, MechanismRejected, OfflineQueue, ProblemError, ServiceUnavailable
 from rldp.shared.document import to_msgpack
@@ -74,7 +75,7 @@ def receipt_json(request: Request, duplicate: bool = False) -> Response:
 @pytest.fixture(scope="module")
 def published(server):
     doc = make_document("client-sdk")
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         assert admin.publish(doc)["id"] == doc["id"]
     return doc
 
@@ -156,15 +157,16 @@ def test_many_threads_share_one_client(server, published):
 
 def test_admin_calls(server):
     doc = make_document()
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         assert admin.publish(doc)["status"] == "active"
         with pytest.raises(ProblemError) as info:
             admin.publish(tampered(make_document()))
         assert info.value.reason == "id-mismatch"
         assert admin.retire(doc["id"])["status"] == "retired"
-        with pytest.raises(ProblemError) as info:
-            admin.submit_reports(doc["id"], [1])
-        assert info.value.reason == "mechanism-retired"
+    with Client(server.url, state_path=None) as app, pytest.raises(ProblemError) as info:
+        app.submit_reports(doc["id"], [1])
+    assert info.value.reason == "mechanism-retired"
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         status = admin.design(
             "sex,colour\nFemale,red\nMale,blue\nMale,red\n",
             sensitive="sex",
@@ -175,7 +177,8 @@ def test_admin_calls(server):
             wait_timeout=120,
         )
         assert status["status"] == "done", status
-        assert admin.mechanism(status["mechanism"]).method == "srr"
+    with Client(server.url, state_path=None) as app:
+        assert app.mechanism(status["mechanism"]).method == "srr"
 
 
 # -- against stubs: retries, refusals, tampering

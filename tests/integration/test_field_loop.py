@@ -18,6 +18,7 @@ from documents import make_document
 from helpers import population_reports, window_label
 from rldp_live import ADMIN_TOKEN, wait_until
 
+from rldp.admin import AdminClient
 from rldp.aggregator.design import design_pilot
 from rldp.client import DEFAULT_BUDGET, Client, PrivacyBudgetExceeded
 from rldp.shared.audit import audit_document
@@ -48,7 +49,8 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         "drift": "redesign",
         "switch": {"after": PILOT_REPORTS, "method": "polyopt", "time_budget": 5},
     }
-    admin = Client(server.url, token=ADMIN_TOKEN, state_path=None, timeout=60)
+    admin = AdminClient(server.url, token=ADMIN_TOKEN, timeout=60)
+    population = Client(server.url, state_path=None, timeout=60)  # the reports of the simulated population
     admin.publish(pilot)
     admin.create_collection(name, pilot["id"], policy, description="the field loop")
     apps = [Client(server.url, state_path=tmp_path / f"app{i}.sqlite3") for i in range(3)]  # default budget
@@ -65,7 +67,7 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
 
     def current(other_than: str, what: str) -> str:
         try:
-            return wait_until(lambda: (c := admin.collection(name).info()["current"]) != other_than and c, 300, what)
+            return wait_until(lambda: (c := admin.collection_info(name)["current"]) != other_than and c, 300, what)
         except AssertionError as exc:  # say what the design jobs did
             jobs = [(j["params"].get("kind"), j["status"], j.get("error")) for j in admin.jobs()]
             raise AssertionError(f"{exc}; jobs: {jobs}") from None
@@ -74,23 +76,23 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         assert report_all() == {pilot["id"]}
         # 1. The pilot phase: the population reports under the pilot; the batch that brings it to n₁ starts
         # the switch by itself (nobody calls /switch).
-        admin.submit_reports(
+        population.submit_reports(
             pilot["id"],
             population_reports(pilot, POPULATION, PILOT_REPORTS, seed=1),
             batch_size=200_000,
             window=window_label(pilot),  # the pilot collects by day, as every design does by default
         )
         designed = current(pilot["id"], "the automatic switch")
-        doc = admin.mechanism(designed).document
+        doc = population.mechanism(designed).document
         assert doc["provenance"]["source"] == "pilot" and doc["provenance"]["pilot_mechanism"] == pilot["id"]
         assert audit_document(doc).passed and doc["privacy"]["uncertainty"]["radius"] is not None
         assert report_all() == {designed}  # the apps rotate: one fresh draw each, charged to their budget
         # 2. The population drifts: the collection watch flags it as reports arrive (nobody asks for an
         # estimate) and designs over the live reports' confidence set; the collection rotates.
         drifted = population_reports(doc, DRIFTED, 200_000, seed=2)
-        admin.submit_reports(designed, drifted, batch_size=100_000, window=window_label(doc))
+        population.submit_reports(designed, drifted, batch_size=100_000, window=window_label(doc))
         redesigned = current(designed, "the redesign after the drift")
-        new = admin.mechanism(redesigned).document
+        new = population.mechanism(redesigned).document
         assert audit_document(new).passed
         if np.linalg.matrix_rank(report_matrix(doc)) < ALPHABET.size:  # its reports cannot identify P
             assert new["privacy"]["uncertainty"]["radius"] is None  # back to a pilot: no F to drift from
@@ -119,3 +121,4 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         for app in apps:
             app.close()
         admin.close()
+        population.close()

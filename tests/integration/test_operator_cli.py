@@ -19,6 +19,7 @@ from cli_helpers import RLDP, run_cli
 from rldp_live import ADMIN_TOKEN, READ_TOKEN, free_port, make_document
 
 import rldp
+from rldp.admin import AdminClient
 from rldp.client import Client
 from rldp.shared.document import mechanism_matrix, write_document
 
@@ -187,7 +188,7 @@ def test_retire_refuses_further_reports(op, server, tmp_path):
 
 
 def test_jobs_and_job_follow_a_design(op, server):
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         job = admin.design(CSV_PUBLIC, sensitive="sex", released="colour", epsilon=1.0, method="srr", wait=False)
     job_id = job["job"]
     listed = json.loads(ok(op("jobs", "--json")))["jobs"]

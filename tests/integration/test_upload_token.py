@@ -12,6 +12,7 @@ import requests
 from cli_helpers import run_cli
 from rldp_live import ADMIN_TOKEN, make_document
 
+from rldp.admin import AdminClient
 from rldp.aggregator.services import UploadCredentials
 from rldp.aggregator.storage import open_storage
 from rldp.client import Client, ProblemError, RldpError, UploadCredentialRefused
@@ -31,7 +32,7 @@ def _stored(server, mid: str) -> int:
 def _collection(server) -> tuple[str, str]:
     name = f"usage-{uuid.uuid4().hex[:10]}"
     doc = make_document(name)
-    with Client(server.url, token=ADMIN_TOKEN, state_path=None) as admin:
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         admin.publish(doc)
         assert admin.create_collection(name, doc["id"], POLICY, window="none")["created"]
     return name, doc["id"]

@@ -13,10 +13,10 @@ import pytest
 from helpers import adult_sex_race_polyopt, skewed_population
 from scipy.stats import beta as beta_dist
 
+from rldp.admin.output import realised_figure
 from rldp.aggregator.estimate.drift import watch
 from rldp.aggregator.estimate.estimator import estimate_distribution
 from rldp.aggregator.estimate.realised import realised, realised_lower_bound, realised_text, realised_upper_bound
-from rldp.client.operator_output import realised_figure
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.document import mechanism_matrix, public_distribution, report_matrix
 

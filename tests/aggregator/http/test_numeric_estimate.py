@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from rldp_live import ADMIN, READ, in_process_app
 
+from rldp.admin.output import numeric_lines
 from rldp.aggregator.design import DesignRequest, design_document
-from rldp.client.operator_output import numeric_lines
 from rldp.shared.attributes import Attribute
 from rldp.shared.numeric import NumericSpec
 from rldp.shared.records import Alphabet

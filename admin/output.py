@@ -1,6 +1,6 @@
 """What the operator's commands print: aligned tables, short numbers and times, JSON, the cells of an estimate.
 
-Kept apart from :mod:`.operator_cli` (which talks to the server) so that a table's layout is
+Kept apart from :mod:`.cli` (which talks to the server) so that a table's layout is
 one function, testable without a server.
 """
 
@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .estimate import ESTIMATE_INTERVALS, ESTIMATE_METHODS
+from rldp.client.estimate import ESTIMATE_INTERVALS, ESTIMATE_METHODS
 
 __all__ = [
     "add_estimate_options",

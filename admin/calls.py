@@ -1,7 +1,17 @@
-"""The Client's admin and read calls: publish, retire, estimate, design jobs, readiness.
+"""The operator's SDK: the calls that change an aggregator (publish, label, retire, collections, design jobs).
 
-They need a bearer token (``Client(url, token=...)``) except :meth:`AdminCalls.ready`; kept
-apart from the reporting path of :mod:`.client`, which an app embeds.
+    from rldp.admin import AdminClient
+
+    with AdminClient("https://agg.example", token=admin_token) as admin:
+        admin.publish(document, label="app-usage v2")
+        admin.create_collection("app-usage", mechanism_id, {"notion": "rldp", "epsilon": 1.0})
+        admin.rotate_collection("app-usage", next_id)
+
+They need the service's admin token. :class:`AdminClient` also has every read of
+:class:`~rldp.client.reads.ReadCalls` (catalogue, collections, estimates, readiness) and speaks to the
+service through the app SDK's :class:`~rldp.client.transport.Transport` (the same retries, size limits,
+refusal of redirects and errors). The app's :class:`~rldp.client.Client` has none of these calls: an
+app never carries the operator's console.
 """
 
 from __future__ import annotations
@@ -9,39 +19,56 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import quote
 
+import requests
+
+from rldp.client.client import DEFAULT_RETRIES
+from rldp.client.reads import MSGPACK, ReadCalls, segment
+from rldp.client.transport import Transport, json_object
 from rldp.shared.document import to_msgpack
 
-from .errors import ProblemError, ServiceUnavailable
-from .estimate import ESTIMATE_INTERVALS, ESTIMATE_METHODS, Estimate
-from .transport import Transport, json_object
-
-__all__ = ["AdminCalls", "MSGPACK"]
-
-MSGPACK = "application/msgpack"
+__all__ = ["AdminClient"]
 
 
-def _segment(identifier: str) -> str:
-    """``identifier`` as one URL path segment (an id typed by an operator may hold '/', '?', …)."""
-    if not isinstance(identifier, str) or not identifier:
-        raise ValueError(f"an id must be a non-empty string; got {identifier!r}")
-    return quote(identifier, safe="")
+class AdminClient(ReadCalls):
+    """A client of one aggregator for its operator (thread-safe; reuse it).
 
+    ``token``: the admin token (a read token is enough for the reads); ``timeout``, ``retries``,
+    ``backoff_factor``, ``backoff_max`` and ``session`` as :class:`~rldp.client.Client`'s.
+    """
 
-def _params(params: dict[str, Any]) -> dict[str, Any]:
-    """An estimate's query parameters (None: the server's default); method and interval checked here, naming
-    the choices, before any request."""
-    for key, choices in (("method", ESTIMATE_METHODS), ("interval", ESTIMATE_INTERVALS)):
-        if params.get(key) is not None and params[key] not in choices:
-            raise ValueError(f"{key} must be one of {', '.join(choices)}; got {params[key]!r}")
-    return {k: v for k, v in params.items() if v is not None}
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 10.0,
+        retries: int = DEFAULT_RETRIES,
+        backoff_factor: float = 0.5,
+        backoff_max: float = 30.0,
+        session: requests.Session | None = None,
+    ) -> None:
+        self._http = Transport(
+            url,
+            timeout=timeout,
+            retries=retries,
+            backoff_factor=backoff_factor,
+            backoff_max=backoff_max,
+            token=token,
+            session=session,
+        )
+        self.url = self._http.url
+        self.timeout = self._http.timeout
 
+    def close(self) -> None:
+        """Close the HTTP session."""
+        self._http.close()
 
-class AdminCalls:
-    """Mixin of :class:`~rldp.client.Client`: the calls that manage the service rather than report."""
+    def __enter__(self) -> AdminClient:
+        return self
 
-    _http: Transport
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def publish(self, document: dict[str, Any], *, label: str | None = None) -> dict[str, Any]:
         """Publish a mechanism document (admin). Returns {"id", "label", "method", "epsilon", "epsilon_audited",
@@ -56,31 +83,14 @@ class AdminCalls:
 
     def set_label(self, mechanism_id: str, label: str | None) -> dict[str, Any]:
         """Set a mechanism's label (admin; None removes it); the mechanism as GET /v1/mechanisms lists it."""
-        path = f"/v1/mechanisms/{_segment(mechanism_id)}"
+        path = f"/v1/mechanisms/{segment(mechanism_id)}"
         return json_object(self._http.request("PATCH", path, auth=True, json={"label": label}))
 
     def retire(self, mechanism_id: str) -> dict[str, Any]:
         """Retire a mechanism (admin): it accepts no more reports."""
-        return json_object(self._http.request("POST", f"/v1/mechanisms/{_segment(mechanism_id)}/retire", auth=True))
-
-    def estimate(self, mechanism_id: str, **params: Any) -> Estimate:
-        """The server's estimate of P(S, U) (admin or read token); ``params``: method, interval, prior, prior_weight,
-        window (one collection window's label; without it, every report). :class:`~rldp.client.TooFewReports`
-        while the mechanism has fewer reports than the server's minimum."""
-        path = f"/v1/mechanisms/{_segment(mechanism_id)}/estimate"
-        return Estimate.from_dict(json_object(self._http.request("GET", path, auth=True, params=_params(params))))
-
-    def windows(self, mechanism_id: str) -> dict[str, Any]:
-        """The server's reports per collection window (admin or read token):
-        ``{"mechanism", "collection", "windows": [{"window": label, "reports": n}, …]}``."""
-        return json_object(self._http.request("GET", f"/v1/mechanisms/{_segment(mechanism_id)}/windows", auth=True))
+        return json_object(self._http.request("POST", f"/v1/mechanisms/{segment(mechanism_id)}/retire", auth=True))
 
     # -- collections (a stable name whose mechanism the operator rotates; apps follow it: Client.collection)
-    def collections(self) -> list[dict[str, Any]]:
-        """Every collection (GET /v1/collections), oldest first: name, policy, window, status, current, mechanisms."""
-        collections: list[dict[str, Any]] = json_object(self._http.request("GET", "/v1/collections"))["collections"]
-        return collections
-
     def create_collection(
         self, name: str, mechanism: str, policy: dict[str, Any], *, description: str = "", window: str | None = None
     ) -> dict[str, Any]:
@@ -96,31 +106,25 @@ class AdminCalls:
 
     def rotate_collection(self, name: str, mechanism: str) -> dict[str, Any]:
         """Make ``mechanism`` the collection's current mechanism (admin)."""
-        path = f"/v1/collections/{_segment(name)}/rotate"
+        path = f"/v1/collections/{segment(name)}/rotate"
         return json_object(self._http.request("POST", path, auth=True, json={"mechanism": mechanism}))
 
     def resume_collection(self, name: str) -> dict[str, Any]:
         """Lift the pause a collection's drift policy set (admin): its current mechanism takes reports again."""
-        return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/resume", auth=True))
+        return json_object(self._http.request("POST", f"/v1/collections/{segment(name)}/resume", auth=True))
 
     def rotate_upload_token(self, name: str) -> dict[str, Any]:
         """Create or rotate the collection's upload token (admin): ``{"token": ..., "previous_valid": ...}``. The
         token is shown this once (the service keeps its hash); the previous one stays valid until the next rotation."""
-        return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/upload-token", auth=True))
+        return json_object(self._http.request("POST", f"/v1/collections/{segment(name)}/upload-token", auth=True))
 
     def revoke_upload_token(self, name: str) -> dict[str, Any]:
         """Revoke the collection's upload token (admin): its uploads need none again."""
-        return json_object(self._http.request("DELETE", f"/v1/collections/{_segment(name)}/upload-token", auth=True))
+        return json_object(self._http.request("DELETE", f"/v1/collections/{segment(name)}/upload-token", auth=True))
 
     def retire_collection(self, name: str) -> dict[str, Any]:
         """Retire a collection (admin): it no longer rotates and its clients stop reporting."""
-        return json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/retire", auth=True))
-
-    def estimate_collection(self, name: str, **params: Any) -> Estimate:
-        """P(S, U) from every mechanism of the collection in one likelihood (admin or read token); ``params`` as
-        :meth:`estimate`'s."""
-        path = f"/v1/collections/{_segment(name)}/estimate"
-        return Estimate.from_dict(json_object(self._http.request("GET", path, auth=True, params=_params(params))))
+        return json_object(self._http.request("POST", f"/v1/collections/{segment(name)}/retire", auth=True))
 
     def switch_collection(
         self,
@@ -141,7 +145,7 @@ class AdminCalls:
         for key, value in (("min_reports", min_reports), ("beta", beta), ("time_budget", time_budget)):
             if value is not None:
                 body[key] = value
-        job = json_object(self._http.request("POST", f"/v1/collections/{_segment(name)}/switch", auth=True, json=body))
+        job = json_object(self._http.request("POST", f"/v1/collections/{segment(name)}/switch", auth=True, json=body))
         return self._wait(job, wait, poll, wait_timeout)
 
     def _wait(self, job: dict[str, Any], wait: bool, poll: float, wait_timeout: float) -> dict[str, Any]:
@@ -199,12 +203,4 @@ class AdminCalls:
     def job(self, job_id: str) -> dict[str, Any]:
         """One design job (admin; GET /v1/designs/{job}): ``{"job", "status", "elapsed", "created", "params"}``
         plus ``mechanism`` once done or ``error`` once failed; :class:`ProblemError` 404 unknown-job."""
-        return json_object(self._http.request("GET", f"/v1/designs/{_segment(job_id)}", auth=True))
-
-    def ready(self) -> bool:
-        """True when the server and its database answer (GET /readyz)."""
-        try:
-            self._http.request("GET", "/readyz")
-        except (ServiceUnavailable, ProblemError):
-            return False
-        return True
+        return json_object(self._http.request("GET", f"/v1/designs/{segment(job_id)}", auth=True))

@@ -11,7 +11,7 @@ create|show|rotate|switch|resume|upload-token|retire|estimate``.
     rldp collection upload-token app-usage    # require (or rotate) the token uploads must carry; --revoke
     rldp collection retire app-usage
 
-Like :mod:`.operator_cli`: one SDK call each, the admin token from RLDP_ADMIN_TOKEN, ids as
+Like :mod:`.cli`: one SDK call each, the admin token from RLDP_ADMIN_TOKEN, ids as
 unique prefixes, a table for people and ``--json`` for programs.
 """
 
@@ -24,9 +24,9 @@ from typing import Any
 from rldp.shared.arguments import positive_float, positive_int
 from rldp.shared.collection import DEFAULT_CONTAMINATION, DRIFT_POLICIES, drift_policy
 
-from .operator_client import mechanism_id as _mechanism_id
-from .operator_client import operator_client as _client
-from .operator_output import add_estimate_options, estimate_rows, print_json, render_table, short_number, utc_minute
+from .connect import admin_client as _client
+from .connect import mechanism_id as _mechanism_id
+from .output import add_estimate_options, estimate_rows, print_json, render_table, short_number, utc_minute
 
 __all__ = ["add_parsers"]
 
@@ -151,7 +151,7 @@ def cmd_collection(args: argparse.Namespace) -> int:
                 args.name, args.method, min_reports=args.min_reports, beta=args.beta, time_budget=args.time_budget
             )
         else:
-            answer = client.collection(args.name).info()
+            answer = client.collection_info(args.name)
     if args.json:
         print_json(answer if args.action in ("estimate", "switch") else _with_status(answer))
     elif args.action == "switch":

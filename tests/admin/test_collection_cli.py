@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rldp.client import collection_cli
+from rldp.admin import collection_cli
 from rldp.client.connection import connection_options
 
 PAUSED = {"since": "2026-12-07T04:00:00Z", "reason": "drift: realised epsilon 3.2 > 1"}
@@ -44,9 +44,8 @@ class _FakeClient:
     def collections(self) -> list[dict[str, Any]]:
         return self._collections
 
-    def collection(self, name: str) -> Any:
-        found = next(c for c in self._collections if c["name"] == name)
-        return type("C", (), {"info": lambda self: found})()
+    def collection_info(self, name: str) -> dict[str, Any]:
+        return next(c for c in self._collections if c["name"] == name)
 
 
 @pytest.fixture

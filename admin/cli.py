@@ -9,7 +9,7 @@
     rldp retire d62785a1            # refuse further reports
     rldp jobs; rldp job 3f2a        # design jobs, newest first
 
-Each command is one call of the SDK (:class:`rldp.client.Client`), so it needs only the client
+Each command is one call of the operator's SDK (:class:`rldp.admin.AdminClient`), so it needs only the client
 install. The server comes from ``--server`` or RLDP_SERVER; admin calls take the token from
 RLDP_ADMIN_TOKEN (an estimate also accepts RLDP_READ_TOKEN), never from the command line, where
 other users could read it in the process list. Ids may be shortened to a unique prefix, as the
@@ -23,21 +23,21 @@ import argparse
 import sys
 from typing import Any
 
+from rldp.client.connection import SERVER_ENV, connection_options
+from rldp.client.ids import SHORT, resolve_prefix
 from rldp.shared.arguments import positive_int
 from rldp.shared.claims import ascii_text, claim_text, record_audited_text
 from rldp.shared.document import from_json, read_document
 from rldp.shared.errors import ValidationError
 from rldp.shared.tables import csv_document
 
-from .client import Client
+from .calls import AdminClient
 from .collection_cli import add_parsers as add_collection_parsers
-from .connection import SERVER_ENV, connection_options
+from .connect import ADMIN_TOKEN_ENV, READ_TOKEN_ENV
+from .connect import admin_client as _client
+from .connect import mechanism_id as _mechanism_id
 from .document_cli import add_get_parser, cmd_get
-from .ids import SHORT, resolve_prefix
-from .operator_client import ADMIN_TOKEN_ENV, READ_TOKEN_ENV
-from .operator_client import mechanism_id as _mechanism_id
-from .operator_client import operator_client as _client
-from .operator_output import (
+from .output import (
     add_estimate_options,
     drift_line,
     estimate_rows,
@@ -59,7 +59,7 @@ LABEL_CELL = 32
 # --------------------------------------------------------------------------- connecting
 
 
-def _job_id(client: Client, given: str) -> str:
+def _job_id(client: AdminClient, given: str) -> str:
     """The full job id ``given`` abbreviates, among the JOB_SEARCH most recent jobs."""
     return resolve_prefix(given, lambda: [j["job"] for j in client.jobs(JOB_SEARCH)], "design job", 32, "rldp jobs")
 

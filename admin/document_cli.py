@@ -17,8 +17,8 @@ import sys
 from rldp.shared.document import to_json, write_document
 from rldp.shared.errors import ValidationError
 
-from .operator_client import mechanism_id as _mechanism_id
-from .operator_client import operator_client as _client
+from .connect import app_client as _client
+from .connect import mechanism_id as _mechanism_id
 
 __all__ = ["cmd_get", "add_get_parser"]
 
