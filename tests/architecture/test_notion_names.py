@@ -17,7 +17,7 @@ import pytest
 from helpers import ROOT
 
 #: The library packages (the demo is not library code).
-LIBRARY = ("shared", "client", "aggregator")
+LIBRARY = ("shared", "client", "admin", "aggregator")
 #: Where a notion's name may be compared: its own module.
 NOTION_HOME = ROOT / "shared" / "notions"
 #: The notions' names (written out: the scan must not trust the registry it guards).
