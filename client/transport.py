@@ -34,7 +34,8 @@ from .mechanism import MAX_DENSE_AUDIT_ENTRIES
 
 __all__ = ["Transport", "CappedRetry", "RETRY_STATUSES", "MAX_RESPONSE_BYTES", "json_object", "check_not_a_page"]
 
-RETRY_STATUSES = (429, 500, 502, 503, 504)
+# 408: the server gave up on a slow body and stored nothing; the same batch (same id) is sent again.
+RETRY_STATUSES = (408, 429, 500, 502, 503, 504)
 
 #: The most bytes of one answer the client reads: the largest document it can accept, MAX_DENSE_AUDIT_ENTRIES
 #: float64 entries as base64 text in JSON (⌈32·E/3⌉ bytes; msgpack takes at most 9 an entry), plus 1 KiB per

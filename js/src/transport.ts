@@ -14,7 +14,8 @@
 import { CollectionPaused, ProblemError, ServiceUnavailable, ValidationError, problemError } from "./errors.js";
 import { MAX_RESPONSE_BYTES } from "./limits.js";
 
-export const RETRY_STATUSES = [429, 500, 502, 503, 504];
+// 408: the server gave up on a slow body and stored nothing; the same batch (same id) is sent again.
+export const RETRY_STATUSES = [408, 429, 500, 502, 503, 504];
 export const RETRY_AFTER_MAX = 60;
 
 export interface TransportOptions {

@@ -55,7 +55,8 @@ class Aggregator:
     /v1/reports keeps each batch once by batch id (``batches``), like the service.
 
     ``mode``: "ok"; "down" (503 to every POST); "refuse" (422 problem); "paused" (423
-    collection-paused, as a collection whose drift policy paused it); "hang" (read the body
+    collection-paused, as a collection whose drift policy paused it); "timeout" (408 request-timeout, as the
+    service answers a body that came too slowly); "hang" (read the body
     into ``in_flight``, then never answer until ``release`` is set).
     """
 
@@ -117,6 +118,13 @@ class Aggregator:
                         "detail": "collection 'app' is paused: the reporting population no longer looks like P̂",
                     }
                     self._answer(423, json.dumps(problem).encode(), "application/problem+json", {"Retry-After": "300"})
+                elif stub.mode == "timeout":
+                    problem = {
+                        "type": "https://rldp.dev/problems/request-timeout",
+                        "reason": "request-timeout",
+                        "detail": "the body did not arrive within the server's deadline; nothing was stored",
+                    }
+                    self._answer(408, json.dumps(problem).encode(), "application/problem+json")
                 elif stub.mode == "refuse":
                     problem = {"type": "https://rldp.dev/problems/window-refused", "title": "no", "detail": "refused"}
                     self._answer(422, json.dumps(problem).encode(), "application/problem+json")

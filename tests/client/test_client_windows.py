@@ -139,6 +139,23 @@ def test_flush_sends_what_an_outage_left_in_the_state_file(aggregator, tmp_path)
     assert agg.reports("2026-11-24") and len(agg.batches) == 1
 
 
+def test_a_request_timeout_keeps_the_batch_queued_and_flush_sends_it(aggregator, tmp_path):
+    """408: the server gave up on a slow body and stored nothing. The batch is not refused: it stays in the
+    outbox (flush dropped it when a 408 counted as a permanent refusal) and is sent again with the same id."""
+    doc = grr_document(window="P1D")
+    agg = aggregator(doc)
+    agg.mode = "timeout"
+    with Client(agg.url, state_path=tmp_path / "s.sqlite3", retries=0, clock=Clock()) as client:
+        with pytest.raises(ServiceUnavailable):
+            client.submit(doc["id"], [RED], owners=["ann"])
+        assert client.flush().queued == 1
+        (kept,) = outbox(tmp_path / "s.sqlite3")
+        agg.mode = "ok"
+        flushed = client.flush()
+        assert (flushed.accepted, flushed.batches, flushed.queued) == (1, 1, 0)
+    assert list(agg.batches.values()) == [kept]
+
+
 def test_the_offline_queue_keeps_the_window_label(aggregator, tmp_path):
     doc = grr_document(window="P1D")
     agg = aggregator(doc)
