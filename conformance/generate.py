@@ -3,6 +3,7 @@
     .venv/bin/python conformance/generate.py            # every file
     .venv/bin/python conformance/generate.py limits     # only cases/limits.json
     .venv/bin/python conformance/generate.py numeric    # only cases/numeric-*.json
+    .venv/bin/python conformance/generate.py text       # only cases/text.json
 
 Every case is made by the product (designers, ``build_document``, the client's sampler and batch
 code) and its expected result is what the Python client does with it (``python_client.py``). The
@@ -27,6 +28,7 @@ sys.path.insert(0, str(HERE))
 import cases_limits  # noqa: E402
 import cases_more  # noqa: E402
 import cases_numeric  # noqa: E402
+import cases_text  # noqa: E402
 from python_client import document_outcome, encode_outcome  # noqa: E402
 
 from rldp.aggregator.design import add_per_report_layer, design, grr_matrix  # noqa: E402
@@ -249,6 +251,9 @@ def main() -> None:
     if sys.argv[1:] == ["limits"]:  # only limits.json (the others' last bits depend on the machine's BLAS)
         write("limits", "documents", cases_limits.limits(document_case))
         return
+    if sys.argv[1:] == ["text"]:  # only text.json
+        write("text", "documents", cases_text.text_cases(document_case))
+        return
     if sys.argv[1:] == ["numeric"]:  # only numeric-documents.json and numeric-records.json
         write_numeric()
         return
@@ -270,7 +275,9 @@ def main() -> None:
         total += len(cases)
     limits = cases_limits.limits(document_case)
     write("limits", "documents", limits)
-    total += len(limits) + write_numeric()
+    text = cases_text.text_cases(document_case)
+    write("text", "documents", text)
+    total += len(limits) + len(text) + write_numeric()
     print(f"{total} cases")
 
 

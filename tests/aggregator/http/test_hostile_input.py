@@ -1,11 +1,13 @@
 """Issue 35, hostile input round 2, the service's surfaces: /metrics stays bounded (D14), the JSON access log
 writes one line per request with no raw control, bidi or separator character (D15), a collection's description
 and a mechanism's label refuse such characters with a 422 naming the code point on both backends (D17, D22),
-and every CSV estimate quotes line breaks and neutralises formulas (D19)."""
+so do a published document's and a design request's attribute names and values, and every CSV estimate
+quotes its cells and neutralises formulas (D19)."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import logging
@@ -13,6 +15,7 @@ import logging
 import pytest
 from rldp_live import ADMIN, READ, in_process_app, login, make_document
 
+from rldp.shared.document.canonical import UNHASHED, encode_canonical
 from rldp.shared.records import Alphabet, Attribute
 
 
@@ -120,9 +123,43 @@ def test_labels_refuse_bidi_marks_and_separators(any_backend_http, char):
     assert resp.status_code == 422 and f"U+{ord(char):04X}" in resp.json["detail"]
 
 
+# -- a document's attribute names and values; a design request's public data
+
+
+@pytest.mark.parametrize("char", ["\r", "\n", "\x00", "\x1b", "\x85", "\u2028", "\u200f", "\u061c", "\u202e", "\u2067"])
+@pytest.mark.parametrize("where", ["name", "value"])
+def test_a_document_whose_alphabet_holds_a_hostile_character_is_a_422(any_backend_http, char, where):
+    http = any_backend_http
+    doc = make_document()
+    attr = doc["released"][0]
+    if where == "name":
+        attr["name"] = f"col{char}our"
+    else:
+        attr["values"][0] = f"val{char}ue"
+    doc["id"] = hashlib.sha256(encode_canonical({k: v for k, v in doc.items() if k not in UNHASHED})).hexdigest()
+    resp = http.post("/v1/mechanisms", json=doc, headers=ADMIN)
+    assert resp.status_code == 422, (resp.status_code, resp.get_data(as_text=True))
+    detail = resp.json["detail"]
+    assert f"U+{ord(char):04X}" in detail and "at position 3" in detail and char not in detail, detail
+    assert ("attribute name 'col" if where == "name" else f"attribute {attr['name']!r}: value 'val") in detail
+    assert http.get(f"/v1/mechanisms/{doc['id']}", headers=READ).status_code == 404
+
+
+@pytest.mark.parametrize("char", ["\x1b", "\x85", "\u2028", "\u202e", "\u2066"])
+def test_a_design_request_whose_public_data_holds_a_hostile_value_is_a_422_before_designing(http, char):
+    csv_text = "sex,colour\n" + "F,red\nM,blue\n" * 5 + f"F,gr{char}een\n"
+    body = {"csv": csv_text, "sensitive": "sex", "released": ["colour"], "method": "grr", "epsilon": 1.0}
+    resp = http.post("/v1/designs", json=body, headers=ADMIN)
+    assert resp.status_code == 422, (resp.status_code, resp.get_data(as_text=True))
+    detail = resp.json["detail"]
+    assert resp.json.get("parameter", resp.json.get("field")) == "csv", resp.json
+    assert "attribute 'colour': value 'gr" in detail and f"U+{ord(char):04X}" in detail and char not in detail
+    assert http.get("/v1/designs", headers=ADMIN).json["jobs"] == []  # refused before any job exists
+
+
 # -- D19: CSV estimates
 
-HOSTILE = Alphabet(Attribute("sex", ("a\r=1+1", "\uff1d1+1")), [Attribute("colour", ("=1+1", "+2", "ok"))])
+HOSTILE = Alphabet(Attribute("sex", ('a,"=1+1', "\uff1d1+1")), [Attribute("colour", ("=1+1", "+2", "ok"))])
 
 
 def _rows(resp) -> list[list[str]]:
@@ -152,7 +189,7 @@ def test_every_csv_estimate_quotes_line_breaks_and_neutralises_formulas(app, htt
     for where, resp in answers.items():
         rows = _rows(resp)
         categories = [r[2] for r in rows[1:]]
-        assert "a\r=1+1" in categories and "'\uff1d1+1" in categories and "'=1+1" in categories, (where, categories)
+        assert 'a,"=1+1' in categories and "'\uff1d1+1" in categories and "'=1+1" in categories, (where, categories)
         assert "'+2" in categories and "ok" in categories
         assert len(rows) == 1 + 2 + 3 + 6, where  # header, two marginals, the joint
         assert not any(c[:1] in "=+-@\t\r\uff1d\uff0b\uff0d\uff20" for r in rows for c in r[:3]), where
