@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import logging
+from pathlib import Path
 
 import pytest
 from rldp_live import ADMIN, READ, in_process_app, login, make_document
@@ -193,3 +194,63 @@ def test_every_csv_estimate_quotes_line_breaks_and_neutralises_formulas(app, htt
         assert "'+2" in categories and "ok" in categories
         assert len(rows) == 1 + 2 + 3 + 6, where  # header, two marginals, the joint
         assert not any(c[:1] in "=+-@\t\r\uff1d\uff0b\uff0d\uff20" for r in rows for c in r[:3]), where
+
+
+# -- D15 in text form: Granian's access log under `rldp serve --access-log text`
+
+
+def test_the_text_access_log_formatter_escapes_every_client_sent_field():
+    from granian.log import access_logger, log_request_builder
+
+    from rldp.aggregator.http.access import TEXT_FORMAT, TextAccessFormatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(TextAccessFormatter("%(message)s"))
+    saved = access_logger.handlers[:], access_logger.level, access_logger.propagate
+    access_logger.handlers, access_logger.propagate = [handler], False
+    access_logger.setLevel(logging.INFO)
+    try:
+        agent = {"user-agent": 'ua\u2028"x\x1b[31m\\'}
+        request = {"addr_remote": "10.0.0.1", "path": "/v1/a\u2028b\x85c\u202ed\x9b", "qs": "q=\x1b[2J\u2029&r=\u2066",
+                   "method": "GET", "scheme": "http", "protocol": "HTTP/1.1", "headers": agent.get}  # fmt: skip
+        log_request_builder(TEXT_FORMAT)(0.0, 0.0, request, 200)
+    finally:
+        access_logger.handlers, access_logger.level, access_logger.propagate = saved
+    line = stream.getvalue()
+    assert line.count("\n") == 1 and line.endswith("\n") and line[:-1].isprintable(), repr(line)
+    assert '"GET /v1/a\\u2028b\\u0085c\\u202ed\\u009b?q=\\u001b[2J\\u2029&r=\\u2066 HTTP/1.1" 200' in line, line
+    assert line.rstrip("\n").endswith('"ua\\u2028\\"x\\u001b[31m\\\\"'), line  # the quote cannot end the field
+
+
+@pytest.mark.live
+def test_rldp_serve_text_access_log_escapes_path_query_and_user_agent(tmp_path):
+    import socket
+
+    from rldp_live import LiveServer
+
+    (tmp_path / "db").mkdir()
+    server = LiveServer(
+        f"sqlite:///{tmp_path / 'db' / 'rldp.sqlite3'}",
+        tmp_path / "log",
+        workers=1,
+        extra_args=("--access-log", "text"),
+    ).start()
+    try:
+        path = "/v1/x" + "".join(f"%{b:02X}" for b in "\u2028y\u202e\x1b[31m".encode())
+        query = "".join(f"%{b:02X}" for b in "q\u2029\x85".encode())
+        agent = b'probe "x" \\ end'  # Granian gives a header only if it is ASCII
+        request = b"GET " + f"{path}?{query}".encode() + b" HTTP/1.1\r\nHost: x\r\nUser-Agent: " + agent
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            sock.sendall(request + b"\r\nConnection: close\r\n\r\n")
+            while sock.recv(65536):
+                pass
+    finally:
+        server.stop()
+    log = Path(server._log.name).read_bytes().decode("utf-8", "replace")  # type: ignore[union-attr]
+    lines = [line for line in log.splitlines() if "/v1/x" in line]
+    assert len(lines) == 1, log[-3000:]
+    line = lines[0]
+    assert line.isprintable() and '"GET /v1/x\\u2028y\\u202e\\u001b[31m?' in line, line  # the path, decoded
+    assert not any(ch in log for ch in "\u2028\u202e\x1b"), log[-3000:]
+    assert line.endswith('"probe \\"x\\" \\\\ end"'), line  # the User-Agent's quote cannot end its field
