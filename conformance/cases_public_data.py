@@ -12,7 +12,6 @@ same canonical counts). Expected results come from the Python client
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
