@@ -158,6 +158,28 @@ def test_a_design_request_whose_public_data_holds_a_hostile_value_is_a_422_befor
     assert http.get("/v1/designs", headers=ADMIN).json["jobs"] == []  # refused before any job exists
 
 
+def test_a_mechanism_an_older_rldp_stored_with_such_a_value_is_a_422_not_a_500(app, http, monkeypatch):
+    import rldp.shared.attributes as attributes
+
+    doc = make_document()
+    doc["released"][0]["values"][0] = "val\u2028ue"
+    doc["id"] = hashlib.sha256(encode_canonical({k: v for k, v in doc.items() if k not in UNHASHED})).hexdigest()
+    with monkeypatch.context() as older:  # an rldp before this check published it
+        older.setattr(attributes, "check_text", lambda value, *args, **kwargs: value)
+        assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+    batch = {"mechanism": doc["id"], "batch": "b", "reports": [0, 1, 2, 3, 4, 5]}
+    http.post("/v1/reports", json=batch)
+    for resp in (
+        http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ),
+        http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers={**READ, "Accept": "text/csv"}),
+    ):
+        assert resp.status_code == 422 and resp.json["reason"] == "invalid-document", resp.get_data(as_text=True)
+        assert "U+2028" in resp.json["detail"] and "retire it" in resp.json["detail"], resp.json["detail"]
+    login(http, READ["Authorization"].split()[-1])
+    for page in (f"/ui/mechanisms/{doc['id']}", "/ui/mechanisms", f"/ui/mechanisms/{doc['id']}/estimate.csv"):
+        assert http.get(page).status_code < 500, page
+
+
 # -- D19: CSV estimates
 
 HOSTILE = Alphabet(Attribute("sex", ('a,"=1+1', "\uff1d1+1")), [Attribute("colour", ("=1+1", "+2", "ok"))])
