@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .state import fill_keys
+from .state import fill_keys, mechanism_key
 
 __all__ = [
     "PreparedBatch",
@@ -52,10 +52,11 @@ def unreported(conn: sqlite3.Connection, mechanism: str, window: str, owners: li
     owner (a first report: an empty range), matched by exact string; else a temporary table and a join.
     """
     mask = np.ones(len(owners), dtype=bool)
-    if not owners:
+    mech = mechanism_key(conn, mechanism) if owners else None
+    if mech is None:  # nothing was ever reported under this mechanism
         return mask
-    where = "FROM reported WHERE mechanism = ? AND window_label = ? AND owner >= ? AND owner <= ?"
-    args = (mechanism, window, min(owners), max(owners))
+    where = "FROM reported WHERE mech = ? AND window_label = ? AND owner >= ? AND owner <= ?"
+    args = (mech, window, min(owners), max(owners))
     limit = _RANGE_FACTOR * len(owners) + 1
     count = int(conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT ?)", (*args, limit)).fetchone()[0])
     if count < limit:
@@ -66,9 +67,8 @@ def unreported(conn: sqlite3.Connection, mechanism: str, window: str, owners: li
         return mask
     fill_keys(conn, ((owner, i) for i, owner in enumerate(owners)))
     done = conn.execute(
-        "SELECT k.x FROM temp.keys AS k JOIN reported AS r"
-        " ON r.mechanism = ? AND r.window_label = ? AND r.owner = k.owner",
-        (mechanism, window),
+        "SELECT k.x FROM temp.keys AS k JOIN reported AS r ON r.mech = ? AND r.window_label = ? AND r.owner = k.owner",
+        (mech, window),
     ).fetchall()
     if done:
         mask[np.array(done, dtype=np.int64).reshape(-1)] = False
@@ -78,8 +78,8 @@ def unreported(conn: sqlite3.Connection, mechanism: str, window: str, owners: li
 def mark_reported(conn: sqlite3.Connection, mechanism: str, window: str, owners: list[str], batch: str) -> None:
     """Record that ``batch`` reports ``owners`` for ``window`` (inside the caller's write transaction)."""
     conn.executemany(
-        "INSERT INTO reported (mechanism, window_label, owner, batch) VALUES (?, ?, ?, ?)",
-        zip(repeat(mechanism), repeat(window), owners, repeat(batch)),
+        "INSERT INTO reported (mech, window_label, owner, batch) VALUES (?, ?, ?, ?)",
+        zip(repeat(mechanism_key(conn, mechanism, create=True)), repeat(window), owners, repeat(batch)),
     )
 
 
@@ -89,9 +89,9 @@ def release_batch(conn: sqlite3.Connection, batch: str, mechanism: str, window: 
     Its rows are found within its mechanism and window (a range of the primary key): the ledger has
     no index by batch, which would cost every report a second, wide index entry for this rare case.
     """
-    conn.execute(
-        "DELETE FROM reported WHERE mechanism = ? AND window_label = ? AND batch = ?", (mechanism, window, batch)
-    )
+    mech = mechanism_key(conn, mechanism)
+    if mech is not None:
+        conn.execute("DELETE FROM reported WHERE mech = ? AND window_label = ? AND batch = ?", (mech, window, batch))
     conn.execute("DELETE FROM outbox WHERE batch = ?", (batch,))
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .errors import StateFileError
-from .state import fill_keys
+from .state import fill_keys, mechanism_key
 
 __all__ = ["Keys", "owner_codes", "present_values", "unique_keys", "lookup", "insert"]
 
@@ -95,18 +95,18 @@ def _integer_rows(rows: list[Any], path: str, mechanism: str) -> np.ndarray:
     return stored.astype(np.int64, copy=False)
 
 
-def _range_lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, ys: np.ndarray, path: str) -> bool:
+def _range_lookup(conn: sqlite3.Connection, mechanism: str, mech: int, keys: Keys, ys: np.ndarray, path: str) -> bool:
     """Fill ``ys`` from the memo rows whose owner lies between the keys' first and last owner, when
     there are at most ``_RANGE_FACTOR`` × as many as keys (False: too many, use the join).
 
-    The rows come from one range scan of the primary key and are matched in numpy, so keys of
+    The rows come from one range scan of the primary key (owner first) and are matched in numpy, so keys of
     owners that are new (a first report: an empty range) or few rows per owner cost no per-key
     SQL. SQLite compares text by its UTF-8 bytes, which orders like numpy's code points.
     """
     used = np.flatnonzero(np.bincount(keys.owner, minlength=len(keys.owners)))  # sorted, without a sort
     names = [keys.owners[i] for i in used.tolist()]
-    where = "FROM memo WHERE mechanism = ? AND owner >= ? AND owner <= ?"
-    args = (mechanism, min(names), max(names))  # Python orders str by code point, as UTF-8 bytes order
+    where = "FROM memo WHERE owner >= ? AND owner <= ? AND mech = ?"
+    args = (min(names), max(names), mech)  # Python orders str by code point, as UTF-8 bytes order
     limit = _RANGE_FACTOR * len(keys) + 1
     count = conn.execute(f"SELECT COUNT(*) FROM (SELECT 1 {where} LIMIT ?)", (*args, limit)).fetchone()
     if int(count[0]) >= limit:
@@ -133,16 +133,15 @@ def _range_lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, ys: np.n
 def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, path: str) -> np.ndarray:
     """The memoised y of each key (int64), −1 where there is none yet."""
     ys = np.full(len(keys), -1, dtype=np.int64)
-    if not len(keys):
+    mech = mechanism_key(conn, mechanism) if len(keys) else None
+    if mech is None:  # nothing was ever drawn under this mechanism
         return ys
     if len(keys.owners) <= _PER_OWNER_QUERIES:
         for code, owner in enumerate(keys.owners):
             mine = np.flatnonzero(keys.owner == code)
             if not mine.size:
                 continue
-            rows = conn.execute(
-                "SELECT x, y FROM memo WHERE mechanism = ? AND owner = ?", (mechanism, owner)
-            ).fetchall()
+            rows = conn.execute("SELECT x, y FROM memo WHERE owner = ? AND mech = ?", (owner, mech)).fetchall()
             if not rows:
                 continue
             stored = _integer_rows(rows, path, mechanism)
@@ -151,12 +150,11 @@ def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, p
             at = np.minimum(np.searchsorted(xs_sorted, keys.x[mine]), xs_sorted.size - 1)
             found = xs_sorted[at] == keys.x[mine]
             ys[mine[found]] = stored[order, 1][at[found]]
-    elif not _range_lookup(conn, mechanism, keys, ys, path):
+    elif not _range_lookup(conn, mechanism, mech, keys, ys, path):
         fill_keys(conn, zip([keys.owners[i] for i in keys.owner.tolist()], keys.x.tolist(), strict=True))
         rows = conn.execute(
-            "SELECT k.rowid, m.y FROM temp.keys AS k JOIN memo AS m"
-            " ON m.mechanism = ? AND m.owner = k.owner AND m.x = k.x",
-            (mechanism,),
+            "SELECT k.rowid, m.y FROM temp.keys AS k JOIN memo AS m ON m.owner = k.owner AND m.mech = ? AND m.x = k.x",
+            (mech,),
         ).fetchall()
         if rows:
             found = _integer_rows(rows, path, mechanism)
@@ -171,11 +169,12 @@ def insert(
 ) -> None:
     """Store new draws (inside the caller's write transaction; keys must not be memoised yet)."""
     names = keys.owners
+    mech = mechanism_key(conn, mechanism, create=True)
     conn.executemany(  # zip and repeat in C: no Python frame per row
-        "INSERT INTO memo (mechanism, owner, x, y, epsilon, created) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO memo (owner, mech, x, y, epsilon, created) VALUES (?, ?, ?, ?, ?, ?)",
         zip(
-            repeat(mechanism),
             [names[o] for o in keys.owner.tolist()],
+            repeat(mech),
             keys.x.tolist(),
             ys.tolist(),
             repeat(epsilon),

@@ -32,27 +32,49 @@ from collections.abc import Iterable, Iterator
 
 from .errors import StateFileError
 
-__all__ = ["StateFile", "STATE_FORMAT", "fill_keys"]
+__all__ = ["StateFile", "STATE_FORMAT", "fill_keys", "mechanism_key"]
 
-#: The ``format`` stored in the file's ``meta`` table; a reader refuses any other.
-STATE_FORMAT = "rldp.client-state/1"
+#: The ``format`` stored in the file's ``meta`` table; a reader refuses any other but the older ones it
+#: migrates (:data:`_OLDER`).
+STATE_FORMAT = "rldp.client-state/2"
 _FORMAT_PREFIX = "rldp.client-state/"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # The memo: owner's record value x under a mechanism → the Y drawn for it, and the ε it spent.
-    "CREATE TABLE memo (mechanism TEXT NOT NULL, owner TEXT NOT NULL, x INTEGER NOT NULL, y INTEGER NOT NULL,"
-    " epsilon REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (mechanism, owner, x)) WITHOUT ROWID",
-    "CREATE INDEX memo_spending ON memo (owner, created)",
+    # Each mechanism id (64 hex) once; the memo and the ledger refer to it by this small integer, so a row
+    # per owner stays narrow (format 2: format 1 repeated the 64-character id in every row).
+    "CREATE TABLE mechanisms (id INTEGER PRIMARY KEY, mechanism TEXT NOT NULL UNIQUE)",
+    # The memo: owner's record value x under a mechanism → the Y drawn for it, and the ε it spent. Keyed by
+    # owner first: one B-tree serves the memo (owner, mechanism, x) and the budget's spending per owner
+    # (format 1 needed a second index by owner, a second B-tree entry per draw).
+    "CREATE TABLE memo (owner TEXT NOT NULL, mech INTEGER NOT NULL, x INTEGER NOT NULL, y INTEGER NOT NULL,"
+    " epsilon REAL NOT NULL, created REAL NOT NULL, PRIMARY KEY (owner, mech, x)) WITHOUT ROWID",
     # The ledger: one row per (mechanism, window, owner) reported, with the batch that carries it (no index
-    # by batch: a refused batch is released within its mechanism and window, ledger.release_batch; files
-    # made before this have one, which is harmless).
-    "CREATE TABLE reported (mechanism TEXT NOT NULL, window_label TEXT NOT NULL, owner TEXT NOT NULL,"
-    " batch TEXT NOT NULL, PRIMARY KEY (mechanism, window_label, owner)) WITHOUT ROWID",
+    # by batch: a refused batch is released within its mechanism and window, ledger.release_batch).
+    "CREATE TABLE reported (mech INTEGER NOT NULL, window_label TEXT NOT NULL, owner TEXT NOT NULL,"
+    " batch TEXT NOT NULL, PRIMARY KEY (mech, window_label, owner)) WITHOUT ROWID",
     # Windowed batches committed with their ledger rows and not yet acknowledged by the server.
     "CREATE TABLE outbox (batch TEXT PRIMARY KEY, mechanism TEXT NOT NULL, window_label TEXT NOT NULL,"
     " n INTEGER NOT NULL, body BLOB NOT NULL, created REAL NOT NULL)",
 )
-_TABLES = frozenset({"meta", "memo", "reported", "outbox"})
+#: Format 1 → 2, in one write transaction (a crash leaves format 1 whole): the mechanism ids into their
+#: table, the memo and the ledger copied with the integer ids, the old tables (and their indexes) dropped.
+_OLDER = {
+    "rldp.client-state/1": (
+        _SCHEMA[1],
+        "INSERT INTO mechanisms (mechanism) SELECT mechanism FROM memo UNION SELECT mechanism FROM reported",
+        _SCHEMA[2].replace("TABLE memo", "TABLE memo_v2"),
+        "INSERT INTO memo_v2 (owner, mech, x, y, epsilon, created) SELECT m.owner, k.id, m.x, m.y, m.epsilon,"
+        " m.created FROM memo AS m JOIN mechanisms AS k ON k.mechanism = m.mechanism",
+        "DROP TABLE memo",
+        "ALTER TABLE memo_v2 RENAME TO memo",
+        _SCHEMA[3].replace("TABLE reported", "TABLE reported_v2"),
+        "INSERT INTO reported_v2 (mech, window_label, owner, batch) SELECT k.id, r.window_label, r.owner, r.batch"
+        " FROM reported AS r JOIN mechanisms AS k ON k.mechanism = r.mechanism",
+        "DROP TABLE reported",
+        "ALTER TABLE reported_v2 RENAME TO reported",
+    ),
+}
+_TABLES = frozenset({"meta", "mechanisms", "memo", "reported", "outbox"})
 
 
 def _fsync_dir(path: str) -> None:
@@ -165,7 +187,10 @@ class StateFile:
                 self.path,
                 f"is not an rldp client state file (tables: {found}); give the path of a state file or a new path",
             )
-        if fmt != STATE_FORMAT:
+        if fmt in _OLDER:
+            self._migrate(conn, fmt)
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        elif fmt != STATE_FORMAT:
             raise StateFileError(
                 self.path, f"has format {fmt!r}, written by a newer rldp; this one reads {STATE_FORMAT!r}"
             )
@@ -178,6 +203,24 @@ class StateFile:
             raise StateFileError(self.path, f"is corrupt ({exc})") from None
         if problems != ["ok"]:
             raise StateFileError(self.path, f"is corrupt (quick_check: {'; '.join(problems[:3])})")
+
+    def _migrate(self, conn: sqlite3.Connection, fmt: str) -> None:
+        """Rewrite a file of an older format in this one, in one write transaction (another process may be
+        doing it too: the format is read again under the write lock)."""
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+                if row is not None and row[0] == fmt:
+                    for statement in _OLDER[fmt]:
+                        conn.execute(statement)
+                    conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (STATE_FORMAT,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StateFileError(self.path, f"cannot be migrated from {fmt!r} to {STATE_FORMAT!r} ({exc})") from None
 
     def _connection(self) -> sqlite3.Connection:
         if os.getpid() != self._pid:  # a forked child must not share its parent's SQLite handle
@@ -222,6 +265,17 @@ class StateFile:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def mechanism_key(conn: sqlite3.Connection, mechanism: str, *, create: bool = False) -> int | None:
+    """The small integer the memo and the ledger use for a mechanism id; with ``create`` (inside a write
+    transaction) a new one for a mechanism not seen yet, else None for it."""
+    row = conn.execute("SELECT id FROM mechanisms WHERE mechanism = ?", (mechanism,)).fetchone()
+    if row is not None:
+        return int(row[0])
+    if not create:
+        return None
+    return int(conn.execute("INSERT INTO mechanisms (mechanism) VALUES (?)", (mechanism,)).lastrowid or 0)
 
 
 def fill_keys(conn: sqlite3.Connection, keys: Iterable[tuple[str, int]]) -> None:

@@ -3,6 +3,8 @@
     .venv/bin/python conformance/generate.py            # every file
     .venv/bin/python conformance/generate.py limits     # only cases/limits.json
     .venv/bin/python conformance/generate.py numeric    # only cases/numeric-*.json
+    .venv/bin/python conformance/generate.py text       # only cases/text.json
+    .venv/bin/python conformance/generate.py public-data  # only cases/public-data.json
 
 Every case is made by the product (designers, ``build_document``, the client's sampler and batch
 code) and its expected result is what the Python client does with it (``python_client.py``). The
@@ -27,7 +29,9 @@ sys.path.insert(0, str(HERE))
 import cases_limits  # noqa: E402
 import cases_more  # noqa: E402
 import cases_numeric  # noqa: E402
-from python_client import document_outcome, encode_outcome  # noqa: E402
+import cases_public_data  # noqa: E402
+import cases_text  # noqa: E402
+from python_client import document_outcome, encode_outcome, public_data_outcome  # noqa: E402
 
 from rldp.aggregator.design import add_per_report_layer, design, grr_matrix  # noqa: E402
 from rldp.shared.document import REQUIRED_FIELDS, alphabet, build_document, to_json, to_msgpack  # noqa: E402
@@ -202,6 +206,12 @@ def document_case(name: str, body: dict[str, Any], **fields: Any) -> dict[str, A
     return case
 
 
+def public_data_case(name: str, body: dict[str, Any]) -> dict[str, Any]:
+    case = {"name": name, **body}
+    case["expect"] = public_data_outcome(case)
+    return case
+
+
 def document_cases(docs: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     files: dict[str, list[dict[str, Any]]] = {}
     for name, doc in docs:
@@ -249,6 +259,12 @@ def main() -> None:
     if sys.argv[1:] == ["limits"]:  # only limits.json (the others' last bits depend on the machine's BLAS)
         write("limits", "documents", cases_limits.limits(document_case))
         return
+    if sys.argv[1:] == ["public-data"]:  # only public-data.json
+        write("public-data", "public-data", cases_public_data.public_data_cases(public_data_case))
+        return
+    if sys.argv[1:] == ["text"]:  # only text.json
+        write("text", "documents", cases_text.text_cases(document_case))
+        return
     if sys.argv[1:] == ["numeric"]:  # only numeric-documents.json and numeric-records.json
         write_numeric()
         return
@@ -270,7 +286,11 @@ def main() -> None:
         total += len(cases)
     limits = cases_limits.limits(document_case)
     write("limits", "documents", limits)
-    total += len(limits) + write_numeric()
+    text = cases_text.text_cases(document_case)
+    write("text", "documents", text)
+    public = cases_public_data.public_data_cases(public_data_case)
+    write("public-data", "public-data", public)
+    total += len(limits) + len(text) + len(public) + write_numeric()
     print(f"{total} cases")
 
 

@@ -23,7 +23,9 @@ from rldp.client.grr import GrrSampler, sampler_for
 from rldp.shared.audit import LayeredAuditResult, audit_document
 from rldp.shared.document import from_json, from_msgpack
 from rldp.shared.errors import RldpError
+from rldp.shared.provenance import check_public_data
 from rldp.shared.records import Alphabet
+from rldp.shared.tables import Table
 
 __all__ = ["document_outcome", "encode_outcome", "sampler_outcome", "alias_outcome", "rule_of", "number", "Units"]
 
@@ -253,3 +255,20 @@ def batch_outcome(case: dict[str, Any]) -> dict[str, Any]:
             }
         )
     return {"error": None, "bodies": bodies}
+
+
+def public_data_outcome(case: dict[str, Any]) -> dict[str, Any]:
+    """The Python client's verdict on a public-data case: ``check_public_data`` of the document against the
+    case's columns (passed / failed with the mismatched fields / error), the data's n and counts hash."""
+    doc = from_json(case["document"].encode("utf-8"))
+    try:
+        check = check_public_data(doc, Table.from_columns(case["columns"]), beta=case.get("beta"))
+    except RldpError as exc:
+        return {"verdict": "error", "error": type(exc).__name__, "fields": [], "n": None, "counts_sha256": None}
+    return {
+        "verdict": "passed" if check.passed else "failed",
+        "error": None,
+        "fields": [m.field for m in check.mismatches],
+        "n": check.n,
+        "counts_sha256": check.counts_sha256,
+    }

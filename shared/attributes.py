@@ -15,6 +15,7 @@ import numpy as np
 from .errors import AlphabetError, RecordError, cut_list
 from .fixed_width import FixedWidthCodes
 from .numeric import NumericSpec, parse_numbers
+from .parameters import check_text
 from .python_strings import PythonStringCodes, holds_python_objects
 
 __all__ = ["Attribute", "product_strides", "value_product"]
@@ -34,6 +35,10 @@ def _listing(values: Sequence[str]) -> str:
     return cut_list(values, _MAX_LISTED)
 
 
+def _alphabet_error(message: str, *, parameter: str) -> AlphabetError:
+    return AlphabetError(message)
+
+
 # --------------------------------------------------------------------------- attributes
 
 
@@ -51,6 +56,7 @@ class Attribute:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise AlphabetError(f"attribute name must be a non-empty string, got {self.name!r}")
+        check_text(self.name, f"attribute name {self.name!r}", blank=True, error=_alphabet_error)
         if isinstance(self.values, (str, bytes)) or not isinstance(self.values, Iterable):
             raise AlphabetError(f"attribute {self.name!r}: values must be a sequence of strings")
         values = tuple(str(v) if isinstance(v, np.str_) else v for v in self.values)
@@ -61,6 +67,8 @@ class Attribute:
         for v in values:
             if not isinstance(v, str):
                 raise AlphabetError(f"attribute {self.name!r}: value {v!r} is not a string")
+            if not (v.isascii() and v.isprintable()):  # names and values reach CSV files, terminals, pages
+                check_text(v, f"attribute {self.name!r}: value {v!r}", blank=True, error=_alphabet_error)
         seen: set[str] = set()
         for v in values:
             if v in seen:

@@ -14,23 +14,35 @@ JSON object on one line of the ``rldp.access`` logger (stderr under ``rldp serve
 
 ``duration`` in seconds, ``bytes`` of the response body, ``remote`` the peer's address (a
 reverse proxy's, behind one: its own log has the client's). ``--access-log text`` keeps
-Granian's plain-text access log instead.
+Granian's plain-text access log instead, in :data:`TEXT_FORMAT` (the request target with its query and
+the User-Agent added) through :class:`TextAccessFormatter`, which escapes what a client sent the same way.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["REQUEST_ID", "AccessLog", "request_id_from", "access_line", "safe_line", "enable_json_log"]
+__all__ = [
+    "REQUEST_ID",
+    "AccessLog",
+    "request_id_from",
+    "access_line",
+    "safe_line",
+    "enable_json_log",
+    "TEXT_FORMAT",
+    "TextAccessFormatter",
+    "text_log_config",
+]
 
 #: The id of the request this thread (or asyncio task) is serving; None outside a request.
 REQUEST_ID: ContextVar[str | None] = ContextVar("rldp_request_id", default=None)
@@ -84,6 +96,45 @@ def access_line(method: str, path: str, status: int, seconds: float, size: int, 
             ensure_ascii=False,
         )
     )
+
+
+#: Granian's access-log line (its default) with the query string and the User-Agent: ``%(target)s`` is the
+#: path and ``?query`` (added by :class:`TextAccessFormatter`), ``%(header{user-agent})s`` Granian's.
+TEXT_FORMAT = (
+    '[%(time)s] %(addr)s - "%(method)s %(target)s %(protocol)s" %(status)d %(dt_ms).3f "%(header{user-agent})s"'
+)
+
+
+def _text_field(value: str) -> str:
+    """A client-sent field of a text log line: every character Python does not call printable escaped as in
+    :func:`safe_line`, and ``"`` and ``\\`` escaped, so a field cannot end early, forge a line or reach a terminal."""
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return value
+    return "".join(
+        ch if ch.isprintable() and ch not in '"\\' else "\\" + ch if ch in '"\\' else _escaped(ch) for ch in value
+    )
+
+
+class TextAccessFormatter(logging.Formatter):
+    """The formatter of Granian's access logger under ``--access-log text`` (:func:`text_log_config`): each
+    text field of the line (the path, the query, the method, the User-Agent…) escaped by :func:`_text_field`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if isinstance(record.args, Mapping):
+            args = {k: _text_field(v) if isinstance(v, str) else v for k, v in record.args.items()}
+            query = args.get("query_string") or ""
+            args["target"] = f"{args.get('path', '')}?{query}" if query else args.get("path", "")
+            record.args = args
+        return safe_line(super().format(record))
+
+
+def text_log_config() -> dict[str, Any]:
+    """Granian's logging configuration with :class:`TextAccessFormatter` as the access log's formatter."""
+    from granian.log import LOGGING_CONFIG  # only rldp serve, which runs Granian, needs it
+
+    config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
+    config["formatters"]["access"]["()"] = f"{__name__}.TextAccessFormatter"
+    return config
 
 
 def enable_json_log() -> None:

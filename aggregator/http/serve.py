@@ -66,6 +66,7 @@ from rldp.aggregator.services import (
 )
 from rldp.shared.arguments import port, positive_int
 
+from .access import TEXT_FORMAT, text_log_config
 from .app import create_app
 from .front import INGEST_THREADS
 
@@ -273,6 +274,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         websockets=False,
         loop=_event_loop(Loops),
         log_access=config["ACCESS_LOG"] == "text",
+        log_access_format=TEXT_FORMAT,  # Granian's line escaped by access.TextAccessFormatter (query, user agent)
+        log_dictconfig=text_log_config() if config["ACCESS_LOG"] == "text" else None,
         respawn_failed_workers=True,
         workers_kill_timeout=args.graceful_timeout,
     )

@@ -22,7 +22,6 @@ from rldp.aggregator.storage import MechanismRecord
 from rldp.aggregator.storage.activity import received_since
 from rldp.shared.audit import audit_document
 from rldp.shared.claims import audit_text, claim_text, record_audited_text
-from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import mechanism_matrix, public_distribution
 from rldp.shared.notions import NOTIONS, lookup
 
@@ -237,7 +236,7 @@ def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, A
     """
     record = service.catalog.get(mechanism_id)
     doc = msgpack.unpackb(service.catalog.document(record.id, "msgpack"), raw=False)
-    alpha = document_alphabet(doc)
+    alpha = service.catalog.parsed(record.id)[1]  # InvalidDocument for a document this version refuses
     q = mechanism_matrix(doc)
     joint_labels = alpha.labels()
     # A mechanism whose S is latent reads U only: its columns are the values of U.

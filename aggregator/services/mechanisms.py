@@ -22,10 +22,11 @@ from rldp.shared.claims import claim_fields
 from rldp.shared.collection import Window, collection_window
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import json_compatible, public_distribution, report_matrix
+from rldp.shared.errors import DocumentError
 from rldp.shared.records import Alphabet
 from rldp.shared.reports import describe_value
 
-from .errors import UnknownMechanism
+from .errors import InvalidDocument, UnknownMechanism
 from .labels import check_label
 
 __all__ = ["MECHANISM_ID", "LRU", "MechanismCatalog", "document_json"]
@@ -158,4 +159,12 @@ class MechanismCatalog:
         if cached is not None:
             return cached
         doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
-        return self._parsed.put(mechanism_id, (report_matrix(doc), document_alphabet(doc), public_distribution(doc)))
+        try:
+            alpha = document_alphabet(doc)
+        except DocumentError as exc:  # stored by an older rldp, before its alphabet's text was checked
+            raise InvalidDocument(
+                f"mechanism {mechanism_id} was published by an older rldp and its document is refused now ({exc}); "
+                "retire it and publish a corrected design",
+                mechanism=mechanism_id,
+            ) from None
+        return self._parsed.put(mechanism_id, (report_matrix(doc), alpha, public_distribution(doc)))

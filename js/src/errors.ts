@@ -25,6 +25,15 @@ export class RecordError extends ValidationError {
 export class AlphabetError extends ValidationError {
   override name = "AlphabetError";
 }
+/** A table of public data that cannot be used (a missing column, columns of different lengths...). */
+export class TableError extends ValidationError {
+  override name = "TableError";
+}
+/** Public data that cannot be compared with a document: columns it lacks, values outside the document's
+ * alphabet, a P̂ that came from a pilot, or a provenance policy this version does not apply. */
+export class PublicDataError extends TableError {
+  override name = "PublicDataError";
+}
 /** A mechanism document that is malformed, inconsistent or cannot be read. */
 export class DocumentError extends ValidationError {
   override name = "DocumentError";

@@ -21,5 +21,18 @@ export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, 
 export { Transport, Reply, retryAfterSeconds, type TransportOptions } from "./transport.js";
 export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";
 export { resolvePrefix, fullMechanismId, SHORT } from "./ids.js";
+export {
+  checkPublicData,
+  checkPublicCounts,
+  publicCounts,
+  canonicalCounts,
+  countsSha256,
+  ProvenanceCheck,
+  COUNTS_FORMAT,
+  PUBLIC_DATA_POLICY,
+  DEFAULT_BETA,
+  type Mismatch,
+  type PublicColumns,
+} from "./provenance.js";
 export { Estimate, estimateQuery, ESTIMATE_METHODS, ESTIMATE_INTERVALS, type EstimateParams } from "./estimate.js";
 export { NumericEstimate, NUMERIC_QUANTILES, type NumericFigure } from "./numeric-estimate.js";

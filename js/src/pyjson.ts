@@ -72,7 +72,16 @@ export function codePointCompare(a: string, b: string): number {
   return a.length - b.length;
 }
 
+const LONE_SURROGATE = /\p{Cs}/u;
+
 function stringText(s: string): string {
+  // A lone surrogate (an escaped JSON string can hold one) has no UTF-8 form: Python cannot encode the text
+  // it hashes, and JSON.stringify would write an escape Python does not; refused as Python refuses it.
+  const lone = LONE_SURROGATE.exec(s);
+  if (lone !== null) {
+    const cp = lone[0].charCodeAt(0).toString(16).toUpperCase();
+    throw new DocumentError(`document holds a lone surrogate U+${cp}; text must be valid Unicode (UTF-8)`);
+  }
   return JSON.stringify(s); // the same escapes as Python's json.dumps(ensure_ascii=False) for well-formed text
 }
 

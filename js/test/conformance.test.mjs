@@ -159,3 +159,31 @@ for (const c of suites.alias) {
 for (const c of suites.batches) {
   test(c.name, () => assert.deepEqual(batchCase(rldp, c), c.expect));
 }
+
+// Checking pinned public data: the same verdict, mismatched fields, n and counts hash as Python's check_public_data.
+function publicDataOutcome(c) {
+  const valid = rldp.fromJson(c.document);
+  let check;
+  try {
+    check = rldp.checkPublicData(valid, c.columns, c.beta == null ? {} : { beta: c.beta });
+  } catch (exc) {
+    if (!(exc instanceof rldp.RldpError)) throw exc;
+    return { verdict: "error", error: exc.name, fields: [], n: null, counts_sha256: null };
+  }
+  return {
+    verdict: check.passed ? "passed" : "failed",
+    error: null,
+    fields: check.mismatches.map((m) => m.field),
+    n: check.n,
+    counts_sha256: check.countsSha256,
+  };
+}
+
+test("the public-data suite covers every verdict", () => {
+  const verdicts = new Set(suites["public-data"].map((c) => c.expect.verdict));
+  assert.deepEqual([...verdicts].sort(), ["error", "failed", "passed"]);
+});
+
+for (const c of suites["public-data"]) {
+  test(c.name, () => assert.deepEqual(publicDataOutcome(c), c.expect));
+}

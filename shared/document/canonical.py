@@ -111,7 +111,12 @@ def encode_canonical(body: Mapping[str, Any]) -> bytes:
         raise DocumentError(
             f"document contains a non-finite number ({exc}); use null for an unbounded radius"
         ) from None
-    return text.encode("utf-8")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate, from an escaped JSON string
+        raise DocumentError(
+            f"document holds a lone surrogate U+{ord(text[exc.start]):04X}; text must be valid Unicode (UTF-8)"
+        ) from None
 
 
 def canonical_bytes(doc: Mapping[str, Any]) -> bytes:

@@ -29,7 +29,10 @@ RECORDS = [("Female", "red"), ("Male", "blue"), ("Male", "green"), ("Female", "r
 
 def memo_rows(path) -> list[tuple[str, str, int, int]]:
     with sqlite3.connect(path) as conn:
-        return conn.execute("SELECT mechanism, owner, x, y FROM memo ORDER BY mechanism, owner, x").fetchall()
+        return conn.execute(
+            "SELECT k.mechanism, owner, x, y FROM memo JOIN mechanisms AS k ON k.id = memo.mech"
+            " ORDER BY k.mechanism, owner, x"
+        ).fetchall()
 
 
 def test_repeated_reports_of_a_record_send_its_first_y(aggregator, tmp_path):
@@ -112,7 +115,7 @@ def test_entries_of_another_mechanism_are_never_reused(aggregator, tmp_path):
     assert len([r for r in rows if r[0] == a["id"]]) == len([r for r in rows if r[0] == b["id"]]) == 3
     # Overwrite a's entries with an impossible output: b must neither see nor be affected by them.
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE memo SET y = 99 WHERE mechanism = ?", (a["id"],))
+        conn.execute("UPDATE memo SET y = 99 WHERE mech = (SELECT id FROM mechanisms WHERE mechanism = ?)", (a["id"],))
     with Client(agg.url, state_path=path) as client:
         assert max(client.privatize(b["id"], RECORDS)) < 6
         with pytest.raises(StateFileError, match="corrupt: a memoised output"):
@@ -211,7 +214,7 @@ def test_corrupt_or_foreign_state_files_are_refused_and_left_alone(aggregator, t
             client.privatize_indices(doc["id"], np.arange(3000) % 6, owners=[f"o{i:05d}" * 20 for i in range(3000)])
         with sqlite3.connect(path) as conn:
             if kind == "newer":
-                conn.execute("UPDATE meta SET value = 'rldp.client-state/2' WHERE key = 'format'")
+                conn.execute("UPDATE meta SET value = 'rldp.client-state/3' WHERE key = 'format'")
             elif kind == "damaged":
                 conn.execute("DROP TABLE memo")
         if kind == "corrupt":  # scribble over the middle of the file (a b-tree page)
@@ -224,7 +227,7 @@ def test_corrupt_or_foreign_state_files_are_refused_and_left_alone(aggregator, t
         Client(agg.url, state_path=path)
     assert info.value.path == str(path) and isinstance(info.value, OSError)
     assert path.read_bytes() == before  # never replaced by a fresh memo (that would re-randomise)
-    assert STATE_FORMAT == "rldp.client-state/1"
+    assert STATE_FORMAT == "rldp.client-state/2"
 
 
 def _privatise_in_a_process(args):

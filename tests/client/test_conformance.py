@@ -26,6 +26,7 @@ from python_client import (  # noqa: E402
     batch_outcome,
     document_outcome,
     encode_outcome,
+    public_data_outcome,
     sampler_outcome,
 )
 
@@ -48,7 +49,7 @@ CASES = _cases()
 
 def test_the_suite_is_large_and_covers_every_group():
     suites = {suite for suite, _ in CASES}
-    assert len(CASES) >= 300 and suites == {"documents", "records", "sampling", "alias", "batches"}
+    assert len(CASES) >= 300 and suites == {"documents", "records", "sampling", "alias", "batches", "public-data"}
     names = {case["name"].split("/")[0] for _, case in CASES}
     for group in (
         "rldp",
@@ -98,6 +99,8 @@ def test_case(suite: str, case: dict[str, Any]) -> None:
             actual = {k: v for k, v in actual.items() if not k.startswith("thresholds")}
             _close(actual, expected, case["name"])
             return
+    elif suite == "public-data":
+        actual = public_data_outcome(case)
     elif suite == "alias":
         actual = alias_outcome([[int(v) for v in row] for row in case["thresholds"]])
     else:

@@ -59,7 +59,12 @@ def rotate(server, name: str, mid: str) -> None:
 
 def memo(path) -> list[tuple[str, float]]:
     with sqlite3.connect(path) as conn:
-        return [(str(m), float(e)) for m, e in conn.execute("SELECT mechanism, epsilon FROM memo ORDER BY created")]
+        return [
+            (str(m), float(e))
+            for m, e in conn.execute(
+                "SELECT k.mechanism, epsilon FROM memo JOIN mechanisms AS k ON k.id = memo.mech ORDER BY created"
+            )
+        ]
 
 
 def test_a_client_follows_rotations_and_never_exceeds_its_budget(server, tmp_path):

@@ -101,7 +101,9 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
         assert report_all() == {redesigned}
         for i in range(len(apps)):  # one draw per mechanism, all within the default budget
             with sqlite3.connect(tmp_path / f"app{i}.sqlite3") as conn:
-                assert {m for (m,) in conn.execute("SELECT mechanism FROM memo")} == {pilot["id"], designed, redesigned}
+                assert {
+                    m for (m,) in conn.execute("SELECT k.mechanism FROM memo JOIN mechanisms AS k ON k.id = memo.mech")
+                } == {pilot["id"], designed, redesigned}
             assert _spent(tmp_path / f"app{i}.sqlite3") <= DEFAULT_BUDGET.total + 3 * AUDIT_TOLERANCE
         # 3. An operator who keeps rotating: the app's next draw that would pass the budget is refused, and
         # the app never spends beyond it.

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rldp.shared import fixed_width
-from rldp.shared.errors import RecordError
+from rldp.shared.errors import AlphabetError, RecordError
 from rldp.shared.fixed_width import FixedWidthCodes
 from rldp.shared.records import Attribute
 
@@ -110,7 +110,9 @@ def test_no_perfect_hash_falls_back_to_the_binary_search(monkeypatch):
 
 def test_a_value_ending_in_nul_is_left_to_the_binary_search():
     assert FixedWidthCodes.build(("a\0", "b"), np.dtype("<U2")) is None
-    attr = Attribute("n", ("a\0", "b", "é"))
+    with pytest.raises(AlphabetError, match="U\\+0000"):  # an attribute refuses such a value since issue 35
+        Attribute("n", ("a\0", "b", "é"))
+    attr = Attribute("n", ("a", "b", "é"))
     np.testing.assert_array_equal(attr.encode(np.array(["b", "é"])), [1, 2])
     np.testing.assert_array_equal(attr.encode(np.array([b"b", "é".encode()])), [1, 2])
     with pytest.raises(RecordError, match="record 1: unknown value"):
@@ -118,7 +120,9 @@ def test_a_value_ending_in_nul_is_left_to_the_binary_search():
 
 
 def test_values_no_bytes_can_spell_never_match_bytes():
-    attr = Attribute("s", ("ok", "\ud800"))  # a lone surrogate (JSON can carry one)
+    with pytest.raises(AlphabetError, match="lone surrogate"):  # JSON can carry one; an attribute refuses it
+        Attribute("s", ("ok", "\ud800"))
+    attr = Attribute("s", ("ok", "é"))
     np.testing.assert_array_equal(attr.encode(np.array([b"ok"])), [0])
     with pytest.raises(RecordError, match="record 0: unknown value"):
         attr.encode(np.array([b"\xed\xa0\x80"]))

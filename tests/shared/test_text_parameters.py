@@ -4,10 +4,17 @@ the parameter, the code point and its position."""
 
 from __future__ import annotations
 
+import copy
+import hashlib
+
+import numpy as np
 import pytest
 
-from rldp.shared.errors import ParameterError
+from rldp.shared.document import build_document, validate_document
+from rldp.shared.document.canonical import UNHASHED, encode_canonical
+from rldp.shared.errors import AlphabetError, DocumentError, ParameterError
 from rldp.shared.parameters import check_text
+from rldp.shared.records import Alphabet, Attribute
 
 REFUSED = {
     "\x00": "U+0000 (a control character)",
@@ -55,3 +62,57 @@ def test_line_breaks_only_in_multiline_text_and_blank_only_when_asked():
 def test_printable_text_of_any_script_passes():
     for text in ("Sign-ups by region, 2026", "Ünïcode ✓", "العربية", "日本語", "👩\u200d💻 dev", "می\u200cخواهم"):
         assert check_text(text, "label") == text
+
+
+# -- a mechanism document's attribute names and values (the alphabet): the same rule, while reading
+
+
+def _document_with(where: str, text: str) -> dict:
+    """A valid document whose alphabet holds ``text``, correctly hashed (only its text can refuse it)."""
+    alpha = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("race", ("Black", "White"))])
+    doc = build_document(
+        method="grr",
+        matrix=np.full((4, 4), 0.25),
+        alphabet=alpha,
+        public_distribution=np.full((2, 2), 0.25),
+        privacy={"notion": "ldp", "epsilon": 1.0},
+    )
+    doc = copy.deepcopy(doc)
+    if where == "name":
+        doc["released"][0]["name"] = f"ra{text}ce"
+    else:
+        doc["released"][0]["values"][1] = f"Wh{text}ite"
+    body = {k: v for k, v in doc.items() if k not in UNHASHED}
+    try:
+        return {**doc, "id": hashlib.sha256(encode_canonical(body)).hexdigest()}
+    except DocumentError:  # a lone surrogate: no UTF-8 form, no id
+        return doc
+
+
+@pytest.mark.parametrize(("char", "named"), [(c, n) for c, n in REFUSED.items() if c != "\ud800"])
+@pytest.mark.parametrize("where", ["name", "value"])
+def test_a_document_whose_alphabet_holds_an_unsafe_character_is_refused_naming_it(char, named, where):
+    doc = _document_with(where, char)
+    with pytest.raises(DocumentError) as caught:
+        validate_document(doc)
+    message = str(caught.value)
+    what = "attribute name 'ra" if where == "name" else "attribute 'race': value 'Wh"
+    assert message.startswith(f"sensitive/released: {what}"), message
+    assert f"contains {named} at position 2;" in message, message
+    assert char not in message  # the message quotes the text escaped
+    with pytest.raises(AlphabetError, match=f"contains U\\+{ord(char):04X}"):  # built in code, too
+        Attribute("race", ("Black", f"Wh{char}ite")) if where == "value" else Attribute(f"ra{char}ce", ("a",))
+
+
+def test_a_document_whose_alphabet_holds_joiners_or_any_script_is_read():
+    for text in ("\u200d", "\u200c", "\xa0", "é", "中文", "👩\u200d💻"):
+        for where in ("name", "value"):
+            assert validate_document(_document_with(where, text))["released"][0]
+
+
+def test_a_lone_surrogate_anywhere_in_a_document_is_a_document_error():
+    doc = {**_document_with("value", "x"), "method": "grr\ud800"}
+    with pytest.raises(DocumentError, match="lone surrogate U\\+D800"):
+        validate_document(doc)
+    with pytest.raises(DocumentError, match="U\\+DC00 \\(a lone surrogate\\)"):
+        validate_document(_document_with("value", "\udc00"))
