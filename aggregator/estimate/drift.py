@@ -70,7 +70,14 @@ from rldp.shared.collection import DEFAULT_CONTAMINATION as _DEFAULT_CONTAMINATI
 from rldp.shared.collection import DRIFT_MIN_REPORTS
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.document import epsilon as document_epsilon
-from rldp.shared.document import mechanism_matrix, notion, public_distribution, report_matrix, uncertainty_parameters
+from rldp.shared.document import (
+    mechanism_matrix,
+    notion,
+    per_report_layer,
+    public_distribution,
+    report_matrix,
+    uncertainty_parameters,
+)
 from rldp.shared.errors import ValidationError
 from rldp.shared.uncertainty import UncertaintySet
 
@@ -332,7 +339,8 @@ def watch(
     proof = anytime_evidence(reports, c, ball, gamma=float(contamination), level=level, start=start)
     star = lower = upper = None
     if not alpha.latent:  # ε* of the memoised y's mechanism (the claim is about it), from the reports' estimate
-        shown = realised(mechanism_matrix(doc), reports, c, estimate, p_hat)
+        matrix = reports if per_report_layer(doc) is None else mechanism_matrix(doc)  # Q: expanded once
+        shown = realised(matrix, reports, c, estimate, p_hat)
         star, lower, upper = shown.point, shown.lower, shown.upper
     return Drift(
         notion=notion(doc),
