@@ -112,15 +112,18 @@ def _dinkelbach(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.nd
     """:func:`box_ratio_extremes` of a few rows, for a box with Σ l > 0 (every denominator is positive)."""
     width = high - low
     weighted = a * width
-    base_num, base_den = a @ low, float(low.sum())
-    middle = (a @ (low + high)) / float((low + high).sum())
+    # einsum, not BLAS: each row's sums are then the same whatever rows share its chunk
+    base_num, base_den = np.einsum("ij,j->i", a, low), float(low.sum())
+    middle = np.einsum("ij,j->i", a, low + high) / float((low + high).sum())
     out = []
     for better in (np.greater, np.less):  # the maximum, then the minimum
         r = middle.copy()
         rows = np.arange(a.shape[0])
         for _ in range(_STEPS):
             at_high = better(a[rows], r[rows, None]).astype(float)
-            moved = (base_num[rows] + np.einsum("ij,ij->i", weighted[rows], at_high)) / (base_den + at_high @ width)
+            moved = (base_num[rows] + np.einsum("ij,ij->i", weighted[rows], at_high)) / (
+                base_den + np.einsum("ij,j->i", at_high, width)
+            )
             improved = better(moved, r[rows])
             r[rows[improved]] = moved[improved]
             rows = rows[improved]
