@@ -22,7 +22,8 @@ Over a box the blocks θ_s· of different s vary independently and P(y|s) depend
 max over the box of P(y|s₁)/P(y|s₂) = max_box P(y|s₁) / min_box P(y|s₂) exactly. Each is a
 linear-fractional maximum Σ a_u x_u / Σ x_u over l ≤ x ≤ h, attained at a threshold vertex
 (x_u = h_u for the j largest a_u, l_u for the rest), so the j = 0…|U| candidates give it exactly
-(:func:`~.realised.box_ratio_max`). The box ignores Σθ = 1, which only enlarges it: U, the maximum over
+(:func:`~.realised.box_ratio_max`; the watch finds the same vertex by Dinkelbach's iteration,
+:func:`~.realised.box_ratio_extremes`, which sorts nothing). The box ignores Σθ = 1, which only enlarges it: U, the maximum over
 the box, is ≥ ε*(θ) with probability ≥ 95 %. L = max_{y,s₁≠s₂} log(min_box P(y|s₁) / max_box P(y|s₂))
 ≤ min over the box of ε* (a max of mins is ≤ the min of the max), so L ≤ ε*(θ) ≤ U on the same event.
 
