@@ -305,6 +305,7 @@ def watch(
     contamination: float = DEFAULT_CONTAMINATION,
     min_reports: int = DEFAULT_MIN_REPORTS,
     sequence: int = 1,
+    reports: np.ndarray | None = None,
 ) -> Drift:
     """The drift watch for a validated document and its report counts (raises ValidationError when
     the document's claim rests on no F: see :func:`drift_scope`).
@@ -313,6 +314,8 @@ def watch(
     None; for a latent S, of P_U with shape (1, |U|)). ``significance`` is the level a over the
     mechanism's life, ``contamination`` γ the share of forged reports tolerated, ``min_reports`` the
     fewest reports judged, ``sequence`` w the window's rank among the mechanism's windows (≥ 1).
+    ``reports``: the document's report matrix (:func:`~rldp.shared.document.report_matrix`) if the caller
+    has it already (the service's catalog keeps it parsed), else expanded here — 0.3 s at K = 4,000.
     """
     reason = drift_scope(doc)
     if reason is not None:
@@ -326,7 +329,7 @@ def watch(
     params = uncertainty_parameters(doc)
     alpha = document_alphabet(doc)
     p_hat = public_distribution(doc)
-    reports = report_matrix(doc)
+    reports = report_matrix(doc) if reports is None else np.asarray(reports, dtype=float)
     c = np.asarray(counts, dtype=float)
     shape = (1, alpha.size) if alpha.latent else alpha.shape
     marginal = p_hat.sum(axis=0, keepdims=True) if alpha.latent else p_hat

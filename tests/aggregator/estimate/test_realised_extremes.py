@@ -119,3 +119,17 @@ def test_the_interval_shown_is_the_one_the_sorting_method_gave(n):
         # ε* in nats: a log-ratio, so round-off is absolute (1e-15 of each log) and 1e-12 nats is far below it
         assert shown.upper == pytest.approx(upper, rel=1e-12, abs=1e-12), (n, shown, upper)
         assert shown.lower == pytest.approx(lower, rel=1e-12, abs=1e-12), (n, shown, lower)
+
+
+def test_the_watch_given_the_parsed_report_matrix_answers_as_without_it():
+    """The service passes its catalog's parsed report matrix (parsed once per mechanism) instead of letting
+    every check expand the document again: the answer is the same, to the last bit."""
+    from rldp.aggregator.estimate.drift import watch
+    from rldp.shared.document import report_matrix
+
+    doc = adult_sex_race_polyopt(1.5)
+    q = report_matrix(doc)
+    rng = np.random.default_rng(4)
+    counts = rng.multinomial(5_000, q @ public_distribution(doc).ravel())
+    estimate = estimate_distribution(q, counts, public_distribution(doc).shape)
+    assert watch(doc, counts, estimate, reports=q).to_dict() == watch(doc, counts, estimate).to_dict()
