@@ -82,7 +82,7 @@ from rldp.shared.document import (
 from rldp.shared.errors import ValidationError
 from rldp.shared.uncertainty import UncertaintySet
 
-from .ball_fit import ball_fit, certified_lower_bound, kl_terms
+from .ball_fit import ball_fit, certified_lower_bound, kl_value
 from .estimator import estimate_distribution
 from .evidence import evidence as anytime_evidence
 from .evidence import spent_significance
@@ -260,7 +260,7 @@ def projection_statistic(
     point = ball_fit(qhat, q, ball, polished, n)
     bound = max(certified_lower_bound(qhat, q, point, ball), certified_lower_bound(qhat, q, p_hat, ball))
     # min over the simplex: f at any point of it is an upper bound (the estimate, or the F point).
-    floor = min(kl_terms(qhat, q, x)[0] for x in (theta, polished, point))
+    floor = min(kl_value(qhat, q, x) for x in (theta, polished, point))
     return max(0.0, 2.0 * n * (bound - floor)), dof
 
 
