@@ -272,7 +272,7 @@ def _em(qhat: np.ndarray, q: np.ndarray, theta: np.ndarray, steps: int = 300) ->
     steps are |Y|·|X| work each, seconds at |X| = 4,000)."""
     theta = 0.99 * theta + 0.01 / theta.size
     seen = qhat > 0
-    qs, hs = q[seen], qhat[seen]
+    qs, hs = (q, qhat) if seen.all() else (q[seen], qhat[seen])  # no copy of Q when every output was seen
     before = math.inf
     for _ in range(steps):
         pi = np.maximum(qs @ theta, 1e-300)
