@@ -82,10 +82,11 @@ def box_ratio_extremes(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> tupl
     values of :func:`box_ratio_max` (of ``a`` and, negated, of ``−a``) without sorting any row.
 
     Dinkelbach's iteration [Din67]: from a ratio r reached in the box, the threshold vertex x_u = h_u where
-    a_u > r (< r for the minimum), l_u elsewhere, maximises Σ (a_u − r) x_u, and its ratio r′ exceeds r
-    unless r is the maximum already (r′ − r = max_x Σ (a_u − r) x_u / Σ x_u, and that maximum is ≤ 0 exactly
-    when no x in the box beats r). So each step moves to a better threshold vertex, of which there are
-    finitely many, and a row stops once a step no longer improves it: its r is the maximum over the box,
+    a_u > r (< r for the minimum), l_u elsewhere, maximises Σ (a_u − r) x_u over the box, and its ratio r′
+    satisfies r′ − r = Σ (a_u − r) x_u / Σ x_u there: > 0 exactly when some x in the box has Σ (a_u − r) x_u
+    > 0, i.e. beats r. So each step moves to a better threshold vertex, of which there are finitely many,
+    and a row stops once a step no longer improves it: no x beats its r, which is reached, so r is the
+    maximum over the box,
     the same threshold vertex :func:`box_ratio_max` finds by sorting (equal up to round-off; ties in a give
     equal values whichever side they go). Started from the box's midpoint, rows converge in a few steps;
     one still moving after :data:`_STEPS` steps (a round-off cycle) is decided by :func:`box_ratio_max`. A
@@ -99,6 +100,8 @@ def box_ratio_extremes(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> tupl
         reach = high > 0  # the reductions below copy nothing (a may be a strided view of Q)
         top = np.max(a, axis=1, where=reach, initial=-np.inf)
         return top, np.min(a, axis=1, where=reach, initial=np.inf)
+    if a.shape[0] == 0:
+        return np.zeros(0), np.zeros(0)
     step = max(1, _CHUNK_ENTRIES // max(a.shape[1], 1))
     tops, bottoms = [], []
     for i in range(0, a.shape[0], step):

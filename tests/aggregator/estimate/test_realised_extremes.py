@@ -66,6 +66,8 @@ def test_the_extremes_are_the_sorting_method_s_and_need_no_sorting(monkeypatch):
         _same(top, want_top)
         _same(bottom, want_bottom)
     assert sorted_rows == []  # every row settled by Dinkelbach's steps
+    for low in (np.zeros(3), np.full(3, 0.1)):  # no rows: nothing, for either kind of box
+        assert [x.shape for x in box_ratio_extremes(np.zeros((0, 3)), low, np.full(3, 0.2))] == [(0,), (0,)]
 
 
 def test_a_row_still_moving_after_the_last_step_is_decided_by_sorting(monkeypatch):
