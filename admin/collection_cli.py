@@ -51,6 +51,20 @@ def _with_status(c: dict[str, Any]) -> dict[str, Any]:
     return {**c, "status": _status(c)}
 
 
+def _uploads(c: dict[str, Any]) -> str:
+    """Whether the collection's report uploads need its upload token (the token itself is never shown)."""
+    required = c.get("upload_token_required")
+    if required is None:
+        return "unknown (the server does not say whether an upload token is required)"
+    if required:
+        return "need the collection's upload token (the app sends it: Client(url, upload_token=...))"
+    return "need no token (anyone who can reach the server can send reports; rldp collection upload-token NAME)"
+
+
+def _token_cell(required: Any) -> str:
+    return "required" if required is True else "none" if required is False else "?"
+
+
 def _show(c: dict[str, Any]) -> None:
     print(f"collection {c['name']} ({_status(c)}){': ' + c['description'] if c.get('description') else ''}")
     print(f"  policy {_policy(c['policy'])}; window {c.get('window') or 'none'}; current {c['current']}")
@@ -60,6 +74,7 @@ def _show(c: dict[str, Any]) -> None:
         f"  on drift: {drift_policy(policy)}"
         + ("" if not switch else f"; the pilot switches by itself after {int(switch['after']):,} reports")
     )
+    print(f"  uploads: {_uploads(c)}")
     if c.get("paused"):
         print(f"  PAUSED since {utc_minute(c['paused'].get('since'))} UTC: {c['paused']['reason']}")
         print("  (its reports are refused and kept by the clients; rldp collection resume NAME takes them again)")
@@ -79,20 +94,21 @@ def cmd_collections(args: argparse.Namespace) -> int:
     if not collections:
         print(f"no collections on {url}")
         return 0
-    header = ("NAME", "STATUS", "POLICY", "WINDOW", "CURRENT", "MECHANISMS", "CREATED (UTC)")
+    header = ("NAME", "STATUS", "POLICY", "WINDOW", "UPLOAD TOKEN", "CURRENT", "MECHANISMS", "CREATED (UTC)")
     rows = [
         (
             c["name"],
             _status(c),
             _policy(c["policy"]),
             c.get("window") or "-",
+            _token_cell(c.get("upload_token_required")),
             c["current"][:SHORT],
             str(len(c["mechanisms"])),
             utc_minute(c.get("created")),
         )
         for c in collections
     ]
-    print(render_table(header, rows, right=frozenset({5})))
+    print(render_table(header, rows, right=frozenset({6})))
     return 0
 
 

@@ -13,13 +13,16 @@ record each row is; required with a state file for more than one row, else ident
 different people would share one draw; without ``--state`` it keeps the memo in the default state
 file, as ``Client(url)`` does, so a windowed mechanism needs only this one flag). ``--collection
 NAME`` follows a collection: its current mechanism, verified the same way (a rotation means a
-fresh draw).
+fresh draw). A collection that requires an upload token (``rldp collection show NAME`` says so) takes
+the uploads only with it: ``--upload-token TOKEN`` or, kept out of the process list, RLDP_UPLOAD_TOKEN
+(the token the operator made with ``rldp collection upload-token NAME``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from rldp.shared.arguments import add_csv_flags, names, positive_float, positive_int
 from rldp.shared.errors import RldpError
@@ -28,9 +31,20 @@ from rldp.shared.tables import read_csv
 from .client import DEFAULT_RETRIES, Client
 from .connection import connection_options, server_url
 from .defaults import default_state_path
+from .errors import UploadCredentialRefused
 from .mechanism import Mechanism
 
-__all__ = ["add_parser", "cmd_privatize"]
+__all__ = ["UPLOAD_TOKEN_ENV", "add_parser", "cmd_privatize"]
+
+UPLOAD_TOKEN_ENV = "RLDP_UPLOAD_TOKEN"
+
+
+def _upload_token(args: argparse.Namespace) -> str | None:
+    """``--upload-token``, else RLDP_UPLOAD_TOKEN, else None (uploads without a token); an empty or blank
+    value given on purpose is refused by the Client, naming what is expected."""
+    if args.upload_token is not None:
+        return str(args.upload_token)
+    return os.environ.get(UPLOAD_TOKEN_ENV) or None
 
 
 def cmd_privatize(args: argparse.Namespace) -> int:
@@ -54,6 +68,7 @@ def cmd_privatize(args: argparse.Namespace) -> int:
         min_radius=args.min_radius,
         max_public_n=args.max_public_n,
         state_path=state,
+        upload_token=_upload_token(args),
     ) as client:
         try:
             flushed = client.flush() if args.flush else None
@@ -84,6 +99,11 @@ def cmd_privatize(args: argparse.Namespace) -> int:
             receipt = client.submit(mech.id, table, owners=owners, batch_size=args.batch_size)
         except RldpError as exc:
             done = f" (accepted before the error: {exc.receipt.accepted} reports)" if exc.receipt else ""
+            if isinstance(exc, UploadCredentialRefused):  # the CLI's way to give the token, not the SDK's
+                raise ValueError(
+                    f"{exc.status} {exc.reason}: {exc.detail or exc.title} (give the collection's upload token: "
+                    f"--upload-token TOKEN or ${UPLOAD_TOKEN_ENV}){done}"
+                ) from None
             raise ValueError(f"{exc}{done}") from None
     record: dict[str, object] = {
         "collection": args.collection,
@@ -200,4 +220,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="keep batches that cannot be sent in this SQLite file (exit status 3 if any)",
     )
     p.add_argument("--flush", action="store_true", help="first send the batches kept in --queue")
+    p.add_argument(
+        "--upload-token",
+        metavar="TOKEN",
+        default=None,
+        help=f"the collection's upload token, sent with every report upload, when its operator requires one "
+        f"(default ${UPLOAD_TOKEN_ENV}, which keeps it out of the process list)",
+    )
     p.set_defaults(func=cmd_privatize)

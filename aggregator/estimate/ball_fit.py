@@ -24,7 +24,7 @@ from rldp.shared.uncertainty import UncertaintySet
 
 from .linalg import small_linear_algebra
 
-__all__ = ["NEWTON_MAX_WORK", "kl_terms", "certified_lower_bound", "ball_fit"]
+__all__ = ["NEWTON_MAX_WORK", "kl_terms", "kl_value", "certified_lower_bound", "ball_fit"]
 
 #: |Y|·|X|² above which the interior-point fit is replaced by the segment P̂ → target.
 NEWTON_MAX_WORK = 1 << 27
@@ -40,6 +40,15 @@ def kl_terms(qhat: np.ndarray, q: np.ndarray, p: np.ndarray) -> tuple[float, np.
     ratio = np.zeros_like(pi)
     ratio[seen] = qhat[seen] / pi[seen]
     return value, -(q.T @ ratio)
+
+
+def kl_value(qhat: np.ndarray, q: np.ndarray, p: np.ndarray) -> float:
+    """f(P) of :func:`kl_terms` alone (the same arithmetic), without the gradient's product with Qᵀ."""
+    pi = q @ p
+    seen = qhat > 0
+    if np.any(pi[seen] <= 0):
+        return math.inf
+    return float(np.sum(qhat[seen] * (np.log(qhat[seen]) - np.log(pi[seen]))))
 
 
 def certified_lower_bound(qhat: np.ndarray, q: np.ndarray, p: np.ndarray, ball: UncertaintySet) -> float:

@@ -98,10 +98,16 @@ def _water_fill(qhat: np.ndarray, base: np.ndarray, gamma: float) -> np.ndarray:
 
 
 def _contaminated_bound(
-    qhat: np.ndarray, q: np.ndarray, ball: UncertaintySet, gamma: float, p: np.ndarray, r: np.ndarray
+    qhat: np.ndarray,
+    q: np.ndarray,
+    ball: UncertaintySet,
+    gamma: float,
+    p: np.ndarray,
+    r: np.ndarray,
+    qp: np.ndarray,
 ) -> float:
-    """The certified lower bound of min_{C_γ} KL(q̂ ‖ ·) at the point (P, r) (module docstring)."""
-    m = (1 - gamma) * (q @ p) + gamma * r
+    """The certified lower bound of min_{C_γ} KL(q̂ ‖ ·) at the point (P, r) (module docstring); ``qp`` = Q·P."""
+    m = (1 - gamma) * qp + gamma * r
     seen = qhat > 0
     if np.any(m[seen] <= 0):
         return 0.0
@@ -126,17 +132,19 @@ def contaminated_divergence(
     p = ball_fit(qhat, q, ball, start, n)
     if gamma <= 0:
         return certified_lower_bound(qhat, q, p, ball)
-    r = _water_fill(qhat, (1 - gamma) * (q @ p), gamma)
+    qp = q @ p  # once per P: a product with Q is the costly step at large K
+    r = _water_fill(qhat, (1 - gamma) * qp, gamma)
     best = 0.0  # every bound below is of min over C_γ (a bound over C_0 is not: C_γ ⊇ C_0)
     for _ in range(_ROUNDS):
-        best = max(best, _contaminated_bound(qhat, q, ball, gamma, p, r))
-        m = (1 - gamma) * (q @ p) + gamma * r
-        honest = qhat * np.where(m > 0, (1 - gamma) * (q @ p) / np.maximum(m, 1e-300), 0.0)
+        best = max(best, _contaminated_bound(qhat, q, ball, gamma, p, r, qp))
+        m = (1 - gamma) * qp + gamma * r
+        honest = qhat * np.where(m > 0, (1 - gamma) * qp / np.maximum(m, 1e-300), 0.0)
         if honest.sum() <= 0:
             break
         p = ball_fit(honest / honest.sum(), q, ball, p, n)  # EM's step for the honest share
-        r = _water_fill(qhat, (1 - gamma) * (q @ p), gamma)
-    return max(best, _contaminated_bound(qhat, q, ball, gamma, p, r))
+        qp = q @ p
+        r = _water_fill(qhat, (1 - gamma) * qp, gamma)
+    return max(best, _contaminated_bound(qhat, q, ball, gamma, p, r, qp))
 
 
 @dataclass(frozen=True)

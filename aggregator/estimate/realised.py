@@ -31,6 +31,7 @@ from .result import Estimate
 __all__ = [
     "PSEUDO_REPORTS",
     "Realised",
+    "box_ratio_extremes",
     "box_ratio_max",
     "realised",
     "realised_lower_bound",
@@ -47,6 +48,8 @@ _LARGE_STEPS = 10
 
 # Rows of Q per call of box_ratio_max are capped at this many entries (2 MB of float64 per temporary).
 _CHUNK_ENTRIES = 1 << 18
+#: Dinkelbach steps per row before :func:`box_ratio_max` decides it (:func:`box_ratio_extremes`).
+_STEPS = 50
 
 
 def box_ratio_max(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -74,10 +77,66 @@ def box_ratio_max(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarra
     return np.maximum(ratio.max(axis=-1), np.where(can_vanish, single, -np.inf))
 
 
-def _by_rows(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """:func:`box_ratio_max` over the rows of ``a`` a few MB at a time (its temporaries are |Y|·|U| each)."""
+def box_ratio_extremes(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(max, min) over l ≤ x ≤ h of Σ a_u x_u / Σ x_u for each row of ``a`` (|Y| × k; l, h: (k,)): the
+    values of :func:`box_ratio_max` (of ``a`` and, negated, of ``−a``) without sorting any row.
+
+    Dinkelbach's iteration [Din67]: from a ratio r reached in the box, the threshold vertex x_u = h_u where
+    a_u > r (< r for the minimum), l_u elsewhere, maximises Σ (a_u − r) x_u over the box, and its ratio r′
+    satisfies r′ − r = Σ (a_u − r) x_u / Σ x_u there: > 0 exactly when some x in the box has Σ (a_u − r) x_u
+    > 0, i.e. beats r. So each step moves to a better threshold vertex, of which there are finitely many,
+    and a row stops once a step no longer improves it: no x beats its r, which is reached, so r is the
+    maximum over the box,
+    the same threshold vertex :func:`box_ratio_max` finds by sorting (equal up to round-off; ties in a give
+    equal values whichever side they go). Started from the box's midpoint, rows converge in a few steps;
+    one still moving after :data:`_STEPS` steps (a round-off cycle) is decided by :func:`box_ratio_max`. A
+    box whose low corner is 0 holds each x = h_u e_u, and the extremes are then the largest and smallest
+    a_u with h_u > 0 (the ratio is an average of those a_u). Rows are taken a few hundred kB at a time, so
+    each step's temporaries stay in the cache."""
+    a = np.asarray(a, dtype=float)
+    low = np.asarray(low, dtype=float)
+    high = np.asarray(high, dtype=float)
+    if low.sum() <= 0:
+        reach = high > 0  # the reductions below copy nothing (a may be a strided view of Q)
+        top = np.max(a, axis=1, where=reach, initial=-np.inf)
+        return top, np.min(a, axis=1, where=reach, initial=np.inf)
+    if a.shape[0] == 0:
+        return np.zeros(0), np.zeros(0)
     step = max(1, _CHUNK_ENTRIES // max(a.shape[1], 1))
-    return np.concatenate([box_ratio_max(a[i : i + step], low, high) for i in range(0, a.shape[0], step)])
+    tops, bottoms = [], []
+    for i in range(0, a.shape[0], step):
+        top, bottom = _dinkelbach(np.ascontiguousarray(a[i : i + step]), low, high)
+        tops.append(top)
+        bottoms.append(bottom)
+    return np.concatenate(tops), np.concatenate(bottoms)
+
+
+def _dinkelbach(a: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`box_ratio_extremes` of a few rows, for a box with Σ l > 0 (every denominator is positive)."""
+    width = high - low
+    weighted = a * width
+    # einsum, not BLAS: each row's sums are then the same whatever rows share its chunk
+    base_num, base_den = np.einsum("ij,j->i", a, low), float(low.sum())
+    middle = np.einsum("ij,j->i", a, low + high) / float((low + high).sum())
+    out = []
+    for better in (np.greater, np.less):  # the maximum, then the minimum
+        r = middle.copy()
+        rows = np.arange(a.shape[0])
+        for _ in range(_STEPS):
+            at_high = better(a[rows], r[rows, None]).astype(float)
+            moved = (base_num[rows] + np.einsum("ij,ij->i", weighted[rows], at_high)) / (
+                base_den + np.einsum("ij,j->i", at_high, width)
+            )
+            improved = better(moved, r[rows])
+            r[rows[improved]] = moved[improved]
+            rows = rows[improved]
+            if rows.size == 0:
+                break
+        if rows.size:  # a round-off cycle: the sorting method decides these rows
+            sign = 1.0 if better is np.greater else -1.0
+            r[rows] = sign * box_ratio_max(sign * a[rows], low, high)
+        out.append(r)
+    return out[0], out[1]
 
 
 def _worst_pair(top: np.ndarray, bottom: np.ndarray) -> float:
@@ -104,8 +163,9 @@ def _extremes(matrix: Any, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, 
     """(max, min) over the box of P(y|s) = Σ_u Q(y|s,u) θ_u / Σ_u θ_u, each |Y| × |S| (blocks independent)."""
     k = lo.shape[0]
     q = joint_matrix(matrix, k, lo.shape[1]).reshape(-1, k, lo.shape[1])
-    top = np.stack([_by_rows(q[:, s, :], lo[s], hi[s]) for s in range(k)], axis=1)
-    bottom = np.stack([-_by_rows(-q[:, s, :], lo[s], hi[s]) for s in range(k)], axis=1)
+    both = [box_ratio_extremes(q[:, s, :], lo[s], hi[s]) for s in range(k)]
+    top = np.stack([t for t, _ in both], axis=1)
+    bottom = np.stack([b for _, b in both], axis=1)
     return top, np.maximum(bottom, 0.0)
 
 

@@ -133,6 +133,12 @@ COLLECTION_SCHEMAS: dict[str, Any] = {
                 "description": "set while the drift policy 'pause' has stopped the current mechanism's reports",
                 "properties": {"since": _TIME, "reason": {"type": "string"}},
             },
+            "upload_token_required": {
+                "type": "boolean",
+                "description": "whether report uploads for its mechanisms must carry the collection's upload token "
+                "('Authorization: Bearer <token>'; POST /v1/collections/{name}/upload-token). The token itself is "
+                "never shown here",
+            },
             "mechanisms": {
                 "type": "array",
                 "description": "every mechanism, oldest first; exactly one is current",

@@ -21,10 +21,15 @@ __all__ = ["blueprint", "collection_json"]
 blueprint = Blueprint("collections", __name__)
 
 
-def collection_json(record: CollectionRecord) -> dict[str, Any]:
+def collection_json(record: CollectionRecord, tokens: frozenset[str] | None = None) -> dict[str, Any]:
     """A collection as the API shows it (the Collection schema): its current mechanism and the history, oldest
-    first; ``paused``: why its current mechanism takes no reports (its drift policy paused it), else null."""
-    pause = current_service().pauses.get(record.current)
+    first; ``paused``: why its current mechanism takes no reports (its drift policy paused it), else null;
+    ``upload_token_required``: whether its report uploads must carry its upload token (never the token itself;
+    ``tokens``: the collections that require one, when the caller already read them)."""
+    service = current_service()
+    pause = service.pauses.get(record.current)
+    if tokens is None:
+        tokens = service.upload_credentials.collections()
     return {
         "name": record.name,
         "description": record.description,
@@ -35,6 +40,7 @@ def collection_json(record: CollectionRecord) -> dict[str, Any]:
         "retired": iso(record.retired),
         "current": record.current,
         "paused": None if pause is None else {"since": iso(pause.since), "reason": pause.reason},
+        "upload_token_required": record.name in tokens,
         "mechanisms": [
             {"mechanism": e.mechanism, "since": iso(e.since), "until": iso(e.until), "current": e.until is None}
             for e in record.mechanisms
@@ -58,7 +64,9 @@ def create() -> Response:
 
 @blueprint.get("/v1/collections")
 def list_collections() -> Response:
-    return respond({"collections": [collection_json(r) for r in current_service().collections.list()]})
+    service = current_service()
+    tokens = service.upload_credentials.collections()
+    return respond({"collections": [collection_json(r, tokens) for r in service.collections.list()]})
 
 
 @blueprint.get("/v1/collections/<name>")

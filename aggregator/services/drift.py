@@ -118,7 +118,13 @@ class DriftWatch:
             try:
                 gamma, sequence = self._settings(record, label)
                 drift = watch(
-                    doc, counts, estimate, contamination=gamma, min_reports=DRIFT_MIN_REPORTS, sequence=sequence
+                    doc,
+                    counts,
+                    estimate,
+                    contamination=gamma,
+                    min_reports=DRIFT_MIN_REPORTS,
+                    sequence=sequence,
+                    reports=self.catalog.parsed(record.id)[0],  # parsed once per mechanism, not per check
                 ).to_dict()
                 if label is None and self.catalog.window(record.id) is not None:
                     drift = _across_windows(drift)

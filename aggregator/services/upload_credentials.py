@@ -106,3 +106,8 @@ class UploadCredentials:
     def required(self, mechanism_id: str) -> bool:
         """Whether uploads of ``mechanism_id`` need a token (as of at most :attr:`TTL` seconds ago)."""
         return mechanism_id in self._current()
+
+    def collections(self) -> frozenset[str]:
+        """The collections whose uploads need a token (as of at most :attr:`TTL` seconds ago): what the API and
+        the dashboard show (whether a credential is needed, never the token)."""
+        return frozenset(credential.collection for credential in self._current().values())

@@ -114,3 +114,51 @@ def test_the_cli_needs_the_admin_token_and_an_existing_collection(server):
     assert missing.returncode != 0 and "unknown-collection" in missing.stderr and "Traceback" not in missing.stderr
     with pytest.raises(ValueError, match="upload_token"):
         Client(server.url, state_path=None, upload_token="  ")
+
+
+def _operator(*args: object, server, **env: str):
+    return run_cli(*args, env={"RLDP_SERVER": server.url, "RLDP_ADMIN_TOKEN": ADMIN_TOKEN, **env}, timeout=120)
+
+
+def test_show_and_list_say_whether_uploads_need_the_token_and_privatize_sends_it(server, tmp_path):
+    """``rldp collection show`` and ``rldp collections`` say whether uploads need a token (never the token);
+    ``rldp privatize`` sends it from ``--upload-token`` or RLDP_UPLOAD_TOKEN, and without it is refused in
+    one line naming both, nothing stored."""
+    name, mid = _collection(server)
+    shown = _operator("collection", "show", name, server=server)
+    assert shown.returncode == 0 and "uploads: need no token" in shown.stdout, shown.stderr
+    listed = _operator("collections", server=server)
+    header, *rows = listed.stdout.splitlines()
+    assert "UPLOAD TOKEN" in header
+    [row] = [r for r in rows if r.startswith(name)]
+    assert row[header.index("UPLOAD TOKEN") :].split()[0] == "none", listed.stdout
+    token = _cli(server, name).stdout.strip()
+    shown = _operator("collection", "show", name, server=server)
+    assert "uploads: need the collection's upload token" in shown.stdout and token not in shown.stdout
+    listed = _operator("collections", "--json", server=server)
+    assert '"upload_token_required": true' in listed.stdout and token not in listed.stdout
+    header, *rows = _operator("collections", server=server).stdout.splitlines()
+    [row] = [r for r in rows if r.startswith(name)]
+    assert row[header.index("UPLOAD TOKEN") :].split()[0] == "required" and token not in row
+
+    users = tmp_path / "users.csv"
+    users.write_text("sex,colour\nFemale,red\nMale,blue\n")
+    privatize = ("privatize", "--collection", name, users, "--json", "--retries", "0")
+    refused = _operator(*privatize, server=server, RLDP_UPLOAD_TOKEN="")
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr, refused.stderr
+    assert (
+        "requires an upload token" in refused.stderr and "--upload-token TOKEN or $RLDP_UPLOAD_TOKEN" in refused.stderr
+    )
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert _stored(server, mid) == 0
+    wrong = _operator(*privatize, "--upload-token", "forged", server=server, RLDP_UPLOAD_TOKEN=token)
+    assert wrong.returncode != 0 and "not its current or previous token" in wrong.stderr, wrong.stderr  # flag wins
+    assert _stored(server, mid) == 0
+    flagged = _operator(*privatize, "--upload-token", token, server=server, RLDP_UPLOAD_TOKEN="")
+    assert flagged.returncode == 0 and '"accepted": 2' in flagged.stdout, flagged.stderr
+    from_env = _operator(*privatize, server=server, RLDP_UPLOAD_TOKEN=token)
+    assert from_env.returncode == 0 and '"accepted": 2' in from_env.stdout, from_env.stderr
+    assert _stored(server, mid) == 4
+    blank = _operator(*privatize, "--upload-token", " ", server=server, RLDP_UPLOAD_TOKEN="")
+    assert blank.returncode != 0 and "upload_token must be a non-empty string" in blank.stderr, blank.stderr
+    assert "Traceback" not in blank.stderr

@@ -67,6 +67,7 @@ def _page(user: User, error: str | None = None, done: str | None = None) -> Base
         user=user,
         collections=collections,
         paused={c.current: p for c in collections if (p := service.pauses.get(c.current)) is not None},
+        upload_tokens=service.upload_credentials.collections(),
         claim_keys=_POLICY_FIELDS,
         drift_policies=DRIFT_POLICIES,
         drift_policy=drift_policy,

@@ -168,3 +168,38 @@ def test_openapi_documents_the_upload_token_and_its_refusal(app):
     assert set(path) >= {"post", "delete"} and path["post"]["security"] == path["delete"]["security"]
     assert "previous_valid" in spec["components"]["schemas"]["UploadToken"]["properties"]
     assert "upload-credential" in spec["paths"]["/v1/reports"]["post"]["responses"]["401"]["description"]
+
+
+def test_the_collection_says_whether_uploads_need_a_token_never_the_token(app):
+    """GET /v1/collections/{name}, the list and the dashboard's collections page say whether report uploads
+    need the upload token (and the OpenAPI schema documents it); the token itself is never shown."""
+    import re
+
+    http = app.test_client()
+    _collection(http)
+
+    def required() -> list[bool]:
+        one = http.get("/v1/collections/app-usage").json
+        listed = http.get("/v1/collections").json["collections"]
+        return [one["upload_token_required"], *(c["upload_token_required"] for c in listed)]
+
+    def page() -> str:
+        return http.get("/ui/collections").get_data(as_text=True)
+
+    login = http.get("/ui/login")
+    nonce = re.search(r'name="csrf_token" value="([^"]+)"', login.get_data(as_text=True)).group(1)
+    assert (
+        http.post("/ui/login", data={"token": READ["Authorization"].split()[1], "csrf_token": nonce}).status_code == 303
+    )
+    assert required() == [False, False]
+    assert "uploads need no token" in page()
+    token = http.post("/v1/collections/app-usage/upload-token", headers=ADMIN).json["token"]
+    assert required() == [True, True]
+    shown = page()
+    assert "uploads need the collection's upload token" in shown and token not in shown
+    for path in ("/v1/collections/app-usage", "/v1/collections"):
+        assert token not in http.get(path).get_data(as_text=True)
+    assert http.delete("/v1/collections/app-usage/upload-token", headers=ADMIN).json["revoked"]
+    assert required() == [False, False]
+    schema = http.get("/openapi.json").json["components"]["schemas"]["Collection"]["properties"]
+    assert schema["upload_token_required"]["type"] == "boolean"
