@@ -309,6 +309,23 @@ def check_public_data(doc: Mapping[str, Any], table: Table, *, beta: float | Non
     notes = [] if prov is not None else [NO_PROVENANCE + "; P̂, n and the radius are still compared"]
     mismatches: list[Mismatch] = []
 
+    mismatches += _distribution(alphabet, p_hat, public)
+    n_mismatches, n_notes = _n(unc, prov, public)
+    mismatches += n_mismatches
+    notes += n_notes
+    radius_mismatches, radius_notes = _radius(unc, public, beta)
+    mismatches += radius_mismatches
+    notes += radius_notes
+    if prov is not None:
+        if prov["counts_sha256"] != public.sha256:
+            message = f"counts_sha256: the document says {prov['counts_sha256'][:16]}…, the data hashes to {public.sha256[:16]}…"
+            mismatches.append(Mismatch("counts_sha256", prov["counts_sha256"], public.sha256, message))
+        mismatches += _columns(prov, alphabet)
+    return ProvenanceCheck(tuple(mismatches), tuple(notes), prov, public.n, public.sha256)
+
+
+def _distribution(alphabet: Any, p_hat: np.ndarray, public: PublicCounts) -> list[Mismatch]:
+    """P̂ against the data's distribution: one mismatch naming the worst cell (and how many differ), or none."""
     gap = np.abs(p_hat - public.distribution)
     if float(gap.max()) > STOCHASTIC_TOLERANCE:
         s, u = np.unravel_index(int(np.argmax(gap)), gap.shape)
@@ -317,10 +334,16 @@ def check_public_data(doc: Mapping[str, Any], table: Table, *, beta: float | Non
             f"public_distribution{_cell(alphabet, int(s), int(u))}: the document says {float(p_hat[s, u]):.6g}, "
             f"the data gives {float(public.distribution[s, u]):.6g} ({differ} of {gap.size} cells differ)"
         )
-        mismatches.append(
-            Mismatch("public_distribution", float(p_hat[s, u]), float(public.distribution[s, u]), message)
-        )
+        return [Mismatch("public_distribution", float(p_hat[s, u]), float(public.distribution[s, u]), message)]
+    return []
 
+
+def _n(
+    unc: Mapping[str, Any] | None, prov: Mapping[str, Any] | None, public: PublicCounts
+) -> tuple[list[Mismatch], list[str]]:
+    """Each n the document states (privacy.uncertainty.n, provenance.n) against the data's row count."""
+    mismatches: list[Mismatch] = []
+    notes: list[str] = []
     claimed = {
         "privacy.uncertainty.n": None if unc is None else unc.get("n"),
         "provenance.n": prov["n"] if prov else None,
@@ -334,13 +357,4 @@ def check_public_data(doc: Mapping[str, Any], table: Table, *, beta: float | Non
             )
     if not stated:
         notes.append("the document states no n")
-
-    radius_mismatches, radius_notes = _radius(unc, public, beta)
-    mismatches += radius_mismatches
-    notes += radius_notes
-    if prov is not None:
-        if prov["counts_sha256"] != public.sha256:
-            message = f"counts_sha256: the document says {prov['counts_sha256'][:16]}…, the data hashes to {public.sha256[:16]}…"
-            mismatches.append(Mismatch("counts_sha256", prov["counts_sha256"], public.sha256, message))
-        mismatches += _columns(prov, alphabet)
-    return ProvenanceCheck(tuple(mismatches), tuple(notes), prov, public.n, public.sha256)
+    return mismatches, notes

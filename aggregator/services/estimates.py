@@ -173,6 +173,20 @@ def estimate(
         )
     except ValueError as exc:
         raise InvalidParameter(one_line(exc)) from None
+    out = _estimate_dict(est, alpha, record)
+    if drift is not None:
+        own = params["method"] in ("auto", "em") and all(params[k] == v for k, v in _DRIFT_PARAMETERS.items())
+        out["drift"], reason = drift.check(record, counts, label, est if own else None)
+        if reason is not None:
+            out["drift_unavailable"] = reason
+    if window is not None:
+        out["window"] = label
+        out["windows"] = window_counts(storage, catalog, record)
+    return out
+
+
+def _estimate_dict(est: Any, alpha: Any, record: Any) -> dict[str, Any]:
+    """The estimate as JSON: its numeric summaries, a latent S's labels, the mechanism and its status."""
     # With a latent S the estimate is P(U) alone: no S marginal to name (labels: the U values).
     out = est.to_dict(None) if alpha.latent else est.to_dict(alpha)
     numeric = numeric_summaries(est, alpha)  # a numeric released attribute's mean, quantiles, CDF
@@ -183,12 +197,4 @@ def estimate(
         out["latent"] = True
     out["mechanism"] = record.id
     out["status"] = record.status
-    if drift is not None:
-        own = params["method"] in ("auto", "em") and all(params[k] == v for k, v in _DRIFT_PARAMETERS.items())
-        out["drift"], reason = drift.check(record, counts, label, est if own else None)
-        if reason is not None:
-            out["drift_unavailable"] = reason
-    if window is not None:
-        out["window"] = label
-        out["windows"] = window_counts(storage, catalog, record)
     return out
