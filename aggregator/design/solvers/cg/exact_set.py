@@ -23,7 +23,8 @@ from ...primitives.cone import GammaCone
 from ...primitives.errors import CGError
 from ...primitives.exact import enumerate_vertices
 from .master import Master
-from .solve import CGResult, Progress, check_inputs, solve_polyopt_cg
+from .result import CGResult, Progress, check_inputs
+from .solve import solve_polyopt_cg
 
 __all__ = ["solve_exact_set_cg"]
 
