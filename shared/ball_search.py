@@ -71,30 +71,46 @@ def ball_maximum(
     q_supp = np.where(supp, q, -np.inf)
     q_top = q_supp.max(axis=1)  # max over the support
     q_zero = np.where(supp, -np.inf, q).max(axis=1)  # max over cells with p = 0
-    q_all = np.maximum(q_top, q_zero)
+    todo = _closed_form_rows(out, q, p, supp, radius, np.maximum(q_top, q_zero))
+    if not np.any(todo):
+        return out
+    ball = _Ball(q[todo], p[todo], supp[todo], q_top[todo], alpha)
+    out[todo] = _search_value(ball, radius[todo], q_zero[todo], search)
+    return out
 
+
+def _closed_form_rows(
+    out: np.ndarray, q: np.ndarray, p: np.ndarray, supp: np.ndarray, radius: np.ndarray, q_all: np.ndarray
+) -> np.ndarray:
+    """Fill ``out`` on the rows whose maximum needs no search (radius ∞: max q; radius 0: q·p); the other rows."""
     unbounded = np.isinf(radius)
     out[unbounded] = q_all[unbounded]
     point = (radius == 0) & ~unbounded
     out[point] = np.sum(np.where(supp[point], q[point] * p[point], 0.0), axis=1)
-    todo = ~(unbounded | point)
-    if not np.any(todo):
-        return out
+    todo: np.ndarray = ~(unbounded | point)
+    return todo
 
-    q, p, supp, radius = q[todo], p[todo], supp[todo], radius[todo]
-    q_top, q_zero = q_top[todo], q_zero[todo]
-    delta = np.where(supp, q_top[:, None] - q, 0.0)  # ≥ 0 on the support
-    spread = delta.max(axis=1)
-    flat = spread <= 0  # q constant on the support: R ∝ p for every τ
-    scale = np.where(flat, 1.0, spread)
-    inv_alpha = 1.0 / alpha
 
-    def shape_at(tau: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+class _Ball:
+    """The KKT family R(τ) ∝ p (τ/(τ+δ))^{1/α} of the rows searched: its divergence and its value."""
+
+    def __init__(self, q: np.ndarray, p: np.ndarray, supp: np.ndarray, q_top: np.ndarray, alpha: float):
+        self.q, self.p, self.supp, self.q_top, self.alpha = q, p, supp, q_top, alpha
+        self.delta = np.where(supp, q_top[:, None] - q, 0.0)  # ≥ 0 on the support
+        spread = self.delta.max(axis=1)
+        self.flat = spread <= 0  # q constant on the support: R ∝ p for every τ
+        self.scale = np.where(self.flat, 1.0, spread)
+        self.inv_alpha = 1.0 / alpha
+
+    def shape_at(self, tau: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(log of R/p, D_α(p‖R)) for R(τ) ∝ p (τ/(τ+δ))^{1/α}, rows with τ given (all, or ``rows``)."""
-        d, pp, sp = (delta, p, supp) if rows is None else (delta[rows], p[rows], supp[rows])
+        alpha = self.alpha
+        d, pp, sp = (
+            (self.delta, self.p, self.supp) if rows is None else (self.delta[rows], self.p[rows], self.supp[rows])
+        )
         tau = np.maximum(tau, 1e-300)  # τ > 0 keeps δ/τ = 0 (not 0/0) on the argmax cells
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            log_w = -inv_alpha * np.log1p(d / tau[:, None])  # ≤ 0, −inf allowed
+            log_w = -self.inv_alpha * np.log1p(d / tau[:, None])  # ≤ 0, −inf allowed
             w_minus_1 = np.expm1(log_w)
             log_mass = np.log1p(np.sum(np.where(sp, pp * w_minus_1, 0.0), axis=1))
             log_ratio = log_w - log_mass[:, None]  # log(R_u / p_u) on the support
@@ -107,43 +123,51 @@ def ball_maximum(
         div = np.where(np.isnan(div), np.inf, div)
         return log_ratio, np.maximum(div, 0.0)
 
-    def value_at(log_ratio: np.ndarray) -> np.ndarray:
-        r = np.where(supp, p * np.exp(log_ratio), 0.0)
-        value: np.ndarray = q_top - np.sum(r * delta, axis=1)
+    def value_at(self, log_ratio: np.ndarray) -> np.ndarray:
+        """q·R for the R with these log(R/p) on the support."""
+        r = np.where(self.supp, self.p * np.exp(log_ratio), 0.0)
+        value: np.ndarray = self.q_top - np.sum(r * self.delta, axis=1)
         return value
 
+
+def _search_value(ball: _Ball, radius: np.ndarray, q_zero: np.ndarray, search: str) -> np.ndarray:
+    """The maximum of the searched rows: the Lagrange search over τ, then the mass the cells with p = 0 absorb."""
+    scale, flat, q_top = ball.scale, ball.flat, ball.q_top
     # Bisection on t = log(τ / scale) over [-690, 40]: D(τ) decreases in τ.
-    lo = np.full(len(q), -690.0)  # infeasible side (D ≥ radius), or the limit τ → 0
-    hi = np.full(len(q), 40.0)  # feasible side (D ≤ radius)
-    _, d_lo = shape_at(scale * np.exp(lo))
+    lo = np.full(len(ball.q), -690.0)  # infeasible side (D ≥ radius), or the limit τ → 0
+    hi = np.full(len(ball.q), 40.0)  # feasible side (D ≤ radius)
+    _, d_lo = ball.shape_at(scale * np.exp(lo))
     reach = d_lo > radius  # otherwise even τ → 0 stays inside the ball (possible for α < 1)
     if search == "bisection":
         for _ in range(SEARCH_STEPS):
             mid = 0.5 * (lo + hi)
-            _, d_mid = shape_at(scale * np.exp(mid))
+            _, d_mid = ball.shape_at(scale * np.exp(mid))
             inside = d_mid <= radius
             hi = np.where(inside, mid, hi)
             lo = np.where(inside, lo, mid)
     else:
-        lo, hi = _illinois(shape_at, scale, radius, lo, hi, d_lo, reach & ~flat)
-    log_ratio, _ = shape_at(scale * np.exp(lo))
-    value = np.where(reach, value_at(log_ratio), q_top)
+        lo, hi = _illinois(ball.shape_at, scale, radius, lo, hi, d_lo, reach & ~flat)
+    log_ratio, _ = ball.shape_at(scale * np.exp(lo))
+    value = np.where(reach, ball.value_at(log_ratio), q_top)
     value = np.where(flat, q_top, value)
     nu = q_top + np.where(reach & ~flat, scale * np.exp(lo), 0.0)
+    return _absorbed(ball, radius, q_zero, nu, value)
 
-    # Cells outside the support absorb mass when their q beats the multiplier ν.
+
+def _absorbed(ball: _Ball, radius: np.ndarray, q_zero: np.ndarray, nu: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``value`` raised where cells outside the support absorb mass (their q beats the multiplier ν)."""
     absorb = q_zero > nu
-    if np.any(absorb):
-        tau_z = np.where(absorb, q_zero - q_top, 1.0)
-        tau_z = np.where(flat, np.inf, tau_z)
-        log_ratio_z, d_z = shape_at(np.where(np.isinf(tau_z), 1e300, tau_z))
-        d_z = np.where(flat, 0.0, d_z)
-        mass = np.exp(np.minimum(d_z - radius, 0.0))  # m = e^{D(τ_z) − radius} ≤ 1
-        inside_value = np.where(flat, q_top, value_at(log_ratio_z))
-        mixed = mass * inside_value + (1.0 - mass) * np.where(absorb, q_zero, 0.0)
-        value = np.where(absorb, np.maximum(mixed, value), value)
-    out[todo] = value
-    return out
+    if not np.any(absorb):
+        return value
+    flat, q_top = ball.flat, ball.q_top
+    tau_z = np.where(absorb, q_zero - q_top, 1.0)
+    tau_z = np.where(flat, np.inf, tau_z)
+    log_ratio_z, d_z = ball.shape_at(np.where(np.isinf(tau_z), 1e300, tau_z))
+    d_z = np.where(flat, 0.0, d_z)
+    mass = np.exp(np.minimum(d_z - radius, 0.0))  # m = e^{D(τ_z) − radius} ≤ 1
+    inside_value = np.where(flat, q_top, ball.value_at(log_ratio_z))
+    mixed = mass * inside_value + (1.0 - mass) * np.where(absorb, q_zero, 0.0)
+    return np.where(absorb, np.maximum(mixed, value), value)
 
 
 def _illinois(
@@ -168,16 +192,36 @@ def _illinois(
     stuck_hi = todo & ~(d_hi <= radius)  # even t = 40 is outside the ball: the bisection would end there
     lo[stuck_hi] = hi[stuck_hi]
     todo = todo & ~stuck_hi
-    moved_lo = np.zeros(lo.shape, dtype=bool)  # lo has left its start
-    moved_hi = np.zeros(lo.shape, dtype=bool)
-    prev_t, prev_f = np.full(lo.shape, np.nan), np.full(lo.shape, np.nan)  # the moving end's previous point
-    last = np.zeros(lo.shape, dtype=np.int8)  # side moved last: +1 hi, −1 lo (Illinois halving)
+    brackets = _Brackets(lo, hi, f_lo, f_hi)
     for step in range(_ILLINOIS_MAX_STEPS):
-        rows = np.flatnonzero(todo & (hi - lo > _BRACKET_WIDTH) & (f_lo > _LOG_D_TOLERANCE))
+        rows = np.flatnonzero(todo & (brackets.hi - brackets.lo > _BRACKET_WIDTH) & (brackets.f_lo > _LOG_D_TOLERANCE))
         if not rows.size:
             break
-        a, b, fa, fb = lo[rows], hi[rows], f_lo[rows], f_hi[rows]
-        ml, mh = moved_lo[rows], moved_hi[rows]
+        t, both = brackets.trial(rows, step)
+        _, d_t = shape_at(scale[rows] * np.exp(t), rows)
+        f_t = np.log(np.maximum(d_t, 1e-300)) - log_r[rows]
+        brackets.move(rows, t, f_t, d_t <= radius[rows], both)
+    return brackets.lo, brackets.hi
+
+
+class _Brackets:
+    """The Illinois search's state per row: the bracket [lo, hi] of t with f at its ends, which ends have
+    left their start, the moving end's previous point and the side moved last."""
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, f_lo: np.ndarray, f_hi: np.ndarray):
+        self.lo, self.hi, self.f_lo, self.f_hi = lo, hi, f_lo, f_hi
+        self.moved_lo = np.zeros(lo.shape, dtype=bool)  # lo has left its start
+        self.moved_hi = np.zeros(lo.shape, dtype=bool)
+        self.prev_t, self.prev_f = (
+            np.full(lo.shape, np.nan),
+            np.full(lo.shape, np.nan),
+        )  # the moving end's previous point
+        self.last = np.zeros(lo.shape, dtype=np.int8)  # side moved last: +1 hi, −1 lo (Illinois halving)
+
+    def trial(self, rows: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next point t of each of ``rows``, and which of them have both ends moved (bracketed)."""
+        a, b, fa, fb = self.lo[rows], self.hi[rows], self.f_lo[rows], self.f_hi[rows]
+        ml, mh = self.moved_lo[rows], self.moved_hi[rows]
         both = ml & mh
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             chord = (a * fb - b * fa) / (fb - fa)  # the zero of the chord (fa > 0 ≥ fb)
@@ -187,7 +231,7 @@ def _illinois(
             # D ∝ τ⁻² for large τ, a divergence being quadratic near p), 1.5 times as far, at least half a
             # unit, so that the root is soon bracketed on both sides.
             side_t, side_f = np.where(ml, a, b), np.where(ml, fa, fb)
-            slope = (side_f - prev_f[rows]) / (side_t - prev_t[rows])
+            slope = (side_f - self.prev_f[rows]) / (side_t - self.prev_t[rows])
             slope = np.where(np.isfinite(slope) & (slope < 0), slope, -2.0)
             jump = np.maximum(np.abs(1.5 * side_f / slope), 0.5)
             model = np.where(ml, a + jump, b - jump)
@@ -195,19 +239,20 @@ def _illinois(
         bisect = both & (step % 4 == 3)
         t = np.where(both, chord, model)
         t = np.where(bisect | ~(np.isfinite(t) & (t > a) & (t < b)), 0.5 * (a + b), t)
-        _, d_t = shape_at(scale[rows] * np.exp(t), rows)
-        f_t = np.log(np.maximum(d_t, 1e-300)) - log_r[rows]
-        inside = d_t <= radius[rows]
+        return t, both
+
+    def move(self, rows: np.ndarray, t: np.ndarray, f_t: np.ndarray, inside: np.ndarray, both: np.ndarray) -> None:
+        """Move to t the end of each row's bracket on its side (``inside``: D(t) ≤ radius, the feasible end)."""
+        lo, hi, f_lo, f_hi, prev_t, prev_f = self.lo, self.hi, self.f_lo, self.f_hi, self.prev_t, self.prev_f
         r_in, r_out = rows[inside], rows[~inside]
         # One-sided rows remember the end they leave (unless it is the start), for the next secant.
-        keep_in, keep_out = r_in[moved_hi[r_in]], r_out[moved_lo[r_out]]
+        keep_in, keep_out = r_in[self.moved_hi[r_in]], r_out[self.moved_lo[r_out]]
         prev_t[keep_in], prev_f[keep_in] = hi[keep_in], f_hi[keep_in]
         prev_t[keep_out], prev_f[keep_out] = lo[keep_out], f_lo[keep_out]
         hi[r_in], f_hi[r_in] = t[inside], f_t[inside]
         lo[r_out], f_lo[r_out] = t[~inside], f_t[~inside]
         # Illinois (once bracketed): the end that stayed twice in a row has its f halved, so the chord moves it next.
-        f_lo[r_in[both[inside] & (last[r_in] == 1)]] *= 0.5
-        f_hi[r_out[both[~inside] & (last[r_out] == -1)]] *= 0.5
-        moved_lo[r_out], moved_hi[r_in] = True, True
-        last[r_in], last[r_out] = 1, -1
-    return lo, hi
+        f_lo[r_in[both[inside] & (self.last[r_in] == 1)]] *= 0.5
+        f_hi[r_out[both[~inside] & (self.last[r_out] == -1)]] *= 0.5
+        self.moved_lo[r_out], self.moved_hi[r_in] = True, True
+        self.last[r_in], self.last[r_out] = 1, -1

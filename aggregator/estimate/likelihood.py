@@ -169,27 +169,7 @@ class Likelihood:
                 break
             t2, _ = self.step(t1, rows[active])
             evals += 1
-            # SQUAREM S3: α = −‖r‖/‖v‖ ≤ −1; α = −1 gives back t2 (two plain EM steps).
-            r = t1 - t0
-            v = t2 - t1 - r
-            nr = np.sqrt((r * r).sum(axis=1))
-            nv = np.sqrt((v * v).sum(axis=1))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                alpha = np.where(nv > 0, -nr / nv, -1.0)
-            alpha = np.minimum(alpha, -1.0)[:, None]
-            tp = t0 - 2.0 * alpha * r + alpha * alpha * v
-            # Infeasible extrapolations (a cell ≤ 0; EM could never revive an exact 0) step
-            # back towards α = −1, which is t2 itself (Varadhan & Roland's backtracking).
-            for _ in range(30):
-                bad = (tp <= 0).any(axis=1)
-                if not bad.any():
-                    break
-                alpha[bad] = (alpha[bad] - 1.0) / 2.0
-                tp[bad] = t0[bad] - 2.0 * alpha[bad] * r[bad] + alpha[bad] ** 2 * v[bad]
-            else:
-                bad = (tp <= 0).any(axis=1)
-                tp[bad] = t2[bad]
-            tp /= tp.sum(axis=1, keepdims=True)
+            tp = _squarem_point(t0, t1, t2)
             if evals >= max_updates:
                 theta[active] = t2
                 gap[active] = self.gap(t2, rows[active])
@@ -223,14 +203,7 @@ class Likelihood:
         kk = np.zeros(q.shape[1]) if self.kp is None else self.kp / total
         a = q.shape[1]
         rows = np.array([row])
-
-        def barrier(lam: np.ndarray, mu: float) -> float:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                val = -p @ np.log(q @ lam) + lam.sum() - mu * np.log(lam).sum()
-                if self.kp is not None:
-                    val -= np.sum(np.where(kk > 0, kk * np.log(lam), 0.0))
-            return float(val) if np.isfinite(val) else math.inf
-
+        barrier = _Barrier(q, p, kk, self.kp is not None)
         # Start strictly inside: EM leaves cells that head for 0 at tiny values, and 1/λ must
         # stay finite for the barrier terms.
         lam = np.maximum(np.asarray(theta0, dtype=float), 1e-14)
@@ -246,30 +219,12 @@ class Likelihood:
                 grad = 1.0 - (p / pi) @ q - kk / lam
                 dvec = kk / lam**2 + z / lam
                 rhs = -grad + sigma * mu / lam
-            dl = None
-            if a > SMALL_ALPHABET and np.all(np.isfinite(dvec)) and np.all(np.isfinite(rhs)):
-                # Most cells bound for 0: CG preconditioned by the factor of the other cells' block.
-                dl = reduced_newton_direction(q, p / pi**2, dvec, rhs)
+            dl = _newton_direction(q, p, pi, dvec, rhs)
             if dl is None:
-                hess = weighted_gram(q, np.sqrt(p) / pi)  # Qᵀ diag(p/π²) Q (lower triangle above SMALL_ALPHABET)
-                hess[np.diag_indices(a)] += dvec
-                if not (np.all(np.isfinite(hess)) and np.all(np.isfinite(rhs))):
-                    break  # λ too close to the boundary for float64: leave it to EM
-                scale = 1.0 / np.sqrt(np.diag(hess))
-                chol = scaled_cholesky(hess, scale)
-                if chol is None:
-                    break  # not positive definite: leave it to EM (the caller continues with the remaining budget)
-                dl = scale * cho_solve(chol, scale * rhs)
-                del chol, hess  # before the next step's K × K arrays exist
+                break  # λ too close to the boundary for float64, or not positive definite: leave it to EM
             dz = -z + sigma * mu / lam - (z / lam) * dl
-            neg = dl < 0
-            ap = min(1.0, 0.99 * float(np.min(-lam[neg] / dl[neg]))) if neg.any() else 1.0
-            neg = dz < 0
-            ad = min(1.0, 0.99 * float(np.min(-z[neg] / dz[neg]))) if neg.any() else 1.0
-            f0 = barrier(lam, sigma * mu)
-            slope = float((grad - sigma * mu / lam) @ dl)
-            while barrier(lam + ap * dl, sigma * mu) > f0 + 1e-4 * ap * slope and ap > 1e-12:
-                ap *= 0.5
+            ap, ad = _to_boundary(lam, dl), _to_boundary(z, dz)
+            ap = _backtrack(barrier, lam, dl, grad, sigma * mu, ap)
             if ap <= 1e-12:
                 break  # no descent left at float precision
             lam = lam + ap * dl
@@ -303,3 +258,82 @@ class Likelihood:
                 theta[idx], converged[idx], gap[idx] = t, conv, gp
                 used += more
         return Fit(theta, used, steps, converged, gap)
+
+
+def _squarem_point(t0: np.ndarray, t1: np.ndarray, t2: np.ndarray) -> np.ndarray:
+    """The SQUAREM S3 extrapolation from two EM steps t0 → t1 → t2, backtracked until feasible, normalised."""
+    # SQUAREM S3: α = −‖r‖/‖v‖ ≤ −1; α = −1 gives back t2 (two plain EM steps).
+    r = t1 - t0
+    v = t2 - t1 - r
+    nr = np.sqrt((r * r).sum(axis=1))
+    nv = np.sqrt((v * v).sum(axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.where(nv > 0, -nr / nv, -1.0)
+    alpha = np.minimum(alpha, -1.0)[:, None]
+    tp = t0 - 2.0 * alpha * r + alpha * alpha * v
+    # Infeasible extrapolations (a cell ≤ 0; EM could never revive an exact 0) step
+    # back towards α = −1, which is t2 itself (Varadhan & Roland's backtracking).
+    for _ in range(30):
+        bad = (tp <= 0).any(axis=1)
+        if not bad.any():
+            break
+        alpha[bad] = (alpha[bad] - 1.0) / 2.0
+        tp[bad] = t0[bad] - 2.0 * alpha[bad] * r[bad] + alpha[bad] ** 2 * v[bad]
+    else:
+        bad = (tp <= 0).any(axis=1)
+        tp[bad] = t2[bad]
+    tp /= tp.sum(axis=1, keepdims=True)
+    return tp
+
+
+class _Barrier:
+    """The barrier function of :meth:`Likelihood.newton`: φ(λ) − μ Σ_x log λ_x (∞ where not finite)."""
+
+    def __init__(self, q: np.ndarray, p: np.ndarray, kk: np.ndarray, prior: bool) -> None:
+        self.q, self.p, self.kk, self.prior = q, p, kk, prior
+
+    def __call__(self, lam: np.ndarray, mu: float) -> float:
+        """Its value at λ for the barrier weight μ."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = -self.p @ np.log(self.q @ lam) + lam.sum() - mu * np.log(lam).sum()
+            if self.prior:
+                val -= np.sum(np.where(self.kk > 0, self.kk * np.log(lam), 0.0))
+        return float(val) if np.isfinite(val) else math.inf
+
+
+def _newton_direction(
+    q: np.ndarray, p: np.ndarray, pi: np.ndarray, dvec: np.ndarray, rhs: np.ndarray
+) -> np.ndarray | None:
+    """The Newton step dλ of (Qᵀ diag(p/π²) Q + diag(dvec)) dλ = rhs, or None when float64 cannot give it."""
+    a = q.shape[1]
+    dl = None
+    if a > SMALL_ALPHABET and np.all(np.isfinite(dvec)) and np.all(np.isfinite(rhs)):
+        # Most cells bound for 0: CG preconditioned by the factor of the other cells' block.
+        dl = reduced_newton_direction(q, p / pi**2, dvec, rhs)
+    if dl is None:
+        hess = weighted_gram(q, np.sqrt(p) / pi)  # Qᵀ diag(p/π²) Q (lower triangle above SMALL_ALPHABET)
+        hess[np.diag_indices(a)] += dvec
+        if not (np.all(np.isfinite(hess)) and np.all(np.isfinite(rhs))):
+            return None  # λ too close to the boundary for float64
+        scale = 1.0 / np.sqrt(np.diag(hess))
+        chol = scaled_cholesky(hess, scale)
+        if chol is None:
+            return None  # not positive definite
+        dl = scale * cho_solve(chol, scale * rhs)
+        del chol, hess  # before the next step's K × K arrays exist
+    return dl
+
+
+def _to_boundary(x: np.ndarray, dx: np.ndarray) -> float:
+    """The step along dx that keeps x > 0: fraction to the boundary 0.99, at most 1."""
+    neg = dx < 0
+    return min(1.0, 0.99 * float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
+
+
+def _backtrack(barrier: _Barrier, lam: np.ndarray, dl: np.ndarray, grad: np.ndarray, mu: float, ap: float) -> float:
+    """The step along dλ after Armijo backtracking on the barrier function (weight ``mu``) from ``ap``."""
+    f0 = barrier(lam, mu)
+    slope = float((grad - mu / lam) @ dl)
+    while barrier(lam + ap * dl, mu) > f0 + 1e-4 * ap * slope and ap > 1e-12:
+        ap *= 0.5
+    return ap

@@ -532,7 +532,7 @@ def test_the_extra_rows_verdict_holds_on_a_machine_25_times_slower(monkeypatch):
         )
 
     quiet = solve()
-    for module in ("blocks", "bound", "master", "pricing", "proof", "solve"):
+    for module in ("blocks", "bound", "master", "pricing", "proof", "result", "solve"):
         monkeypatch.setattr(getattr(cg, module), "time", _SlowMachine())
     slow = solve()
     assert slow.status == quiet.status == "iteration_limit"

@@ -33,7 +33,8 @@ pushed one outside, mixed with the uniform output until it is inside
 (:meth:`..cone.GammaCone.certify`).
 
 Modules: :mod:`.highs` (HiGHS models), :mod:`.master`, :mod:`.pricing`, :mod:`.blocks`,
-:mod:`.bound`, :mod:`.massdp`, :mod:`.proof`, :mod:`.coarsen`, :mod:`.solve` (the PolyOpt solver), :mod:`.nr` (the NR solver),
+:mod:`.bound`, :mod:`.massdp`, :mod:`.proof`, :mod:`.coarsen`, :mod:`.result` (a solve's certified result),
+:mod:`.solve` (the PolyOpt solver), :mod:`.nr` (the NR solver),
 :mod:`.exact_set` (experimental: rows certified by the exact audit beyond Γ).
 """
 
@@ -44,7 +45,8 @@ from .coarsen import Aggregation, coarse_aggregation, mass_groups
 from .exact_set import solve_exact_set_cg
 from .master import seed_columns
 from .nr import nr_pricing, nr_upper_bound, solve_nr_cg
-from .solve import CGResult, Progress, solve_polyopt_cg
+from .result import CGResult, Progress
+from .solve import solve_polyopt_cg
 
 __all__ = [
     "CGError",

@@ -47,6 +47,60 @@ def _subset_sums(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _vertex_part(ok: np.ndarray, m: np.ndarray, high: np.ndarray, j: int = -1, t: np.ndarray | None = None) -> tuple:
+    """The vertices of the high sets where ``ok``, as (H index, m, M, free cell j or −1, its value t)."""
+    idx = np.flatnonzero(ok)
+    return (
+        idx,
+        np.broadcast_to(m, idx.shape),
+        np.broadcast_to(high, idx.shape),
+        np.full(idx.size, j),
+        np.zeros(idx.size) if t is None else t,
+    )
+
+
+def _vertex_candidates(low: np.ndarray, slack: float, e: float, bits: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The vertices of one block's polytope (cases (i)–(iv) and the constant rows of :class:`BlockVertices`):
+    (H index, m, M, free cell j or −1, its value t), one entry per vertex."""
+    k = low.size
+    lam_h = _subset_sums(low)
+    total = float(low.sum())
+    parts: list[tuple[np.ndarray, ...]] = []  # (H index, m, M, free cell j or -1, its value t)
+    some = np.arange(2**k) > 0  # H ≠ ∅ (index 0 is the empty set; bits.any(axis=1) was the cost here)
+    nonempty = some & (np.arange(2**k) < 2**k - 1)
+    # (i) both sides tight
+    a_, b_, c_, d_ = total - lam_h, lam_h + slack, 1.0 - lam_h, lam_h
+    det = a_ * d_ - b_ * c_
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m1 = (e * d_ - b_) / det
+        big1 = (a_ - c_ * e) / det
+    ok = nonempty & (np.abs(det) > 1e-14) & (m1 >= 0) & (big1 >= m1) & np.isfinite(m1)
+    parts.append(_vertex_part(ok, m1[ok], big1[ok]))
+    # (ii) m = 0, A tight; (iii) m = 0, B tight
+    with np.errstate(divide="ignore", invalid="ignore"):
+        big2 = e / (lam_h + slack)
+        big3 = 1.0 / lam_h
+        tight2 = big2 * lam_h >= 1.0
+        tight3 = big3 * (lam_h + slack) <= e
+    ok = some & tight2 & np.isfinite(big2)
+    parts.append(_vertex_part(ok, np.zeros(1), big2[ok]))
+    ok = some & (lam_h > 0) & tight3 & np.isfinite(big3)
+    parts.append(_vertex_part(ok, np.zeros(1), big3[ok]))
+    # (iv) one free cell
+    if slack > 1e-12:
+        big4 = (e - 1.0) / slack
+        for j in range(k):
+            if low[j] <= 0:
+                continue
+            t = (1.0 - big4 * lam_h) / low[j]
+            ok = some & ~bits[:, j] & (t >= 0) & (t <= big4)
+            parts.append(_vertex_part(ok, np.zeros(1), np.full(1, big4), j, t[ok]))
+    # constant rows z = 1 and z = e^ε (H = all cells, m = M)
+    full = 2**k - 1
+    parts.append((np.array([full, full]), np.array([1.0, e]), np.array([1.0, e]), np.array([-1, -1]), np.zeros(2)))
+    return tuple(np.concatenate([part[i] for part in parts]) for i in range(5))
+
+
 class BlockVertices:
     """Vertices of one block's polytope P_s = {z ≥ 0 : A_s(z) ≤ e^ε, B_s(z) ≥ 1}, where
     A_s = L_s·z + ℓ_s max z and B_s = L_s·z + ℓ_s min z (the two sides of [LZG24, eq. 41], see :mod:`..cone`).
@@ -65,58 +119,8 @@ class BlockVertices:
 
     def __init__(self, low: np.ndarray, slack: float, epsilon: float, prob: np.ndarray, scale: float = 1.0):
         k = low.size
-        e = math.exp(epsilon)
-        bits = _bits(k)
-        lam_h = _subset_sums(low)
-        total = float(low.sum())
-        parts: list[tuple[np.ndarray, ...]] = []  # (H index, m, M, free cell j or -1, its value t)
-
-        def add(ok: np.ndarray, m: np.ndarray, high: np.ndarray, j: int = -1, t: np.ndarray | None = None) -> None:
-            idx = np.flatnonzero(ok)
-            parts.append(
-                (
-                    idx,
-                    np.broadcast_to(m, idx.shape),
-                    np.broadcast_to(high, idx.shape),
-                    np.full(idx.size, j),
-                    np.zeros(idx.size) if t is None else t,
-                )
-            )
-
-        some = np.arange(2**k) > 0  # H ≠ ∅ (index 0 is the empty set; bits.any(axis=1) was the cost here)
-        nonempty = some & (np.arange(2**k) < 2**k - 1)
-        # (i) both sides tight
-        a_, b_, c_, d_ = total - lam_h, lam_h + slack, 1.0 - lam_h, lam_h
-        det = a_ * d_ - b_ * c_
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m1 = (e * d_ - b_) / det
-            big1 = (a_ - c_ * e) / det
-        ok = nonempty & (np.abs(det) > 1e-14) & (m1 >= 0) & (big1 >= m1) & np.isfinite(m1)
-        add(ok, m1[ok], big1[ok])
-        # (ii) m = 0, A tight; (iii) m = 0, B tight
-        with np.errstate(divide="ignore", invalid="ignore"):
-            big2 = e / (lam_h + slack)
-            big3 = 1.0 / lam_h
-            tight2 = big2 * lam_h >= 1.0
-            tight3 = big3 * (lam_h + slack) <= e
-        ok = some & tight2 & np.isfinite(big2)
-        add(ok, np.zeros(1), big2[ok])
-        ok = some & (lam_h > 0) & tight3 & np.isfinite(big3)
-        add(ok, np.zeros(1), big3[ok])
-        # (iv) one free cell
-        if slack > 1e-12:
-            big4 = (e - 1.0) / slack
-            for j in range(k):
-                if low[j] <= 0:
-                    continue
-                t = (1.0 - big4 * lam_h) / low[j]
-                ok = some & ~bits[:, j] & (t >= 0) & (t <= big4)
-                add(ok, np.zeros(1), np.full(1, big4), j, t[ok])
-        # constant rows z = 1 and z = e^ε (H = all cells, m = M)
-        full = 2**k - 1
-        parts.append((np.array([full, full]), np.array([1.0, e]), np.array([1.0, e]), np.array([-1, -1]), np.zeros(2)))
-        self.bits = bits
-        cells, m, high, js, t = (np.concatenate([part[i] for part in parts]) for i in range(5))
+        self.bits = _bits(k)
+        cells, m, high, js, t = _vertex_candidates(low, slack, math.exp(epsilon), self.bits)
         # Compact storage (~37 bytes a vertex; 140 k vertices at |U| = 16): m = 0 on the
         # one-free-cell vertices and t = 0 on the others, so no masks are needed when scoring.
         self.h, self.j = cells.astype(np.int32), js.astype(np.int8)

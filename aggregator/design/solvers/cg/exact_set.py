@@ -23,7 +23,8 @@ from ...primitives.cone import GammaCone
 from ...primitives.errors import CGError
 from ...primitives.exact import enumerate_vertices
 from .master import Master
-from .solve import CGResult, Progress, check_inputs, solve_polyopt_cg
+from .result import CGResult, Progress, check_inputs
+from .solve import solve_polyopt_cg
 
 __all__ = ["solve_exact_set_cg"]
 
@@ -85,27 +86,11 @@ def solve_exact_set_cg(
     share = float(time_budget) / (len(widen) + 2)
     base = solve_polyopt_cg(p, low, design_eps, time_budget=share, bound_epsilon=epsilon, progress=progress)
     master = Master(p)
-    cols = [base.matrix]
-    if p.size <= 9:  # small: every vertex of Γ̂ (exact PolyOpt) is a candidate too
-        cols.append(enumerate_vertices(GammaCone(low, design_eps)))
-    for w in widen:
-        if time.perf_counter() - start > time_budget - share:
-            break
-        wide = solve_polyopt_cg(p, low, design_eps * w, time_budget=share)
-        cols.append(_into_audit_cone(uset, wide.matrix, design_eps))
-    cand = np.vstack(cols)
-    cand = cand[cand.sum(axis=1) > 0]
-    certified = np.array([rldp_epsilon(r[None], uset)[0] <= design_eps for r in cand])
-    master.add(cand[certified])
+    widen_until = time_budget - share  # the widened solves start before this many seconds
+    master.add(_certified_candidates(uset, p, low, base.matrix, design_eps, widen, share, start, widen_until))
     if not master.solve():
         raise CGError("the master LP over the exact-set columns failed")
-    q = np.maximum(master.mechanism(), 0.0)
-    q = q / q.sum(axis=0, keepdims=True)
-    if not audit_rldp(q, uset, epsilon).passed:  # pragma: no cover - renormalisation round-off
-        q = base.matrix
-    info = mutual_information(q, p)
-    if info < base.information:  # pragma: no cover - the base columns are candidates
-        q, info = base.matrix, base.information
+    q, info = _audited_mechanism(master, base, uset, p, epsilon)
     return CGResult(
         q,
         info,
@@ -119,3 +104,46 @@ def solve_exact_set_cg(
         None,
         base.history,
     )
+
+
+def _certified_candidates(
+    uset: UncertaintySet,
+    p: np.ndarray,
+    low: np.ndarray,
+    base: np.ndarray,
+    design_eps: float,
+    widen: list[float],
+    share: float,
+    start: float,
+    widen_until: float,
+) -> np.ndarray:
+    """The candidate columns that pass the exact audit at ``design_eps``: PolyOpt's (``base``), every vertex of Γ̂ on
+    small problems, and the widened levels' mixed into K (each solve started before ``widen_until`` s since ``start``)."""
+    cols = [base]
+    if p.size <= 9:  # small: every vertex of Γ̂ (exact PolyOpt) is a candidate too
+        cols.append(enumerate_vertices(GammaCone(low, design_eps)))
+    for w in widen:
+        if time.perf_counter() - start > widen_until:
+            break
+        wide = solve_polyopt_cg(p, low, design_eps * w, time_budget=share)
+        cols.append(_into_audit_cone(uset, wide.matrix, design_eps))
+    cand = np.vstack(cols)
+    cand = cand[cand.sum(axis=1) > 0]
+    certified = np.array([rldp_epsilon(r[None], uset)[0] <= design_eps for r in cand])
+    result: np.ndarray = cand[certified]
+    return result
+
+
+def _audited_mechanism(
+    master: Master, base: CGResult, uset: UncertaintySet, p: np.ndarray, epsilon: float
+) -> tuple[np.ndarray, float]:
+    """The master's mechanism, renormalised, and its information, unless the exact audit or PolyOpt's (``base``)
+    information says to return PolyOpt's."""
+    q = np.maximum(master.mechanism(), 0.0)
+    q = q / q.sum(axis=0, keepdims=True)
+    if not audit_rldp(q, uset, epsilon).passed:  # pragma: no cover - renormalisation round-off
+        q = base.matrix
+    info = mutual_information(q, p)
+    if info < base.information:  # pragma: no cover - the base columns are candidates
+        q, info = base.matrix, base.information
+    return q, info

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +26,8 @@ from ...primitives.cone import GammaCone
 from ...primitives.errors import CGError
 from .master import Master, seed_columns, solve_seeds
 from .pricing import PRICING_TOLERANCE, objective
-from .solve import INTERRUPTED, CGResult, Progress, certified_result, check_inputs, coarse_stage, report_progress
+from .result import CGResult, Progress, certified_result, check_inputs, report_progress
+from .solve import INTERRUPTED, coarse_stage
 
 __all__ = ["NR_EXACT_MAX_SENSITIVE", "nr_pricing", "nr_upper_bound", "solve_nr_cg"]
 
@@ -113,24 +115,50 @@ def nr_pricing(
     score = _block_scores(ps, cond, np.asarray(duals, dtype=float).reshape(p.shape))
     best_u = np.argmax(score, axis=1)
     g = score[np.arange(a1), best_u]
+    member, values, bound = _subset_values(ps, g, epsilon)
+    cands = _best_candidates(ps, g, score, best_u, member, values, epsilon, columns)
+    z = np.zeros((len(cands), a1, a2))
+    for j, (_, t, choice) in enumerate(cands):
+        w = np.exp(epsilon * t)
+        w = w / (ps @ w)
+        z[j, np.arange(a1), choice] = w / cond[np.arange(a1), choice]
+    return z.reshape(len(cands), -1), np.array([c[0] for c in cands]), bound
+
+
+def _subset_values(ps: np.ndarray, g: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """The candidate subsets T (rows of 0/1), F(T) of each, and the upper bound on max F over all T."""
+    a1 = ps.size
     if a1 <= NR_EXACT_MAX_SENSITIVE:
         member = ((np.arange(2**a1)[:, None] >> np.arange(a1)[None, :]) & 1).astype(float)
         values = _nr_value(ps, g, member, epsilon)
-        bound = float(values.max())
-    else:
-        order = np.argsort(-g / ps)
-        member = np.zeros((a1 + 1, a1))
-        for k in range(1, a1 + 1):
-            member[k] = member[k - 1]
-            member[k, order[k - 1]] = 1.0
-        values = _nr_value(ps, g, member, epsilon)
-        beta = math.expm1(epsilon)
-        pt, gt = member @ ps, member @ g
-        k = 1.0 + beta * pt
-        frac = (epsilon * math.exp(epsilon) * pt + g.sum() + beta * gt) / k
-        edge = -np.log(k[:-1]) + np.maximum(frac[:-1], frac[1:])
-        # Both are proven bounds on max F; the knapsack one is far tighter on 42 sensitive values.
-        bound = float(max(min(edge.max(), _knapsack_bound(ps, g, epsilon)), values.max()))
+        return member, values, float(values.max())
+    order = np.argsort(-g / ps)
+    member = np.zeros((a1 + 1, a1))
+    for k in range(1, a1 + 1):
+        member[k] = member[k - 1]
+        member[k, order[k - 1]] = 1.0
+    values = _nr_value(ps, g, member, epsilon)
+    beta = math.expm1(epsilon)
+    pt, gt = member @ ps, member @ g
+    k = 1.0 + beta * pt
+    frac = (epsilon * math.exp(epsilon) * pt + g.sum() + beta * gt) / k
+    edge = -np.log(k[:-1]) + np.maximum(frac[:-1], frac[1:])
+    # Both are proven bounds on max F; the knapsack one is far tighter on 42 sensitive values.
+    return member, values, float(max(min(edge.max(), _knapsack_bound(ps, g, epsilon)), values.max()))
+
+
+def _best_candidates(
+    ps: np.ndarray,
+    g: np.ndarray,
+    score: np.ndarray,
+    best_u: np.ndarray,
+    member: np.ndarray,
+    values: np.ndarray,
+    epsilon: float,
+    columns: int,
+) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """Up to ``columns`` (f, T, cell of each block), best first: the best subsets and single-block swaps of their cells."""
+    a1, a2 = score.shape
     top = np.argsort(-values)[: max(1, min(columns, 4))]
     cands: list[tuple[float, np.ndarray, np.ndarray]] = []
     for i in top:
@@ -149,13 +177,7 @@ def nr_pricing(
                 choice[s] = u
                 cands.append((float(delta[s, u]), t, choice))
     cands.sort(key=lambda c: -c[0])
-    cands = cands[:columns]
-    z = np.zeros((len(cands), a1, a2))
-    for j, (_, t, choice) in enumerate(cands):
-        w = np.exp(epsilon * t)
-        w = w / (ps @ w)
-        z[j, np.arange(a1), choice] = w / cond[np.arange(a1), choice]
-    return z.reshape(len(cands), -1), np.array([c[0] for c in cands]), bound
+    return cands[:columns]
 
 
 def _zero_cell_duals(distribution: np.ndarray, duals: np.ndarray) -> np.ndarray:
@@ -207,7 +229,6 @@ def solve_nr_cg(
     deadline = start + float(time_budget)
     cond = p / p.sum(axis=1, keepdims=True)
     cone = GammaCone(cond, epsilon)
-    pf = p.reshape(-1)
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
     stages: list[dict] = []
     rungs = coarse_stage(p, cond, epsilon, time_budget, extra_rows, stages, progress=progress) if coarsen else []
@@ -215,66 +236,109 @@ def solve_nr_cg(
     bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)
     lifts = [_zero_cell_duals(p, lam) for lam in rungs]
     lifted = min(lifts, key=lambda lam: nr_upper_bound(p, lam, bound_eps)) if lifts else None
+    master = _nr_seeded_master(p, cone, extra_rows, deadline)
+    best_bound, center = math.inf, None
+    if lifted is not None:  # the coarse problem's duals, lifted: a valid bound, and a stability centre
+        best_bound, center = float(lifted.sum() + nr_pricing(p, lifted, bound_eps, columns=1)[2]), lifted
+    run = _NRRun(start, deadline, [(time.perf_counter() - start, master.value)], best_bound, center)
+    if stages and stages[-1]["status"] == INTERRUPTED:  # Ctrl-C in the coarse stage: stop at the seeds
+        run.status = INTERRUPTED
+    _nr_generate(run, p, cone, master, epsilon, bound_eps, tolerance, max_iterations, progress)
+    return certified_result(
+        p,
+        cone,
+        master,
+        start=start,
+        iterations=run.iterations,
+        status=run.status,
+        upper_bound=float(run.best_bound),
+        bound_kind="nr-lagrangian",
+        history=run.history,
+        stages=stages,
+    )
+
+
+@dataclass
+class _NRRun:
+    """What the NR solve carries between rounds: its clock, its record, the best bound and its λ, its status."""
+
+    start: float  # time.perf_counter() at the start
+    deadline: float
+    history: list[tuple[float, float]]  # (seconds, lp value)
+    best_bound: float  # the best Lagrangian bound so far
+    center: np.ndarray | None  # its λ: the stability centre
+    iterations: int = 0
+    status: str = "time_budget"
+
+
+def _nr_seeded_master(p: np.ndarray, cone: GammaCone, extra_rows: list[np.ndarray], deadline: float) -> Master:
+    """The NR master on its seed columns (the level searches, the extra rows, e_x on cells P̂_x = 0), solved."""
+    pf = p.reshape(-1)
     master = Master(p)
     seeds = [seed_columns(cone, extra_rows, deadline)]
     zero = np.flatnonzero(pf == 0)
     if zero.size:  # cells P̂_x = 0 are free in the NR cone; e_x keeps λ_x ≥ 0
         seeds.append(np.eye(pf.size)[zero])
     master.add(np.vstack(seeds))
-    master = solve_seeds(master, deadline)
-    best_bound, center = math.inf, None
-    if lifted is not None:  # the coarse problem's duals, lifted: a valid bound, and a stability centre
-        best_bound, center = float(lifted.sum() + nr_pricing(p, lifted, bound_eps, columns=1)[2]), lifted
-    history = [(time.perf_counter() - start, master.value)]
-    iterations, status = 0, "time_budget"
-    per_round = max(8, pf.size // 4)
-    if stages and stages[-1]["status"] == INTERRUPTED:  # Ctrl-C in the coarse stage: stop at the seeds
-        status = INTERRUPTED
-    try:
-        while status != INTERRUPTED:
-            lam = _zero_cell_duals(p, master.duals)
-            # Wentges smoothing: price at a point between the master's duals and the best-bound
-            # duals so far (the stability centre); both points give valid Lagrangian bounds.
-            points = [lam] if center is None else [lam, 0.5 * (lam + center)]
-            new: list[np.ndarray] = []
-            found_positive = False
-            for mu_point in points:
-                cols, rcs, _ = nr_pricing(p, mu_point, epsilon, columns=per_round)
-                bound = mu_point.sum() + nr_pricing(p, mu_point, bound_eps, columns=1)[2]
-                if bound < best_bound:
-                    best_bound, center = bound, mu_point
-                real = objective(cols, pf, lam)  # reduced cost at the master's duals
-                keep = real > PRICING_TOLERANCE * max(1.0, master.value)
-                found_positive |= bool(keep.any())
-                new.extend(cols[keep])
-            report_progress(progress, master, iteration=iterations, start=start, upper_bound=best_bound)
-            if best_bound - master.value <= tolerance * max(1.0, master.value) or not found_positive:
-                status = "converged"
-                break
-            if time.perf_counter() > deadline:
-                break
-            if iterations >= max_iterations:
-                status = "iteration_limit"
-                break
-            iterations += 1
-            if master.add(cone.repair(np.array(new))) == 0:
-                status = "stalled"
-                break
-            if not master.solve(max(deadline - time.perf_counter(), 1e-3)):
-                break
-            history.append((time.perf_counter() - start, master.value))
-    except KeyboardInterrupt:  # Ctrl-C: keep the last solved master (certified as always)
-        status = INTERRUPTED
+    return solve_seeds(master, deadline)
 
-    return certified_result(
-        p,
-        cone,
-        master,
-        start=start,
-        iterations=iterations,
-        status=status,
-        upper_bound=float(best_bound),
-        bound_kind="nr-lagrangian",
-        history=history,
-        stages=stages,
-    )
+
+def _nr_generate(
+    run: _NRRun,
+    p: np.ndarray,
+    cone: GammaCone,
+    master: Master,
+    epsilon: float,
+    bound_eps: float,
+    tolerance: float,
+    max_iterations: int,
+    progress: Progress | None,
+) -> None:
+    """Alternate exact pricing rounds and master solves until the bound meets the master's value (within
+    ``tolerance``, relative) or no column improves, or the deadline, ``max_iterations`` or a stall; sets ``run.status``."""
+    per_round = max(8, p.size // 4)
+    try:
+        while run.status != INTERRUPTED:
+            new, found_positive = _nr_round(run, p, master, epsilon, bound_eps, per_round)
+            report_progress(progress, master, iteration=run.iterations, start=run.start, upper_bound=run.best_bound)
+            if run.best_bound - master.value <= tolerance * max(1.0, master.value) or not found_positive:
+                run.status = "converged"
+                break
+            if time.perf_counter() > run.deadline:
+                break
+            if run.iterations >= max_iterations:
+                run.status = "iteration_limit"
+                break
+            run.iterations += 1
+            if master.add(cone.repair(np.array(new))) == 0:
+                run.status = "stalled"
+                break
+            if not master.solve(max(run.deadline - time.perf_counter(), 1e-3)):
+                break
+            run.history.append((time.perf_counter() - run.start, master.value))
+    except KeyboardInterrupt:  # Ctrl-C: keep the last solved master (certified as always)
+        run.status = INTERRUPTED
+
+
+def _nr_round(
+    run: _NRRun, p: np.ndarray, master: Master, epsilon: float, bound_eps: float, per_round: int
+) -> tuple[list[np.ndarray], bool]:
+    """One exact pricing round: the columns that improve at the master's duals and whether there are any; the best
+    bound and the stability centre in ``run`` are updated."""
+    pf = p.reshape(-1)
+    lam = _zero_cell_duals(p, master.duals)
+    # Wentges smoothing: price at a point between the master's duals and the best-bound
+    # duals so far (the stability centre); both points give valid Lagrangian bounds.
+    points = [lam] if run.center is None else [lam, 0.5 * (lam + run.center)]
+    new: list[np.ndarray] = []
+    found_positive = False
+    for mu_point in points:
+        cols, rcs, _ = nr_pricing(p, mu_point, epsilon, columns=per_round)
+        bound = mu_point.sum() + nr_pricing(p, mu_point, bound_eps, columns=1)[2]
+        if bound < run.best_bound:
+            run.best_bound, run.center = bound, mu_point
+        real = objective(cols, pf, lam)  # reduced cost at the master's duals
+        keep = real > PRICING_TOLERANCE * max(1.0, master.value)
+        found_positive |= bool(keep.any())
+        new.extend(cols[keep])
+    return new, found_positive

@@ -103,37 +103,15 @@ def price_round(
     basis = as_pricing(master.basis(), p)  # and kept if they improve at ``lam``
     if intensive:
         max_starts = max(4 * max_starts, 2 * len(basis))
-    n_basis = len(basis) if intensive else min(len(basis), max(max_starts // 2, 1))
-    starts = [basis[i] for i in rng.choice(len(basis), n_basis, replace=False)] if len(basis) else []
-    if len(basis) >= 2:
-        for _ in range(max(max_starts // 4, 1)):
-            i, j = rng.choice(len(basis), 2, replace=False)
-            starts.append(0.5 * (basis[i] + basis[j]))
-    found = []
-    seen: set[bytes] = set()
-
-    def consider(z: np.ndarray | None) -> None:
-        if z is None:
-            return
-        total = float(z.sum())
-        if not (math.isfinite(total) and total > 0):  # an all-zero row (LP round-off at large ε): no column
-            return
-        # Reduced cost per unit of Σ z, the master's own scale: HiGHS judges optimality
-        # there, so a column below its tolerance on that scale would enter without a pivot.
-        rc = float(objective(z, p, lam)[0]) / total
-        if rc > max(PRICING_TOLERANCE, 1e-9 * abs(master.value)):
-            key = np.round(z / total, 10).tobytes()
-            if key not in seen:
-                seen.add(key)
-                found.append(z / total)
-
+    starts = _basis_starts(basis, rng, max_starts, intensive)
+    found = _Improving(p, lam, master.value)
     if blocks is not None:
         cand = blocks.columns(search)
         rc = objective(cand, p, lam) / (cand @ p)
         order = np.argsort(-rc)
         for i in order:
             if rc[i] > 0:
-                consider(cand[i])
+                found.consider(cand[i])
         # Polish the best of them in the full cone (s₁ ≠ s₂ only: larger than the section's).
         starts = [cand[i] / (cand[i] @ p) for i in order[:4]] + starts
     if intensive:
@@ -147,11 +125,47 @@ def price_round(
         if time.perf_counter() > deadline:
             break
         if z0 is not None:
-            consider(pricer.climb(z0, search, deadline))
+            found.consider(pricer.climb(z0, search, deadline))
     for _ in range(max(max_starts // 4, 1)):
         if time.perf_counter() > deadline:
             break
         v = pricer.vertex(rng.standard_normal(p.size) * p - search, deadline)
         if v is not None:
-            consider(pricer.climb(v, search, deadline))
-    return np.array(found) if found else np.zeros((0, p.size))
+            found.consider(pricer.climb(v, search, deadline))
+    return np.array(found.columns) if found.columns else np.zeros((0, p.size))
+
+
+def _basis_starts(basis: np.ndarray, rng: np.random.Generator, max_starts: int, intensive: bool) -> list:
+    """The climbs' starts from the basis: a sample of its columns (all if ``intensive``), midpoints of random pairs."""
+    n_basis = len(basis) if intensive else min(len(basis), max(max_starts // 2, 1))
+    starts = [basis[i] for i in rng.choice(len(basis), n_basis, replace=False)] if len(basis) else []
+    if len(basis) >= 2:
+        for _ in range(max(max_starts // 4, 1)):
+            i, j = rng.choice(len(basis), 2, replace=False)
+            starts.append(0.5 * (basis[i] + basis[j]))
+    return starts
+
+
+class _Improving:
+    """The distinct columns found with a positive reduced cost at ``lam`` (normalised to Σ z = 1)."""
+
+    def __init__(self, p: np.ndarray, lam: np.ndarray, master_value: float):
+        self.p, self.lam, self.master_value = p, lam, master_value
+        self.columns: list[np.ndarray] = []
+        self.seen: set[bytes] = set()
+
+    def consider(self, z: np.ndarray | None) -> None:
+        """Keep ``z`` (normalised) if it improves the master and is new."""
+        if z is None:
+            return
+        total = float(z.sum())
+        if not (math.isfinite(total) and total > 0):  # an all-zero row (LP round-off at large ε): no column
+            return
+        # Reduced cost per unit of Σ z, the master's own scale: HiGHS judges optimality
+        # there, so a column below its tolerance on that scale would enter without a pivot.
+        rc = float(objective(z, self.p, self.lam)[0]) / total
+        if rc > max(PRICING_TOLERANCE, 1e-9 * abs(self.master_value)):
+            key = np.round(z / total, 10).tobytes()
+            if key not in self.seen:
+                self.seen.add(key)
+                self.columns.append(z / total)

@@ -38,60 +38,23 @@ def latent_cg(
     cone: LatentGammaCone, p_u: np.ndarray, time_budget: float, seed_rows: list[np.ndarray], seed: int = 0
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """(rows θ_j w_j of the best mechanism found, parameters) — see the module docstring."""
-    from scipy.optimize import linprog  # lazy: scipy.optimize takes ~0.3 s to import
-
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
-    a = len(p_u)
     ineq = cone.inequalities()
-    cols = [np.full(a, 1.0)]  # the constant row: always in Γ, makes the master feasible
+    cols = [np.full(len(p_u), 1.0)]  # the constant row: always in Γ, makes the master feasible
     for rows in seed_rows:
         cols.extend(cone.repair(np.atleast_2d(rows)))
-
-    def master() -> tuple[np.ndarray, np.ndarray, float]:
-        w = np.array(cols)
-        mu = row_information(w, p_u)
-        res = linprog(-mu, A_eq=w.T, b_eq=np.ones(a), bounds=(0, None), method="highs")
-        return np.maximum(res.x, 0.0), -np.asarray(res.eqlin.marginals), float(-res.fun)
-
-    def best_vertex(direction: np.ndarray) -> np.ndarray | None:
-        res = linprog(
-            -direction,
-            A_ub=ineq,
-            b_ub=np.zeros(len(ineq)),
-            A_eq=p_u[None, :],
-            b_eq=[1.0],
-            bounds=(0, None),
-            method="highs",
-        )
-        return None if res.status != 0 else np.maximum(res.x, 0.0)
-
     rounds = 0
-    theta, lam, value = master()
+    theta, lam, value = _master(cols, p_u)
     converged = False
     while time.perf_counter() - start < time_budget:
         rounds += 1
-        basis = [cols[j] for j in np.flatnonzero(theta > 1e-12)]
-        starts = [b / float(p_u @ b) for b in basis[:_STARTS_PER_ROUND]]
-        starts += [np.eye(a)[i] + 1e-3 for i in rng.choice(a, size=min(a, 3), replace=False)]
-        found = []
-        for z in starts:
-            for _ in range(_LINEARISATION_STEPS):
-                nxt = best_vertex(_gradient(z, p_u) - lam)
-                if nxt is None or np.allclose(nxt, z, atol=1e-10):
-                    break
-                z = nxt
-            z = cone.repair(z)[0]  # the LP's vertex can sit 1e-12 outside Γ: mix it in
-            gain = float(row_information(z[None, :], p_u)[0] - z @ lam)
-            if gain > _REDUCED_COST_TOL:
-                found.append(z)
-            if time.perf_counter() - start > time_budget:
-                break
+        found = _price(cone, ineq, p_u, cols, theta, lam, rng, start, time_budget)
         if not found:
             converged = True
             break
         cols.extend(found)
-        theta, lam, value = master()
+        theta, lam, value = _master(cols, p_u)
     used = theta > 1e-12
     q = theta[used, None] * np.array(cols)[used]
     params = {
@@ -103,3 +66,62 @@ def latent_cg(
         "seconds": time.perf_counter() - start,
     }
     return q, params
+
+
+def _master(cols: list[np.ndarray], p_u: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The master LP over ``cols``: (weights θ, duals λ, value)."""
+    from scipy.optimize import linprog  # lazy: scipy.optimize takes ~0.3 s to import
+
+    w = np.array(cols)
+    mu = row_information(w, p_u)
+    res = linprog(-mu, A_eq=w.T, b_eq=np.ones(len(p_u)), bounds=(0, None), method="highs")
+    return np.maximum(res.x, 0.0), -np.asarray(res.eqlin.marginals), float(-res.fun)
+
+
+def _best_vertex(ineq: np.ndarray, p_u: np.ndarray, direction: np.ndarray) -> np.ndarray | None:
+    """The vertex of Γ ∩ {P̂_U·w = 1} that maximises ``direction``·w, or None if the LP fails."""
+    from scipy.optimize import linprog  # lazy: scipy.optimize takes ~0.3 s to import
+
+    res = linprog(
+        -direction,
+        A_ub=ineq,
+        b_ub=np.zeros(len(ineq)),
+        A_eq=p_u[None, :],
+        b_eq=[1.0],
+        bounds=(0, None),
+        method="highs",
+    )
+    return None if res.status != 0 else np.maximum(res.x, 0.0)
+
+
+def _price(
+    cone: LatentGammaCone,
+    ineq: np.ndarray,
+    p_u: np.ndarray,
+    cols: list[np.ndarray],
+    theta: np.ndarray,
+    lam: np.ndarray,
+    rng: np.random.Generator,
+    start: float,
+    time_budget: float,
+) -> list[np.ndarray]:
+    """One pricing round: successive linearisation from basis columns and random unit coordinates; the columns
+    (repaired into Γ) with a positive reduced cost μ(w) − λ·w. Stops starting climbs ``time_budget`` s after ``start``."""
+    a = len(p_u)
+    basis = [cols[j] for j in np.flatnonzero(theta > 1e-12)]
+    starts = [b / float(p_u @ b) for b in basis[:_STARTS_PER_ROUND]]
+    starts += [np.eye(a)[i] + 1e-3 for i in rng.choice(a, size=min(a, 3), replace=False)]
+    found = []
+    for z in starts:
+        for _ in range(_LINEARISATION_STEPS):
+            nxt = _best_vertex(ineq, p_u, _gradient(z, p_u) - lam)
+            if nxt is None or np.allclose(nxt, z, atol=1e-10):
+                break
+            z = nxt
+        z = cone.repair(z)[0]  # the LP's vertex can sit 1e-12 outside Γ: mix it in
+        gain = float(row_information(z[None, :], p_u)[0] - z @ lam)
+        if gain > _REDUCED_COST_TOL:
+            found.append(z)
+        if time.perf_counter() - start > time_budget:
+            break
+    return found

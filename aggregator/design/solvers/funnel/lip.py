@@ -189,41 +189,11 @@ def optimal_lip(
     cond = joint[:, live] / p_x[live]
     record = None
     if solver == "cg" or (solver == "auto" and size > LIP_EXACT_MAX_SYMBOLS):
-        res = lip_cg(
-            cond,
-            p_s,
-            p_x[live],
-            (eps_lower, eps_upper),
-            claimed,
-            time_budget=time_budget,
-            progress=progress,
-            max_iterations=max_iterations,
+        rows, alpha, count, record = _cg_rows(
+            cond, p_s, p_x[live], (eps_lower, eps_upper), claimed, time_budget, progress, max_iterations
         )
-        rows, alpha, count = res.rows, res.weights, 0
-        record = {
-            "status": res.status,
-            "converged": res.status == "converged",
-            "iterations": res.iterations,
-            "columns": res.columns,
-            "pricing": res.pricing,
-            "upper_bound": res.upper_bound,
-            "upper_bound_kind": res.bound_kind,
-            "upper_bound_note": (
-                "nats of I_P(X;Y) at the claimed budgets, over every mechanism meeting them: Lagrangian "
-                "(weak duality) bound of [LTS20, eq 17] with the master's duals; exact-pricing: the "
-                "minimum reduced cost over every vertex of the polytope on distinct columns; "
-                "secant-relaxation: over a linear under-estimator of H; entropy: I(X;Y) <= H(X)"
-            ),
-        }
     else:
-        found = optimal_lip_rows(cond, p_s, p_x[live], eps_lower, eps_upper)
-        if found is None:  # v = p_X (the constant mechanism) is always in Δ: only round-off gets here
-            raise PolyOptError(
-                f"the LIP linear program found no optimum over the enumerated vertices of its polytope at "
-                f"epsilon_lower={eps_lower:g}, epsilon_upper={eps_upper:g} (a numerical problem in the vertex "
-                "enumeration)"
-            )
-        rows, alpha, count = found
+        rows, alpha, count = _exact_rows(cond, p_s, p_x[live], eps_lower, eps_upper)
     q = np.zeros((len(rows), joint.shape[1]))
     q[:, live] = alpha[:, None] * rows / p_x[live]
     q[:, live] /= q[:, live].sum(axis=0, keepdims=True)  # LP round-off
@@ -233,3 +203,49 @@ def optimal_lip(
     if record is not None:
         record["seconds"] = seconds
     return LipResult(q, count, info, seconds, "exact" if record is None else "cg", record)
+
+
+def _cg_rows(
+    cond: np.ndarray,
+    p_s: np.ndarray,
+    p_x: np.ndarray,
+    budgets: tuple[float, float],
+    claimed: tuple[float, float] | None,
+    time_budget: float,
+    progress: Callable[[dict], None] | None,
+    max_iterations: int,
+) -> tuple[np.ndarray, np.ndarray, int, dict]:
+    """The optimum's rows and weights by column generation (:func:`.lip_cg.lip_cg`), 0 vertices, and its record."""
+    res = lip_cg(
+        cond, p_s, p_x, budgets, claimed, time_budget=time_budget, progress=progress, max_iterations=max_iterations
+    )
+    record = {
+        "status": res.status,
+        "converged": res.status == "converged",
+        "iterations": res.iterations,
+        "columns": res.columns,
+        "pricing": res.pricing,
+        "upper_bound": res.upper_bound,
+        "upper_bound_kind": res.bound_kind,
+        "upper_bound_note": (
+            "nats of I_P(X;Y) at the claimed budgets, over every mechanism meeting them: Lagrangian "
+            "(weak duality) bound of [LTS20, eq 17] with the master's duals; exact-pricing: the "
+            "minimum reduced cost over every vertex of the polytope on distinct columns; "
+            "secant-relaxation: over a linear under-estimator of H; entropy: I(X;Y) <= H(X)"
+        ),
+    }
+    return res.rows, res.weights, 0, record
+
+
+def _exact_rows(
+    cond: np.ndarray, p_s: np.ndarray, p_x: np.ndarray, eps_lower: float, eps_upper: float
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The optimum's rows, weights and vertex count by vertex enumeration (:func:`optimal_lip_rows`)."""
+    found = optimal_lip_rows(cond, p_s, p_x, eps_lower, eps_upper)
+    if found is None:  # v = p_X (the constant mechanism) is always in Δ: only round-off gets here
+        raise PolyOptError(
+            f"the LIP linear program found no optimum over the enumerated vertices of its polytope at "
+            f"epsilon_lower={eps_lower:g}, epsilon_upper={eps_upper:g} (a numerical problem in the vertex "
+            "enumeration)"
+        )
+    return found

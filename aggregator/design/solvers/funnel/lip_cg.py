@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -214,22 +214,9 @@ def lip_cg(
     claimed = budgets if claimed is None else claimed
     groups = Groups(cond)
     admit = Admission(cond, p_s, p_x, *budgets)
-    g, n_s = groups.size, len(p_s)
     rng = np.random.default_rng(seed)
-    exact = pricing != "heuristic" and support_systems(g, n_s, n_s) <= _SYSTEMS_MAX
-    if exact:
-        vertices = grouped_vertices(groups.cond, p_s, *budgets, max_k=n_s)
-        pricer = _Pricer(groups, vertices, vertices, None, n, rng)
-        bound_at: tuple[Any, ...] = (grouped_vertices(groups.cond, p_s, *claimed, max_k=n_s), None, None)
-    else:
-        k = max(j for j in (1, 2, 3) if j == 1 or support_systems(g, n_s, j) <= _SYSTEMS_MAX)
-        pool = grouped_vertices(groups.cond, p_s, *budgets, max_k=k)
-        low, high = math.exp(-budgets[0]) * p_s, math.exp(budgets[1]) * p_s
-        lp = DeltaLP(groups.cond, low, high)
-        pricer = _Pricer(groups, None, pool, lp, n, rng)
-        c_low, c_high = math.exp(-claimed[0]) * p_s, math.exp(claimed[1]) * p_s
-        bound_lp = DeltaLP(groups.cond, c_low, c_high)
-        bound_at = (None, bound_lp, _caps(bound_lp, start + 0.1 * float(time_budget)))
+    caps_until = start + 0.1 * float(time_budget)
+    pricer, bound_at, exact = _pricer(groups, p_s, n, budgets, claimed, pricing, rng, caps_until)
     h_x = entropy(p_x)
     master = Master(p_x)
     master.add(admit(p_x[None, :]))
@@ -238,60 +225,127 @@ def lip_cg(
     master.add(admit(np.eye(n)))
     master.add(admit(_seeds(groups, pricer.pool, p_x)))
     master.solve()
-    status, iterations = "time_budget", 0
-    bounds = _bound(pricer, bound_at, master.duals, h_x, p_x) if exact else {"entropy": h_x + _ROUNDOFF}
-    center = master.duals
-    while True:
-        if time.perf_counter() > deadline:
-            break
-        if iterations >= max_iterations:
-            status = "iteration_limit"
-            break
-        iterations += 1
-        basis = groups.mass(master.basis())
-        # Wentges smoothing: price between the previous pricing point and the duals (damps their
-        # oscillation); a column enters only if it improves at the duals, else price at the duals.
-        lam = master.duals
-        smooth = _SMOOTHING * center + (1 - _SMOOTHING) * lam
-        new = pricer.price(smooth, basis, deadline)
-        new = new[row_entropies(new) - new @ lam < -_REDUCED_COST_TOL]
-        center = smooth
-        if len(new) == 0:
-            new, center = pricer.price(lam, basis, deadline), lam
-        added = master.add(admit(new)) if len(new) else 0
-        for breadth in () if exact else _BREADTHS:  # search harder before calling it converged
-            if added or time.perf_counter() > deadline:
-                break
-            new = pricer.price(master.duals, basis, deadline, breadth)
-            added = master.add(admit(new)) if len(new) else 0
-        if added == 0:
-            status = "converged" if time.perf_counter() <= deadline else "time_budget"
-            break
-        if not master.solve():  # numerical failure of the master: keep the last solution
-            status = "stalled"
-            break
-        if exact:
-            found = _bound(pricer, bound_at, master.duals, h_x, p_x)
-            bounds = {k: min(v, bounds.get(k, math.inf)) for k, v in found.items()}
-        if progress is not None:
-            best = min(bounds.values())
-            info = {"iteration": iterations, "seconds": time.perf_counter() - start}
-            progress({**info, "information": h_x - master.value, "columns": len(master.cols), "upper_bound": best})
-    if not exact:
-        bounds = {
-            k: min(v, bounds.get(k, math.inf)) for k, v in _bound(pricer, bound_at, master.duals, h_x, p_x).items()
-        }
-    kind = min(bounds, key=bounds.__getitem__)
+    run = _LipRun(start, deadline, pricer, admit, bound_at, exact, h_x, p_x, progress, center=master.duals)
+    run.bounds = run.bound(master.duals) if exact else {"entropy": h_x + _ROUNDOFF}
+    _generate_columns(run, master, max_iterations)
+    return _result(run, master)
+
+
+def _result(run: _LipRun, master: Master) -> LipCGResult:
+    """The master's solution and its record, with the tightest bound (heuristic pricing: proved now, at the end)."""
+    if not run.exact:
+        run.bounds = {k: min(v, run.bounds.get(k, math.inf)) for k, v in run.bound(master.duals).items()}
+    kind = min(run.bounds, key=run.bounds.__getitem__)
     rows, alpha = master.solution()
     return LipCGResult(
         rows,
         alpha,
-        float(h_x - alpha @ row_entropies(rows)),
-        iterations,
+        float(run.h_x - alpha @ row_entropies(rows)),
+        run.iterations,
         len(master.cols),
-        status,
-        "exact" if exact else "heuristic",
-        bounds[kind],
+        run.status,
+        "exact" if run.exact else "heuristic",
+        run.bounds[kind],
         kind,
-        time.perf_counter() - start,
+        time.perf_counter() - run.start,
     )
+
+
+def _pricer(
+    groups: Groups,
+    p_s: np.ndarray,
+    n: int,
+    budgets: tuple[float, float],
+    claimed: tuple[float, float],
+    pricing: str,
+    rng: np.random.Generator,
+    caps_until: float,
+) -> tuple[_Pricer, tuple[Any, ...], bool]:
+    """The pricer (exact over every vertex of Δ_G when they are few enough to enumerate, else heuristic), what the
+    bound at the ``claimed`` budgets is proved with (those vertices, or the LP of Δ_G and its caps) and whether exact."""
+    g, n_s = groups.size, len(p_s)
+    exact = pricing != "heuristic" and support_systems(g, n_s, n_s) <= _SYSTEMS_MAX
+    if exact:
+        vertices = grouped_vertices(groups.cond, p_s, *budgets, max_k=n_s)
+        pricer = _Pricer(groups, vertices, vertices, None, n, rng)
+        return pricer, (grouped_vertices(groups.cond, p_s, *claimed, max_k=n_s), None, None), True
+    k = max(j for j in (1, 2, 3) if j == 1 or support_systems(g, n_s, j) <= _SYSTEMS_MAX)
+    pool = grouped_vertices(groups.cond, p_s, *budgets, max_k=k)
+    low, high = math.exp(-budgets[0]) * p_s, math.exp(budgets[1]) * p_s
+    lp = DeltaLP(groups.cond, low, high)
+    pricer = _Pricer(groups, None, pool, lp, n, rng)
+    c_low, c_high = math.exp(-claimed[0]) * p_s, math.exp(claimed[1]) * p_s
+    bound_lp = DeltaLP(groups.cond, c_low, c_high)
+    return pricer, (None, bound_lp, _caps(bound_lp, caps_until)), False
+
+
+@dataclass
+class _LipRun:
+    """What the solve carries between rounds: its clock, its pricing and bound tools, its bounds and its status."""
+
+    start: float  # time.perf_counter() at the start
+    deadline: float
+    pricer: _Pricer
+    admit: Admission
+    bound_at: tuple[Any, ...]  # see _bound
+    exact: bool  # exact pricing
+    h_x: float
+    p_x: np.ndarray
+    progress: Callable[[dict], None] | None
+    center: np.ndarray  # the previous pricing point
+    bounds: dict = field(default_factory=dict)  # {kind: the best bound of that kind so far}
+    iterations: int = 0
+    status: str = "time_budget"
+
+    def bound(self, lam: np.ndarray) -> dict:
+        """The bounds at the duals ``lam`` (:func:`_bound`)."""
+        return _bound(self.pricer, self.bound_at, lam, self.h_x, self.p_x)
+
+
+def _generate_columns(run: _LipRun, master: Master, max_iterations: int) -> None:
+    """Alternate pricing rounds and master solves until convergence, a stall, ``max_iterations`` or the deadline
+    (the stop reason in ``run.status``); with exact pricing the bound is tightened after every solve."""
+    while True:
+        if time.perf_counter() > run.deadline:
+            break
+        if run.iterations >= max_iterations:
+            run.status = "iteration_limit"
+            break
+        run.iterations += 1
+        added = _price_round(run, master)
+        if added == 0:
+            run.status = "converged" if time.perf_counter() <= run.deadline else "time_budget"
+            break
+        if not master.solve():  # numerical failure of the master: keep the last solution
+            run.status = "stalled"
+            break
+        if run.exact:
+            found = run.bound(master.duals)
+            run.bounds = {k: min(v, run.bounds.get(k, math.inf)) for k, v in found.items()}
+        if run.progress is not None:
+            best = min(run.bounds.values())
+            info = {"iteration": run.iterations, "seconds": time.perf_counter() - run.start}
+            columns = len(master.cols)
+            run.progress({**info, "information": run.h_x - master.value, "columns": columns, "upper_bound": best})
+
+
+def _price_round(run: _LipRun, master: Master) -> int:
+    """One pricing round (at the smoothed point, then the duals, then — heuristic — broader searches): columns added."""
+    pricer, admit, deadline = run.pricer, run.admit, run.deadline
+    basis = pricer.groups.mass(master.basis())
+    # Wentges smoothing: price between the previous pricing point and the duals (damps their
+    # oscillation); a column enters only if it improves at the duals, else price at the duals.
+    lam = master.duals
+    smooth = _SMOOTHING * run.center + (1 - _SMOOTHING) * lam
+    new = pricer.price(smooth, basis, deadline)
+    new = new[row_entropies(new) - new @ lam < -_REDUCED_COST_TOL]
+    run.center = smooth
+    if len(new) == 0:
+        new, run.center = pricer.price(lam, basis, deadline), lam
+    added = master.add(admit(new)) if len(new) else 0
+    for breadth in () if run.exact else _BREADTHS:  # search harder before calling it converged
+        if added or time.perf_counter() > deadline:
+            break
+        new = pricer.price(master.duals, basis, deadline, breadth)
+        added = master.add(admit(new)) if len(new) else 0
+    return added
