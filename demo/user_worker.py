@@ -7,6 +7,7 @@ scipy take about half a second to import, which the demo's traffic figure would 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ def user_worker(
     batch_size: int,
     progress: Any,
     index: int,
-    state_path: str,
+    state_path: str | None,
     seed: tuple[int, ...] | None = None,
 ) -> dict:
     """One worker process: the apps of the users ``owners`` (one per record), embedding the SDK as an app
@@ -34,18 +35,28 @@ def user_worker(
     leave it unprivatised; the mechanism collects by day, so each user is one report in today's window.
 
     ``seed``: the entropy of the draws (a simulation's, so that the demo's figures repeat run after run);
-    None draws from the OS CSPRNG, as an app does."""
+    None draws from the OS CSPRNG, as an app does. ``state_path`` None: apps without state (no memo, ledger or
+    budget; each record privatised afresh and sent labelled with today's window), the baseline of the traffic
+    benchmark (bench/bench_demo_traffic.py)."""
     rng = None if seed is None else np.random.default_rng(np.random.SeedSequence(seed))
-    client = Client(url, timeout=CLIENT_TIMEOUT, state_path=state_path, rng=rng)
-    client.mechanism(mechanism_id)  # download + verify id and audit once (cached)
-    n = len(next(iter(columns.values())))
     accepted = duplicates = 0
-    for start in range(0, n, batch_size):
-        chunk = {k: v[start : start + batch_size] for k, v in columns.items()}
-        receipt = client.submit(mechanism_id, chunk, owners=owners[start : start + batch_size], batch_size=batch_size)
-        accepted += receipt.accepted
-        duplicates += receipt.duplicates
-        progress.put(receipt.accepted)
-    progress.put(None)
-    client.close()
+    try:
+        client = Client(url, timeout=CLIENT_TIMEOUT, state_path=state_path, rng=rng)
+        mech = client.mechanism(mechanism_id)  # download + verify id and audit once (cached)
+        n = len(next(iter(columns.values())))
+        for start in range(0, n, batch_size):
+            chunk = {k: v[start : start + batch_size] for k, v in columns.items()}
+            if state_path is None:  # fresh draws, labelled with today's window (nothing remembers them)
+                label = None if mech.window is None else mech.window.label_at(time.time())
+                receipt = client.submit_reports(mech.id, mech.privatize(chunk), batch_size=batch_size, window=label)
+            else:
+                receipt = client.submit(
+                    mechanism_id, chunk, owners=owners[start : start + batch_size], batch_size=batch_size
+                )
+            accepted += receipt.accepted
+            duplicates += receipt.duplicates
+            progress.put(receipt.accepted)
+        client.close()
+    finally:  # the parent counts workers by this mark: a worker that fails must still send it (else it waits)
+        progress.put(None)
     return {"worker": index, "accepted": accepted, "duplicates": duplicates}

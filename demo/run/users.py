@@ -20,10 +20,18 @@ __all__ = ["simulate_users"]
 
 
 def simulate_users(
-    cfg: DemoConfig, url: str, mechanism_id: str, users: Table, names: Sequence[str], stream: int = 0
+    cfg: DemoConfig,
+    url: str,
+    mechanism_id: str,
+    users: Table,
+    names: Sequence[str],
+    stream: int = 0,
+    *,
+    stateless: bool = False,
 ) -> dict:
     """Split the users over worker processes and stream their reports; returns timing. Worker i draws from
-    the seed (cfg.seed, stream, i): the same reports on every run with the same seed and workers."""
+    the seed (cfg.seed, stream, i): the same reports on every run with the same seed and workers. Each
+    worker's apps keep a state file, as apps do by default; ``stateless``: none (the benchmark's baseline)."""
     columns = {name: np.asarray(users.column(name)) for name in names}
     n = len(next(iter(columns.values())))
     parts = np.array_split(np.arange(n), cfg.workers)
@@ -44,7 +52,7 @@ def simulate_users(
                     cfg.batch_size,
                     progress,
                     i,
-                    str(Path(states.name) / f"worker{i}.sqlite3"),
+                    None if stateless else str(Path(states.name) / f"worker{i}.sqlite3"),
                     (int(cfg.seed), stream, i),
                 ),
             )

@@ -201,6 +201,24 @@ test("an outage: ServiceUnavailable with a receipt, or the offline queue and a f
   assert.deepEqual(f.batchIds, ids);
 });
 
+test("a request timeout (408: nothing stored, send it again): retried, kept in the queue, sent by a flush", async () => {
+  const s = stub();
+  const slow = { type: "https://rldp.dev/problems/request-timeout", reason: "request-timeout", detail: "the body did not arrive within the server's deadline; nothing was stored" };
+  let fast = false;
+  let posts408 = 0;
+  const fetch = async (url, init) =>
+    init.method === "POST" && !fast ? (posts408++, new Response(JSON.stringify(slow), { status: 408, headers: { "Content-Type": "application/problem+json" } })) : s.fetch(url, init);
+  const store = new rldp.MemoryStateStore();
+  const client = new rldp.Client("http://agg.test", { fetch, store, retries: 1, queueLimitBytes: 1 << 20, sleep: () => Promise.resolve() });
+  const r = await client.submit(GRR.expect.id, [RECORDS[0]]);
+  assert.deepEqual([r.accepted, r.queued, posts408], [0, 1, 2]); // sent twice (one retry), then queued, not dropped
+  const ids = (await store.load()).queue.map((q) => q.batch);
+  fast = true;
+  const f = await client.flush();
+  assert.deepEqual([f.accepted, f.queued], [1, 0]);
+  assert.deepEqual(f.batchIds, ids);
+});
+
 test("a paused collection (423 collection-paused): kept in the queue without retries, sent by a flush once resumed", async () => {
   const s = stub();
   const paused = { type: "https://rldp.dev/problems/collection-paused", reason: "collection-paused", detail: "collection 'app' is paused: drift" };
