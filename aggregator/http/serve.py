@@ -9,8 +9,8 @@ Production runs under Granian: HTTP is parsed by Rust threads outside the GIL, a
 within ``BODY_TIMEOUT``, before a thread runs the app — so slow or stalled clients hold
 sockets, not threads — and SIGTERM drains the requests being served (at most 10 s; ``/readyz``
 answers 503 meanwhile). A report upload to a SQLite store stays on the event loop, which awaits
-the writer process's commit; with PostgreSQL uploads run in ``--ingest-threads`` of their own,
-which mostly wait for their batch's commit (:mod:`.front`). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
+the writer process's commit; with PostgreSQL an upload is checked on the event loop too and only its
+commit waits, in ``--ingest-threads`` threads (:mod:`.upload`). Why Granian and not gunicorn: on the same two cores a do-nothing Flask
 endpoint answers 10 kB uploads about 4× faster under Granian, and gunicorn's own HTTP
 handling alone capped batched ingestion below a fifth of the in-process limit
 (``bench/bench_ingest.py``). Dead workers are respawned. A second ``serve`` on a port in use
@@ -284,7 +284,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if args.unbuffered
         else ", report uploads on each worker's event loop"
         if writer is not None
-        else f" + {args.ingest_threads} for report uploads"
+        else f" + {args.ingest_threads} for report commits"
     )
     print(
         f"rldp serve: listening on {where} (granian, {args.workers} workers × {args.threads} threads{mode}; "
@@ -339,7 +339,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--ingest-threads",
         type=positive_int("ingest-threads"),
         default=INGEST_THREADS,
-        help=f"PostgreSQL: threads per worker running report uploads, which mostly wait for their commit "
+        help=f"PostgreSQL: threads per worker in which report uploads wait for their commit (each upload is checked "
+        "on the event loop) "
         f"(default {INGEST_THREADS}; with SQLite uploads wait on the event loop; with --unbuffered --threads run "
         "everything)",
     )
