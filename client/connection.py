@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from rldp.shared.arguments import nonnegative_int, positive_float
+from rldp.shared.arguments import add_json_flag, nonnegative_int, positive_float
 from rldp.shared.errors import ValidationError
 
 __all__ = ["SERVER_ENV", "connection_options", "server_url"]
@@ -35,7 +35,7 @@ def connection_options(*, retries: int, json_help: str) -> argparse.ArgumentPars
         default=retries,
         help=f"attempts after the first when the server cannot be reached or answers 429/5xx (default {retries})",
     )
-    common.add_argument("--json", action="store_true", help=json_help)
+    add_json_flag(common, json_help)
     return common
 
 

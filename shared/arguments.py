@@ -11,7 +11,16 @@ import math
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["checked", "positive_int", "nonnegative_int", "positive_float", "port", "names", "add_progress_flags"]
+__all__ = [
+    "checked",
+    "positive_int",
+    "nonnegative_int",
+    "positive_float",
+    "port",
+    "names",
+    "add_json_flag",
+    "add_progress_flags",
+]
 
 T = TypeVar("T")
 
@@ -89,6 +98,11 @@ def add_csv_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--encoding", default="utf-8-sig", metavar="CODEC", help="text encoding of the CSV (default utf-8)"
     )
+
+
+def add_json_flag(parser: argparse.ArgumentParser, help: str = "print one JSON line instead of text") -> None:
+    """``--json``: the command's answer as one JSON line on stdout (every command that has a JSON form)."""
+    parser.add_argument("--json", action="store_true", help=help)
 
 
 def add_progress_flags(parser: argparse.ArgumentParser, shown: str, never: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rldp.shared.arguments import add_progress_flags, names
+from rldp.shared.arguments import add_json_flag, add_progress_flags, names
 from rldp.shared.collection import DEFAULT_WINDOW, NO_WINDOW, window_choice
 from rldp.shared.errors import ValidationError
 from rldp.shared.notions import NOTIONS as NOTION_TABLE
@@ -105,7 +105,7 @@ def add_design_flags(p: argparse.ArgumentParser) -> None:
     )
     add_progress_flags(p, "show solver progress on stderr (default: when stderr is a terminal)", "never show progress")
     _add_request_flags(p)
-    p.add_argument("--json", action="store_true", help="print one JSON line")
+    add_json_flag(p)
 
 
 def _flag_type(kind: str, name: str) -> dict[str, Any]:

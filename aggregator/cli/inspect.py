@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from rldp.shared.arguments import add_csv_flags, names
+from rldp.shared.arguments import add_csv_flags, add_json_flag, names
 from rldp.shared.audit import all_distributions_epsilon, audit_document, ldp_epsilon, realised_epsilon
 from rldp.shared.claims import ascii_text, audit_text, claim_text
 from rldp.shared.document import alphabet as doc_alphabet
@@ -183,7 +183,7 @@ def add_check_parsers(sub: argparse._SubParsersAction) -> None:
         type=significance_level,
         help="hold the radius to this confidence level (default: the document's beta, else 0.05)",
     )
-    p.add_argument("--json", action="store_true")
+    add_json_flag(p, "print the audit as one JSON line")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("evaluate", help="utility and realised epsilon of a mechanism")
@@ -197,5 +197,5 @@ def add_check_parsers(sub: argparse._SubParsersAction) -> None:
         help="distp documents: the cost over U of the Earth mover's distance (XDistP) and of the expected "
         "loss (default: the document's coupling cost, else hamming)",
     )
-    p.add_argument("--json", action="store_true")
+    add_json_flag(p, "print the evaluation as one JSON line")
     p.set_defaults(func=cmd_evaluate)

@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime
 from rldp.aggregator.storage import default_url, open_storage
 from rldp.aggregator.storage.backup import backup, restore
 from rldp.aggregator.storage.retention import prune
+from rldp.shared.arguments import add_json_flag
 
 from .common import CommandError, emit
 
@@ -107,7 +108,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db", metavar="URL", default=None, help="the store (default $RLDP_DATABASE_URL, else rldp serve's default)"
     )
-    p.add_argument("--json", action="store_true", help="one JSON line on stdout")
+    add_json_flag(p, "one JSON line on stdout")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
