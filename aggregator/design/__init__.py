@@ -55,9 +55,9 @@ from .primitives.options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOpt
 from .solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .solvers.cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
 from .solvers.coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
+from .solvers.numeric_ldp import epsilon_on_u, piecewise_matrix, square_wave_matrix
 from .solvers.optimal_transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
 from .solvers.per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
-from .solvers.numeric_ldp import epsilon_on_u, piecewise_matrix, square_wave_matrix
 from .solvers.task import TASKS, released_rr, task_error
 from .solvers.xdistp import emd_table, xdistp_epsilon
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from rldp.shared.collection import DEFAULT_WINDOW
-from rldp.shared.numeric import NumericSpec
 from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS
+from rldp.shared.numeric import NumericSpec
 from rldp.shared.provenance import DEFAULT_BETA as PROVENANCE_DEFAULT_BETA
 
 from .errors import DesignError
