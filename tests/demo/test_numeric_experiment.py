@@ -8,10 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from rldp.aggregator.design import square_wave_matrix
+from rldp.aggregator.design import METHODS, NUMERIC_METHODS, square_wave_matrix
 from rldp.demo.experiments import run_experiment
 from rldp.demo.experiments.config import Config
 from rldp.demo.experiments.numeric_baselines import em, metrics, piecewise_mean
+from rldp.demo.experiments.tasks import select_methods
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
@@ -53,3 +54,10 @@ def test_quick_run_keeps_the_claims() -> None:
         assert audited is not None and audited <= 1.0 + 1e-9
     assert result.value("age", "task", "epsilon_audited", 1.0) >= 0.99
     assert any("protected only as far as it reveals sex" in note for note in result.notes)
+
+
+def test_the_categorical_experiments_leave_out_the_numeric_baselines() -> None:
+    """The paper experiments' alphabets are categorical: square-wave and piecewise would only fail there."""
+    chosen = select_methods(Config(), paper=("polyopt", "grr"))
+    assert chosen[:2] == ["polyopt", "grr"] and not set(chosen) & NUMERIC_METHODS
+    assert set(chosen) == set(METHODS) - NUMERIC_METHODS
