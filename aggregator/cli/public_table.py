@@ -230,7 +230,8 @@ def check_out(path: str) -> None:
 
 def numeric_lines(doc: dict, alphabet: Alphabet) -> list[str]:
     """What ``rldp design`` says of numeric columns and of the task: each column's bins, the design chosen
-    for the task and its error, and that a released number is protected only as far as it reveals S."""
+    for the task and its error, and that a released number is protected only as far as it reveals S (or, for
+    the LDP baselines for numbers, its ε-LDP level on U: ``parameters.epsilon_on_u``)."""
     lines = []
     sens = ",".join(a.name for a in alphabet.sensitive_attributes)
     for attr in alphabet.joint_attributes:
@@ -240,7 +241,10 @@ def numeric_lines(doc: dict, alphabet: Alphabet) -> list[str]:
                 f"  numeric  {attr.name}: {spec.bins} bins on [{spec.lo:g}, {spec.hi:g}] (closed {spec.closed}; "
                 "values outside are clamped)"
             )
-            if attr in alphabet.released:
+            on_u = doc.get("parameters", {}).get("epsilon_on_u")
+            if attr in alphabet.released and isinstance(on_u, (int, float)):  # an LDP baseline for numbers
+                lines.append(f"  on U     {attr.name} itself is {on_u:.4g}-LDP (max log Q(y|u)/Q(y|u') of the matrix)")
+            elif attr in alphabet.released:
                 lines.append(f"  note     {attr.name} itself is protected only as far as it reveals {sens}")
     task = doc.get("parameters", {}).get("task")
     if task:

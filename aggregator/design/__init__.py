@@ -32,6 +32,7 @@ from .orchestration.registry import (
     METHODS,
     NON_ROBUST,
     NOTION_METHODS,
+    NUMERIC_METHODS,
     REGISTRY,
     SOLVER_METHODS,
     TRANSPORT_METHODS,
@@ -54,6 +55,7 @@ from .primitives.options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOpt
 from .solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .solvers.cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
 from .solvers.coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
+from .solvers.numeric_ldp import epsilon_on_u, piecewise_matrix, square_wave_matrix
 from .solvers.optimal_transport import COST_RULES, barycenter, cost_matrix, emd, optimal_coupling
 from .solvers.per_report import PER_REPORT_FAMILIES, add_per_report_layer, per_report_matrix
 from .solvers.task import TASKS, released_rr, task_error
@@ -96,6 +98,9 @@ __all__ = [
     "TASKS",
     "released_rr",
     "task_error",
+    "square_wave_matrix",
+    "piecewise_matrix",
+    "epsilon_on_u",
     "check_design_size",
     "Designer",
     "REGISTRY",
@@ -103,6 +108,7 @@ __all__ = [
     "SOLVER_METHODS",
     "NON_ROBUST",
     "LATENT_METHODS",
+    "NUMERIC_METHODS",
     "NOTIONS",
     "NOTION_METHODS",
     "ALL_METHODS",

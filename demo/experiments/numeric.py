@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import DesignRequest, design, design_document
+from rldp.aggregator.design import DesignRequest, design, design_document, square_wave_matrix
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.numeric import NumericSpec, quantile_edges
 from rldp.shared.provenance import PublicCounts
@@ -37,7 +37,7 @@ from rldp.shared.records import Alphabet
 from .. import plots
 from ..datasets import load_adult
 from .config import Config, Experiment, Result
-from .numeric_baselines import em, ems, metrics, piecewise_mean, report_counts, square_wave_matrix
+from .numeric_baselines import em, ems, metrics, piecewise_mean, report_counts
 from .stats import row
 from .tables import fmt, format_table
 
@@ -145,7 +145,8 @@ def _run_column(
     floor = _binned(setup, setup["p_users"].sum(axis=0))
     for epsilon in epsilons:
         docs = _designs(setup, epsilon, cfg)
-        sw = square_wave_matrix((grid - spec.lo) / (spec.hi - spec.lo), epsilon, SW_OUTPUTS)
+        # the square-wave designer's matrix, with the paper's 1,024 output buckets over the integer values
+        sw = square_wave_matrix((grid - spec.lo) / (spec.hi - spec.lo), epsilon, SW_OUTPUTS)[0]
         sw_joint = np.tile(sw, (1, 2))
         sw_eps = realised_epsilon(sw_joint, setup["p_users_int"])
         values = 2 * (setup["user_age"] - spec.lo) / (spec.hi - spec.lo) - 1

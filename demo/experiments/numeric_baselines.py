@@ -1,10 +1,9 @@
 """The LDP baselines for numbers of ``rldp experiment numeric``, and the error measures.
 
-* **Square Wave** [LLW20, Sec 4]: a value v ∈ [0, 1] is reported as ṽ ∈ [−b, 1 + b] with density p = e^ε/(2b·e^ε + 1)
-  within b of v and q = 1/(2b·e^ε + 1) elsewhere, b = (ε·e^ε − e^ε + 1)/(2e^ε(e^ε − 1 − ε)); bucketised as in
-  the paper (the output cut into ``outputs`` equal buckets: a matrix over the inputs), and estimated by
-  **EMS** (EM with the binomial smoothing [1, 2, 1]/4 after every step), stopped when the mean
-  log-likelihood gains less than ``tol`` per iteration.
+* **Square Wave** [LLW20, Sec 4]: its matrix is the product's (the ``square-wave`` designer's
+  :func:`rldp.aggregator.design.square_wave_matrix`, here with the paper's 1,024 output buckets over the
+  integer values), estimated by **EMS** (EM with the binomial smoothing [1, 2, 1]/4 after every step),
+  stopped when the mean log-likelihood gains less than ``tol`` per iteration.
 * **Piecewise** [WXY19, Sec III-B]: t ∈ [−1, 1] reported as t̃ ∈ [−C, C], C = (e^{ε/2} + 1)/(e^{ε/2} − 1), uniform on
   [l(t), l(t) + C − 1] with probability e^{ε/2}/(e^{ε/2} + 1), uniform on the rest otherwise; the mean of the
   reports is unbiased for the mean.
@@ -19,20 +18,7 @@ import math
 
 import numpy as np
 
-__all__ = ["em", "ems", "metrics", "piecewise_mean", "report_counts", "square_wave_matrix"]
-
-
-def square_wave_matrix(inputs: np.ndarray, epsilon: float, outputs: int) -> np.ndarray:
-    """Q[j, i] = P(report in output bucket j | value inputs[i]) of Square Wave, ``inputs`` in [0, 1]."""
-    e = math.exp(epsilon)
-    b = (epsilon * e - e + 1) / (2 * e * (e - 1 - epsilon))
-    p, q = e / (2 * b * e + 1), 1 / (2 * b * e + 1)
-    cuts = np.linspace(-b, 1 + b, outputs + 1)
-    lo, hi = cuts[:-1, None], cuts[1:, None]
-    near = np.clip(np.minimum(hi, inputs[None, :] + b) - np.maximum(lo, inputs[None, :] - b), 0.0, None)
-    m = q * (hi - lo) + (p - q) * near
-    out: np.ndarray = m / m.sum(axis=0, keepdims=True)
-    return out
+__all__ = ["em", "ems", "metrics", "piecewise_mean", "report_counts"]
 
 
 def report_counts(q: np.ndarray, input_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:

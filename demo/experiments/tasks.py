@@ -10,7 +10,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from rldp.aggregator.design import METHODS
+from rldp.aggregator.design import METHODS, NUMERIC_METHODS
 from rldp.shared.errors import ValidationError
 
 from .config import KNOWN_METHODS, Config
@@ -25,8 +25,8 @@ COST = {"polyopt": 8, "polyopt-paper": 8, "nr": 2, "ir-calibrated": 4, "cr-calib
 
 
 def select_methods(cfg: Config, paper: Sequence[str], only: Sequence[str] | None = None) -> list[str]:
-    """The paper's methods first (legend order), then every other method in METHODS.
-    ``only`` restricts the list (e.g. Fig. 4 compares NR and PolyOpt)."""
+    """The paper's methods first (legend order), then every other method in METHODS but those that need a
+    numeric U (NUMERIC_METHODS: these experiments' alphabets are categorical). ``only`` restricts the list (e.g. Fig. 4 compares NR and PolyOpt)."""
     if only is not None:
         pool = [m for m in only if m in METHODS and (cfg.methods is None or m in cfg.methods)]
         if not pool:
@@ -34,7 +34,7 @@ def select_methods(cfg: Config, paper: Sequence[str], only: Sequence[str] | None
         return pool
     if cfg.methods is not None:
         return list(cfg.methods)
-    pool = [m for m in METHODS if not cfg.quick or m in KNOWN_METHODS]
+    pool = [m for m in METHODS if m not in NUMERIC_METHODS and (not cfg.quick or m in KNOWN_METHODS)]
     return [m for m in paper if m in pool] + [m for m in pool if m not in paper]
 
 

@@ -8,14 +8,16 @@ import math
 import numpy as np
 import pytest
 
+from rldp.aggregator.design import METHODS, NUMERIC_METHODS, square_wave_matrix
 from rldp.demo.experiments import run_experiment
 from rldp.demo.experiments.config import Config
-from rldp.demo.experiments.numeric_baselines import em, metrics, piecewise_mean, square_wave_matrix
+from rldp.demo.experiments.numeric_baselines import em, metrics, piecewise_mean
+from rldp.demo.experiments.tasks import select_methods
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
 def test_square_wave_is_a_mechanism_and_epsilon_ldp(epsilon: float) -> None:
-    q = square_wave_matrix(np.linspace(0, 1, 74), epsilon, 256)
+    q, _ = square_wave_matrix(np.linspace(0, 1, 74), epsilon, 256)  # the product's, as the experiment uses it
     assert np.allclose(q.sum(axis=0), 1.0) and (q > 0).all()
     assert np.log(q.max(axis=1) / q.min(axis=1)).max() <= epsilon + 1e-9
 
@@ -52,3 +54,10 @@ def test_quick_run_keeps_the_claims() -> None:
         assert audited is not None and audited <= 1.0 + 1e-9
     assert result.value("age", "task", "epsilon_audited", 1.0) >= 0.99
     assert any("protected only as far as it reveals sex" in note for note in result.notes)
+
+
+def test_the_categorical_experiments_leave_out_the_numeric_baselines() -> None:
+    """The paper experiments' alphabets are categorical: square-wave and piecewise would only fail there."""
+    chosen = select_methods(Config(), paper=("polyopt", "grr"))
+    assert chosen[:2] == ["polyopt", "grr"] and not set(chosen) & NUMERIC_METHODS
+    assert set(chosen) == set(METHODS) - NUMERIC_METHODS

@@ -174,7 +174,10 @@ def design_document(
     if provenance is not None and "provenance" in (request.extra or {}):
         raise DesignError("give the provenance once: as provenance=, not also in extra")
     check_design_size(alphabet, "design")
-    request = validate_request(replace(request, latent=alphabet.latent), released_size=alphabet.n_released)
+    numeric = tuple((attr.name, attr.numeric) for attr in alphabet.released)
+    request = validate_request(
+        replace(request, latent=alphabet.latent, released_numeric=numeric), released_size=alphabet.n_released
+    )
     method = str(request.method)
     p_hat = np.asarray(public_distribution, dtype=float)
     if p_hat.shape != (alphabet.n_sensitive, alphabet.n_released):

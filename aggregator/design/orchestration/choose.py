@@ -26,7 +26,7 @@ from rldp.shared.records import Alphabet
 from ..primitives.errors import DesignError
 from ..primitives.options import DesignRequest
 from .build import design_document
-from .registry import methods_for
+from .registry import NUMERIC_METHODS, methods_for
 
 __all__ = [
     "AUTO",
@@ -50,8 +50,13 @@ RELEASE_SHARE = 0.99
 
 def auto_methods(notion: str = "rldp", latent: bool = False) -> list[str]:
     """The certified methods for ``notion`` (robust: their claim holds over the whole uncertainty set, so
-    not ``nr``), in the order they are listed to users; with a latent S, those that design for one."""
-    return [m for m, d in methods_for(notion).items() if d.robust and (d.supports_latent or not latent)]
+    not ``nr``), in the order they are listed to users; with a latent S, those that design for one. Not the
+    LDP baselines for a numeric U (:data:`.registry.NUMERIC_METHODS`: baselines to compare with, ε-LDP on U)."""
+    return [
+        m
+        for m, d in methods_for(notion).items()
+        if d.robust and (d.supports_latent or not latent) and m not in NUMERIC_METHODS
+    ]
 
 
 def identifiable(q: np.ndarray) -> bool:

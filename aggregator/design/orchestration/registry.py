@@ -6,9 +6,11 @@ what it is: whether it takes the solver options, whether its guarantee is robust
 requested set) or only for P̂ itself, and whether it can design for a latent S (S not an
 input of the mechanism, X = U).
 
-Only GRR supports a latent S: GRR on X = U is ε-LDP with respect to U, and Y then depends
+GRR supports a latent S: GRR on X = U is ε-LDP with respect to U, and Y then depends
 on S only through U, so every ratio P(y|s₁)/P(y|s₂) is a mixture of ratios ≤ e^ε — it is
-(ε, F)-RLDP ([LZG24, Def 1]) for every F. The other designers need S as an input.
+(ε, F)-RLDP ([LZG24, Def 1]) for every F. So do the LDP baselines for a numeric U (``square-wave``,
+``piecewise``: :mod:`..solvers.numeric_ldp`) for the same reason, and ``rr-released`` (it reads U only,
+its level set by the exact audit). The other designers need S as an input.
 
 Every designer also declares the notions it designs for (``notions``). :data:`METHODS` (=
 :data:`REGISTRY`) are the methods of the default notion ``rldp``; :data:`NOTION_METHODS` maps each
@@ -43,6 +45,13 @@ from ..solvers import polyopt
 from ..solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from ..solvers.coupling import design_coupling
 from ..solvers.funnel.designers import FUNNEL_DESIGNERS
+from ..solvers.numeric_ldp import (
+    bin_positions,
+    epsilon_on_u,
+    numeric_released,
+    piecewise_matrix,
+    square_wave_matrix,
+)
 from ..solvers.task import released_rr
 
 __all__ = [
@@ -57,6 +66,7 @@ __all__ = [
     "NON_ROBUST",
     "LATENT_METHODS",
     "TASK_METHODS",
+    "NUMERIC_METHODS",
 ]
 
 
@@ -190,6 +200,43 @@ class ReleasedRrDesigner:
         return released_rr(uncertainty, options.level, options.latent)
 
 
+class NumericLdpDesigner:
+    """An LDP baseline for a numeric U as a matrix over its bins (:mod:`..solvers.numeric_ldp`): Square Wave
+    [LLW20, Sec 4] bucketised, or Piecewise [WXY19, Sec III-B] discretised, into as many output buckets as U
+    has bins. It reads U only (with S an input the columns repeat over S); ε-LDP on U itself, hence
+    (ε, F)-RLDP w.r.t. S for every F. ``parameters.epsilon_on_u`` is the matrix's exact LDP level on U."""
+
+    takes_solver = False
+    robust = True
+    supports_latent = True  # the report reads U only
+    notions = frozenset({"rldp", "distp"})
+
+    def __init__(self, name: str, summary: str, build: Callable[..., tuple[np.ndarray, dict[str, Any]]]) -> None:
+        self.name, self.summary, self.build = name, summary, build
+
+    def __call__(self, uncertainty: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
+        _, spec = numeric_released(self.name, options.released_numeric)
+        positions = bin_positions(spec)
+        if positions.size != uncertainty.n_released:  # the request's spec and P̂ disagree: a caller's bug
+            raise DesignError(f"{self.name}: U has {positions.size} bins but P̂ has {uncertainty.n_released} columns")
+        rows, params = self.build(positions, options.level, positions.size)
+        q = rows if options.latent else np.tile(rows, (1, uncertainty.n_sensitive))
+        return q, {**params, "epsilon_on_u": epsilon_on_u(rows), "inputs": "bin midpoints normalised to [0, 1]"}
+
+
+_NUMERIC_DESIGNERS = (
+    NumericLdpDesigner(
+        "square-wave",
+        "Square Wave on a numeric U, bucketised over its bins [LLW20, Sec 4]: ε-LDP on U (the LDP baseline)",
+        square_wave_matrix,
+    ),
+    NumericLdpDesigner(
+        "piecewise",
+        "the Piecewise mechanism on a numeric U, discretised over its bins [WXY19, Sec III-B]: ε-LDP on U",
+        piecewise_matrix,
+    ),
+)
+
 _DESIGNERS: tuple[Designer, ...] = (
     GrrDesigner(),
     SrrDesigner(),
@@ -206,6 +253,7 @@ _DESIGNERS: tuple[Designer, ...] = (
     NrDesigner(),
     CouplingDesigner(),
     ReleasedRrDesigner(),
+    *_NUMERIC_DESIGNERS,
     *FUNNEL_DESIGNERS,
 )
 
@@ -242,5 +290,8 @@ NON_ROBUST = frozenset(name for name, d in REGISTRY.items() if not d.robust)
 #: Methods that optimise a utility: for a task other than ``joint`` (DesignRequest.task) their design is
 #: compared with ``rr-released`` by the task's error and the better one is kept (:mod:`..solvers.task`).
 TASK_METHODS = frozenset({"polyopt", "polyopt-paper", "nr", "ir-calibrated", "cr-calibrated"})
+#: Methods that need one numeric released attribute (the LDP baselines for numbers; ``auto`` skips them:
+#: ε-LDP on U is a stronger claim than the one asked, and they serve as the baselines to compare with).
+NUMERIC_METHODS = frozenset(d.name for d in _NUMERIC_DESIGNERS)
 #: Methods that can design for a latent S.
 LATENT_METHODS = tuple(name for name, d in REGISTRY.items() if d.supports_latent)

@@ -12,6 +12,7 @@ import numpy as np
 
 from rldp.shared.collection import DEFAULT_WINDOW
 from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS
+from rldp.shared.numeric import NumericSpec
 from rldp.shared.provenance import DEFAULT_BETA as PROVENANCE_DEFAULT_BETA
 
 from .errors import DesignError
@@ -63,7 +64,9 @@ class DesignRequest:
     :data:`rldp.shared.notions.NOTIONS`): ``"rldp"`` (default); ``"distp"`` with ``delta`` ∈ [0, 1);
     ``"alip"`` with ``epsilon_lower`` and ``epsilon_upper`` (``epsilon`` is then their max).
     ``target`` and ``cost`` apply to method ``coupling`` (:mod:`.coupling`). ``latent`` is True
-    when S is not an input of the mechanism.
+    when S is not an input of the mechanism; ``released_numeric`` gives each released attribute's name and
+    numeric spec (None: categorical), for the designers over a numeric U. Both are set from the alphabet by
+    :func:`rldp.aggregator.design.design_document`.
     """
 
     method: str | None = _field(None, "method", "the design method (README: notions × methods)", flag=False)
@@ -115,6 +118,10 @@ class DesignRequest:
         "keep the design with the least error for the task, theirs or randomised response on U alone",
     )
     latent: bool = _field(False, "bool", "S is not an input of the mechanism (the privacy funnel)", flag=False)
+    # Set by design_document from the alphabet (never asked for): (name, numeric spec or None) per released attribute.
+    released_numeric: tuple[tuple[str, NumericSpec | None], ...] = _field(
+        (), "local", "the released attributes' numeric specs", wire=False, flag=False, json=False
+    )
     progress: Callable[[dict], None] | None = _field(
         None, "local", "progress callback", wire=False, flag=False, json=False
     )

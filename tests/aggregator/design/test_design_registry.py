@@ -12,6 +12,7 @@ from rldp.aggregator.design import (
     LATENT_METHODS,
     METHODS,
     NON_ROBUST,
+    NUMERIC_METHODS,
     REGISTRY,
     SOLVER_METHODS,
     DesignError,
@@ -46,13 +47,16 @@ def test_the_registry_derives_the_method_sets():
         "polyopt-paper",
         "nr",
         "rr-released",
+        "square-wave",
+        "piecewise",
     ]
     assert METHODS is REGISTRY
     for name, designer in REGISTRY.items():
         assert designer.name == name and designer.summary
     assert SOLVER_METHODS == {"polyopt", "polyopt-paper", "nr"}
     assert NON_ROBUST == {"nr"}
-    assert LATENT_METHODS == ("grr", "rr-released")
+    assert LATENT_METHODS == ("grr", "rr-released", "square-wave", "piecewise")
+    assert NUMERIC_METHODS == {"square-wave", "piecewise"}
     assert issubclass(DesignError, ValidationError) and issubclass(DesignError, ValueError)
     assert issubclass(DesignError, RldpError)
 
@@ -123,7 +127,7 @@ def test_latent_grr_is_audited_too(monkeypatch):
 @pytest.mark.skipif(not HAS_LATENT, reason="Alphabet has no latent S yet")
 @pytest.mark.parametrize("method", [m for m in METHODS if m not in LATENT_METHODS])
 def test_other_methods_refuse_a_latent_s_and_name_the_ones_that_can(method):
-    with pytest.raises(DesignError, match=rf"{method!r}.*latent.*: grr, rr-released$"):
+    with pytest.raises(DesignError, match=rf"{method!r}.*latent.*: grr, rr-released, square-wave, piecewise$"):
         design(
             method, alphabet=_alphabet(latent=True), public_distribution=EXAMPLE_P_HAT, epsilon=math.log(2), n=EXAMPLE_N
         )
