@@ -21,6 +21,7 @@ Every figure is about the released number, which RLDP protects only as far as it
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -29,11 +30,20 @@ from rldp.shared.records import Alphabet
 
 from .result import Estimate
 
-__all__ = ["NOTE", "QUANTILES", "SPREAD", "numeric_summaries", "quantile_from_cdf", "quantile_entries"]
+__all__ = ["NOTE", "NOTE_LDP", "QUANTILES", "SPREAD", "numeric_summaries", "quantile_from_cdf", "quantile_entries"]
 
 QUANTILES = (0.5, 0.9, 0.99)
 SPREAD = "uniform within each bin"
 NOTE = "{name} itself is protected only as far as it reveals {sensitive} (RLDP protects S, not the released value)"
+#: Added when every report's probability varies by at most e^ε across all inputs (an LDP baseline for numbers, GRR
+#: on S × U, randomised response on U with some noise, …): the number is then also ε-LDP, ε computed from the
+#: matrices (rldp.shared.audit.ldp_epsilon), whatever it reveals of S.
+NOTE_LDP = "; and {name} itself is {epsilon:.4g}-LDP (no report is more than e^{epsilon:.4g} times likelier for one input than for another)"
+
+
+def _note(name: str, sensitive: str, input_epsilon: float) -> str:
+    note = NOTE.format(name=name, sensitive=sensitive)
+    return note + NOTE_LDP.format(name=name, epsilon=input_epsilon) if math.isfinite(input_epsilon) else note
 
 
 def _num(x: Any) -> float | None:
@@ -73,9 +83,13 @@ def _entry(est: float, low: float, high: float, identified: bool) -> dict[str, A
     return {"estimate": _num(est), "ci95_low": _num(low), "ci95_high": _num(high), "identified": bool(identified)}
 
 
-def numeric_summaries(estimate: Estimate, alphabet: Alphabet) -> dict[str, dict[str, Any]]:
+def numeric_summaries(
+    estimate: Estimate, alphabet: Alphabet, input_epsilon: float = math.inf
+) -> dict[str, dict[str, Any]]:
     """One summary per numeric released attribute (none: {}). With a latent S the estimate is P(U) alone
-    (shape (1, |U|)) and there is no mean per value of S."""
+    (shape (1, |U|)) and there is no mean per value of S. ``input_epsilon``: the mechanisms' LDP level w.r.t.
+    their whole input (:func:`rldp.shared.audit.ldp_epsilon` of each matrix, the largest): the note says the number is
+    protected only as far as it reveals S and, when that level is finite, that it is also that LDP."""
     a1, a2 = estimate.shape
     latent = a1 != alphabet.n_sensitive
     sizes = [attr.size for attr in alphabet.released]
@@ -122,7 +136,7 @@ def numeric_summaries(estimate: Estimate, alphabet: Alphabet) -> dict[str, dict[
             },
             "mean": _entry(m, m_low, m_high, m_ident),
             "quantiles": quantiles,
-            "note": NOTE.format(name=attr.name, sensitive=sensitive.name),
+            "note": _note(attr.name, sensitive.name, input_epsilon),
         }
         if not latent:
             summary["mean_by"] = {sensitive.name: _means_by(estimate, s_of_x, w_mean, sensitive.values)}

@@ -17,6 +17,7 @@ import numpy as np
 from rldp.aggregator.estimate import INTERVALS, METHODS, estimate_distribution
 from rldp.aggregator.estimate.numeric import numeric_summaries
 from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.audit import ldp_epsilon
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
 
@@ -173,7 +174,7 @@ def estimate(
         )
     except ValueError as exc:
         raise InvalidParameter(one_line(exc)) from None
-    out = _estimate_dict(est, alpha, record)
+    out = _estimate_dict(est, alpha, record, ldp_epsilon(matrix))
     if drift is not None:
         own = params["method"] in ("auto", "em") and all(params[k] == v for k, v in _DRIFT_PARAMETERS.items())
         out["drift"], reason = drift.check(record, counts, label, est if own else None)
@@ -185,11 +186,11 @@ def estimate(
     return out
 
 
-def _estimate_dict(est: Any, alpha: Any, record: Any) -> dict[str, Any]:
+def _estimate_dict(est: Any, alpha: Any, record: Any, input_epsilon: float) -> dict[str, Any]:
     """The estimate as JSON: its numeric summaries, a latent S's labels, the mechanism and its status."""
     # With a latent S the estimate is P(U) alone: no S marginal to name (labels: the U values).
     out = est.to_dict(None) if alpha.latent else est.to_dict(alpha)
-    numeric = numeric_summaries(est, alpha)  # a numeric released attribute's mean, quantiles, CDF
+    numeric = numeric_summaries(est, alpha, input_epsilon)  # a numeric released attribute's mean, quantiles, CDF
     if numeric:
         out["numeric"] = numeric
     if alpha.latent:

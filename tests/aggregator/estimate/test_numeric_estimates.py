@@ -58,6 +58,11 @@ def test_summary_of_an_exact_estimate() -> None:
         assert entry["ci95_low"] < entry["estimate"] < entry["ci95_high"]
     assert s["edges"] == list(SPEC.edges) and s["spread"] == "uniform within each bin"
     assert "age itself is protected only as far as it reveals sex" in s["note"]
+    assert "-LDP" not in s["note"]  # no LDP level given: nothing said of one
+    noted = numeric_summaries(est, alpha, input_epsilon=30.0)["age"]["note"]
+    assert noted.startswith(s["note"]) and noted.endswith(
+        "; and age itself is 30-LDP (no report is more than e^30 times likelier for one input than for another)"
+    )
     assert len(s["cdf"]["at"]) == 5 and s["cdf"]["estimate"] == sorted(s["cdf"]["estimate"])
 
 

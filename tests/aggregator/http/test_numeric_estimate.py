@@ -40,6 +40,11 @@ def test_the_estimate_has_the_numbers_and_the_note(tmp_path) -> None:
     assert set(age["quantiles"]) == {"0.5", "0.9", "0.99"}
     assert set(age["mean_by"]["sex"]) == {"Female", "Male"}
     assert "age itself is protected only as far as it reveals sex" in age["note"]
+    # GRR on S × U: every report's probability varies at most e^ε' over all inputs, so age is ε'-LDP too (the
+    # level computed from the matrix, whatever age reveals of sex)
+    from rldp.shared.audit import ldp_epsilon
+
+    assert f"; and age itself is {ldp_epsilon(q):.4g}-LDP (" in age["note"]
     lines = numeric_lines(body)
     assert lines[0].startswith("age (values uniform within each bin)")
     assert any(line.startswith("  median ") for line in lines)
