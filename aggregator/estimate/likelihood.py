@@ -119,9 +119,7 @@ class Likelihood:
             val = val + (self.kp * np.log(theta, out=np.zeros_like(theta), where=self.kp > 0)).sum(axis=1)
         return val
 
-    def step(
-        self, theta: np.ndarray, rows: np.ndarray, pi: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, theta: np.ndarray, rows: np.ndarray, pi: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """One (MAP-)EM update θ ← θ ⊙ ∇f / (n + κ) for the given rows.
 
         ``pi``: (Qθ)ᵀ if the caller has it already (the very product ``theta @ self.qt``), else computed.
