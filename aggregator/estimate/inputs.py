@@ -53,9 +53,11 @@ def validate_matrix(matrix: Any) -> np.ndarray:
         raise ValidationError(f"matrix must be a 2-D array of probabilities Q[y, x]; {exc}") from None
     if q.ndim != 2 or q.shape[0] == 0 or q.shape[1] == 0:
         raise ValidationError(f"matrix must be a non-empty 2-D array Q[y, x] (|Y| × |X|); got shape {q.shape}")
-    if not np.all(np.isfinite(q)):
+    # Two reductions, no |Y| × |X| boolean temporary: a NaN makes both NaN, an infinity one of them.
+    low, high = q.min(), q.max()
+    if not (np.isfinite(low) and np.isfinite(high)):
         raise ValidationError("matrix contains NaN or infinite entries")
-    if q.min() < -STOCHASTIC_TOLERANCE:
+    if low < -STOCHASTIC_TOLERANCE:
         y, x = np.unravel_index(int(np.argmin(q)), q.shape)
         raise ValidationError(f"matrix has a negative entry Q[{y}, {x}] = {float(q[y, x]):.6g}; Q(y|x) must be ≥ 0")
     check_columns_sum_to_one(q)

@@ -108,7 +108,10 @@ class Likelihood:
 
     def objective(self, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """f(θ) per row (nats); outputs with c_y = 0 and cells with k_x = 0 contribute 0."""
-        pi = theta @ self.qt
+        return self._objective_at(theta @ self.qt, theta, rows)
+
+    def _objective_at(self, pi: np.ndarray, theta: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """:meth:`objective` given ``pi`` = (Qθ)ᵀ (b, m)."""
         c = self.c[rows]
         logs = np.log(pi, out=np.zeros_like(pi), where=c > 0)
         val = (c * logs).sum(axis=1)
@@ -116,12 +119,13 @@ class Likelihood:
             val = val + (self.kp * np.log(theta, out=np.zeros_like(theta), where=self.kp > 0)).sum(axis=1)
         return val
 
-    def step(self, theta: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def step(self, theta: np.ndarray, rows: np.ndarray, pi: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """One (MAP-)EM update θ ← θ ⊙ ∇f / (n + κ) for the given rows.
 
+        ``pi``: (Qθ)ᵀ if the caller has it already (the very product ``theta @ self.qt``), else computed.
         Returns (new θ, gap at the input θ) with gap = max_x ∇f_x / (n + κ) − 1.
         """
-        pi = theta @ self.qt  # (b, m) = (Qθ)ᵀ
+        pi = theta @ self.qt if pi is None else pi  # (b, m) = (Qθ)ᵀ
         c = self.c[rows]
         ratio = np.divide(c, pi, out=np.zeros_like(pi), where=c > 0)
         grad = ratio @ self.q  # (b, a): rows of Qᵀ (c ⊘ Qθ) — the transpose that matters
@@ -152,9 +156,13 @@ class Likelihood:
         gap = np.full(b, np.inf)
         active = np.arange(b)
         evals = 0
+        # (Qθ)ᵀ of the active rows of θ when the safeguard below computed it (the same product, so the
+        # same bits): one product with Q fewer per extrapolation, the costly step at large |X|.
+        known: np.ndarray | None = None
         while active.size and evals < max_updates:
             t0 = theta[active]
-            t1, g0 = self.step(t0, rows[active])
+            t1, g0 = self.step(t0, rows[active], known)
+            known = None
             evals += 1
             gap[active] = g0
             done = g0 <= tol
@@ -177,8 +185,10 @@ class Likelihood:
             t3, _ = self.step(tp, rows[active])
             evals += 1
             # Monotonicity safeguard: accept the extrapolation only if it beats plain EM.
-            better = self.objective(t3, rows[active]) >= self.objective(t2, rows[active])
+            pi3, pi2 = t3 @ self.qt, t2 @ self.qt
+            better = self._objective_at(pi3, t3, rows[active]) >= self._objective_at(pi2, t2, rows[active])
             theta[active] = np.where(better[:, None], t3, t2)
+            known = np.where(better[:, None], pi3, pi2)
         return theta, evals, converged, gap
 
     def newton(self, row: int, theta0: np.ndarray, tol: float, max_steps: int) -> tuple[np.ndarray, int, bool, float]:
@@ -224,7 +234,7 @@ class Likelihood:
                 break  # λ too close to the boundary for float64, or not positive definite: leave it to EM
             dz = -z + sigma * mu / lam - (z / lam) * dl
             ap, ad = _to_boundary(lam, dl), _to_boundary(z, dz)
-            ap = _backtrack(barrier, lam, dl, grad, sigma * mu, ap)
+            ap = _backtrack(barrier, lam, dl, grad, sigma * mu, ap, pi)
             if ap <= 1e-12:
                 break  # no descent left at float precision
             lam = lam + ap * dl
@@ -292,10 +302,10 @@ class _Barrier:
     def __init__(self, q: np.ndarray, p: np.ndarray, kk: np.ndarray, prior: bool) -> None:
         self.q, self.p, self.kk, self.prior = q, p, kk, prior
 
-    def __call__(self, lam: np.ndarray, mu: float) -> float:
-        """Its value at λ for the barrier weight μ."""
+    def __call__(self, lam: np.ndarray, mu: float, pi: np.ndarray | None = None) -> float:
+        """Its value at λ for the barrier weight μ (``pi``: Qλ if the caller has that product already)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            val = -self.p @ np.log(self.q @ lam) + lam.sum() - mu * np.log(lam).sum()
+            val = -self.p @ np.log(self.q @ lam if pi is None else pi) + lam.sum() - mu * np.log(lam).sum()
             if self.prior:
                 val -= np.sum(np.where(self.kk > 0, self.kk * np.log(lam), 0.0))
         return float(val) if np.isfinite(val) else math.inf
@@ -330,9 +340,12 @@ def _to_boundary(x: np.ndarray, dx: np.ndarray) -> float:
     return min(1.0, 0.99 * float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
 
 
-def _backtrack(barrier: _Barrier, lam: np.ndarray, dl: np.ndarray, grad: np.ndarray, mu: float, ap: float) -> float:
-    """The step along dλ after Armijo backtracking on the barrier function (weight ``mu``) from ``ap``."""
-    f0 = barrier(lam, mu)
+def _backtrack(
+    barrier: _Barrier, lam: np.ndarray, dl: np.ndarray, grad: np.ndarray, mu: float, ap: float, pi: np.ndarray
+) -> float:
+    """The step along dλ after Armijo backtracking on the barrier function (weight ``mu``) from ``ap``
+    (``pi`` = Qλ, computed by the caller)."""
+    f0 = barrier(lam, mu, pi)
     slope = float((grad - mu / lam) @ dl)
     while barrier(lam + ap * dl, mu) > f0 + 1e-4 * ap * slope and ap > 1e-12:
         ap *= 0.5

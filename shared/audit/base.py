@@ -45,7 +45,8 @@ def as_matrix(matrix: Any) -> np.ndarray:
     q = np.asarray(matrix, dtype=float)
     if q.ndim != 2:
         raise ValidationError(f"matrix must be 2-D (|Y|, |X|); got shape {q.shape}")
-    if not np.all(np.isfinite(q)) or np.any(q < 0):
+    # One pass each and no K × K boolean temporaries: a NaN makes both reductions NaN, which fails both tests.
+    if q.size and not (float(q.min()) >= 0.0 and float(q.max()) < math.inf):
         raise ValidationError("matrix entries must be finite and non-negative")
     return q
 

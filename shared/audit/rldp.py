@@ -110,7 +110,9 @@ def realised_epsilon(matrix: Any, distribution: Any) -> float:
     marg = p.sum(axis=1)
     keep = marg > 0
     cond = p[keep] / marg[keep, None]
-    rows = q.reshape(q.shape[0], p.shape[0], p.shape[1])[:, keep, :]
+    rows = q.reshape(q.shape[0], p.shape[0], p.shape[1])
+    if not keep.all():  # no copy of Q (128 MB at K = 4,000) when every s has users
+        rows = rows[:, keep, :]
     eps, _ = _pairwise(np.einsum("ysu,su->ys", rows, cond))
     return eps
 
