@@ -23,6 +23,7 @@ from typing import Any
 
 from rldp.shared.errors import RldpError
 
+from .host import StorageHost
 from .rows import StorageError
 
 __all__ = [
@@ -132,20 +133,8 @@ class CollectionPause:
     reason: str
 
 
-class CollectionStore:
+class CollectionStore(StorageHost):
     """Mixin of :class:`~.base.Storage`: the statements on collections (both dialects)."""
-
-    def _sql(self, text: str) -> str:  # pragma: no cover - Storage's
-        raise NotImplementedError
-
-    def _guard(self) -> Any:  # pragma: no cover - Storage's
-        raise NotImplementedError
-
-    def _connection(self) -> Any:  # pragma: no cover - Storage's
-        raise NotImplementedError
-
-    def write_transaction(self) -> Any:  # pragma: no cover - Storage's
-        raise NotImplementedError
 
     def _collection(self, conn: Any, name: str) -> CollectionRecord | None:
         row = conn.execute(self._sql(f"SELECT {_COLUMNS} FROM rldp_collections WHERE name = ?"), (name,)).fetchone()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .host import StorageHost
 from .rows import MechanismRecord
 
 __all__ = ["LabelStore", "mechanism_record"]
@@ -33,14 +34,8 @@ def mechanism_record(row: Any) -> MechanismRecord:
     )
 
 
-class LabelStore:
+class LabelStore(StorageHost):
     """Mixin of :class:`~.base.Storage`: set or clear a mechanism's label."""
-
-    def write_transaction(self) -> Any:  # pragma: no cover - Storage's
-        raise NotImplementedError
-
-    def _sql(self, text: str) -> str:  # pragma: no cover - Storage's
-        raise NotImplementedError
 
     def _get_mechanism(self, conn: Any, mechanism_id: str) -> MechanismRecord | None:  # pragma: no cover
         raise NotImplementedError

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from .host import StorageHost
+
 __all__ = ["UPLOAD_CREDENTIAL_STATEMENTS", "UploadCredential", "UploadCredentialStore"]
 
 UPLOAD_CREDENTIAL_STATEMENTS = [
@@ -38,20 +40,8 @@ class UploadCredential:
         return (self.current_sha256,) if self.previous_sha256 is None else (self.current_sha256, self.previous_sha256)
 
 
-class UploadCredentialStore:
+class UploadCredentialStore(StorageHost):
     """Mixin of :class:`~.base.Storage`: set, revoke and read the collections' upload credentials."""
-
-    def _sql(self, text: str) -> str:  # pragma: no cover - Storage's
-        raise NotImplementedError
-
-    def _guard(self) -> Any:  # pragma: no cover - Storage's
-        raise NotImplementedError
-
-    def _connection(self) -> Any:  # pragma: no cover - Storage's
-        raise NotImplementedError
-
-    def write_transaction(self) -> Any:  # pragma: no cover - Storage's
-        raise NotImplementedError
 
     def rotate_upload_credential(self, collection: str, token_sha256: str) -> UploadCredential:
         """Make ``token_sha256`` the current upload token hash of ``collection``; the current one, if any,
