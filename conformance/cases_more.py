@@ -15,12 +15,12 @@ from typing import Any
 import msgpack
 import numpy as np
 from python_client import alias_outcome, batch_outcome, encode_outcome, sampler_outcome
+from written import rehash
 
 from rldp.aggregator.design import grr_matrix
 from rldp.shared.audit import audit_document
 from rldp.shared.collection import Window
-from rldp.shared.document import content_id, to_json, to_msgpack
-from rldp.shared.errors import RldpError
+from rldp.shared.document import to_json, to_msgpack
 
 Doc = dict[str, Any]
 Rebuild = Callable[..., Doc]
@@ -58,15 +58,6 @@ def _both(doc_like: Any) -> list[Doc]:
         _raw(json.dumps(plain, ensure_ascii=False), "json"),
         _raw(msgpack.packb(plain, use_bin_type=True), "msgpack"),
     ]
-
-
-def _rehash(doc: Doc) -> Doc:
-    out = json.loads(json.dumps(doc))
-    try:
-        out["id"] = content_id(out)
-    except RldpError:
-        pass  # the content itself is refused (the case checks that), whatever its id
-    return out
 
 
 def negative(
@@ -169,14 +160,14 @@ def negative(
     add("malformed/not-utf8", [_raw(text.encode("utf-8").replace(b'"cr"', b'"c\xff"', 1), "json")])
     add("malformed/bom", [_raw(("\ufeff" + text).encode("utf-8"), "json")])
     add("malformed/top-level-list", _both([base]))
-    add("malformed/unsupported-format", _both(_rehash({**base, "format": "rldp.mechanism/9"})))
+    add("malformed/unsupported-format", _both(rehash({**base, "format": "rldp.mechanism/9"})))
     for field in ("matrix", "privacy", "sensitive", "public_distribution"):
-        add(f"malformed/missing-{field}", _both(_rehash({k: v for k, v in base.items() if k != field})))
+        add(f"malformed/missing-{field}", _both(rehash({k: v for k, v in base.items() if k != field})))
     add("malformed/bad-id", _both({**base, "id": "XYZ"}))
     add(
         "malformed/negative-entry",
         _both(
-            _rehash(
+            rehash(
                 {
                     **base,
                     "matrix": [
@@ -189,25 +180,25 @@ def negative(
     )
     add(
         "malformed/columns-not-stochastic",
-        _both(_rehash({**base, "matrix": [[v * 1.01 for v in r] for r in base["matrix"]]})),
+        _both(rehash({**base, "matrix": [[v * 1.01 for v in r] for r in base["matrix"]]})),
     )
-    add("malformed/wrong-columns", _both(_rehash({**base, "matrix": [r[:-1] for r in base["matrix"]]})))
+    add("malformed/wrong-columns", _both(rehash({**base, "matrix": [r[:-1] for r in base["matrix"]]})))
     add(
         "malformed/string-entry",
-        _both(_rehash({**base, "matrix": [["0.5", *r[1:]] if i == 0 else r for i, r in enumerate(base["matrix"])]})),
+        _both(rehash({**base, "matrix": [["0.5", *r[1:]] if i == 0 else r for i, r in enumerate(base["matrix"])]})),
     )
-    add("malformed/epsilon-string", _both(_rehash({**base, "privacy": {**base["privacy"], "epsilon": "1"}})))
-    add("malformed/epsilon-zero", _both(_rehash({**base, "privacy": {**base["privacy"], "epsilon": 0.0}})))
+    add("malformed/epsilon-string", _both(rehash({**base, "privacy": {**base["privacy"], "epsilon": "1"}})))
+    add("malformed/epsilon-zero", _both(rehash({**base, "privacy": {**base["privacy"], "epsilon": 0.0}})))
     add(
         "malformed/unknown-privacy-field",
-        _both(_rehash({**docs["ldp/grr"], "privacy": {**docs["ldp/grr"]["privacy"], "delta": 0.1}})),
+        _both(rehash({**docs["ldp/grr"], "privacy": {**docs["ldp/grr"]["privacy"], "delta": 0.1}})),
     )
-    add("malformed/no-uncertainty", _both(_rehash({**base, "privacy": {"notion": "rldp", "epsilon": 1.0}})))
-    add("malformed/unknown-notion", _both(_rehash({**base, "privacy": {**base["privacy"], "notion": "gdp"}})))
+    add("malformed/no-uncertainty", _both(rehash({**base, "privacy": {"notion": "rldp", "epsilon": 1.0}})))
+    add("malformed/unknown-notion", _both(rehash({**base, "privacy": {**base["privacy"], "notion": "gdp"}})))
     add(
         "malformed/bad-divergence",
         _both(
-            _rehash(
+            rehash(
                 {
                     **base,
                     "privacy": {
@@ -220,24 +211,24 @@ def negative(
     )
     add(
         "malformed/public-not-summing",
-        _both(_rehash({**base, "public_distribution": [[v * 2 for v in r] for r in base["public_distribution"]]})),
+        _both(rehash({**base, "public_distribution": [[v * 2 for v in r] for r in base["public_distribution"]]})),
     )
     add(
         "malformed/duplicate-value",
-        _both(_rehash({**base, "released": [{"name": "colour", "values": ["blue", "blue", "red"]}]})),
+        _both(rehash({**base, "released": [{"name": "colour", "values": ["blue", "blue", "red"]}]})),
     )
-    add("malformed/one-sensitive-value", _both(_rehash({**base, "sensitive": {"name": "sex", "values": ["Female"]}})))
-    add("malformed/unknown-collection-field", _both(_rehash({**base, "collection": {"windows": "P1D"}})))
-    add("malformed/bad-window", _both(_rehash({**base, "collection": {"window": "P1M"}})))
+    add("malformed/one-sensitive-value", _both(rehash({**base, "sensitive": {"name": "sex", "values": ["Female"]}})))
+    add("malformed/unknown-collection-field", _both(rehash({**base, "collection": {"windows": "P1D"}})))
+    add("malformed/bad-window", _both(rehash({**base, "collection": {"window": "P1M"}})))
     add(
         "malformed/compact-in-format-1",
-        _both(_rehash({**base, "matrix": {"form": "grr", "size": 6, "diagonal": 0.5, "off_diagonal": 0.1}})),
+        _both(rehash({**base, "matrix": {"form": "grr", "size": 6, "diagonal": 0.5, "off_diagonal": 0.1}})),
     )
     g = json.loads(json.dumps(grr3))
-    add("malformed/grr-size-1", _both(_rehash({**g, "matrix": {**g["matrix"], "size": 1}})))
-    add("malformed/grr-not-stochastic", _both(_rehash({**g, "matrix": {**g["matrix"], "diagonal": 0.9}})))
-    add("malformed/unknown-form", _both(_rehash({**g, "matrix": {**g["matrix"], "form": "sparse"}})))
-    add("malformed/grr-extra-field", _both(_rehash({**g, "matrix": {**g["matrix"], "note": 1}})))
+    add("malformed/grr-size-1", _both(rehash({**g, "matrix": {**g["matrix"], "size": 1}})))
+    add("malformed/grr-not-stochastic", _both(rehash({**g, "matrix": {**g["matrix"], "diagonal": 0.9}})))
+    add("malformed/unknown-form", _both(rehash({**g, "matrix": {**g["matrix"], "form": "sparse"}})))
+    add("malformed/grr-extra-field", _both(rehash({**g, "matrix": {**g["matrix"], "note": 1}})))
     dense = json.loads(
         json.dumps(
             rebuild(
@@ -253,14 +244,14 @@ def negative(
     bad_pad = dense["matrix"]["data"][:-2] + ("B=" if dense["matrix"]["data"][-2] == "A" else "A=")
     add(
         "malformed/dense-not-canonical-base64",
-        [_raw(json.dumps(_rehash({**dense, "matrix": {**dense["matrix"], "data": bad_pad}})), "json")],
+        [_raw(json.dumps(rehash({**dense, "matrix": {**dense["matrix"], "data": bad_pad}})), "json")],
     )
     add(
         "malformed/dense-not-base64",
-        [_raw(json.dumps(_rehash({**dense, "matrix": {**dense["matrix"], "data": "!!!!"}})), "json")],
+        [_raw(json.dumps(rehash({**dense, "matrix": {**dense["matrix"], "data": "!!!!"}})), "json")],
     )
     neg_zero = np.array(base["matrix"], dtype="<f8")
-    neg_zero_doc = _rehash(
+    neg_zero_doc = rehash(
         {**dense, "matrix": {**dense["matrix"], "data": base64.b64encode((neg_zero * -1.0).tobytes()).decode()}}
     )
     add("malformed/dense-negative", [_raw(json.dumps(neg_zero_doc), "json")])
@@ -269,9 +260,9 @@ def negative(
     # Oversized: a compact form claiming far more entries than it holds; an srlip audit beyond its limit.
     add(
         "oversized/dense-shape",
-        [_raw(json.dumps(_rehash({**dense, "matrix": {**dense["matrix"], "shape": [100000, 100000]}})), "json")],
+        [_raw(json.dumps(rehash({**dense, "matrix": {**dense["matrix"], "shape": [100000, 100000]}})), "json")],
     )
-    add("oversized/grr-size", _both(_rehash({**g, "matrix": {**g["matrix"], "size": 10**12}})))
+    add("oversized/grr-size", _both(rehash({**g, "matrix": {**g["matrix"], "size": 10**12}})))
     add("oversized/srlip-audit", [encoded(_big_srlip(), "json")])
     del pal
     return out
@@ -294,7 +285,7 @@ def _palette_variants(base: Doc, rebuild: Rebuild) -> list[Doc]:
         "index_type": "uint8",
         "index": base64.b64encode((values.size - 1 - index).astype("<u1").tobytes()).decode(),
     }
-    return [_raw(json.dumps(_rehash(doc)), "json"), _raw(json.dumps(_rehash({**doc, "matrix": unsorted})), "json")]
+    return [_raw(json.dumps(rehash(doc)), "json"), _raw(json.dumps(rehash({**doc, "matrix": unsorted})), "json")]
 
 
 def _big_srlip() -> Doc:

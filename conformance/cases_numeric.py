@@ -13,16 +13,14 @@ Expected results come from the Python client (``python_client``); called by ``ge
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable
 from typing import Any
 
-import msgpack
 import numpy as np
+from written import rehash, written
 
-from rldp.shared.document import build_document, content_id
-from rldp.shared.errors import RldpError
+from rldp.shared.document import build_document
 from rldp.shared.numeric import MAX_BINS, NumericSpec
 from rldp.shared.records import Alphabet, Attribute
 
@@ -55,22 +53,6 @@ def _age(edges: tuple[float, ...] = AGES, closed: str = "left", name: str = "age
     return Attribute.binned(name, NumericSpec(edges, closed))
 
 
-def _rehash(doc: Any) -> Doc:
-    out: Doc = json.loads(json.dumps(doc))
-    try:
-        out["id"] = content_id(out)
-    except RldpError:
-        pass  # the content itself is refused (the case checks that), whatever its id
-    return out
-
-
-def _raw(doc: Any, encoding: str) -> Doc:
-    if encoding == "json":
-        return {"encoding": "json", "document": json.dumps(doc, ensure_ascii=False)}
-    data = msgpack.packb(doc, use_bin_type=True)
-    return {"encoding": "msgpack", "document_base64": base64.b64encode(data).decode("ascii")}
-
-
 def _with_block(base: Doc, block: Any, values: Any = None) -> Doc:
     """``base`` (U = age) with its released attribute's numeric block (and values) replaced, rehashed."""
     doc = json.loads(json.dumps(base))
@@ -83,10 +65,10 @@ def _with_block(base: Doc, block: Any, values: Any = None) -> Doc:
 def documents(case: Callable[..., Doc]) -> list[Doc]:
     out: list[Doc] = []
 
-    def add(name: str, doc: Any, encodings: tuple[str, ...] = ("json", "msgpack"), rehash: bool = True) -> None:
-        body = _rehash(doc) if rehash else doc
+    def add(name: str, doc: Any, encodings: tuple[str, ...] = ("json", "msgpack"), hashed: bool = True) -> None:
+        body = rehash(doc) if hashed else doc
         for enc in encodings:
-            raw = _raw(body, enc)
+            raw = written(body, enc)
             if enc == "json":  # a number JSON may write but Python's json.dumps would not: 1e400 (inf)
                 raw["document"] = raw["document"].replace(str(_HUGE), "1e400")
             out.append(case(f"numeric/{name}/{enc}", raw))
@@ -110,7 +92,7 @@ def documents(case: Callable[..., Doc]) -> list[Doc]:
         "fractional": _document(Alphabet(SEX, [_age((0.1, 0.2, 0.30000000000000004, 1.0 / 3))])),
     }
     for name, doc in valid.items():
-        add(f"valid/{name}", doc, rehash=False)
+        add(f"valid/{name}", doc, hashed=False)
     # The id covers the block as written: the same edges as ints hash differently (both accepted); -0.0 as given.
     ints = _with_block(u_left, {"edges": [17, 25, 35, 50, 90], "closed": "left"})
     add("valid/edges-as-ints", ints)
@@ -118,12 +100,12 @@ def documents(case: Callable[..., Doc]) -> list[Doc]:
     add("valid/block-keys-reordered", _with_block(u_left, {"closed": "left", "edges": list(AGES)}))
     zero = _document(Alphabet(SEX, [_age((0.0, 1.0, 2.0))]))
     add("valid/negative-zero-edge", _with_block(zero, {"edges": [-0.0, 1.0, 2.0], "closed": "left"}))
-    tampered = _rehash(u_left)
+    tampered = rehash(u_left)
     tampered["released"][0]["numeric"]["closed"] = "right"  # the id kept: the content hashes to another
-    add("tampered-closed-side", tampered, rehash=False)
-    moved = _rehash(u_left)
+    add("tampered-closed-side", tampered, hashed=False)
+    moved = rehash(u_left)
     moved["released"][0]["numeric"]["edges"][2] = 36.0
-    add("tampered-edge", moved, rehash=False)
+    add("tampered-edge", moved, hashed=False)
 
     labels = u_left["released"][0]["values"]
     hostile: dict[str, Any] = {

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import hashlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -23,8 +22,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from rldp.shared.document import build_document
-from rldp.shared.document.canonical import UNHASHED, encode_canonical
+from rldp.shared.document import build_document, content_id
 from rldp.shared.errors import DocumentError
 from rldp.shared.records import Alphabet, Attribute
 
@@ -85,9 +83,8 @@ def _base() -> Doc:
 
 def _hashed(doc: Doc) -> Doc:
     """``doc`` with the id its content hashes to (computed without validating it: only the text refuses it)."""
-    body = {k: v for k, v in doc.items() if k not in UNHASHED}
     try:
-        return {**doc, "id": hashlib.sha256(encode_canonical(body)).hexdigest()}
+        return {**doc, "id": content_id(doc)}
     except DocumentError:  # a lone surrogate has no UTF-8 form, so no content id
         return {**doc, "id": "0" * 64}
 
