@@ -8,6 +8,7 @@ one clear line on stderr within a second, not a traceback (or a 14 GiB allocatio
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from rldp.shared.arguments import add_csv_flags, names, positive_int
+from rldp.shared.audit import ldp_epsilon
+from rldp.shared.document import mechanism_matrix
 from rldp.shared.errors import ValidationError
 from rldp.shared.numeric import DETECT_MIN_DISTINCT, MAX_BINS, NumericSpec, looks_numeric, spec_from_cells
 from rldp.shared.records import Alphabet
@@ -231,9 +234,10 @@ def check_out(path: str) -> None:
 def numeric_lines(doc: dict, alphabet: Alphabet) -> list[str]:
     """What ``rldp design`` says of numeric columns and of the task: each column's bins, the design chosen
     for the task and its error, and that a released number is protected only as far as it reveals S (or, for
-    the LDP baselines for numbers, its ε-LDP level on U: ``parameters.epsilon_on_u``)."""
+    any mechanism whose matrix proves it, e.g. the LDP baselines for numbers, also its LDP level)."""
     lines = []
     sens = ",".join(a.name for a in alphabet.sensitive_attributes)
+    on_input = ldp_epsilon(mechanism_matrix(doc))  # computed, never read from the document's parameters
     for attr in alphabet.joint_attributes:
         if attr.numeric is not None:
             spec = attr.numeric
@@ -241,11 +245,12 @@ def numeric_lines(doc: dict, alphabet: Alphabet) -> list[str]:
                 f"  numeric  {attr.name}: {spec.bins} bins on [{spec.lo:g}, {spec.hi:g}] (closed {spec.closed}; "
                 "values outside are clamped)"
             )
-            on_u = doc.get("parameters", {}).get("epsilon_on_u")
-            if attr in alphabet.released and isinstance(on_u, (int, float)):  # an LDP baseline for numbers
-                lines.append(f"  on U     {attr.name} itself is {on_u:.4g}-LDP (max log Q(y|u)/Q(y|u') of the matrix)")
-            elif attr in alphabet.released:
+            if attr in alphabet.released:
                 lines.append(f"  note     {attr.name} itself is protected only as far as it reveals {sens}")
+                if math.isfinite(on_input):  # the matrix proves more: the number itself is that LDP
+                    lines.append(
+                        f"  on U     {attr.name} itself is {on_input:.4g}-LDP (max log Q(y|x)/Q(y|x') of the matrix)"
+                    )
     task = doc.get("parameters", {}).get("task")
     if task:
         errors = ", ".join(
