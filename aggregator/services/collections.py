@@ -25,7 +25,7 @@ import numpy as np
 from rldp.aggregator.estimate import estimate_combined
 from rldp.aggregator.estimate.numeric import numeric_summaries
 from rldp.aggregator.storage import CollectionChanged, CollectionRecord, MechanismTaken, Storage
-from rldp.shared.audit import ldp_epsilon, notions
+from rldp.shared.audit import notions
 from rldp.shared.collection import DEFAULT_WINDOW, DRIFT_POLICIES, NO_WINDOW, Window, window_choice
 from rldp.shared.errors import ValidationError, one_line
 from rldp.shared.notions import NOTIONS, lookup
@@ -363,7 +363,12 @@ class Collections:
         except ValueError as exc:
             raise InvalidParameter(one_line(exc)) from None
         out = est.to_dict(None) if alpha.latent else est.to_dict(alpha)
-        input_epsilon = max(ldp_epsilon(p[0]) for p in parsed)  # one report comes from one of these mechanisms
+        # one report comes from one of these mechanisms; computed only for a numeric U's note
+        input_epsilon = (
+            max(self.catalog.input_epsilon(i) for i in ids)
+            if any(a.numeric is not None for a in alpha.released)
+            else math.inf
+        )
         if numeric := numeric_summaries(est, alpha, input_epsilon):  # a numeric U's mean, quantiles, CDF
             out["numeric"] = numeric
         if alpha.latent:

@@ -17,7 +17,6 @@ import numpy as np
 from rldp.aggregator.estimate import INTERVALS, METHODS, estimate_distribution
 from rldp.aggregator.estimate.numeric import numeric_summaries
 from rldp.aggregator.storage import MechanismRecord, Storage
-from rldp.shared.audit import ldp_epsilon
 from rldp.shared.collection import Window
 from rldp.shared.errors import ValidationError, one_line
 
@@ -174,7 +173,12 @@ def estimate(
         )
     except ValueError as exc:
         raise InvalidParameter(one_line(exc)) from None
-    out = _estimate_dict(est, alpha, record, ldp_epsilon(matrix))
+    out = _estimate_dict(
+        est,
+        alpha,
+        record,
+        catalog.input_epsilon(record.id) if any(a.numeric is not None for a in alpha.released) else math.inf,
+    )
     if drift is not None:
         own = params["method"] in ("auto", "em") and all(params[k] == v for k, v in _DRIFT_PARAMETERS.items())
         out["drift"], reason = drift.check(record, counts, label, est if own else None)

@@ -18,6 +18,7 @@ import msgpack
 import numpy as np
 
 from rldp.aggregator.storage import MechanismRecord, Storage
+from rldp.shared.audit import ldp_epsilon
 from rldp.shared.claims import claim_fields
 from rldp.shared.collection import Window, collection_window
 from rldp.shared.document import alphabet as document_alphabet
@@ -73,6 +74,7 @@ class MechanismCatalog:
         self._windows = LRU(4096)  # id → (collection window or None, claim fields)
         self._documents = LRU(64)  # (id, "json" | "msgpack") → encoded document
         self._parsed = LRU(32)  # id → (report matrix, alphabet, public distribution)
+        self._input_epsilon = LRU(4096)  # id → the LDP level of one report w.r.t. the whole input
 
     def get(self, mechanism_id: Any) -> MechanismRecord:
         """The record of a published mechanism (UnknownMechanism if there is none)."""
@@ -151,6 +153,14 @@ class MechanismCatalog:
             )
         data = document_json(msgpack.unpackb(packed, raw=False)) if kind == "json" else packed
         return self._documents.put((mechanism_id, kind), data)
+
+    def input_epsilon(self, mechanism_id: str) -> float:
+        """The LDP level of one report of a published mechanism w.r.t. its whole input (inf: none), computed
+        once from its report matrix (:func:`rldp.shared.audit.ldp_epsilon`; a K × |Y| pass per mechanism)."""
+        cached = self._input_epsilon.get(mechanism_id)
+        if cached is not None:
+            return float(cached)
+        return float(self._input_epsilon.put(mechanism_id, ldp_epsilon(self.parsed(mechanism_id)[0])))
 
     def parsed(self, mechanism_id: str) -> tuple[np.ndarray, Alphabet, np.ndarray]:
         """(report matrix, alphabet, public distribution P̂) of a published mechanism; the report

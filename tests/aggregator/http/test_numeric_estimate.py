@@ -111,3 +111,28 @@ def test_a_collection_estimate_has_the_numbers(tmp_path) -> None:
     # One mechanism: the collection's likelihood is the mechanism's, so are its numbers.
     assert both["mean"]["estimate"] == pytest.approx(one["mean"]["estimate"], abs=1e-6)
     assert set(both["quantiles_by"]["sex"]) == {"Female", "Male"} and "reveals sex" in both["note"]
+
+
+def test_the_numbers_ldp_level_is_computed_once_per_mechanism(tmp_path, monkeypatch) -> None:
+    """The note's LDP level is a pass over the whole report matrix: the catalog computes it once per mechanism,
+    not on every estimate request."""
+    from rldp.aggregator.services import mechanisms
+
+    calls = []
+    real = mechanisms.ldp_epsilon
+    monkeypatch.setattr(mechanisms, "ldp_epsilon", lambda q: calls.append(1) or real(q))
+    doc = design_document(
+        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
+    )
+    reports = np.random.default_rng(3).integers(0, 8, 500).tolist()
+    with in_process_app(tmp_path) as app:
+        http = app.test_client()
+        assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201
+        assert (
+            http.post("/v1/reports", json={"mechanism": doc["id"], "batch": "a", "reports": reports}).status_code == 201
+        )
+        notes = [
+            http.get(f"/v1/mechanisms/{doc['id']}/estimate", headers=READ).json["numeric"]["age"]["note"]
+            for _ in range(3)
+        ]
+    assert len(calls) == 1 and len(set(notes)) == 1 and "-LDP (" in notes[0]
