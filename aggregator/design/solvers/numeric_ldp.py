@@ -60,7 +60,8 @@ def numeric_released(method: str, released: Any) -> tuple[str, NumericSpec]:
     if spec is None:
         raise DesignError(
             f"method {method!r} needs a numeric released attribute (its bins' edges place each value); "
-            f"{name!r} is categorical: declare it numeric (--numeric {name}, or 'numeric' in the API)"
+            f"{name!r} is categorical: if its values are numbers, declare it numeric (--numeric {name}, or 'numeric' "
+            "in the API); a category has no place on a line, so for categories use rr-released or grr instead"
         )
     return name, spec
 

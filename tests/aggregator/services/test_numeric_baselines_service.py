@@ -50,3 +50,4 @@ def test_a_categorical_u_is_refused_naming_it() -> None:
     status, message = _job({"released": ["race"], "categorical": ["race"], "method": "square-wave"})
     assert status == "error"
     assert "'square-wave' needs a numeric released attribute" in message and "'race' is categorical" in message
+    assert "for categories use rr-released or grr" in message  # advice that works: both design a categorical U
