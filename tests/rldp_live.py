@@ -30,13 +30,28 @@ import pytest
 import requests
 from documents import ADMIN_TOKEN, READ_TOKEN, SMALL_ALPHABET, make_document, tampered  # noqa: F401 (re-exported)
 
+from rldp.aggregator.design import DesignRequest, design_document
 from rldp.aggregator.http import create_app
 from rldp.aggregator.storage import MechanismRecord
+from rldp.shared.attributes import Attribute
+from rldp.shared.numeric import NumericSpec
+from rldp.shared.records import Alphabet
 
 POSTGRES_ENV = "RLDP_TEST_POSTGRES_URL"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 MAX_BODY = 4_000_000  # bytes: the shared live servers' body limit (small enough to test 413 cheaply)
 READ = {"Authorization": f"Bearer {READ_TOKEN}"}
+
+#: A numeric released attribute for the estimate and dashboard tests: age in 4 bins, with sex as S.
+AGE_SPEC = NumericSpec((17, 25, 35, 50, 90))
+AGE_ALPHABET = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute.binned("age", AGE_SPEC)])
+AGE_P_HAT = np.array([[0.12, 0.13, 0.12, 0.13], [0.12, 0.13, 0.12, 0.13]])
+
+
+def grr_age_document(alphabet: Alphabet = AGE_ALPHABET) -> dict:
+    """GRR at ε = 2 over (sex, age in 4 bins): the numeric mechanism the estimate and dashboard tests publish."""
+    request = DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None)
+    return design_document(request, alphabet=alphabet, public_distribution=AGE_P_HAT)
 
 
 # --------------------------------------------------------------------------- in-process app

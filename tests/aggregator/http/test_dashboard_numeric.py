@@ -8,17 +8,13 @@ import re
 
 import numpy as np
 import pytest
-from rldp_live import ADMIN, READ_TOKEN, in_process_app, login
+from rldp_live import ADMIN, AGE_ALPHABET, AGE_P_HAT, AGE_SPEC, READ_TOKEN, grr_age_document, in_process_app, login
 
-from rldp.aggregator.design import DesignRequest, design_document
 from rldp.aggregator.http.dashboard.numeric_charts import cdf_chart, density_unit, histogram_chart
 from rldp.shared.attributes import Attribute
-from rldp.shared.numeric import NumericSpec
 from rldp.shared.records import Alphabet
 
-SPEC = NumericSpec((17, 25, 35, 50, 90))
-ALPHA = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute.binned("age", SPEC)])
-P_HAT = np.array([[0.12, 0.13, 0.12, 0.13], [0.12, 0.13, 0.12, 0.13]])
+SPEC, ALPHA, P_HAT = AGE_SPEC, AGE_ALPHABET, AGE_P_HAT
 
 
 def _summary(shares, low, high, cdf_low=None, cdf_high=None) -> dict:
@@ -84,9 +80,7 @@ def test_the_cdf_draws_the_band_and_marks_the_quantiles() -> None:
 
 
 def test_the_estimate_page_shows_a_numeric_attribute(tmp_path) -> None:
-    doc = design_document(
-        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
-    )
+    doc = grr_age_document()
     rng = np.random.default_rng(3)
     q = np.asarray(doc["matrix"])
     x = rng.integers(0, 8, 2000)
@@ -114,9 +108,7 @@ def test_the_estimate_page_shows_a_numeric_attribute(tmp_path) -> None:
 
 def test_a_categorical_estimate_has_no_numeric_section(tmp_path) -> None:
     alpha = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute("band", ("a", "b", "c", "d"))])
-    doc = design_document(
-        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=alpha, public_distribution=P_HAT
-    )
+    doc = grr_age_document(alpha)
     with in_process_app(tmp_path) as app:
         http = app.test_client()
         assert http.post("/v1/mechanisms", json=doc, headers=ADMIN).status_code == 201

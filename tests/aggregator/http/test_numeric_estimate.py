@@ -6,23 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rldp_live import ADMIN, READ, in_process_app
+from rldp_live import ADMIN, AGE_ALPHABET, AGE_P_HAT, AGE_SPEC, READ, grr_age_document, in_process_app
 
 from rldp.admin.output import numeric_lines
-from rldp.aggregator.design import DesignRequest, design_document
-from rldp.shared.attributes import Attribute
-from rldp.shared.numeric import NumericSpec
-from rldp.shared.records import Alphabet
 
-SPEC = NumericSpec((17, 25, 35, 50, 90))
-ALPHA = Alphabet(Attribute("sex", ("Female", "Male")), [Attribute.binned("age", SPEC)])
-P_HAT = np.array([[0.12, 0.13, 0.12, 0.13], [0.12, 0.13, 0.12, 0.13]])
+SPEC, ALPHA, P_HAT = AGE_SPEC, AGE_ALPHABET, AGE_P_HAT
 
 
 def test_the_estimate_has_the_numbers_and_the_note(tmp_path) -> None:
-    doc = design_document(
-        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
-    )
+    doc = grr_age_document()
     rng = np.random.default_rng(0)
     q = np.asarray(doc["matrix"])
     x = rng.integers(0, 8, 2000)
@@ -58,9 +50,7 @@ def test_the_estimate_has_the_numbers_and_the_note(tmp_path) -> None:
 def test_the_client_estimate_has_a_numeric_frame(tmp_path) -> None:
     from rldp.client.estimate import Estimate as ClientEstimate
 
-    doc = design_document(
-        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
-    )
+    doc = grr_age_document()
     rng = np.random.default_rng(1)
     q = np.asarray(doc["matrix"])
     x = rng.integers(0, 8, 1000)
@@ -91,9 +81,7 @@ def test_the_client_estimate_has_a_numeric_frame(tmp_path) -> None:
 
 
 def test_a_collection_estimate_has_the_numbers(tmp_path) -> None:
-    doc = design_document(
-        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
-    )
+    doc = grr_age_document()
     rng = np.random.default_rng(2)
     q = np.asarray(doc["matrix"])
     x = rng.integers(0, 8, 1500)
@@ -121,9 +109,7 @@ def test_the_numbers_ldp_level_is_computed_once_per_mechanism(tmp_path, monkeypa
     calls = []
     real = mechanisms.ldp_epsilon
     monkeypatch.setattr(mechanisms, "ldp_epsilon", lambda q: calls.append(1) or real(q))
-    doc = design_document(
-        DesignRequest(method="grr", epsilon=2.0, radius=0.01, window=None), alphabet=ALPHA, public_distribution=P_HAT
-    )
+    doc = grr_age_document()
     reports = np.random.default_rng(3).integers(0, 8, 500).tolist()
     with in_process_app(tmp_path) as app:
         http = app.test_client()
