@@ -278,16 +278,41 @@ export function parseJson(text: string): Value {
 }
 
 /** A short Python-like repr of a value for messages. */
+// What Python's str.isprintable() calls not printable: control, format, surrogate, private-use and unassigned
+// code points and every separator but the ASCII space. repr() writes each as an escape, so a message can carry
+// no raw control, bidi or line-separator character into a terminal or a log line.
+const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/gu;
+
+function escapeCodePoint(ch: string): string {
+  if (ch === " ") return ch;
+  if (ch === "\t") return "\\t";
+  if (ch === "\n") return "\\n";
+  if (ch === "\r") return "\\r";
+  const cp = ch.codePointAt(0) ?? 0;
+  const hex = cp.toString(16);
+  if (cp < 0x100) return `\\x${hex.padStart(2, "0")}`;
+  if (cp < 0x10000) return `\\u${hex.padStart(4, "0")}`;
+  return `\\U${hex.padStart(8, "0")}`;
+}
+
+/** Python's `repr(str)`: its quote choice and its escapes (backslash, the quote, non-printable code points). */
+export function stringRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let body = s.replace(/\\/g, "\\\\").replace(NOT_PRINTABLE, escapeCodePoint);
+  if (quote === "'") body = body.replace(/'/g, "\\'");
+  return `${quote}${body}${quote}`;
+}
+
 export function pyRepr(v: unknown): string {
   if (v === null || v === undefined) return "None";
   if (v === true) return "True";
   if (v === false) return "False";
   if (typeof v === "bigint") return v.toString();
   if (typeof v === "number") return Number.isFinite(v) ? floatRepr(v) : v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
-  if (typeof v === "string") return `'${v.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+  if (typeof v === "string") return stringRepr(v);
   if (v instanceof Uint8Array) return `b'...' (${v.length} bytes)`;
   if (Array.isArray(v)) return `[${v.slice(0, 8).map(pyRepr).join(", ")}${v.length > 8 ? ", ..." : ""}]`;
-  if (typeof v === "object") return `{${Object.keys(v as object).slice(0, 6).map((k) => `'${k}': ...`).join(", ")}}`;
+  if (typeof v === "object") return `{${Object.keys(v as object).slice(0, 6).map((k) => `${stringRepr(k)}: ...`).join(", ")}}`;
   return String(v);
 }
 

@@ -7,7 +7,7 @@
 import { AlphabetError, RecordError } from "./errors.js";
 import { NumericSpec, toDouble } from "./numeric.js";
 import { isObj, pyRepr, typeName, type Value } from "./pyjson.js";
-import { escapeUnsafe, unsafeText } from "./text.js";
+import { unsafeText } from "./text.js";
 
 const MAX_LISTED = 50;
 
@@ -37,14 +37,14 @@ export class Attribute {
     this.values = values;
     if (typeof name !== "string" || !name) throw new AlphabetError(`attribute name must be a non-empty string, got ${pyRepr(name)}`);
     // Names and values reach CSV exports, terminals and pages: no control, bidi or line-separator characters.
-    const badName = unsafeText(name, `attribute name ${escapeUnsafe(pyRepr(name))}`);
+    const badName = unsafeText(name, `attribute name ${pyRepr(name)}`);
     if (badName !== null) throw new AlphabetError(badName);
     if (!Array.isArray(values)) throw new AlphabetError(`attribute '${name}': values must be a sequence of strings`);
     if (!values.length) throw new AlphabetError(`attribute '${name}' has no values; need at least 1`);
     this.index = new Map();
     values.forEach((v, i) => {
       if (typeof v !== "string") throw new AlphabetError(`attribute '${name}': value ${pyRepr(v)} is not a string`);
-      const bad = unsafeText(v, `attribute ${escapeUnsafe(pyRepr(name))}: value ${escapeUnsafe(pyRepr(v))}`);
+      const bad = unsafeText(v, `attribute ${pyRepr(name)}: value ${pyRepr(v)}`);
       if (bad !== null) throw new AlphabetError(bad);
       if (this.index.has(v)) throw new AlphabetError(`attribute '${name}': value ${pyRepr(v)} appears more than once`);
       this.index.set(v, i);

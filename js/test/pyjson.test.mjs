@@ -19,3 +19,22 @@ test("integers stay integers, keys sort by code point, strings escape as json.du
   assert.throws(() => rldp.parseJson('{"a": NaN}'), rldp.DocumentSyntaxError);
   assert.throws(() => rldp.parseJson('{"a": 1, "a": 2}'), (e) => e instanceof rldp.DocumentError && !(e instanceof rldp.DocumentSyntaxError));
 });
+
+test("a string in a message is written as Python's repr writes it: no raw control, bidi or separator character", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const { join } = await import("node:path");
+  const { fileURLToPath } = await import("node:url");
+  const { pyRepr } = await import("../dist/pyjson.js");
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const python = process.env.RLDP_PYTHON ?? join(root, ".venv", "bin", "python");
+  const strings = [
+    "plain", "it's", 'say "hi"', `both ' and "`, "back\\slash", "tab\there", "line\nbreak", "cr\rx", "nul\u0000",
+    "esc\u001b[31mred", "del\u007f", "c1\u0085\u009f", "nbsp\u00a0", "bidi\u202eevil\u202c", "lrm\u200e", "zwsp\u200b",
+    "ls\u2028ps\u2029", "bom\ufeff", "ideographic\u3000space", "private\ue000", "astral 😀", "tag\u{e0041}",
+    "lone \ud800 surrogate", "café", "",
+  ];
+  const script = "import json,sys; print(json.dumps([repr(s) for s in json.loads(sys.stdin.read())]))";
+  const expected = JSON.parse(execFileSync(python, ["-c", script], { input: JSON.stringify(strings), encoding: "utf8" }));
+  strings.forEach((s, i) => assert.equal(pyRepr(s), expected[i], `repr of ${JSON.stringify(s)}`));
+  assert.equal(pyRepr({ "a\nb": 1 }), "{'a\\nb': ...}");
+});
