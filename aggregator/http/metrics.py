@@ -125,6 +125,11 @@ class Metrics(ServiceEvents):
             ["mechanism"],
             registry=r,
         )
+        self.drift_check_failures = Counter(
+            "rldp_drift_check_failures",
+            "Background drift checks that raised (logged with the error; the watch tries again on the next batch).",
+            registry=r,
+        )
         self.redesign_failures = Counter(
             "rldp_redesign_failures",
             "Drift redesigns that published nothing (the collection stays paused).",
@@ -208,6 +213,9 @@ class Metrics(ServiceEvents):
 
     def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
         self.drift_alarms.labels(record.id).inc()
+
+    def drift_check_failed(self, mechanism: str, exc: BaseException) -> None:
+        self.drift_check_failures.inc()
 
     def redesign_failed(self, collection: str, reason: str) -> None:
         self.redesign_failures.inc()

@@ -43,5 +43,9 @@ class ServiceEvents:
     def drift_detected(self, record: MechanismRecord, drift: dict[str, Any]) -> None:
         """The drift watch rejected H0 (the population lies in F) where its previous answer did not."""
 
+    def drift_check_failed(self, mechanism: str, exc: BaseException) -> None:
+        """A background drift check of the published ``mechanism`` raised ``exc`` (logged; the next batch
+        tries again): counted so that a watch that keeps failing is seen, not only read in a log."""
+
     def redesign_failed(self, collection: str, reason: str) -> None:
         """A drift redesign of ``collection`` published nothing: the collection stays paused."""

@@ -127,8 +127,9 @@ class CollectionWatch:
                         self._dirty.discard(mechanism_id)
                     try:
                         self._drift.check_watched(self._catalog.get(mechanism_id))
-                    except Exception:  # a background check: log it, the next batch tries again
+                    except Exception as exc:  # a background check: log and count it, the next batch tries again
                         log.exception("drift watch of mechanism %s failed", mechanism_id)
+                        self._drift.events.drift_check_failed(mechanism_id, exc)
                     time.sleep(self.CHECK_SECONDS)
                     with self._lock:
                         if mechanism_id not in self._dirty:

@@ -101,3 +101,30 @@ def test_an_automatic_switch_without_a_method_uses_the_notions_recommended_desig
         "method": "srr",
         "min_reports": 500,
     }
+
+
+def test_a_drift_check_that_raises_is_logged_and_counted_not_only_swallowed(caplog):
+    from rldp.aggregator.http.metrics import Metrics
+
+    watch, storage, drift = _watch({"drift": "pause"}, [])
+    failed: list[tuple[str, str]] = []
+    done = threading.Event()
+
+    def broken(record) -> None:
+        raise ValueError("a stored document this version cannot read")
+
+    def count(mechanism: str, exc: BaseException) -> None:
+        failed.append((mechanism, str(exc)))
+        done.set()
+
+    drift.check_watched = broken
+    drift.events = SimpleNamespace(drift_check_failed=count)
+    storage.stored += 1
+    with caplog.at_level("ERROR", logger="rldp.aggregator"):
+        watch.observe("m", 1)
+        assert done.wait(timeout=60)
+    assert failed == [("m", "a stored document this version cannot read")]
+    assert "drift watch of mechanism m failed" in caplog.text
+    metrics = Metrics()
+    metrics.drift_check_failed("m", ValueError("x"))
+    assert b"rldp_drift_check_failures_total 1.0" in metrics.render()
