@@ -34,7 +34,7 @@ from rldp.aggregator.design import DesignRequest, design, srr_matrix
 from rldp.aggregator.design.orchestration.sources import PilotData, design_from
 from rldp.aggregator.estimate.evidence import evidence, kt_regret, spent_significance
 from rldp.shared.audit import realised_epsilon
-from rldp.shared.collection import DRIFT_MIN_REPORTS
+from rldp.shared.collection import DEFAULT_CONTAMINATION, DRIFT_MIN_REPORTS
 from rldp.shared.divergence import renyi_divergence
 from rldp.shared.document import mechanism_matrix, public_distribution, report_matrix, uncertainty_parameters
 from rldp.shared.information import normalized_mutual_information
@@ -44,6 +44,7 @@ from rldp.shared.uncertainty import UncertaintySet
 from .. import plots
 from ..datasets import adult_distribution
 from .config import N_ADULT, Config, Experiment, Result
+from .field_closest import LOOKS, closest_population
 from .stats import row as _tidy_row
 
 __all__ = ["EXPERIMENTS", "GAMMAS", "plot_field", "run_field", "table_field"]
@@ -139,13 +140,39 @@ def _power(q, p, ball, cfg: Config, rng) -> list[dict[str, Any]]:
     for label, pop in (("ε* = 2 × claim", twice), ("ε* = 1.5 × claim", onehalf)):
         for gamma in GAMMAS:
             first = _flagged_at(q, ball, pop, gamma, runs, looks, rng)
-            key = _key(f"power against {label}", gamma, 0)
-            for within in (5_000, 50_000):
-                rate = float(np.mean((first > 0) & (first <= within)))
-                rows.append(row(NAME, {**key, "n": within}, "flagged", rate, runs))
-            hit = np.sort(first[first > 0])
-            need = int(hit[math.ceil(0.95 * runs) - 1]) if hit.size >= math.ceil(0.95 * runs) else -1
-            rows.append(row(NAME, key, "reports_for_95pc", need, runs))
+            rows += _power_rows(first, _key(f"power against {label}", gamma, 0), (5_000, 50_000))
+    return rows
+
+
+def _power_rows(first: np.ndarray, key: dict[str, Any], withins: tuple[int, ...]) -> list[dict[str, Any]]:
+    """The share of runs flagged at or before each of ``withins`` reports, and the reports it takes to flag 95 %
+    of them (−1: not within the last look); ``first``: each run's first flagged look, 0 for never."""
+    runs = first.size
+    rows = [
+        row(NAME, {**key, "n": within}, "flagged", float(np.mean((first > 0) & (first <= within))), runs)
+        for within in withins
+    ]
+    hit = np.sort(first[first > 0])
+    need = int(hit[math.ceil(0.95 * runs) - 1]) if hit.size >= math.ceil(0.95 * runs) else -1
+    return [*rows, row(NAME, key, "reports_for_95pc", need, runs)]
+
+
+def _least_detectable(q, p, ball, cfg: Config, rng) -> list[dict[str, Any]]:
+    """Power against the closest population with ε* = 2 × claim (:mod:`.field_closest`), at γ = 0 and the
+    default γ; looks up to 10⁶ reports."""
+    runs = 10 if cfg.quick else 40
+    towards = _towards(p, _skewed(p, 0.6), lambda x: realised_epsilon(q, x) >= 2 * EPSILON)
+    pop, distance = closest_population(q, p, ball, 2 * EPSILON, [towards])
+    key = _key("power against the closest ε* = 2 × claim", 0.0, 0)
+    rows = [
+        row(NAME, key, "divergence_from_p_hat", distance, 1),
+        row(NAME, key, "divergence_of_the_skewed_one", renyi_divergence(p.ravel(), towards.ravel(), ball.order), 1),
+        row(NAME, key, "realised_epsilon", realised_epsilon(q, pop), 1),
+    ]
+    for gamma in (0.0, DEFAULT_CONTAMINATION):
+        first = _flagged_at(q, ball, pop, gamma, runs, LOOKS, rng)
+        key = _key("power against the closest ε* = 2 × claim", gamma, 0)
+        rows += _power_rows(first, key, (5_000, 50_000, 200_000, 1_000_000))
     return rows
 
 
@@ -249,6 +276,7 @@ def run_field(cfg: Config) -> Result:
     rows = [*_false_alarms(q, p, ball, cfg, rng), *_power(q, p, ball, cfg, rng), *_attacks(q, p, ball)]
     rows += _pilot_coverage(cfg, rng)
     rows += _switch_nmi(cfg, rng)
+    rows += _least_detectable(q, p, ball, cfg, np.random.default_rng([cfg.seed, 2]))  # its own stream: added last
     panels = list(dict.fromkeys(r["panel"] for r in rows))
     return Result(
         name=NAME,
