@@ -20,7 +20,6 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
-from . import collections, designs, health, mechanisms
 from .access import AccessLog, enable_json_log
 from .cors import CorsMiddleware
 from .dashboard import init_dashboard
@@ -30,7 +29,7 @@ from .metrics import OTHER, Metrics
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import PROBLEMS, Problem, answer
 from .responses import EXTENSION, METRICS_EXTENSION
-from .upload import wsgi as reports
+from .routes import API_BLUEPRINTS
 
 __all__ = ["create_app"]
 
@@ -78,8 +77,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config["RLDP"] = {k: v for k, v in cfg.items() if not k.endswith("_HASHES")}
     app.extensions[EXTENSION] = service
     app.extensions[METRICS_EXTENSION] = metrics
-    for module in (health, mechanisms, reports, designs, collections):
-        app.register_blueprint(module.blueprint)
+    for blueprint in API_BLUEPRINTS:
+        app.register_blueprint(blueprint)
     init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
     if cfg.get("CORS_ORIGIN"):  # every answer
         app.wsgi_app = CorsMiddleware(app.wsgi_app, cfg["CORS_ORIGIN"])  # type: ignore[method-assign]

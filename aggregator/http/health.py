@@ -9,6 +9,7 @@ from rldp import __version__
 
 from .front_keys import DRAINING_KEY
 from .openapi import build_openapi
+from .operations import json_answer, operation
 from .problems import Problem
 from .responses import METRICS_EXTENSION, current_service, respond
 
@@ -18,6 +19,7 @@ blueprint = Blueprint("health", __name__)
 
 
 @blueprint.get("/")
+@operation("index", "Service index", answers={200: json_answer("Index", "name and version of the service")})
 def index() -> BaseResponse:
     # A browser (which prefers HTML) is sent to the dashboard; API clients get the JSON index.
     if request.accept_mimetypes.best_match(["application/json", "text/html"]) == "text/html":
@@ -26,11 +28,17 @@ def index() -> BaseResponse:
 
 
 @blueprint.get("/healthz")
+@operation("healthz", "Liveness", answers={200: json_answer("Status", "the process is alive")})
 def healthz() -> Response:
     return respond({"status": "ok"})
 
 
 @blueprint.get("/readyz")
+@operation(
+    "readyz",
+    "Readiness (the database answers and can take writes; 503 while the server stops)",
+    answers={200: json_answer("Status", "ready")},
+)
 def readyz() -> Response:
     draining = request.environ.get(DRAINING_KEY)
     if draining is not None and draining.is_set():  # stopping: take no new traffic
@@ -39,6 +47,11 @@ def readyz() -> Response:
 
 
 @blueprint.get("/metrics")
+@operation(
+    "metrics",
+    "Prometheus metrics",
+    answers={200: {"description": "Prometheus text format", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 def metrics() -> Response:
     metrics = current_app.extensions[METRICS_EXTENSION]
     current_service().refresh_drift()  # the drift gauges: recomputed only for mechanisms with new reports
@@ -46,5 +59,10 @@ def metrics() -> Response:
 
 
 @blueprint.get("/openapi.json")
+@operation(
+    "openapi",
+    "This document",
+    answers={200: {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}},
+)
 def openapi() -> Response:
-    return respond(build_openapi())
+    return respond(build_openapi(current_app))
