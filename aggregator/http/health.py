@@ -8,14 +8,16 @@ from werkzeug.wrappers import Response as BaseResponse
 from rldp import __version__
 
 from .front_keys import DRAINING_KEY
-from .openapi import build_openapi
 from .operations import json_answer, operation
 from .problems import Problem
 from .responses import METRICS_EXTENSION, current_service, respond
 
-__all__ = ["blueprint"]
+__all__ = ["OPENAPI_EXTENSION", "blueprint"]
 
 blueprint = Blueprint("health", __name__)
+#: The app's extension that holds its OpenAPI document (:func:`.openapi.build_openapi`, built by
+#: :func:`.app.create_app` once every route is registered: the routes never change while it serves).
+OPENAPI_EXTENSION = "rldp.openapi"
 
 
 @blueprint.get("/")
@@ -65,4 +67,4 @@ def metrics() -> Response:
     answers={200: {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}},
 )
 def openapi() -> Response:
-    return respond(build_openapi(current_app))
+    return respond(current_app.extensions[OPENAPI_EXTENSION])

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from copy import deepcopy
 from typing import Any
 
-from flask import Flask, current_app, has_app_context
+from flask import Flask
 from werkzeug.routing import Rule
 
 from rldp import __version__
@@ -23,6 +23,7 @@ from rldp import __version__
 from .collection_schemas import COLLECTION_SCHEMAS
 from .openapi_tags import add_tags_and_examples
 from .operations import Fragment, Operation, operation_of
+from .routes import api_app
 from .schemas import SCHEMAS
 
 __all__ = ["NOT_IN_API", "PATH_PARAMETERS", "api_operations", "build_openapi", "openapi_path"]
@@ -96,16 +97,8 @@ def _paths(app: Flask) -> dict[str, Any]:
     return {path: dict(sorted(item.items(), key=lambda kv: order.index(kv[0]))) for path, item in paths.items()}
 
 
-def _routes() -> Flask:
-    if has_app_context():
-        return current_app
-    from .routes import api_app  # here, not at the top: the routes' modules import this one (/openapi.json)
-
-    return api_app()
-
-
 def build_openapi(app: Flask | None = None) -> dict[str, Any]:
-    """The OpenAPI 3.1 document of ``app``'s routes (default: the current app's, or else the API's), a fresh
+    """The OpenAPI 3.1 document of ``app``'s routes (default: the API's, :func:`.routes.api_app`), a fresh
     dict each call: every operation tagged with its resource, every problem type with an example
     (:mod:`.openapi_tags`)."""
     document = {
@@ -116,7 +109,7 @@ def build_openapi(app: Flask | None = None) -> dict[str, Any]:
             "description": "Publish robust-LDP mechanisms, collect privatised reports, estimate distributions. "
             "Errors are RFC 9457 problem+json documents with a stable `type` per reason.",
         },
-        "paths": _paths(app if app is not None else _routes()),
+        "paths": _paths(app if app is not None else api_app()),
         "components": {
             "schemas": deepcopy({**SCHEMAS, **COLLECTION_SCHEMAS}),
             "securitySchemes": {
