@@ -25,6 +25,7 @@ from .bodies import JSON, MSGPACK
 from .problems import MEDIA_TYPE
 
 __all__ = [
+    "Fragment",
     "Operation",
     "operation",
     "operation_of",
