@@ -63,6 +63,11 @@ def test_every_documented_path_is_a_route_with_the_same_methods(app) -> None:
         assert answered == methods, (path, answered, methods)
 
 
+def test_every_operation_id_is_unique() -> None:
+    ids = [op["operationId"] for item in build_openapi()["paths"].values() for m, op in item.items() if m in METHODS]
+    assert ids and len(ids) == len(set(ids))
+
+
 def test_the_served_document_is_the_one_built_from_the_api_routes(app) -> None:
     assert app.test_client().get("/openapi.json").get_json() == build_openapi() == build_openapi(api_app())
 
