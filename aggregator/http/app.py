@@ -20,17 +20,18 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from rldp.aggregator.services import AggregatorService, load_config, open_service_storage
 
-from . import collections, designs, health, mechanisms
 from .access import AccessLog, enable_json_log
 from .cors import CorsMiddleware
 from .dashboard import init_dashboard
 from .dashboard.pages import too_large_page
 from .front_keys import BODY_REFUSED_KEY
+from .health import OPENAPI_EXTENSION
 from .metrics import OTHER, Metrics
+from .openapi import build_openapi
 from .problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from .problems import PROBLEMS, Problem, answer
 from .responses import EXTENSION, METRICS_EXTENSION
-from .upload import wsgi as reports
+from .routes import API_BLUEPRINTS
 
 __all__ = ["create_app"]
 
@@ -65,6 +66,22 @@ def _http_problem(exc: HTTPException, limit: int) -> Problem:
     return Problem(reason, detail, headers=headers)
 
 
+def _add_routes(app: Flask) -> None:
+    """The API's routes, the dashboard's pages and the Swagger UI, then the OpenAPI document of the routes
+    (served at /openapi.json; :func:`.openapi.build_openapi` refuses a route that declares no operation)."""
+    for blueprint in API_BLUEPRINTS:
+        app.register_blueprint(blueprint)
+    init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
+    app.extensions[OPENAPI_EXTENSION] = build_openapi(app)
+
+
+def _problem_response(app: Flask, problem: Problem, body: bytes, status: int | None = None) -> Response:
+    resp = app.response_class(body, status=status or problem.status, mimetype=PROBLEM_MEDIA_TYPE)
+    for key, value in problem.headers.items():
+        resp.headers[key] = value
+    return resp
+
+
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the Flask app. ``config`` overrides the environment (see rldp.aggregator.services.config);
     ``config["STORAGE"]`` may pass an open storage to use instead of opening DATABASE_URL."""
@@ -78,21 +95,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config["RLDP"] = {k: v for k, v in cfg.items() if not k.endswith("_HASHES")}
     app.extensions[EXTENSION] = service
     app.extensions[METRICS_EXTENSION] = metrics
-    for module in (health, mechanisms, reports, designs, collections):
-        app.register_blueprint(module.blueprint)
-    init_dashboard(app)  # the web pages (/ui/) and the Swagger UI (/docs)
+    _add_routes(app)
     if cfg.get("CORS_ORIGIN"):  # every answer
         app.wsgi_app = CorsMiddleware(app.wsgi_app, cfg["CORS_ORIGIN"])  # type: ignore[method-assign]
     if cfg["ACCESS_LOG"] == "json":
         enable_json_log()
     # outermost: every answer gets its X-Request-Id, every problem its request_id, every request its log line
     app.wsgi_app = AccessLog(app.wsgi_app, cfg["ACCESS_LOG"] == "json")  # type: ignore[method-assign]
-
-    def problem_response(problem: Problem, body: bytes, status: int | None = None) -> Response:
-        resp = app.response_class(body, status=status or problem.status, mimetype=PROBLEM_MEDIA_TYPE)
-        for key, value in problem.headers.items():
-            resp.headers[key] = value
-        return resp
 
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException) -> Response:
@@ -101,12 +110,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
             return too_large_page(cfg["MAX_BODY_BYTES"])  # type: ignore[return-value]
         problem = _http_problem(exc, cfg["MAX_BODY_BYTES"])
         _, body = answer(problem, request.method, request.path, metrics.rejected)
-        return problem_response(problem, body, exc.code or problem.status)
+        return _problem_response(app, problem, body, exc.code or problem.status)
 
     @app.errorhandler(Exception)  # Flask sends HTTPExceptions to the more specific handler above
     def _refused(exc: Exception) -> Response:
         problem, body = answer(exc, request.method, request.path, metrics.rejected)
-        return problem_response(problem, body)
+        return _problem_response(app, problem, body)
 
     @app.before_request
     def _start_timer() -> None:

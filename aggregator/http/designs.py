@@ -7,10 +7,11 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from rldp.aggregator.services import JobRecord, job_list_limit
+from rldp.aggregator.services import JOB_LIST_DEFAULT, JOB_LIST_MAX, JobRecord, job_list_limit
 
 from .auth import authorize
 from .bodies import body_kind, decode, read_body
+from .operations import LOCATION, json_answer, operation, problem
 from .responses import current_service, iso, respond
 
 __all__ = ["blueprint"]
@@ -37,6 +38,16 @@ def _job(job: JobRecord) -> dict[str, Any]:
 
 
 @blueprint.post("/v1/designs")
+@operation(
+    "createDesign",
+    "Design and publish a mechanism from a public CSV (admin; asynchronous)",
+    auth="admin",
+    body="DesignRequest",
+    answers={
+        202: json_answer("DesignAccepted", "job queued", LOCATION),
+        422: problem("missing-field / wrong-type / invalid-parameter"),
+    },
+)
 def create_design() -> Response:
     service = current_service()
     authorize(service.config)
@@ -47,6 +58,23 @@ def create_design() -> Response:
 
 
 @blueprint.get("/v1/designs")
+@operation(
+    "listDesigns",
+    "List design jobs (admin), newest first",
+    auth="admin",
+    parameters=(
+        {
+            "name": "limit",
+            "in": "query",
+            "schema": {"type": "integer", "minimum": 1, "maximum": JOB_LIST_MAX},
+            "description": f"at most this many jobs, the most recent (default {JOB_LIST_DEFAULT})",
+        },
+    ),
+    answers={
+        200: json_answer("DesignList", "the most recent jobs, newest first"),
+        422: problem("invalid-parameter"),
+    },
+)
 def list_designs() -> Response:
     service = current_service()
     authorize(service.config)
@@ -55,6 +83,12 @@ def list_designs() -> Response:
 
 
 @blueprint.get("/v1/designs/<job_id>")
+@operation(
+    "getDesign",
+    "Status of a design job (admin)",
+    auth="admin",
+    answers={200: json_answer("DesignStatus", "job status"), 404: problem("unknown-job")},
+)
 def get_design(job_id: str) -> Response:
     service = current_service()
     authorize(service.config)

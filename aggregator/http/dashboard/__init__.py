@@ -36,7 +36,7 @@ def init_dashboard(app: Flask) -> None:
     # The spec is given inline (no fetch from the server itself); host_inject off: OpenAPI 3 has no "host".
     api_doc(
         app,
-        config_spec=json.dumps(build_openapi()),
+        config_spec=json.dumps(build_openapi(app)),
         url_prefix=DOCS_PREFIX,
         title="rldp aggregator API",
         host_inject=False,
