@@ -47,7 +47,7 @@ def closest_population(
     found: tuple[np.ndarray, float] | None = None
 
     def divergence(z: np.ndarray) -> float:
-        return renyi_divergence(p0, _softmax(z), ball.order)
+        return float(renyi_divergence(p0, _softmax(z), ball.order))
 
     for y in range(rows.shape[0]):
         for s1 in range(n_s):
