@@ -84,7 +84,7 @@ def test_a_collection_estimate_page_draws_numeric_age_over_its_mechanisms(app) -
     assert 'status status-active">active' in page and "is paused" not in page
     assert re.search(r"Contamination γ</span><span class=\"value\">0.01<", page)
     assert re.search(r"On drift</span><span class=\"value\">warn<", page)
-    assert "Drift watch: " in page and "over every report" in page
+    assert "Drift watch: " in page and "current mechanism's reports (every report)" in page
     # Links both ways: the collections list and the mechanism page lead here; downloads answer the estimate.
     assert 'href="/ui/collections#collection-ages"' in page
     assert 'href="/ui/collections/ages/estimate"' in http.get("/ui/collections").get_data(as_text=True)
