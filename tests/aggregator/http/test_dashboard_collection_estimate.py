@@ -11,7 +11,17 @@ import re
 
 import numpy as np
 import pytest
-from rldp_live import ADMIN, ADMIN_TOKEN, AGE_ALPHABET, AGE_P_HAT, READ_TOKEN, grr_age_document, in_process_app, login
+from rldp_live import (
+    ADMIN,
+    ADMIN_TOKEN,
+    AGE_ALPHABET,
+    AGE_P_HAT,
+    READ_TOKEN,
+    grr_age_document,
+    in_process_app,
+    login,
+    wait_until,
+)
 
 from rldp.aggregator.design import DesignRequest, design_document
 from rldp.aggregator.http.responses import EXTENSION
@@ -174,3 +184,28 @@ def test_hostile_names_and_labels_are_escaped(app) -> None:
     for text in ("about", "label", "reason", "age", "s"):
         assert text + escaped in page, text
     assert f'id="numeric-age{escaped}"' in page  # an attribute value stays one attribute
+
+
+def test_a_drifted_collection_shows_the_verdict_and_its_pause(app) -> None:
+    """Every report from one cell, far from P̂: the watch rejects on the current mechanism, the ``pause`` policy
+    pauses the collection, and the page says both, ε* with its interval (its upper end labelled as such)."""
+    http = app.test_client()
+    doc = grr_age_document()
+    _publish(http, doc)
+    _collection(http, "drifted", doc["id"], drift="pause")
+    q = np.asarray(doc["matrix"])
+    rng = np.random.default_rng(11)
+    reports = (rng.random(3000)[:, None] > q.cumsum(axis=0)[:, 0][None, :]).sum(axis=1).clip(max=q.shape[0] - 1)
+    body = {"mechanism": doc["id"], "batch": "d" * 32, "reports": reports.tolist()}
+    assert http.post("/v1/reports", json=body).status_code == 201
+    service = app.extensions[EXTENSION]
+    # The collection watch checks in a background thread after the batch; the page shows the pause it sets.
+    wait_until(lambda: service.pauses.get(doc["id"]) is not None, what="the drift policy's pause")
+    assert login(http, READ_TOKEN).status_code == 303
+    page = http.get("/ui/collections/drifted/estimate").get_data(as_text=True)
+    drift = re.search(r'<div id="drift">(.*?)</div>', page, re.S)
+    assert drift is not None and "Drift: the reporting population no longer looks like P̂" in drift.group(1)
+    assert re.search(r"realised ε\* (≈ [\d.]+ \(95 % interval|not identified)", drift.group(1))
+    assert 'id="paused"' in page and "status-paused" in page  # the policy acted on the verdict the page shows
+    resp = http.post("/v1/reports", json={**body, "batch": "e" * 32})
+    assert resp.status_code == 423
