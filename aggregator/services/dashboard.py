@@ -302,7 +302,8 @@ def collection_view(service: AggregatorService, name: str) -> dict[str, Any]:
     ``drift``, ``drift_window`` and ``drift_unavailable``: the watch's answer on its current mechanism, on the
     view the watch judges (the one its drift policy acts on). Raises UnknownCollection."""
     record = service.collections.get(name)
-    mechanisms, windows = [], {}
+    mechanisms: list[dict[str, Any]] = []
+    windows: dict[str, int] = {}
     for entry in record.mechanisms:
         mechanism = service.catalog.get(entry.mechanism)
         privacy = msgpack.unpackb(service.catalog.document(mechanism.id, "msgpack"), raw=False)["privacy"]
@@ -322,7 +323,7 @@ def collection_view(service: AggregatorService, name: str) -> dict[str, Any]:
             for label, n in service.storage.windows(mechanism.id).items():
                 windows[label] = windows.get(label, 0) + int(n)
     order = Window.parse(record.window).start_of if record.window is not None else str
-    label, (drift, unavailable) = service.drift.watched(service.catalog.get(record.current))
+    watched, (drift, unavailable) = service.drift.watched(service.catalog.get(record.current))
     return {
         "record": record,
         "pause": service.pauses.get(record.current),
@@ -331,6 +332,6 @@ def collection_view(service: AggregatorService, name: str) -> dict[str, Any]:
         "mechanisms": mechanisms,
         "windows": [{"window": w, "reports": windows[w]} for w in sorted(windows, key=order, reverse=True)],
         "drift": drift,
-        "drift_window": label,
+        "drift_window": watched,
         "drift_unavailable": unavailable,
     }
