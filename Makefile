@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.rldp-installed
 
-.PHONY: demo test test-fast test-client-only js-test lint lint-ruff lint-types lint-imports lint-js docs bench clean
+.PHONY: demo test test-fast test-client-only js-test lint lint-ruff lint-types lint-imports lint-js docs dashboard-png bench clean
 
 # The TypeScript SDK (js/) is tested after pytest when Node >= 20 is present; make runs `npm ci` once.
 NODE_OK  := $(shell node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' 2>/dev/null && echo yes)
@@ -89,6 +89,12 @@ endif
 docs: $(STAMP)
 	$(PY) -m sphinx -E -W --keep-going -q -b html docs/api build/docs
 	@echo "API reference: build/docs/index.html"
+
+# The README's picture of the dashboard (docs/dashboard.png): a collection's estimate page in headless Chromium,
+# taken by its browser test (needs chromium and chromium-driver).
+dashboard-png: $(STAMP)
+	RLDP_REQUIRE_BROWSER=1 RLDP_DASHBOARD_PNG=$(CURDIR)/docs/dashboard.png $(PY) -m pytest -q -p no:xdist \
+		tests/browser/test_dashboard_collection_browser.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(ARGS)

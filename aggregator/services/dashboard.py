@@ -22,6 +22,7 @@ from rldp.aggregator.storage import MechanismRecord
 from rldp.aggregator.storage.activity import received_since
 from rldp.shared.audit import audit_document
 from rldp.shared.claims import audit_text, claim_text, record_audited_text
+from rldp.shared.collection import Window, drift_contamination, drift_policy
 from rldp.shared.document import mechanism_matrix, public_distribution
 from rldp.shared.notions import NOTIONS, lookup
 
@@ -45,6 +46,7 @@ __all__ = [
     "mechanism_view",
     "estimate_view",
     "collection_estimate_view",
+    "collection_view",
 ]
 
 #: The design methods a design job accepts (the form's choices): the rldp ones first, then those of the
@@ -230,7 +232,8 @@ def _public_data_text(doc: Mapping[str, Any]) -> str:
 
 
 def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, Any]:
-    """One mechanism: its record, parameters, Q with row/column labels, audit (worst case named), P̂.
+    """One mechanism: its record, the collections it belongs to, parameters, Q with row/column labels, audit
+    (worst case named), P̂.
 
     Raises UnknownMechanism for an id that is not published here.
     """
@@ -252,6 +255,7 @@ def mechanism_view(service: AggregatorService, mechanism_id: str) -> dict[str, A
     return {
         "record": record,
         "reports": _reports(service, record),
+        "collections": service.storage.collections_of(record.id),
         "parameters": _parameters(doc),
         "summary": _summary(doc, alpha, audit, q),
         "alphabet": alpha,
@@ -288,3 +292,46 @@ def collection_estimate_view(service: AggregatorService, name: str, args: Mappin
     _, _, p_hat = service.catalog.parsed(current[0])
     out["public"] = p_hat.tolist()
     return out
+
+
+def collection_view(service: AggregatorService, name: str) -> dict[str, Any]:
+    """A collection's state for its estimate page: ``record``; ``pause`` (the CollectionPause of its current
+    mechanism, or None); ``drift_policy`` and ``contamination`` (γ, the share of a window's reports that may be
+    forged); ``mechanisms``, oldest first, each with its record, claim, where the claim holds (``over``), reports
+    and whether it is current; ``windows``, the windows with reports over its mechanisms (most recent first);
+    ``drift``, ``drift_window`` and ``drift_unavailable``: the watch's answer on its current mechanism, on the
+    view the watch judges (the one its drift policy acts on). Raises UnknownCollection."""
+    record = service.collections.get(name)
+    mechanisms: list[dict[str, Any]] = []
+    windows: dict[str, int] = {}
+    for entry in record.mechanisms:
+        mechanism = service.catalog.get(entry.mechanism)
+        privacy = msgpack.unpackb(service.catalog.document(mechanism.id, "msgpack"), raw=False)["privacy"]
+        mechanisms.append(
+            {
+                "record": mechanism,
+                "since": entry.since,
+                "until": entry.until,
+                "current": entry.mechanism == record.current,
+                "claim": claim_text(privacy),
+                "notion": NOTIONS[mechanism.notion].title if mechanism.notion in NOTIONS else mechanism.notion,
+                "over": _over_text(privacy.get("uncertainty"), NOTIONS.get(mechanism.notion)),
+                "reports": int(service.storage.counts(mechanism.id, mechanism.outputs).sum()),
+            }
+        )
+        if record.window is not None:
+            for label, n in service.storage.windows(mechanism.id).items():
+                windows[label] = windows.get(label, 0) + int(n)
+    order = Window.parse(record.window).start_of if record.window is not None else str
+    watched, (drift, unavailable) = service.drift.watched(service.catalog.get(record.current))
+    return {
+        "record": record,
+        "pause": service.pauses.get(record.current),
+        "drift_policy": drift_policy(record.policy),
+        "contamination": drift_contamination(record.policy),
+        "mechanisms": mechanisms,
+        "windows": [{"window": w, "reports": windows[w]} for w in sorted(windows, key=order, reverse=True)],
+        "drift": drift,
+        "drift_window": watched,
+        "drift_unavailable": unavailable,
+    }

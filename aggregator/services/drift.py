@@ -189,5 +189,10 @@ class DriftWatch:
         matrix, _, _ = self.catalog.parsed(record.id)
         if matrix.size > SCRAPE_MAX_ENTRIES:
             return
+        self.watched(record)
+
+    def watched(self, record: MechanismRecord) -> tuple[str | None, DriftAnswer]:
+        """(the window label or None, the answer) on the view the watch judges for this mechanism (:meth:`_watched`):
+        the verdict its collection's policy acts on, as a collection's dashboard page shows it."""
         label = self._watched(record)
-        self.check(record, self.storage.counts(record.id, record.outputs, window=label), label)
+        return label, self.check(record, self.storage.counts(record.id, record.outputs, window=label), label)

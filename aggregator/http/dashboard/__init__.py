@@ -26,7 +26,7 @@ DOCS_PREFIX = "/docs"
 
 def init_dashboard(app: Flask) -> None:
     """Register the dashboard pages and the Swagger UI (``/docs``) on ``app``."""
-    from . import collections, designs, estimates  # noqa: F401 - their routes join the blueprint
+    from . import collection_estimate, collections, designs, estimates  # noqa: F401 - their routes join the blueprint
 
     app.register_blueprint(blueprint)
     try:

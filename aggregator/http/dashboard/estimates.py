@@ -4,6 +4,7 @@ the L1 distance to P̂, identifiability; downloads as CSV and JSON."""
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import urlencode
 
 from flask import Response, request
@@ -19,7 +20,13 @@ from .numeric_charts import QUANTILE_LABELS, cdf_chart, histogram_chart
 from .pages import blueprint, login_required, page
 from .session import User
 
-__all__ = ["estimate_rows", "estimate_csv"]  # kept here too: the page's download is the API's text/csv
+__all__ = [
+    "estimate_rows",
+    "estimate_csv",
+    "estimate_sections",
+    "estimate_args",
+    "download",
+]  # kept here too: the page's download is the API's text/csv
 
 #: Most rows a chart draws (a larger joint is shown as a table only).
 MAX_CHART_ROWS = 60
@@ -27,54 +34,57 @@ MAX_CHART_ROWS = 60
 _PARAMS = ("window", "method", "interval")
 
 
-def _args() -> dict[str, str]:
+def estimate_args() -> dict[str, str]:
+    """The page's query parameters an estimate takes (blank ones dropped)."""
     return {k: v for k in _PARAMS if (v := request.args.get(k, "").strip())}
 
 
-@blueprint.get("/mechanisms/<mechanism_id>/estimate")
-@login_required()
-def estimate(user: User, mechanism_id: str) -> BaseResponse:
-    args = _args()
-    est = estimate_view(current_service(), mechanism_id, args)
+def estimate_sections(est: dict) -> dict[str, Any]:
+    """What ``_estimate_sections.html`` draws of an estimate (a mechanism's or a collection's): ``charts`` (per
+    marginal: its name, chart or None when too many rows, rows), ``joint`` rows and ``joint_chart``, ``numeric``
+    (per numeric released attribute: :func:`_numeric`)."""
     rows = estimate_rows(est)
     charts = []
     for name in est["marginals"]:
         sel = [r for r in rows if r["table"] == "marginal" and r["attribute"] == name]
         public = None if any(r["public"] is None for r in sel) else [r["public"] for r in sel]
-        chart = None
-        if len(sel) <= MAX_CHART_ROWS:
-            chart = interval_chart(
-                [r["category"] for r in sel],
-                [r["estimate"] for r in sel],
-                [r["ci95_low"] for r in sel],
-                [r["ci95_high"] for r in sel],
-                public,
-            )
-        charts.append((name, chart, sel))
+        charts.append((name, _chart(sel, public), sel))
     joint = [r for r in rows if r["table"] == "joint"]
-    joint_chart = None
-    if len(joint) <= MAX_CHART_ROWS:
-        joint_chart = interval_chart(
-            [r["category"] for r in joint],
-            [r["estimate"] for r in joint],
-            [r["ci95_low"] for r in joint],
-            [r["ci95_high"] for r in joint],
-            [r["public"] for r in joint],
-        )
-    query = urlencode(args)
-    numeric = [_numeric(name, summary) for name, summary in (est.get("numeric") or {}).items()]
+    return {
+        "charts": charts,
+        "joint": joint,
+        "joint_chart": _chart(joint, [r["public"] for r in joint]),
+        "numeric": [_numeric(name, summary) for name, summary in (est.get("numeric") or {}).items()],
+    }
+
+
+def _chart(rows: list[dict], public: list | None) -> Any:
+    """The interval chart of these rows, or None above :data:`MAX_CHART_ROWS`."""
+    if len(rows) > MAX_CHART_ROWS:
+        return None
+    return interval_chart(
+        [r["category"] for r in rows],
+        [r["estimate"] for r in rows],
+        [r["ci95_low"] for r in rows],
+        [r["ci95_high"] for r in rows],
+        public,
+    )
+
+
+@blueprint.get("/mechanisms/<mechanism_id>/estimate")
+@login_required()
+def estimate(user: User, mechanism_id: str) -> BaseResponse:
+    args = estimate_args()
+    est = estimate_view(current_service(), mechanism_id, args)
     return page(
         "estimate.html",
         user=user,
         est=est,
-        charts=charts,
-        joint=joint,
-        joint_chart=joint_chart,
-        numeric=numeric,
         args=args,
-        query=query,
+        query=urlencode(args),
         methods=ESTIMATE_METHODS,
         intervals=ESTIMATE_INTERVALS,
+        **estimate_sections(est),
     )
 
 
@@ -99,9 +109,8 @@ def _numeric(name: str, summary: dict) -> dict:
     }
 
 
-def _download(mechanism_id: str, kind: str) -> BaseResponse:
-    est = estimate_view(current_service(), mechanism_id, _args())
-    name = f"rldp-estimate-{est['mechanism'][:12]}" + (f"-{est['window']}" if est.get("window") else "")
+def download(est: dict, name: str, kind: str) -> BaseResponse:
+    """An estimate as an attachment ``name.kind``: "csv" (the API's text/csv rows) or "json" (the API's answer)."""
     if kind == "csv":
         body, mimetype = estimate_csv(est), "text/csv"
     else:
@@ -109,6 +118,12 @@ def _download(mechanism_id: str, kind: str) -> BaseResponse:
     resp = Response(body, mimetype=mimetype)
     resp.headers["Content-Disposition"] = f'attachment; filename="{name}.{kind}"'
     return resp
+
+
+def _download(mechanism_id: str, kind: str) -> BaseResponse:
+    est = estimate_view(current_service(), mechanism_id, estimate_args())
+    name = f"rldp-estimate-{est['mechanism'][:12]}" + (f"-{est['window']}" if est.get("window") else "")
+    return download(est, name, kind)
 
 
 @blueprint.get("/mechanisms/<mechanism_id>/estimate.csv")
