@@ -1,7 +1,7 @@
 /**
  * The client an app uses (port of `rldp.client.Client` and `rldp.client.reporting`): download a
  * mechanism (msgpack or JSON), verify it (content id, policy, exact audit), privatise records,
- * memoise per (owner, mechanism, record value), honour collection windows and a privacy budget,
+ * memoise per (owner, randomiser, record value), honour collection windows and a privacy budget,
  * keep an offline queue, and submit batches with idempotent ids and retries.
  *
  * Every draw, budget charge, ledger row and windowed batch is saved in the state store before
@@ -16,7 +16,7 @@ import { Mechanism, parseDocument } from "./mechanism.js";
 import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
 import type { RecordLike } from "./records.js";
-import { applyChange, emptyState, own, type Change, type ClientState, type StateStore, type StoredBatch } from "./state.js";
+import { applyChange, emptyState, own, upgradeState, type Change, type ClientState, type StateStore, type StoredBatch } from "./state.js";
 import { Estimate, estimateQuery, type EstimateParams } from "./estimate.js";
 import { fullMechanismId, listed } from "./ids.js";
 import { Transport, type TransportOptions } from "./transport.js";
@@ -209,7 +209,11 @@ export class Client {
 
   private async loaded(): Promise<ClientState> {
     if (!this.store) throw new ValidationError("this needs a state store: new Client(url, { store })");
-    this.state ??= (await this.store.load()) ?? emptyState();
+    if (!this.state) {
+      const state = (await this.store.load()) ?? emptyState();
+      upgradeState(state); // a store of its own may hand back an older format
+      this.state = state;
+    }
     return this.state;
   }
 
@@ -243,14 +247,15 @@ export class Client {
   /** The memoised y of each record, drawing (and charging the budget for) the missing ones. */
   private memoised(state: ClientState, mech: Mechanism, owners: string[], xs: Int32Array, random?: RandomSource): Int32Array {
     const now = this.clock();
-    const memo = own(state.memo, mech.id) ?? {};
+    if (state.legacy?.includes(mech.id)) this.change(state, ["adopt", mech.id, mech.memoKey]);
+    const memo = own(state.memo, mech.memoKey) ?? {};
     const ys = new Int32Array(xs.length).fill(-1);
     const missing = new Map<string, number>(); // "owner\u0000x" → first record
     for (let i = 0; i < xs.length; i++) {
       const byOwner = own(memo, owners[i]);
       const entry = byOwner && own(byOwner, xs[i]);
       if (entry) {
-        if (!(entry[0] >= 0 && entry[0] < mech.memoOutputs)) throw new ValidationError(`the state is corrupt: a memoised output of ${mech.id} is outside its outputs`);
+        if (!(entry[0] >= 0 && entry[0] < mech.memoOutputs)) throw new ValidationError(`the state is corrupt: a memoised output of ${mech.id} (randomiser ${mech.memoKey}) is outside its outputs`);
         ys[i] = entry[0];
       } else {
         const key = `${owners[i]}\u0000${xs[i]}`;
@@ -261,8 +266,8 @@ export class Client {
     const firsts = [...missing.values()];
     this.charge(state, firsts.map((i) => owners[i]), mech.epsilonAudited, now);
     const drawn = mech.drawMemo(Int32Array.from(firsts, (i) => xs[i]), random);
-    this.change(state, ["memo", mech.id, firsts.map((i, j) => [owners[i], xs[i], drawn[j], mech.epsilonAudited, now])]);
-    const stored = own(state.memo, mech.id)!;
+    this.change(state, ["memo", mech.memoKey, firsts.map((i, j) => [owners[i], xs[i], drawn[j], mech.epsilonAudited, now])]);
+    const stored = own(state.memo, mech.memoKey)!;
     for (let i = 0; i < xs.length; i++) if (ys[i] < 0) ys[i] = stored[owners[i]][xs[i]][0];
     return ys;
   }
@@ -492,8 +497,9 @@ function unstored(s: StoredBatch): PreparedBatch {
  * A collection followed through a {@link Client} (port of `rldp.client.collections`): a stable
  * name whose mechanism the operator can rotate. Each submit looks it up (one small GET) and uses
  * its current mechanism, downloaded and verified once per mechanism like any other, its draws
- * memoised per mechanism and charged to the budget: a rotation means a fresh draw of every record,
- * never beyond the budget. When the service cannot be reached the last mechanism seen is used.
+ * memoised per randomiser (`Mechanism.memoKey`: Q, per-report layer, alphabet): a rotation that re-publishes
+ * the same design re-sends every memoised report and spends nothing; a redesign (another Q) is a fresh draw
+ * of every record, charged to the budget and never beyond it. When the service cannot be reached the last mechanism seen is used.
  */
 export class Collection {
   last: Record<string, unknown> | null = null;

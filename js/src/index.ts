@@ -5,6 +5,7 @@ export { canonicalText, floatRepr, parseJson, type Obj, type Value } from "./pyj
 export { readMsgpack } from "./msgpack-read.js";
 export { sha256Hex, base64Encode, base64Decode } from "./bytes.js";
 export { fromJson, fromMsgpack, validateDocument, canonicalBody, Window, type ValidDocument, FORMATS } from "./document.js";
+export { RANDOMISER_FORMAT, randomiserKey, randomiserText } from "./randomiser.js";
 export { normaliseMatrix, type Matrix } from "./forms.js";
 export { auditDocument, rldpEpsilon, ldpEpsilon, lipLeakage, robustLipLeakage, type AuditResult } from "./audit.js";
 export { hockeyStickThreshold, distpAudit } from "./audit-distp.js";

@@ -5,7 +5,7 @@
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { StateFileError } from "./errors.js";
-import { applyChange, checkState, type Change, type ClientState, type StateStore } from "./state.js";
+import { applyChange, checkState, upgradeState, type Change, type ClientState, type StateStore } from "./state.js";
 
 export * from "./index.js";
 
@@ -59,7 +59,8 @@ export class FileStateStore implements StateStore {
     delete (state as { generation?: unknown }).generation;
     const journal = (await this.read(this.journal)) ?? "";
     this.journalBytes = this.replay(state, journal);
-    this.appendable = this.journalBytes > 0 && this.journalBytes === Buffer.byteLength(journal);
+    // An older format is replayed as written, then upgraded: its next save is a whole snapshot in this format.
+    this.appendable = !upgradeState(state) && this.journalBytes > 0 && this.journalBytes === Buffer.byteLength(journal);
     this.loadedState = true;
     return state;
   }
