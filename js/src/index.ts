@@ -20,7 +20,7 @@ export { Mechanism, parseDocument, denseAuditEntries, type VerifyOptions } from 
 export { makeBatches, checkBatchBody, storedForm, newBatchId, BATCH_ID, type PreparedBatch } from "./batches.js";
 export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, type ClientOptions, type Receipt } from "./client.js";
 export { Transport, Reply, retryAfterSeconds, type TransportOptions } from "./transport.js";
-export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";
+export { MemoryStateStore, IndexedDBStateStore, emptyState, STATE_FORMAT, upgradeState, type StateStore, type ClientState } from "./state.js";
 export { resolvePrefix, fullMechanismId, SHORT } from "./ids.js";
 export {
   checkPublicData,
