@@ -4,8 +4,10 @@ A collection (GET /v1/collections/{name}) is a stable name whose mechanism the o
 rotate. :class:`Collection` looks it up on each :meth:`~Collection.submit` (one small GET) and
 uses its current mechanism through the :class:`~rldp.client.Client`: the document is downloaded
 and verified once per mechanism (content id, the client's :class:`~rldp.client.VerificationPolicy`,
-the privacy audit) exactly as for a mechanism id, and draws are memoised per mechanism in the
-client's state file. A rotation therefore means a fresh draw of every record, charged to its
+the privacy audit) exactly as for a mechanism id, and draws are memoised per randomiser in the
+client's state file (:attr:`~rldp.client.Mechanism.memo_key`: Q, the per-report layer, the alphabet). A
+rotation that re-publishes the same design therefore re-sends every record's memoised output and
+spends nothing; a redesign (another Q) means a fresh draw of every record, charged to its
 owner's :class:`~rldp.client.PrivacyBudget` like any new draw: the client never spends beyond
 the budget across rotations — the submit that would is refused with
 :class:`~rldp.client.PrivacyBudgetExceeded` and sends nothing. When the service cannot be reached
