@@ -95,7 +95,9 @@ def _integer_rows(rows: list[Any], path: str, mechanism: str) -> np.ndarray:
     else (a value edited by hand: text, a float, a blob, a negative y)."""
     stored = np.array(rows)  # numpy picks int64 only when every value is an integer
     if stored.dtype.kind not in "iu" or stored.ndim != 2 or stored.shape[1] != 2 or int(stored.min()) < 0:
-        raise StateFileError(path, f"is corrupt: the memo of randomiser {mechanism} holds a value that is not an output")
+        raise StateFileError(
+            path, f"is corrupt: the memo of randomiser {mechanism} holds a value that is not an output"
+        )
     return stored.astype(np.int64, copy=False)
 
 
@@ -164,7 +166,9 @@ def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, p
             found = _integer_rows(rows, path, mechanism)
             ys[found[:, 0] - 1] = found[:, 1]
     if ys.size and int(ys.max()) >= outputs:
-        raise StateFileError(path, f"is corrupt: a memoised output of randomiser {mechanism} is ≥ its {outputs} outputs")
+        raise StateFileError(
+            path, f"is corrupt: a memoised output of randomiser {mechanism} is ≥ its {outputs} outputs"
+        )
     return ys
 
 

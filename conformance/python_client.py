@@ -27,7 +27,16 @@ from rldp.shared.provenance import check_public_data
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
-__all__ = ["document_outcome", "randomiser_outcome", "encode_outcome", "sampler_outcome", "alias_outcome", "rule_of", "number", "Units"]
+__all__ = [
+    "document_outcome",
+    "randomiser_outcome",
+    "encode_outcome",
+    "sampler_outcome",
+    "alias_outcome",
+    "rule_of",
+    "number",
+    "Units",
+]
 
 #: How a MechanismRejected names the rule that refused the document (the message's stable part).
 _RULES = (

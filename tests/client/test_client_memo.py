@@ -114,7 +114,9 @@ def test_entries_of_another_randomiser_are_never_reused(aggregator, tmp_path):
         assert {m for m, *_ in memo_rows(path)} == {randomiser_key(a)}
         client.privatize(b["id"], RECORDS)
     rows = memo_rows(path)
-    assert len([r for r in rows if r[0] == randomiser_key(a)]) == len([r for r in rows if r[0] == randomiser_key(b)]) == 3
+    assert (
+        len([r for r in rows if r[0] == randomiser_key(a)]) == len([r for r in rows if r[0] == randomiser_key(b)]) == 3
+    )
     # Overwrite a's entries with an impossible output: b must neither see nor be affected by them.
     with sqlite3.connect(path) as conn:
         conn.execute(
