@@ -30,7 +30,17 @@ import numpy as np
 from .errors import StateFileError
 from .state import fill_keys, mechanism_key
 
-__all__ = ["Keys", "owner_codes", "present_values", "unique_keys", "lookup", "insert", "legacy_key", "adopt"]
+__all__ = [
+    "Keys",
+    "owner_codes",
+    "present_values",
+    "unique_keys",
+    "lookup",
+    "insert",
+    "legacy_key",
+    "legacy_documents",
+    "adopt",
+]
 
 # Up to this many distinct owners are looked up one owner at a time (a range scan each);
 # more go through a temporary table of keys and one join.
@@ -198,6 +208,12 @@ def legacy_key(conn: sqlite3.Connection, document_id: str) -> int | None:
         (document_id,),
     ).fetchone()
     return None if row is None else int(row[0])
+
+
+def legacy_documents(conn: sqlite3.Connection) -> frozenset[str]:
+    """The document ids whose memo rows are still keyed by them (drawn before state format 3)."""
+    rows = conn.execute("SELECT k.mechanism FROM legacy_memo AS l JOIN mechanisms AS k ON k.id = l.mech").fetchall()
+    return frozenset(str(row[0]) for row in rows)
 
 
 def adopt(conn: sqlite3.Connection, legacy: int, randomiser: str) -> None:

@@ -34,7 +34,7 @@ from rldp.shared.reports import batch_body
 from .budget import PrivacyBudget, charge
 from .ledger import PreparedBatch, mark_reported, outbox_put, unreported
 from .mechanism import Mechanism
-from .memo import Keys, adopt, insert, legacy_key, lookup, owner_codes, present_values, unique_keys
+from .memo import Keys, adopt, insert, legacy_documents, legacy_key, lookup, owner_codes, present_values, unique_keys
 from .sampling import RandomSource
 from .state import StateFile
 
@@ -74,10 +74,20 @@ class Reporter:
         self.budget = budget
         self.clock = clock
         self._current: set[str] = set()  # document ids whose memo rows are known not to need adopting
+        self._no_legacy = False  # the file holds no rows keyed by a document id (none are ever added)
 
-    def _adopt(self, mech: Mechanism) -> None:
+    def legacy_documents(self) -> frozenset[str]:
+        """The document ids whose memo rows were drawn before state format 3 and are not adopted yet."""
+        if self._no_legacy:
+            return frozenset()
+        with self.state.read() as conn:
+            found = legacy_documents(conn)
+        self._no_legacy = not found
+        return found
+
+    def adopt(self, mech: Mechanism) -> None:
         """Move memo rows drawn under ``mech``'s document id before state format 3 to its randomiser key, once."""
-        if mech.id in self._current:
+        if mech.id in self._current or self._no_legacy:
             return
         with self.state.read() as conn:
             legacy = legacy_key(conn, mech.id)
@@ -124,7 +134,7 @@ class Reporter:
     def privatize(self, mech: Mechanism, x: np.ndarray, owners: object, rng: RandomSource | None) -> np.ndarray:
         """One report per record from its memoised y (y' ~ R(·|y) with a per-report layer; no window
         ledger: nothing is sent)."""
-        self._adopt(mech)
+        self.adopt(mech)
         names, codes = owner_codes(owners, x.size)
         if len(names) == 1:  # one owner: a table over x's values, one gather (the common, fast case)
             present = present_values(x, mech.size)
@@ -143,7 +153,7 @@ class Reporter:
         """The batches a submit sends, committed (with draws, charges, ledger rows, outbox) first."""
         if mech.window is None:
             return Prepared(make_batches(mech.id, self.privatize(mech, x, owners, rng), batch_size, None))
-        self._adopt(mech)
+        self.adopt(mech)
         names, codes = owner_codes(owners, x.size)
         now = self.clock()
         label = mech.window.label_at(now)

@@ -152,3 +152,26 @@ def test_the_rows_kept_under_a_document_id_are_never_looked_up_by_a_randomiser(t
     doc = grr_document()
     assert randomiser_key(doc) != doc["id"] and len(randomiser_key(doc)) == 64
     assert np.all([c in "0123456789abcdef" for c in randomiser_key(doc)])
+
+
+def test_a_collection_moves_the_rows_of_its_earlier_documents_so_an_upgraded_app_rotates_for_free(aggregator, tmp_path):
+    """An app upgraded mid-collection: its format-2 memo holds day 1's draws under day 1's id; day 2's
+    rotation re-publishes the design. The collection's history names day 1, so its rows move first."""
+    from rldp.client.collections import Collection
+
+    day1, day2 = grr_document(epsilon=1.0, tag="day 1"), grr_document(epsilon=1.0, tag="day 2")
+    agg = aggregator(day1, day2)
+    path = tmp_path / "s.sqlite3"
+    ys = [5, 0, 3]
+    format_2_file(path, [(day1["id"], o, x, y, 1.0) for o, x, y in zip(OWNERS, X, ys)])
+    history = {
+        "status": "active",
+        "current": day2["id"],
+        "mechanisms": [{"mechanism": day1["id"], "current": False}, {"mechanism": day2["id"], "current": True}],
+    }
+    budget = PrivacyBudget(epsilon=1.0, per="P1D", lifetime=1.0)  # no room for another draw
+    with Client(agg.url, state_path=path, privacy_budget=budget, clock=Clock()) as client:
+        client.collection_info = lambda name: history  # the service's answer for the collection
+        _, sent = Collection(client, "usage").privatize(RECORDS, owners=OWNERS)
+        assert sent.tolist() == ys  # day 1's draws, re-sent under day 2, free
+    assert memo_by_key(path) == {randomiser_key(day1): [(o, x, y) for o, x, y in zip(OWNERS, X, ys)]}
