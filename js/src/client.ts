@@ -11,7 +11,7 @@ import { AUDIT_TOLERANCE } from "./audit.js";
 import { makeBatches, newBatchId, type PreparedBatch } from "./batches.js";
 import { base64Decode, base64Encode } from "./bytes.js";
 import { Window } from "./document.js";
-import { CollectionRetired, DocumentError, MechanismRejected, OwnersRequired, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { CollectionRetired, DocumentError, MechanismRejected, OwnersRequired, PrivacyBudgetExceeded, ProblemError, RldpError, ServiceUnavailable, ValidationError } from "./errors.js";
 import { Mechanism, parseDocument } from "./mechanism.js";
 import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
@@ -242,6 +242,31 @@ export class Client {
   private stateless(mech: Mechanism, owners: Owners): void {
     if (owners !== null && owners !== undefined) throw new ValidationError("owners needs a state store: memos and windows live there");
     if (mech.window) throw new ValidationError(`mechanism ${mech.id} collects one report per owner per ${mech.window.text} window: the client must remember what it sent; give a state store`);
+  }
+
+  /**
+   * Move the draws a format-1 state keyed by these documents' ids to their randomiser keys (each document
+   * verified like any mechanism; one that cannot be now is skipped, its draws kept under its id and still
+   * charged). A {@link Collection} does it for its history, so an app upgraded mid-collection re-sends its
+   * draws on the next rotation; using a document does it too.
+   */
+  async adoptLegacy(ids: readonly string[]): Promise<void> {
+    if (!this.store) return;
+    const legacy = await this.serial(async () => (await this.loaded()).legacy ?? []);
+    const mechs: Mechanism[] = [];
+    for (const id of ids.filter((i) => legacy.includes(i))) {
+      try {
+        mechs.push(await this.mechanism(id));
+      } catch (exc) {
+        if (!(exc instanceof RldpError)) throw exc;
+      }
+    }
+    if (!mechs.length) return;
+    await this.serial(async () => {
+      const state = await this.loaded();
+      for (const mech of mechs) if (state.legacy?.includes(mech.id)) this.change(state, ["adopt", mech.id, mech.memoKey]);
+      await this.save(state);
+    });
   }
 
   /** The memoised y of each record, drawing (and charging the budget for) the missing ones. */
@@ -524,6 +549,8 @@ export class Collection {
       info = this.last;
     }
     if (info.status !== "active") throw new CollectionRetired(`collection '${this.name}' was retired; it takes no more reports`);
+    const history = Array.isArray(info.mechanisms) ? info.mechanisms : [];
+    await this.client.adoptLegacy(history.map((m) => (m as { mechanism?: unknown })?.mechanism).filter((m): m is string => typeof m === "string"));
     return this.client.mechanism(String(info.current));
   }
 

@@ -99,3 +99,21 @@ test("a state of a newer format is refused, naming both formats", () => {
     (e) => e instanceof rldp.StateFileError && /rldp\.js-client-state\/9, written by a newer rldp; this one reads rldp\.js-client-state\/2/.test(e.message),
   );
 });
+
+test("a collection adopts the format-1 draws of its earlier documents: an app upgraded mid-collection rotates for free", async () => {
+  const day1 = republished("day 1");
+  const day2 = republished("day 2");
+  const [id1, id2] = [day1, day2].map((t) => JSON.parse(t).id);
+  const { fetch: docs } = stub([day1, day2]);
+  const info = { name: "usage", status: "active", current: id2, mechanisms: [{ mechanism: id1, current: false }, { mechanism: id2, current: true }] };
+  const fetch = async (url, init = {}) =>
+    new URL(url).pathname === "/v1/collections/usage" ? new Response(JSON.stringify(info), { headers: { "Content-Type": "application/json" } }) : docs(url, init);
+  const eps = GRR.expect.mechanism.epsilon_audited;
+  const store = new rldp.MemoryStateStore();
+  await store.save({ format: "rldp.js-client-state/1", memo: { [id1]: { alice: { [X]: [3, eps, 1] } } }, ledger: {}, outbox: [], queue: [] });
+  const client = new rldp.Client("http://agg.test", { fetch, store, budget: new rldp.PrivacyBudget(eps + 1e-6) }); // no room for a draw
+  const [mid, ys] = await client.collection("usage").privatize([RECORD], { owners: "alice" });
+  assert.equal(mid, id2);
+  assert.deepEqual(Array.from(ys), [3], "day 1's draw, re-sent under day 2, free");
+  assert.deepEqual((await store.load()).legacy, []);
+});
