@@ -100,7 +100,7 @@ class PrivacyBudget:
 #: a fresh draw of the record. A per-day cap alone renews: a collection redesigned daily would hand the
 #: aggregator a fresh draw of every record each day (after 30, the attack reads S for 98 % of users at
 #: ε = 1). The lifetime cap stops that after ⌊4/ε⌋ draws: 4 redesigns at ε = 1 (the attack then stays at
-#: its 4-report level, 0.87 against 0.72 from one report), one at ε > 2. 4 nats is 4× the ε ≈ 1 that
+#: its 4-report level, 0.85 against 0.71 from one report), one at ε > 2. 4 nats is 4× the ε ≈ 1 that
 #: rldp designs by default: room for the README's field loop at ε = 1 (pilot → switch → redesign: 3
 #: draws) and one changed record. For ε-LDP it bounds the likelihood ratio of anything the aggregator
 #: ever sees about an owner by e⁴ ≈ 55. An app that needs more sets its own

@@ -64,7 +64,7 @@ export class PrivacyBudget {
 
 /** The budget of a client with a state store unless it is given (`budget: null` turns it off): 4 nats of new
  * draws per owner per UTC day and 4 in all, as the Python client's DEFAULT_BUDGET (rldp/client/budget.py says
- * why: a per-day cap alone renews, and daily rotations would hand out a fresh draw of every record each day). */
+ * why: a per-day cap alone renews, and daily redesigns would hand out a fresh draw of every record each day; rotations of one design are free). */
 export const DEFAULT_BUDGET = new PrivacyBudget(4, "P1D", 4);
 
 /** What an upload (or a flush) achieved (as the Python client's Receipt). */
