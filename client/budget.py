@@ -16,8 +16,10 @@ accuracy), so a call passes when spent + asked ≤ cap + AUDIT_TOLERANCE per dra
 a mechanism audited at 1 + 1e-12 fit a budget of 3.
 
 When the lifetime cap is reached, reports of what is already memoised still go out (the same Y
-under a mechanism already drawn, free); a new mechanism (a collection's rotation) or a changed
-record is refused for good (``exc.per is None``): no later day lifts it. The ledger lives in the
+under a randomiser already drawn, free) — including every rotation of a collection that re-publishes
+the same design under a new document id (the memo is keyed by the randomiser: Q, the per-report layer
+and the alphabet, :func:`rldp.shared.document.randomiser_key`); a real redesign (another Q) or a
+changed record is refused for good (``exc.per is None``): no later day lifts it. The ledger lives in the
 state file, so deleting that file resets it (and re-randomises every record): an app must not.
 """
 
@@ -91,17 +93,18 @@ class PrivacyBudget:
 
 #: ``Client(url)``'s budget unless it is given (``privacy_budget=None`` turns budgeting off): 4 nats
 #: of new draws per owner per UTC day, and 4 nats per owner in all (the state file's lifetime).
-#: Memoisation makes repeats free, so what this bounds is what memoisation cannot: a collection's
-#: rotations and changed records, each a fresh draw of the record. A per-day cap alone renews: a
-#: collection rotated daily would hand the aggregator a fresh draw of every record each day, and
-#: after 30 days the demo's averaging attack reads S for 98 % of users (ε = 1). The lifetime cap
-#: stops that after ⌊4/ε⌋ draws: 4 rotations at ε = 1 (the attack's accuracy then stays at its
-#: 4-report level, 0.87 against 0.72 from one report and 0.98 from 30), one at ε > 2 (its
-#: one-report level). 4 nats is 4× the ε ≈ 1 that rldp designs by default: room for the README's
-#: field loop at ε = 1 (pilot → switch → redesign: 3 draws) and one changed record. For ε-LDP it
-#: bounds the likelihood ratio of anything the aggregator ever sees about an owner by e⁴ ≈ 55. An
-#: app that needs more sets its own (``dataclasses.replace(DEFAULT_BUDGET, lifetime=…)``) and should
-#: tell its users.
+#: Memoisation makes repeats free, and it is keyed by the randomiser (Q, per-report layer, alphabet),
+#: so a collection rotated daily that re-publishes the same design re-sends the same Y every day and
+#: spends nothing: the demo's averaging attack across 30 such rotations stays at its one-report level
+#: (ε = 1). What this bounds is what memoisation cannot: redesigns (a new Q) and changed records, each
+#: a fresh draw of the record. A per-day cap alone renews: a collection redesigned daily would hand the
+#: aggregator a fresh draw of every record each day (after 30, the attack reads S for 98 % of users at
+#: ε = 1). The lifetime cap stops that after ⌊4/ε⌋ draws: 4 redesigns at ε = 1 (the attack then stays at
+#: its 4-report level, 0.85 against 0.71 from one report), one at ε > 2. 4 nats is 4× the ε ≈ 1 that
+#: rldp designs by default: room for the README's field loop at ε = 1 (pilot → switch → redesign: 3
+#: draws) and one changed record. For ε-LDP it bounds the likelihood ratio of anything the aggregator
+#: ever sees about an owner by e⁴ ≈ 55. An app that needs more sets its own
+#: (``dataclasses.replace(DEFAULT_BUDGET, lifetime=…)``) and should tell its users.
 DEFAULT_BUDGET = PrivacyBudget(epsilon=4.0, per="P1D", lifetime=4.0)
 
 

@@ -211,7 +211,7 @@ class Client(ReadCalls):
     ) -> np.ndarray:
         """Privatise records with a verified mechanism: one output y per record, in order.
 
-        With ``state_path`` the output is memoised per (owner, mechanism, record value) and new
+        With ``state_path`` the output is memoised per (owner, randomiser, record value) and new
         draws spend the privacy budget; without, every call draws afresh. With a per-report
         layer each output is a fresh y' ~ R(·|y) of the memoised y. ``owners``: see
         :meth:`submit`. Nothing is sent.

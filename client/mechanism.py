@@ -36,6 +36,7 @@ from rldp.shared.document import (
     mechanism_matrix,
     mechanism_shape,
     per_report_layer,
+    randomiser_key,
     report_outputs,
     validate_document,
 )
@@ -77,6 +78,7 @@ class Mechanism:
         self._samplers: dict[str, ColumnSampler | GrrSampler] = {}
         #: The collection window (``"collection": {"window": "P1D"}``), None when it has none.
         self.window: Window | None = collection_window(document)
+        self._memo_key: str | None = None
 
     @property
     def matrix(self) -> np.ndarray:
@@ -170,6 +172,15 @@ class Mechanism:
     def id(self) -> str:
         """The content id (sha256 hex) the document was verified against."""
         return str(self.document["id"])
+
+    @property
+    def memo_key(self) -> str:
+        """The randomiser key (:func:`~rldp.shared.document.randomiser_key`): the memo's key for this
+        mechanism's draws, shared by every document with the same Q, per-report layer and input alphabet
+        (a collection's rotations), distinct for any other."""
+        if self._memo_key is None:
+            self._memo_key = randomiser_key(self.document)
+        return self._memo_key
 
     @property
     def method(self) -> str:

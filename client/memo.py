@@ -5,7 +5,11 @@ aggregator n independent draws of Q(·|x), from which it can read S with near ce
 the memo, every later report of the same (owner, mechanism, x) sends the Y drawn the first
 time, so any number of reports reveals no more than one; a record that changes to a new
 value gets its own draw (the permanent randomised response of RAPPOR). Entries are keyed by
-the mechanism's content id, so a draw is never reused under another mechanism. With a
+the mechanism's randomiser key (:func:`rldp.shared.document.randomiser_key`: a hash of Q, the
+per-report layer and the input alphabet), not its document id: a collection's rotation that
+re-publishes the same design under a new id re-sends the memoised Y (and spends nothing), while a
+draw is never reused under another Q. Rows drawn before state format 3 are keyed by their document
+id; :func:`adopt` moves them to the randomiser key once the client verifies that document again. With a
 per-report layer (RAPPOR's instantaneous response) the memo still holds Y, and each report
 sends a fresh y' ~ R(·|Y) (:meth:`rldp.client.mechanism.Mechanism.report_from`).
 
@@ -26,7 +30,17 @@ import numpy as np
 from .errors import StateFileError
 from .state import fill_keys, mechanism_key
 
-__all__ = ["Keys", "owner_codes", "present_values", "unique_keys", "lookup", "insert"]
+__all__ = [
+    "Keys",
+    "owner_codes",
+    "present_values",
+    "unique_keys",
+    "lookup",
+    "insert",
+    "legacy_key",
+    "legacy_documents",
+    "adopt",
+]
 
 # Up to this many distinct owners are looked up one owner at a time (a range scan each);
 # more go through a temporary table of keys and one join.
@@ -91,7 +105,9 @@ def _integer_rows(rows: list[Any], path: str, mechanism: str) -> np.ndarray:
     else (a value edited by hand: text, a float, a blob, a negative y)."""
     stored = np.array(rows)  # numpy picks int64 only when every value is an integer
     if stored.dtype.kind not in "iu" or stored.ndim != 2 or stored.shape[1] != 2 or int(stored.min()) < 0:
-        raise StateFileError(path, f"is corrupt: the memo of mechanism {mechanism} holds a value that is not an output")
+        raise StateFileError(
+            path, f"is corrupt: the memo of randomiser {mechanism} holds a value that is not an output"
+        )
     return stored.astype(np.int64, copy=False)
 
 
@@ -160,7 +176,9 @@ def lookup(conn: sqlite3.Connection, mechanism: str, keys: Keys, outputs: int, p
             found = _integer_rows(rows, path, mechanism)
             ys[found[:, 0] - 1] = found[:, 1]
     if ys.size and int(ys.max()) >= outputs:
-        raise StateFileError(path, f"is corrupt: a memoised output of mechanism {mechanism} is ≥ its {outputs} outputs")
+        raise StateFileError(
+            path, f"is corrupt: a memoised output of randomiser {mechanism} is ≥ its {outputs} outputs"
+        )
     return ys
 
 
@@ -181,3 +199,30 @@ def insert(
             repeat(created),
         ),
     )
+
+
+def legacy_key(conn: sqlite3.Connection, document_id: str) -> int | None:
+    """The key of memo rows still keyed by ``document_id`` (drawn before state format 3), None if none."""
+    row = conn.execute(
+        "SELECT l.mech FROM legacy_memo AS l JOIN mechanisms AS k ON k.id = l.mech WHERE k.mechanism = ?",
+        (document_id,),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def legacy_documents(conn: sqlite3.Connection) -> frozenset[str]:
+    """The document ids whose memo rows are still keyed by them (drawn before state format 3)."""
+    rows = conn.execute("SELECT k.mechanism FROM legacy_memo AS l JOIN mechanisms AS k ON k.id = l.mech").fetchall()
+    return frozenset(str(row[0]) for row in rows)
+
+
+def adopt(conn: sqlite3.Connection, legacy: int, randomiser: str) -> None:
+    """Move the memo rows of a document keyed ``legacy`` to its randomiser key (inside a write transaction).
+
+    A row whose (owner, x) the randomiser already holds (another document of the same randomiser drew it
+    after the migration) stays where it is: never reused, and its ε still counts against the owner's budget
+    (the budget sums an owner's rows under every key), so no charge is ever lost. One pass over the memo.
+    """
+    target = mechanism_key(conn, randomiser, create=True)
+    conn.execute("UPDATE OR IGNORE memo SET mech = ? WHERE mech = ?", (target, legacy))
+    conn.execute("DELETE FROM legacy_memo WHERE mech = ?", (legacy,))

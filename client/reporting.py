@@ -3,8 +3,10 @@
 A :class:`Reporter` (one per ``Client(url, state_path=...)``) turns encoded records and their
 owners into upload bodies:
 
-* every (owner, mechanism, x) gets the Y drawn the first time (:mod:`.memo`), and each new
-  draw spends the mechanism's audited ε from the owner's budget (:mod:`.budget`);
+* every (owner, randomiser, x) gets the Y drawn the first time (:mod:`.memo`; the randomiser key
+  covers Q, the per-report layer and the alphabet, so a collection's rotation that re-publishes the
+  same design re-sends it), and each new draw spends the mechanism's audited ε from the owner's budget
+  (:mod:`.budget`);
 * with a per-report layer (``collection.per_report`` = (R, ε₁)) every report sends y' ~ R(·|Y)
   drawn afresh from the memoised Y; the memo keeps Y, never y';
 * for a mechanism with a collection window, only the first record of each owner in the call
@@ -32,7 +34,7 @@ from rldp.shared.reports import batch_body
 from .budget import PrivacyBudget, charge
 from .ledger import PreparedBatch, mark_reported, outbox_put, unreported
 from .mechanism import Mechanism
-from .memo import Keys, insert, lookup, owner_codes, present_values, unique_keys
+from .memo import Keys, adopt, insert, legacy_documents, legacy_key, lookup, owner_codes, present_values, unique_keys
 from .sampling import RandomSource
 from .state import StateFile
 
@@ -71,6 +73,30 @@ class Reporter:
         self.state = state
         self.budget = budget
         self.clock = clock
+        self._current: set[str] = set()  # document ids whose memo rows are known not to need adopting
+        self._no_legacy = False  # the file holds no rows keyed by a document id (none are ever added)
+
+    def legacy_documents(self) -> frozenset[str]:
+        """The document ids whose memo rows were drawn before state format 3 and are not adopted yet."""
+        if self._no_legacy:
+            return frozenset()
+        with self.state.read() as conn:
+            found = legacy_documents(conn)
+        self._no_legacy = not found
+        return found
+
+    def adopt(self, mech: Mechanism) -> None:
+        """Move memo rows drawn under ``mech``'s document id before state format 3 to its randomiser key, once."""
+        if mech.id in self._current or self._no_legacy:
+            return
+        with self.state.read() as conn:
+            legacy = legacy_key(conn, mech.id)
+        if legacy is not None:
+            with self.state.write() as conn:
+                legacy = legacy_key(conn, mech.id)  # again under the write lock: another process may have done it
+                if legacy is not None:
+                    adopt(conn, legacy, mech.memo_key)
+        self._current.add(mech.id)
 
     def _draw_missing(
         self,
@@ -88,26 +114,27 @@ class Reporter:
         new = keys.subset(missing)
         charge(conn, self.budget, new, mech.epsilon_audited, now)
         drawn = mech.draw_memo(new.x, rng)
-        insert(conn, mech.id, new, drawn, mech.epsilon_audited, now)
+        insert(conn, mech.memo_key, new, drawn, mech.epsilon_audited, now)
         ys[missing] = drawn
 
     def outputs(self, mech: Mechanism, keys: Keys, rng: RandomSource | None) -> np.ndarray:
         """The memoised y of each key, drawing (and storing) the missing ones."""
         with self.state.read() as conn:  # the common case: everything is memoised already
-            ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)
+            ys = lookup(conn, mech.memo_key, keys, mech.memo_outputs, self.state.path)
             seen = self.state.version(conn)
         if (ys >= 0).all():
             return ys
         now = self.clock()
         with self.state.write() as conn:
             if self.state.version(conn) != seen:  # another process (or thread) wrote meanwhile: it may have drawn
-                ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)
+                ys = lookup(conn, mech.memo_key, keys, mech.memo_outputs, self.state.path)
             self._draw_missing(conn, mech, keys, ys, rng, now)
         return ys
 
     def privatize(self, mech: Mechanism, x: np.ndarray, owners: object, rng: RandomSource | None) -> np.ndarray:
         """One report per record from its memoised y (y' ~ R(·|y) with a per-report layer; no window
         ledger: nothing is sent)."""
+        self.adopt(mech)
         names, codes = owner_codes(owners, x.size)
         if len(names) == 1:  # one owner: a table over x's values, one gather (the common, fast case)
             present = present_values(x, mech.size)
@@ -126,6 +153,7 @@ class Reporter:
         """The batches a submit sends, committed (with draws, charges, ledger rows, outbox) first."""
         if mech.window is None:
             return Prepared(make_batches(mech.id, self.privatize(mech, x, owners, rng), batch_size, None))
+        self.adopt(mech)
         names, codes = owner_codes(owners, x.size)
         now = self.clock()
         label = mech.window.label_at(now)
@@ -134,7 +162,7 @@ class Reporter:
             fresh = unreported(conn, mech.id, label, [names[i] for i in owner_ids.tolist()])
             send = np.sort(first[fresh])
             keys = Keys(names, codes[send], x[send])  # one record per owner: already unique
-            ys = lookup(conn, mech.id, keys, mech.memo_outputs, self.state.path)
+            ys = lookup(conn, mech.memo_key, keys, mech.memo_outputs, self.state.path)
             self._draw_missing(conn, mech, keys, ys, rng, now)
             batches = make_batches(mech.id, mech.report_from(ys, rng), batch_size, label)
             for i, item in enumerate(batches):

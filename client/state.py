@@ -1,6 +1,6 @@
 """The client's state file: one SQLite file per device for reporting over time.
 
-It holds the memo (the Y first drawn for each owner, mechanism and record value), the
+It holds the memo (the Y first drawn for each owner, randomiser and record value), the
 ledger of windows already reported, and the outbox of windowed batches not yet
 acknowledged (:mod:`.memo`, :mod:`.ledger`, :mod:`.budget` read and write it). Why one file:
 the draw, the ledger entry and the batch that carries them are committed in one
@@ -30,20 +30,25 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 
+from rldp import __version__
+
 from .errors import StateFileError
 
 __all__ = ["StateFile", "STATE_FORMAT", "fill_keys", "mechanism_key"]
 
 #: The ``format`` stored in the file's ``meta`` table; a reader refuses any other but the older ones it
 #: migrates (:data:`_OLDER`).
-STATE_FORMAT = "rldp.client-state/2"
+STATE_FORMAT = "rldp.client-state/3"
 _FORMAT_PREFIX = "rldp.client-state/"
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # Each mechanism id (64 hex) once; the memo and the ledger refer to it by this small integer, so a row
-    # per owner stays narrow (format 2: format 1 repeated the 64-character id in every row).
+    # Each key (64 hex) once: a randomiser key (the memo's, format 3) or a document id (the ledger's, and the
+    # memo's before format 3); the memo and the ledger refer to it by this small integer, so a row per owner
+    # stays narrow (format 2: format 1 repeated the 64-character id in every row).
     "CREATE TABLE mechanisms (id INTEGER PRIMARY KEY, mechanism TEXT NOT NULL UNIQUE)",
-    # The memo: owner's record value x under a mechanism → the Y drawn for it, and the ε it spent. Keyed by
+    # The memo: owner's record value x under a randomiser (shared.document.randomiser_key: every document
+    # with the same Q, per-report layer and alphabet, so a collection's rotations) → the Y drawn for it,
+    # and the ε it spent. Keyed by
     # owner first: one B-tree serves the memo (owner, mechanism, x) and the budget's spending per owner
     # (format 1 needed a second index by owner, a second B-tree entry per draw).
     "CREATE TABLE memo (owner TEXT NOT NULL, mech INTEGER NOT NULL, x INTEGER NOT NULL, y INTEGER NOT NULL,"
@@ -55,9 +60,16 @@ _SCHEMA = (
     # Windowed batches committed with their ledger rows and not yet acknowledged by the server.
     "CREATE TABLE outbox (batch TEXT PRIMARY KEY, mechanism TEXT NOT NULL, window_label TEXT NOT NULL,"
     " n INTEGER NOT NULL, body BLOB NOT NULL, created REAL NOT NULL)",
+    # Memo rows still keyed by a document id (drawn before format 3), by that id's key in ``mechanisms``:
+    # moved to the document's randomiser key when the client next verifies that document (:func:`adopt`).
+    # Until then they are never reused, and their ε still counts against the owner's budget.
+    "CREATE TABLE legacy_memo (mech INTEGER PRIMARY KEY)",
 )
-#: Format 1 → 2, in one write transaction (a crash leaves format 1 whole): the mechanism ids into their
-#: table, the memo and the ledger copied with the integer ids, the old tables (and their indexes) dropped.
+#: Format 2 → 3: the memo was keyed by document id; every such key is listed as legacy (the rows stay).
+_TO_3 = (_SCHEMA[5], "INSERT INTO legacy_memo (mech) SELECT DISTINCT mech FROM memo")
+#: Each older format → this one, in one write transaction (a crash leaves the older file whole). Format 1 → 2:
+#: the mechanism ids into their table, the memo and the ledger copied with the integer ids, the old tables
+#: (and their indexes) dropped; then 2 → 3 (:data:`_TO_3`).
 _OLDER = {
     "rldp.client-state/1": (
         _SCHEMA[1],
@@ -72,9 +84,11 @@ _OLDER = {
         " FROM reported AS r JOIN mechanisms AS k ON k.mechanism = r.mechanism",
         "DROP TABLE reported",
         "ALTER TABLE reported_v2 RENAME TO reported",
+        *_TO_3,
     ),
+    "rldp.client-state/2": _TO_3,
 }
-_TABLES = frozenset({"meta", "mechanisms", "memo", "reported", "outbox"})
+_TABLES = frozenset({"meta", "mechanisms", "memo", "reported", "outbox", "legacy_memo"})
 
 
 def _fsync_dir(path: str) -> None:
@@ -107,7 +121,7 @@ def _create(path: str) -> None:
                 conn.execute(statement)
             conn.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [("format", STATE_FORMAT), ("created", repr(time.time()))],
+                [("format", STATE_FORMAT), ("created", repr(time.time())), ("rldp", __version__)],
             )
             conn.execute("COMMIT")
         finally:
@@ -191,8 +205,12 @@ class StateFile:
             self._migrate(conn, fmt)
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         elif fmt != STATE_FORMAT:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'rldp'").fetchone()
+            writer = f"rldp {row[0]}" if row and isinstance(row[0], str) else "a newer rldp"
             raise StateFileError(
-                self.path, f"has format {fmt!r}, written by a newer rldp; this one reads {STATE_FORMAT!r}"
+                self.path,
+                f"has format {fmt!r}, written by {writer}; this rldp ({__version__}) reads {STATE_FORMAT!r} and "
+                f"migrates {', '.join(repr(f) for f in _OLDER)}: use a newer rldp (an older one cannot read it)",
             )
         missing = _TABLES - tables
         if missing:
@@ -215,6 +233,7 @@ class StateFile:
                     for statement in _OLDER[fmt]:
                         conn.execute(statement)
                     conn.execute("UPDATE meta SET value = ? WHERE key = 'format'", (STATE_FORMAT,))
+                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('rldp', ?)", (__version__,))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

@@ -5,6 +5,7 @@
     .venv/bin/python conformance/generate.py numeric    # only cases/numeric-*.json
     .venv/bin/python conformance/generate.py text       # only cases/text.json
     .venv/bin/python conformance/generate.py public-data  # only cases/public-data.json
+    .venv/bin/python conformance/generate.py randomiser  # only cases/randomiser.json
 
 Every case is made by the product (designers, ``build_document``, the client's sampler and batch
 code) and its expected result is what the Python client does with it (``python_client.py``). The
@@ -30,6 +31,7 @@ import cases_limits  # noqa: E402
 import cases_more  # noqa: E402
 import cases_numeric  # noqa: E402
 import cases_public_data  # noqa: E402
+import cases_randomiser  # noqa: E402
 import cases_text  # noqa: E402
 from python_client import document_outcome, encode_outcome, public_data_outcome  # noqa: E402
 
@@ -268,6 +270,9 @@ def main() -> None:
     if sys.argv[1:] == ["numeric"]:  # only numeric-documents.json and numeric-records.json
         write_numeric()
         return
+    if sys.argv[1:] == ["randomiser"]:  # only randomiser.json
+        write("randomiser", "randomiser", cases_randomiser.randomiser_cases())
+        return
     CASES.mkdir(exist_ok=True)
     for old in CASES.glob("*.json"):
         old.unlink()
@@ -290,7 +295,9 @@ def main() -> None:
     write("text", "documents", text)
     public = cases_public_data.public_data_cases(public_data_case)
     write("public-data", "public-data", public)
-    total += len(limits) + len(text) + len(public) + write_numeric()
+    randomiser = cases_randomiser.randomiser_cases()
+    write("randomiser", "randomiser", randomiser)
+    total += len(limits) + len(text) + len(public) + len(randomiser) + write_numeric()
     print(f"{total} cases")
 
 

@@ -21,13 +21,22 @@ from rldp.client import Mechanism, MechanismRejected, VerificationPolicy
 from rldp.client.alias import AliasTable
 from rldp.client.grr import GrrSampler, sampler_for
 from rldp.shared.audit import LayeredAuditResult, audit_document
-from rldp.shared.document import from_json, from_msgpack
+from rldp.shared.document import from_json, from_msgpack, randomiser_bytes
 from rldp.shared.errors import RldpError
 from rldp.shared.provenance import check_public_data
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
-__all__ = ["document_outcome", "encode_outcome", "sampler_outcome", "alias_outcome", "rule_of", "number", "Units"]
+__all__ = [
+    "document_outcome",
+    "randomiser_outcome",
+    "encode_outcome",
+    "sampler_outcome",
+    "alias_outcome",
+    "rule_of",
+    "number",
+    "Units",
+]
 
 #: How a MechanismRejected names the rule that refused the document (the message's stable part).
 _RULES = (
@@ -272,3 +281,16 @@ def public_data_outcome(case: dict[str, Any]) -> dict[str, Any]:
         "n": check.n,
         "counts_sha256": check.counts_sha256,
     }
+
+
+def randomiser_outcome(case: dict[str, Any]) -> dict[str, Any]:
+    """Each document of a randomiser case read and verified as a download is, and its memo key
+    (``Mechanism.memo_key``); whether they are one randomiser; the first one's canonical text."""
+    docs = []
+    for item in case["documents"]:
+        data = document_bytes(item)
+        doc = from_json(data) if item["encoding"] == "json" else from_msgpack(data)
+        docs.append(Mechanism.from_document(doc))
+    keys = [mech.memo_key for mech in docs]
+    text = randomiser_bytes(docs[0].document).decode("utf-8")
+    return {"keys": keys, "same": len(set(keys)) == 1, "text": text if len(text) < 4000 else None}

@@ -21,10 +21,12 @@ kinds of stream (a rule told which client sent what would be tautological). Why 
   one report, Σ_y max_s Σ_u Q(y | s, u) P(s, u) (and the RLDP guarantee [LZG24, Def 1]
   bounds what one y tells about s).
 
-Memoisation is per mechanism, so a collection the operator rotates every day gets a fresh draw of
-every record each day; :func:`run_rotation_attack` runs the same attack across such rotations
-(one mechanism a day), where only the client's privacy budget stands between the aggregator and
-the fresh-draw curve: a per-day budget renews, the default's lifetime cap does not
+Memoisation is per randomiser (:func:`rldp.shared.document.randomiser_key`: Q, the per-report layer,
+the alphabet), not per document, so a collection the operator rotates every day by re-publishing its
+design re-sends every record's first draw each day; :func:`run_rotation_attack` runs the same attack
+across such rotations (one mechanism a day). Days whose documents are other randomisers (a redesign) are
+fresh draws, and there only the client's privacy budget stands between the aggregator and the
+fresh-draw curve: a per-day budget renews, the default's lifetime cap does not
 (:data:`rldp.client.DEFAULT_BUDGET`).
 
 Everything runs through the real SDK: the mechanism is downloaded and verified by a
@@ -271,7 +273,8 @@ class RotationResult:
 
     users: int
     days: int
-    reported: int  # days on which the apps drew and reported (the others were refused by the budget)
+    reported: int  # days on which the apps reported (the others were refused by the budget)
+    draws: int  # of those, the days whose reports were new draws (the others re-sent a memoised draw)
     accuracy: list[float]  # after day t (index t − 1), over every report seen so far
     one_report_bayes: float
     one_report_rule: float
@@ -302,9 +305,12 @@ def run_rotation_attack(
     attacker links each user's reports across days.
 
     The mechanisms must share one matrix and public distribution (the same design re-published, as an
-    operator rotating without cause would): the attacker knows Q. A day whose draws the budget refuses
+    operator rotating without cause would): the attacker knows Q. Documents of one randomiser re-send the
+    first day's draw; a document of another randomiser (the same Q under another key: a stand-in for a
+    redesign) is a fresh draw. A day whose draws the budget refuses
     (:class:`~rldp.client.PrivacyBudgetExceeded`: nothing is drawn or sent) adds no report; every user
-    has one record and the same spending, so a day is refused for all or for none.
+    has one record and the same spending, so a day is refused for all or for none. ``draws`` counts the days
+    whose reports differ from every earlier day's (new draws of every user's record).
     """
     if not mechanism_ids:
         raise ValueError("mechanism_ids must name at least one mechanism (one per day)")
@@ -326,9 +332,12 @@ def run_rotation_attack(
             s_true = x // prior.shape[1]
             attacker = AveragingAttacker(mech.matrix, prior, n)
             accuracy: list[float] = []
+            seen: set[bytes] = set()
             for day in mechs:
                 try:
-                    attacker.observe(client.privatize(day.id, records, owners=np.arange(n)))
+                    ys = client.privatize(day.id, records, owners=np.arange(n))
+                    attacker.observe(ys)
+                    seen.add(ys.tobytes())
                 except PrivacyBudgetExceeded:
                     pass  # refused before anything was drawn: the aggregator gets nothing today
                 accuracy.append(float(np.mean(attacker.guess() == s_true)) if attacker.windows else float("nan"))
@@ -340,6 +349,7 @@ def run_rotation_attack(
         users=n,
         days=len(mechs),
         reported=attacker.windows,
+        draws=len(seen),
         accuracy=accuracy,
         one_report_bayes=one_report_bayes_accuracy(mech.matrix, truth),
         one_report_rule=map_rule_accuracy(mech.matrix, prior, truth),

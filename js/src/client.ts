@@ -1,7 +1,7 @@
 /**
  * The client an app uses (port of `rldp.client.Client` and `rldp.client.reporting`): download a
  * mechanism (msgpack or JSON), verify it (content id, policy, exact audit), privatise records,
- * memoise per (owner, mechanism, record value), honour collection windows and a privacy budget,
+ * memoise per (owner, randomiser, record value), honour collection windows and a privacy budget,
  * keep an offline queue, and submit batches with idempotent ids and retries.
  *
  * Every draw, budget charge, ledger row and windowed batch is saved in the state store before
@@ -11,12 +11,12 @@ import { AUDIT_TOLERANCE } from "./audit.js";
 import { makeBatches, newBatchId, type PreparedBatch } from "./batches.js";
 import { base64Decode, base64Encode } from "./bytes.js";
 import { Window } from "./document.js";
-import { CollectionRetired, DocumentError, MechanismRejected, OwnersRequired, PrivacyBudgetExceeded, ProblemError, ServiceUnavailable, ValidationError } from "./errors.js";
+import { CollectionRetired, DocumentError, MechanismRejected, OwnersRequired, PrivacyBudgetExceeded, ProblemError, RldpError, ServiceUnavailable, ValidationError } from "./errors.js";
 import { Mechanism, parseDocument } from "./mechanism.js";
 import { VerificationPolicy } from "./policy.js";
 import type { RandomSource } from "./random.js";
 import type { RecordLike } from "./records.js";
-import { applyChange, emptyState, own, type Change, type ClientState, type StateStore, type StoredBatch } from "./state.js";
+import { applyChange, emptyState, own, upgradeState, type Change, type ClientState, type StateStore, type StoredBatch } from "./state.js";
 import { Estimate, estimateQuery, type EstimateParams } from "./estimate.js";
 import { fullMechanismId, listed } from "./ids.js";
 import { Transport, type TransportOptions } from "./transport.js";
@@ -64,7 +64,7 @@ export class PrivacyBudget {
 
 /** The budget of a client with a state store unless it is given (`budget: null` turns it off): 4 nats of new
  * draws per owner per UTC day and 4 in all, as the Python client's DEFAULT_BUDGET (rldp/client/budget.py says
- * why: a per-day cap alone renews, and daily rotations would hand out a fresh draw of every record each day). */
+ * why: a per-day cap alone renews, and daily redesigns would hand out a fresh draw of every record each day; rotations of one design are free). */
 export const DEFAULT_BUDGET = new PrivacyBudget(4, "P1D", 4);
 
 /** What an upload (or a flush) achieved (as the Python client's Receipt). */
@@ -209,7 +209,11 @@ export class Client {
 
   private async loaded(): Promise<ClientState> {
     if (!this.store) throw new ValidationError("this needs a state store: new Client(url, { store })");
-    this.state ??= (await this.store.load()) ?? emptyState();
+    if (!this.state) {
+      const state = (await this.store.load()) ?? emptyState();
+      upgradeState(state); // a store of its own may hand back an older format
+      this.state = state;
+    }
     return this.state;
   }
 
@@ -240,17 +244,43 @@ export class Client {
     if (mech.window) throw new ValidationError(`mechanism ${mech.id} collects one report per owner per ${mech.window.text} window: the client must remember what it sent; give a state store`);
   }
 
+  /**
+   * Move the draws a format-1 state keyed by these documents' ids to their randomiser keys (each document
+   * verified like any mechanism; one that cannot be now is skipped, its draws kept under its id and still
+   * charged). A {@link Collection} does it for its history, so an app upgraded mid-collection re-sends its
+   * draws on the next rotation; using a document does it too.
+   */
+  async adoptLegacy(ids: readonly string[]): Promise<void> {
+    if (!this.store) return;
+    const legacy = await this.serial(async () => (await this.loaded()).legacy ?? []);
+    const mechs: Mechanism[] = [];
+    for (const id of ids.filter((i) => legacy.includes(i))) {
+      try {
+        mechs.push(await this.mechanism(id));
+      } catch (exc) {
+        if (!(exc instanceof RldpError)) throw exc;
+      }
+    }
+    if (!mechs.length) return;
+    await this.serial(async () => {
+      const state = await this.loaded();
+      for (const mech of mechs) if (state.legacy?.includes(mech.id)) this.change(state, ["adopt", mech.id, mech.memoKey]);
+      await this.save(state);
+    });
+  }
+
   /** The memoised y of each record, drawing (and charging the budget for) the missing ones. */
   private memoised(state: ClientState, mech: Mechanism, owners: string[], xs: Int32Array, random?: RandomSource): Int32Array {
     const now = this.clock();
-    const memo = own(state.memo, mech.id) ?? {};
+    if (state.legacy?.includes(mech.id)) this.change(state, ["adopt", mech.id, mech.memoKey]);
+    const memo = own(state.memo, mech.memoKey) ?? {};
     const ys = new Int32Array(xs.length).fill(-1);
     const missing = new Map<string, number>(); // "owner\u0000x" → first record
     for (let i = 0; i < xs.length; i++) {
       const byOwner = own(memo, owners[i]);
       const entry = byOwner && own(byOwner, xs[i]);
       if (entry) {
-        if (!(entry[0] >= 0 && entry[0] < mech.memoOutputs)) throw new ValidationError(`the state is corrupt: a memoised output of ${mech.id} is outside its outputs`);
+        if (!(entry[0] >= 0 && entry[0] < mech.memoOutputs)) throw new ValidationError(`the state is corrupt: a memoised output of ${mech.id} (randomiser ${mech.memoKey}) is outside its outputs`);
         ys[i] = entry[0];
       } else {
         const key = `${owners[i]}\u0000${xs[i]}`;
@@ -261,8 +291,8 @@ export class Client {
     const firsts = [...missing.values()];
     this.charge(state, firsts.map((i) => owners[i]), mech.epsilonAudited, now);
     const drawn = mech.drawMemo(Int32Array.from(firsts, (i) => xs[i]), random);
-    this.change(state, ["memo", mech.id, firsts.map((i, j) => [owners[i], xs[i], drawn[j], mech.epsilonAudited, now])]);
-    const stored = own(state.memo, mech.id)!;
+    this.change(state, ["memo", mech.memoKey, firsts.map((i, j) => [owners[i], xs[i], drawn[j], mech.epsilonAudited, now])]);
+    const stored = own(state.memo, mech.memoKey)!;
     for (let i = 0; i < xs.length; i++) if (ys[i] < 0) ys[i] = stored[owners[i]][xs[i]][0];
     return ys;
   }
@@ -492,8 +522,9 @@ function unstored(s: StoredBatch): PreparedBatch {
  * A collection followed through a {@link Client} (port of `rldp.client.collections`): a stable
  * name whose mechanism the operator can rotate. Each submit looks it up (one small GET) and uses
  * its current mechanism, downloaded and verified once per mechanism like any other, its draws
- * memoised per mechanism and charged to the budget: a rotation means a fresh draw of every record,
- * never beyond the budget. When the service cannot be reached the last mechanism seen is used.
+ * memoised per randomiser (`Mechanism.memoKey`: Q, per-report layer, alphabet): a rotation that re-publishes
+ * the same design re-sends every memoised report and spends nothing; a redesign (another Q) is a fresh draw
+ * of every record, charged to the budget and never beyond it. When the service cannot be reached the last mechanism seen is used.
  */
 export class Collection {
   last: Record<string, unknown> | null = null;
@@ -518,6 +549,8 @@ export class Collection {
       info = this.last;
     }
     if (info.status !== "active") throw new CollectionRetired(`collection '${this.name}' was retired; it takes no more reports`);
+    const history = Array.isArray(info.mechanisms) ? info.mechanisms : [];
+    await this.client.adoptLegacy(history.map((m) => (m as { mechanism?: unknown })?.mechanism).filter((m): m is string => typeof m === "string"));
     return this.client.mechanism(String(info.current));
   }
 

@@ -195,7 +195,7 @@ function checkEntries(m: Matrix, field: string): void {
   }
 }
 
-function floats(value: Value): Value {
+export function floats(value: Value): Value {
   if (Array.isArray(value)) return value.map(floats);
   if (typeof value === "bigint") return Number(value);
   if (typeof value === "number") return value + 0;

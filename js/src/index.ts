@@ -5,6 +5,7 @@ export { canonicalText, floatRepr, parseJson, type Obj, type Value } from "./pyj
 export { readMsgpack } from "./msgpack-read.js";
 export { sha256Hex, base64Encode, base64Decode } from "./bytes.js";
 export { fromJson, fromMsgpack, validateDocument, canonicalBody, Window, type ValidDocument, FORMATS } from "./document.js";
+export { RANDOMISER_FORMAT, randomiserKey, randomiserText } from "./randomiser.js";
 export { normaliseMatrix, type Matrix } from "./forms.js";
 export { auditDocument, rldpEpsilon, ldpEpsilon, lipLeakage, robustLipLeakage, type AuditResult } from "./audit.js";
 export { hockeyStickThreshold, distpAudit } from "./audit-distp.js";
@@ -19,7 +20,7 @@ export { Mechanism, parseDocument, denseAuditEntries, type VerifyOptions } from 
 export { makeBatches, checkBatchBody, storedForm, newBatchId, BATCH_ID, type PreparedBatch } from "./batches.js";
 export { Client, Collection, PrivacyBudget, DEFAULT_BATCH_SIZE, DEFAULT_BUDGET, type ClientOptions, type Receipt } from "./client.js";
 export { Transport, Reply, retryAfterSeconds, type TransportOptions } from "./transport.js";
-export { MemoryStateStore, IndexedDBStateStore, emptyState, type StateStore, type ClientState } from "./state.js";
+export { MemoryStateStore, IndexedDBStateStore, emptyState, STATE_FORMAT, upgradeState, type StateStore, type ClientState } from "./state.js";
 export { resolvePrefix, fullMechanismId, SHORT } from "./ids.js";
 export {
   checkPublicData,

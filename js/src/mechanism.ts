@@ -15,6 +15,7 @@ import type { RandomSource } from "./random.js";
 import type { Alphabet, RecordLike } from "./records.js";
 import { ColumnSampler, samplerFor, type Sampler } from "./sampling.js";
 import { VerificationPolicy } from "./policy.js";
+import { randomiserKey } from "./randomiser.js";
 
 
 /** The notions whose audit reads a GRR form's two values instead of its K × K matrix (`structured_forms`). */
@@ -55,6 +56,7 @@ export class Mechanism {
   readonly window: Window | null;
   private samplers = new Map<string, Sampler>();
   private reportMatrixCache: Matrix | null = null;
+  private memoKeyCache: string | null = null;
 
   private constructor(readonly valid: ValidDocument, readonly audit: AuditResult) {
     this.alphabet = valid.alphabet;
@@ -113,6 +115,10 @@ export class Mechanism {
   }
   get id(): string {
     return this.valid.id;
+  }
+  /** The randomiser key ({@link randomiserKey}): the memo's key, shared by every re-publication of the same design. */
+  get memoKey(): string {
+    return (this.memoKeyCache ??= randomiserKey(this.valid));
   }
   get method(): string {
     return String(this.valid.doc.method);

@@ -5,7 +5,7 @@
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { StateFileError } from "./errors.js";
-import { applyChange, checkState, type Change, type ClientState, type StateStore } from "./state.js";
+import { applyChange, checkState, OLDER_STATE_FORMATS, STATE_FORMAT, upgradeState, type Change, type ClientState, type StateStore } from "./state.js";
 
 export * from "./index.js";
 
@@ -59,7 +59,8 @@ export class FileStateStore implements StateStore {
     delete (state as { generation?: unknown }).generation;
     const journal = (await this.read(this.journal)) ?? "";
     this.journalBytes = this.replay(state, journal);
-    this.appendable = this.journalBytes > 0 && this.journalBytes === Buffer.byteLength(journal);
+    // An older format is replayed as written, then upgraded: its next save is a whole snapshot in this format.
+    this.appendable = !upgradeState(state) && this.journalBytes > 0 && this.journalBytes === Buffer.byteLength(journal);
     this.loadedState = true;
     return state;
   }
@@ -77,10 +78,13 @@ export class FileStateStore implements StateStore {
       header = undefined;
     }
     if (lines.length === 0) return 0; // not even the header was written whole: a compaction cut short
-    if (typeof header !== "object" || header === null || (header as { format?: unknown }).format !== `${state.format}/journal`) {
+    const format = typeof header === "object" && header !== null ? (header as { format?: unknown }).format : undefined;
+    if (![STATE_FORMAT, ...OLDER_STATE_FORMATS].some((f) => format === `${f}/journal`)) {
       throw new StateFileError(this.journal, "is not the journal of an rldp client state (corrupt)");
     }
-    if ((header as { generation?: unknown }).generation !== this.generation) return 0; // already in the snapshot
+    // An older generation's is already in the snapshot (even of an older format: a crash right after an upgrade).
+    if ((header as { generation?: unknown }).generation !== this.generation) return 0;
+    if (format !== `${state.format}/journal`) throw new StateFileError(this.journal, `is corrupt: its format is ${String(format)}, its snapshot's ${state.format}`);
     for (let i = 1; i < lines.length; i++) {
       let changes: unknown;
       try {

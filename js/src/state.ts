@@ -6,7 +6,9 @@
  */
 import { StateFileError } from "./errors.js";
 
-export const STATE_FORMAT = "rldp.js-client-state/1";
+export const STATE_FORMAT = "rldp.js-client-state/2";
+/** Older formats read and upgraded ({@link upgradeState}). Format 1 keyed the memo by document id. */
+export const OLDER_STATE_FORMATS = ["rldp.js-client-state/1"];
 
 /** A memo entry: [y, ε spent by the draw, Unix seconds of the draw]. */
 export type MemoEntry = [number, number, number];
@@ -23,8 +25,14 @@ export interface StoredBatch {
 
 export interface ClientState {
   format: string;
-  /** mechanism id → owner → x → entry. */
+  /** randomiser key (`Mechanism.memoKey`) → owner → x → entry; before format 2, and for `legacy` keys, a document id. */
   memo: Record<string, Record<string, Record<string, MemoEntry>>>;
+  /**
+   * Document ids whose memo entries were drawn before format 2 (keyed by the document id): moved to the
+   * document's randomiser key (an "adopt" change) when the client next verifies that document. Until then
+   * they are never reused, and their ε still counts against the owner's budget.
+   */
+  legacy?: string[];
   /** mechanism id → window label → owner → batch id that reported it. */
   ledger: Record<string, Record<string, Record<string, string>>>;
   /** Windowed batches committed but not yet acknowledged (sent again, same id, until they are). */
@@ -44,6 +52,7 @@ export type Change =
   | ["memo", string, Array<[string, number, number, number, number]>]
   | ["ledger", string, string, string, string[]]
   | ["release", string]
+  | ["adopt", string, string]
   | ["outbox+" | "queue+", StoredBatch]
   | ["outbox-" | "queue-", string];
 
@@ -75,6 +84,28 @@ export function applyChange(state: ClientState, change: Change): void {
       for (const owner of owners) Object.defineProperty(ledger, owner, { value: batch, writable: true, enumerable: true, configurable: true });
       return;
     }
+    case "adopt": {
+      // Legacy entries of document change[1] → its randomiser key change[2]; an (owner, x) the key already
+      // holds keeps its entry, and the legacy one stays where it is (never reused, still charged).
+      const [, documentId, key] = change;
+      state.legacy = (state.legacy ?? []).filter((d) => d !== documentId);
+      const old = own(state.memo, documentId);
+      if (!old || documentId === key) return;
+      const memo = child(state.memo, key);
+      for (const owner of Object.keys(old)) {
+        const from = old[owner];
+        const to = child(memo, owner);
+        for (const x of Object.keys(from)) {
+          if (own(to, x) === undefined) {
+            to[x] = from[x];
+            delete from[x];
+          }
+        }
+        if (Object.keys(from).length === 0) delete old[owner];
+      }
+      if (Object.keys(old).length === 0) delete state.memo[documentId];
+      return;
+    }
     case "release":
       for (const byWindow of Object.values(state.ledger)) {
         for (const byOwner of Object.values(byWindow)) for (const [o, b] of Object.entries(byOwner)) if (b === change[1]) delete byOwner[o];
@@ -102,17 +133,40 @@ export function emptyState(): ClientState {
   return { format: STATE_FORMAT, memo: {}, ledger: {}, outbox: [], queue: [] };
 }
 
-/** Check a loaded state object; StateFileError (never a silent fresh start: that would re-randomise every record). */
+/** Check a loaded state object (this format or an older one, see {@link upgradeState}); StateFileError (never
+ * a silent fresh start: that would re-randomise every record). */
 export function checkState(value: unknown, where: string): ClientState {
   const v = value as ClientState;
-  if (typeof v !== "object" || v === null || v.format !== STATE_FORMAT) {
+  const format = typeof v === "object" && v !== null ? v.format : undefined;
+  if (typeof format === "string" && format.startsWith("rldp.js-client-state/") && format !== STATE_FORMAT && !OLDER_STATE_FORMATS.includes(format)) {
+    throw new StateFileError(
+      where,
+      `has format ${format}, written by a newer rldp; this one reads ${STATE_FORMAT} and upgrades ${OLDER_STATE_FORMATS.join(", ")}: use a newer rldp (an older one cannot read it)`,
+    );
+  }
+  if (typeof v !== "object" || v === null || (v.format !== STATE_FORMAT && !OLDER_STATE_FORMATS.includes(v.format))) {
     throw new StateFileError(where, `is not an rldp client state (expected format ${STATE_FORMAT})`);
+  }
+  if (v.legacy !== undefined && !(Array.isArray(v.legacy) && v.legacy.every((d) => typeof d === "string"))) {
+    throw new StateFileError(where, "is corrupt: 'legacy' is not a list of document ids");
   }
   for (const key of ["memo", "ledger"] as const) {
     if (typeof v[key] !== "object" || v[key] === null) throw new StateFileError(where, `is corrupt: '${key}' is not an object`);
   }
   for (const key of ["outbox", "queue"] as const) if (!Array.isArray(v[key])) throw new StateFileError(where, `is corrupt: '${key}' is not a list`);
   return v;
+}
+
+/**
+ * Bring a checked state to {@link STATE_FORMAT} in place; true if it was older. Format 1 → 2: its memo was
+ * keyed by document id; every such key is listed in `legacy` (the entries stay, and still count against the
+ * budget) until the client adopts it under the document's randomiser key.
+ */
+export function upgradeState(state: ClientState): boolean {
+  if (state.format === STATE_FORMAT) return false;
+  state.legacy = Object.keys(state.memo);
+  state.format = STATE_FORMAT;
+  return true;
 }
 
 /**
@@ -132,7 +186,10 @@ export class MemoryStateStore implements StateStore {
   readonly where = "memory";
   private text: string | null = null;
   async load(): Promise<ClientState | null> {
-    return this.text === null ? null : checkState(JSON.parse(this.text), this.where);
+    if (this.text === null) return null;
+    const state = checkState(JSON.parse(this.text), this.where);
+    upgradeState(state);
+    return state;
   }
   async save(state: ClientState): Promise<void> {
     this.text = JSON.stringify(state);
@@ -164,7 +221,10 @@ export class IndexedDBStateStore implements StateStore {
       req.onsuccess = () => resolve(req.result);
       req.onerror = () => reject(new StateFileError(this.where, `cannot be read: ${req.error?.message}`));
     });
-    return value === undefined ? null : checkState(JSON.parse(value as string), this.where);
+    if (value === undefined) return null;
+    const state = checkState(JSON.parse(value as string), this.where);
+    upgradeState(state);
+    return state;
   }
 
   async save(state: ClientState): Promise<void> {

@@ -187,3 +187,21 @@ test("the public-data suite covers every verdict", () => {
 for (const c of suites["public-data"]) {
   test(c.name, () => assert.deepEqual(publicDataOutcome(c), c.expect));
 }
+
+// The randomiser key (the memo's): every document read and verified as a download is, the same keys as Python.
+test("the randomiser suite has cases of reuse and of difference", () => {
+  const names = suites.randomiser.map((c) => c.name);
+  assert.ok(names.some((n) => n.startsWith("same/")) && names.some((n) => n.startsWith("distinct/")));
+});
+for (const c of suites.randomiser) {
+  test(c.name, () => {
+    const mechs = c.documents.map((d) => {
+      const data = "document" in d ? new TextEncoder().encode(d.document) : fromBase64(d.document_base64);
+      return rldp.Mechanism.fromDocument(rldp.parseDocument(data, d.encoding));
+    });
+    const keys = mechs.map((m) => m.memoKey);
+    assert.deepEqual(keys, c.expect.keys);
+    assert.equal(new Set(keys).size === 1, c.expect.same);
+    if (c.expect.text !== null) assert.equal(rldp.randomiserText(mechs[0].valid), c.expect.text);
+  });
+}

@@ -20,7 +20,8 @@ validates structure, shapes, stochasticity and the id; it does not audit privacy
 is :mod:`rldp.shared.audit`).
 
 The package: :mod:`.canonical` (canonical form, id), :mod:`.schema` (build, validate),
-:mod:`.access` (accessors), :mod:`.io` (JSON / msgpack files and bytes).
+:mod:`.access` (accessors), :mod:`.io` (JSON / msgpack files and bytes), :mod:`.randomiser` (the memo's
+key: what fixes the distribution of a draw).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from .access import (
 from .canonical import FORMAT, FORMAT_2, FORMAT_3, FORMATS, REQUIRED_FIELDS, canonical_bytes, content_id
 from .forms import COMPACT_MIN_ENTRIES, MatrixForm, compact_matrix, matrix_forms, matrix_shape, register_form
 from .io import from_json, from_msgpack, json_compatible, read_document, to_json, to_msgpack, write_document
+from .randomiser import RANDOMISER_FORMAT, randomiser_bytes, randomiser_key
 from .schema import MAX_SYMBOLS, build_document, validate_document
 
 __all__ = [
@@ -67,6 +69,9 @@ __all__ = [
     "build_document",
     "canonical_bytes",
     "content_id",
+    "RANDOMISER_FORMAT",
+    "randomiser_bytes",
+    "randomiser_key",
     "validate_document",
     "json_compatible",
     "to_json",

@@ -88,6 +88,8 @@ def test_adminclient_sends_through_the_clients_transport_with_its_token() -> Non
 class _Host:
     """Only what CollectionHost declares: no transport, no private member of a Client."""
 
+    reporter = None  # no state file
+
     def __init__(self, info: dict[str, Any]) -> None:
         self.info = info
         self.asked: list[str] = []

@@ -108,17 +108,23 @@ def test_period_start_is_aligned_on_the_epoch():
     assert PrivacyBudget(1.0).period_start(12345.0) == -np.inf
 
 
-def test_by_default_daily_rotations_stop_at_the_lifetime_cap(aggregator, tmp_path):
-    # Issue 34 (5): a per-day budget alone renews, so a collection rotated daily got a fresh draw of
+def redesigned(i: int, tag: str) -> dict:
+    """A design of its own (another Q, so another randomiser: a fresh draw), audited at ε = 1 to within 1e-6."""
+    return grr_document(epsilon=1.0 - i * 1e-7, tag=tag)
+
+
+def test_by_default_daily_redesigns_stop_at_the_lifetime_cap(aggregator, tmp_path):
+    # Issue 34 (5): a per-day budget alone renews, so a collection redesigned daily got a fresh draw of
     # every record each day. The default also caps the owner's total: 4 nats, i.e. 4 draws at ε = 1.
+    # (A rotation that re-publishes the same design is free: test_client_memo, "republished".)
     assert DEFAULT_BUDGET == PrivacyBudget(epsilon=4.0, per="P1D", lifetime=4.0)
-    docs = [grr_document(epsilon=1.0, tag=f"day-{day}") for day in range(8)]
+    docs = [redesigned(day, f"day-{day}") for day in range(8)]
     agg = aggregator(*docs)
     path = tmp_path / "s.sqlite3"
     clock = Clock()
     with Client(agg.url, state_path=path, clock=clock) as client:  # the default budget
         first = [int(client.privatize(doc["id"], VALUES[:1])[0]) for doc in docs[:1]]
-        for doc in docs[1:4]:  # one rotation a day: a fresh draw each
+        for doc in docs[1:4]:  # one redesign a day: a fresh draw each
             clock.now += DAY
             client.submit(doc["id"], VALUES[:1])
         assert spent(path) == pytest.approx(4.0)
@@ -137,7 +143,7 @@ def test_by_default_daily_rotations_stop_at_the_lifetime_cap(aggregator, tmp_pat
 
 
 def test_a_budget_with_a_period_and_a_lifetime_enforces_both(aggregator, tmp_path):
-    docs = [grr_document(epsilon=1.0, tag=f"m{i}") for i in range(6)]
+    docs = [redesigned(i, f"m{i}") for i in range(6)]
     agg = aggregator(*docs)
     path = tmp_path / "s.sqlite3"
     clock = Clock()

@@ -1,4 +1,5 @@
-"""Memoisation (issue 15): one Y per (owner, mechanism, record value), stored before it leaves.
+"""Memoisation (issue 15): one Y per (owner, randomiser, record value), stored before it leaves (issue 34:
+keyed by the randomiser, so a collection's rotation re-sends it).
 
 Against the recording stub aggregator (tests/client/aggregator_stub.py); the live-server
 version of the windowed tests needs the service to accept the batch field "window".
@@ -17,11 +18,12 @@ import time
 
 import numpy as np
 import pytest
-from aggregator_stub import grr_document
+from aggregator_stub import Clock, grr_document
 from documents import SMALL_ALPHABET
 
-from rldp.client import Client, StateFileError
+from rldp.client import Client, PrivacyBudgetExceeded, StateFileError
 from rldp.client.state import STATE_FORMAT
+from rldp.shared.document import randomiser_key
 from rldp.shared.errors import ValidationError
 
 RECORDS = [("Female", "red"), ("Male", "blue"), ("Male", "green"), ("Female", "red")]
@@ -103,23 +105,55 @@ def test_vectorised_memo_matches_per_record_memo(aggregator, tmp_path):
         assert all(len(set(one_owner[x == v].tolist())) == 1 for v in range(SMALL_ALPHABET.size))
 
 
-def test_entries_of_another_mechanism_are_never_reused(aggregator, tmp_path):
-    a, b = grr_document(epsilon=1.0), grr_document(epsilon=1.0)  # same alphabet, different ids
+def test_entries_of_another_randomiser_are_never_reused(aggregator, tmp_path):
+    a, b = grr_document(epsilon=1.0), grr_document(epsilon=1.5)  # same alphabet, another Q
     agg = aggregator(a, b)
     path = tmp_path / "state.sqlite3"
-    with Client(agg.url, state_path=path, privacy_budget=None) as client:  # 6 draws of ε = 1: beyond the default
+    with Client(agg.url, state_path=path, privacy_budget=None) as client:  # 6 draws of ε ≥ 1: beyond the default
         client.privatize(a["id"], RECORDS)
-        assert {m for m, *_ in memo_rows(path)} == {a["id"]}
+        assert {m for m, *_ in memo_rows(path)} == {randomiser_key(a)}
         client.privatize(b["id"], RECORDS)
     rows = memo_rows(path)
-    assert len([r for r in rows if r[0] == a["id"]]) == len([r for r in rows if r[0] == b["id"]]) == 3
+    assert (
+        len([r for r in rows if r[0] == randomiser_key(a)]) == len([r for r in rows if r[0] == randomiser_key(b)]) == 3
+    )
     # Overwrite a's entries with an impossible output: b must neither see nor be affected by them.
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE memo SET y = 99 WHERE mech = (SELECT id FROM mechanisms WHERE mechanism = ?)", (a["id"],))
+        conn.execute(
+            "UPDATE memo SET y = 99 WHERE mech = (SELECT id FROM mechanisms WHERE mechanism = ?)", (randomiser_key(a),)
+        )
     with Client(agg.url, state_path=path) as client:
         assert max(client.privatize(b["id"], RECORDS)) < 6
         with pytest.raises(StateFileError, match="corrupt: a memoised output"):
             client.privatize(a["id"], RECORDS)
+
+
+def test_a_republished_design_resends_the_memoised_y_and_spends_nothing(aggregator, tmp_path):
+    """Issue 34, item 5: a collection's rotation re-publishes its design under a new document id; the memo is
+    keyed by the randomiser, so the rotation re-sends each record's Y and the budget is not charged again."""
+    from rldp.client import PrivacyBudget
+
+    days = [grr_document(epsilon=1.0, window="P1D", tag=f"day {d}") for d in range(30)]
+    redesign, third = grr_document(epsilon=1.5, tag="redesign"), grr_document(epsilon=0.5, tag="third")
+    assert len({d["id"] for d in days}) == 30 and len({randomiser_key(d) for d in days}) == 1
+    agg = aggregator(*days, redesign, third)
+    clock = Clock()
+    owners = [f"user-{i}" for i in range(len(RECORDS))]
+    budget = PrivacyBudget(epsilon=1.5, per="P1D", lifetime=2.5)  # the days' draw and the redesign's, no more
+    with Client(agg.url, state_path=tmp_path / "s.sqlite3", privacy_budget=budget, clock=clock) as client:
+        sent = []
+        for day in days:
+            sent.append(client.privatize(day["id"], RECORDS, owners=owners).tolist())
+            clock.now += 86_400
+        assert sent == [sent[0]] * 30  # the same Y every day: one draw per record
+        rows = memo_rows(tmp_path / "s.sqlite3")
+        assert len(rows) == len(RECORDS) and {r[0] for r in rows} == {randomiser_key(days[0])}
+        client.privatize(redesign["id"], RECORDS, owners=owners)  # a real redesign: a fresh, charged draw
+        assert len(memo_rows(tmp_path / "s.sqlite3")) == 2 * len(RECORDS)
+        clock.now += 86_400
+        with pytest.raises(PrivacyBudgetExceeded):  # lifetime 2 reached: a third Q is refused
+            client.privatize(third["id"], RECORDS, owners=owners)
+        assert client.privatize(days[-1]["id"], RECORDS, owners=owners).tolist() == sent[0]  # still free
 
 
 def test_bad_owners_and_indices_are_refused(aggregator, tmp_path):
@@ -190,7 +224,7 @@ def _private_file(path, data: bytes) -> None:
         ("text", "not a readable SQLite database"),
         ("empty", r"is not an rldp client state file \(tables: none\)"),
         ("queue", r"is not an rldp client state file \(tables: queue, sqlite_sequence, stats\)"),
-        ("newer", "written by a newer rldp"),
+        ("newer", r"has format 'rldp.client-state/4', written by rldp .*; this rldp .* reads 'rldp.client-state/3'"),
         ("damaged", r"table\(s\) memo missing"),
         ("corrupt", "corrupt"),
     ],
@@ -214,7 +248,7 @@ def test_corrupt_or_foreign_state_files_are_refused_and_left_alone(aggregator, t
             client.privatize_indices(doc["id"], np.arange(3000) % 6, owners=[f"o{i:05d}" * 20 for i in range(3000)])
         with sqlite3.connect(path) as conn:
             if kind == "newer":
-                conn.execute("UPDATE meta SET value = 'rldp.client-state/3' WHERE key = 'format'")
+                conn.execute("UPDATE meta SET value = 'rldp.client-state/4' WHERE key = 'format'")
             elif kind == "damaged":
                 conn.execute("DROP TABLE memo")
         if kind == "corrupt":  # scribble over the middle of the file (a b-tree page)
@@ -227,7 +261,7 @@ def test_corrupt_or_foreign_state_files_are_refused_and_left_alone(aggregator, t
         Client(agg.url, state_path=path)
     assert info.value.path == str(path) and isinstance(info.value, OSError)
     assert path.read_bytes() == before  # never replaced by a fresh memo (that would re-randomise)
-    assert STATE_FORMAT == "rldp.client-state/2"
+    assert STATE_FORMAT == "rldp.client-state/3"
 
 
 def _privatise_in_a_process(args):

@@ -27,6 +27,7 @@ from python_client import (  # noqa: E402
     document_outcome,
     encode_outcome,
     public_data_outcome,
+    randomiser_outcome,
     sampler_outcome,
 )
 
@@ -49,7 +50,15 @@ CASES = _cases()
 
 def test_the_suite_is_large_and_covers_every_group():
     suites = {suite for suite, _ in CASES}
-    assert len(CASES) >= 300 and suites == {"documents", "records", "sampling", "alias", "batches", "public-data"}
+    assert len(CASES) >= 300 and suites == {
+        "documents",
+        "records",
+        "sampling",
+        "alias",
+        "batches",
+        "public-data",
+        "randomiser",
+    }
     names = {case["name"].split("/")[0] for _, case in CASES}
     for group in (
         "rldp",
@@ -101,6 +110,8 @@ def test_case(suite: str, case: dict[str, Any]) -> None:
             return
     elif suite == "public-data":
         actual = public_data_outcome(case)
+    elif suite == "randomiser":
+        actual = randomiser_outcome(case)
     elif suite == "alias":
         actual = alias_outcome([[int(v) for v in row] for row in case["thresholds"]])
     else:
@@ -130,3 +141,14 @@ def test_the_grr_cases_are_the_designers_matrices():
         if "grr" in case:
             q = grr_matrix(case["grr"]["size"], float(case["name"].rsplit("-eps", 1)[1]))
             assert (float(q[0, 0]), float(q[1, 0])) == (case["grr"]["diagonal"], case["grr"]["off_diagonal"])
+
+
+def test_the_randomiser_cases_cover_reuse_and_every_kind_of_difference():
+    names = {case["name"] for suite, case in CASES if suite == "randomiser"}
+    same = {n for n in names if n.startswith("same/")}
+    distinct = {n for n in names if n.startswith("distinct/")}
+    assert {"same/rotation-labels", "same/collection-window", "same/encodings"} <= same
+    assert {"distinct/one-column-moved", "distinct/alphabet-reordered", "distinct/per-report-matrix"} <= distinct
+    for suite, case in CASES:
+        if suite == "randomiser":
+            assert case["expect"]["same"] == case["name"].startswith("same/"), case["name"]

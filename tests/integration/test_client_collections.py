@@ -36,13 +36,15 @@ def counts(server, mid: str) -> np.ndarray:
         store.close()
 
 
-def collection(server, n: int, **create) -> tuple[str, list[str]]:
+def collection(server, n: int, *, redesigns: bool = False, **create) -> tuple[str, list[str]]:
     """A new collection on the live server with ``n`` published mechanisms, the first one current.
 
+    The mechanisms re-publish one design (one randomiser: a rotation re-sends the memoised draw), or with
+    ``redesigns`` each has a Q of its own (GRR at ε = 1 − i·10⁻⁷: a fresh draw each, ε = 1 to within 10⁻⁶).
     Without windows (created with window 'none'): these tests count every memoised repeat and every
     rotation's draw; one report per owner and window is tests/client/test_client_windows.py's."""
     name = f"usage-{uuid.uuid4().hex[:10]}"
-    docs = [make_document(f"{name}-{i}") for i in range(n)]
+    docs = [make_document(f"{name}-{i}", epsilon=1.0 - i * 1e-7 if redesigns else 1.0) for i in range(n)]
     create.setdefault("window", "none")
     with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
         for doc in docs:
@@ -67,8 +69,24 @@ def memo(path) -> list[tuple[str, float]]:
         ]
 
 
-def test_a_client_follows_rotations_and_never_exceeds_its_budget(server, tmp_path):
-    name, (m0, m1, m2) = collection(server, 3)
+def test_a_rotation_of_the_same_design_resends_the_memoised_draw_and_spends_nothing(server, tmp_path):
+    # Issue 34 (5): the memo is keyed by the randomiser, not the document; what an app sees on rotation.
+    name, mids = collection(server, 5)
+    state = tmp_path / "state.sqlite3"
+    budget = PrivacyBudget(epsilon=1.0 + 1e-6)  # room for one draw in all
+    with Client(server.url, state_path=state, privacy_budget=budget) as app:
+        usage = app.collection(name)
+        assert usage.submit(RECORD).accepted == 1
+        first = counts(server, mids[0])
+        for mid in mids[1:]:
+            rotate(server, name, mid)
+            assert usage.submit(RECORD).accepted == 1  # no refusal, no error: the same report, free
+            np.testing.assert_array_equal(counts(server, mid), first)
+    assert len(memo(state)) == 1
+
+
+def test_a_client_follows_redesigns_and_never_exceeds_its_budget(server, tmp_path):
+    name, (m0, m1, m2) = collection(server, 3, redesigns=True)
     state = tmp_path / "state.sqlite3"
     budget = PrivacyBudget(epsilon=2.0)  # lifetime: two fresh draws of an ε = 1 mechanism
     with Client(server.url, state_path=state, privacy_budget=budget) as app:
@@ -77,9 +95,9 @@ def test_a_client_follows_rotations_and_never_exceeds_its_budget(server, tmp_pat
             assert usage.submit(RECORD).accepted == 1
         assert counts(server, m0).max() == 3
         rotate(server, name, m1)
-        assert usage.submit(RECORD).accepted == 1  # a rotation: a fresh draw under m1
+        assert usage.submit(RECORD).accepted == 1  # a redesign: a fresh draw under m1
         assert counts(server, m1).sum() == 1
-        assert [m for m, _ in memo(state)] == [m0, m1]
+        assert [m for m, _ in memo(state)] == [app.mechanism(m).memo_key for m in (m0, m1)]
         rotate(server, name, m2)
         with pytest.raises(PrivacyBudgetExceeded) as info:  # a third draw would spend 3 > 2
             usage.submit(RECORD)
@@ -90,12 +108,12 @@ def test_a_client_follows_rotations_and_never_exceeds_its_budget(server, tmp_pat
     assert spent <= budget.epsilon + 2 * AUDIT_TOLERANCE and len(memo(state)) == 2
 
 
-def test_by_default_a_client_spends_at_most_the_default_budget_across_rotations(server, tmp_path):
+def test_by_default_a_client_spends_at_most_the_default_budget_across_redesigns(server, tmp_path):
     # No privacy_budget given: DEFAULT_BUDGET (4 nats per owner per UTC day, and 4 in all) bounds an operator
-    # who rotates a collection again and again; each rotation is a fresh draw of an ε = 1 mechanism. A per-day
+    # who redesigns a collection again and again; each redesign is a fresh draw of an ε = 1 mechanism. A per-day
     # budget alone renewed the next day (issue 34, 5): the lifetime cap does not.
     assert DEFAULT_BUDGET == PrivacyBudget(epsilon=4.0, per="P1D", lifetime=4.0)
-    name, mids = collection(server, 6)
+    name, mids = collection(server, 6, redesigns=True)
     state = tmp_path / "state.sqlite3"
     now = [86_400.0 * 20_000 + 10]  # a fixed UTC day
     with Client(server.url, state_path=state, clock=lambda: now[0]) as app:
@@ -113,7 +131,8 @@ def test_by_default_a_client_spends_at_most_the_default_budget_across_rotations(
             usage.submit(RECORD)
         assert info.value.per is None and counts(server, mids[4]).sum() == 0
         assert app.submit(mids[3], RECORD).accepted == 1  # the last mechanism drawn: its memoised y, free
-    assert sorted(m for m, _ in memo(state)) == sorted(mids[:4])  # one draw per mechanism, none of the refused
+        keys = [app.mechanism(m).memo_key for m in mids[:4]]
+    assert sorted(m for m, _ in memo(state)) == sorted(keys)  # one draw per mechanism, none of the refused
 
 
 def test_each_new_mechanism_is_verified_under_the_clients_policy(server, tmp_path):

@@ -103,13 +103,15 @@ def test_pilot_then_automatic_switch_then_drift_then_redesign_and_the_apps_follo
             with sqlite3.connect(tmp_path / f"app{i}.sqlite3") as conn:
                 assert {
                     m for (m,) in conn.execute("SELECT k.mechanism FROM memo JOIN mechanisms AS k ON k.id = memo.mech")
-                } == {pilot["id"], designed, redesigned}
+                } == {population.mechanism(m).memo_key for m in (pilot["id"], designed, redesigned)}
             assert _spent(tmp_path / f"app{i}.sqlite3") <= DEFAULT_BUDGET.total + 3 * AUDIT_TOLERANCE
-        # 3. An operator who keeps rotating: the app's next draw that would pass the budget is refused, and
-        # the app never spends beyond it.
+        # 3. An operator who keeps redesigning (another Q each time: a rotation of the same design would re-send
+        # the memoised draw, free): the app's next draw that would pass the budget is refused, and the app never
+        # spends beyond it.
         refused = False
         for k in range(6):
-            extra = make_document(f"{name}-extra-{k}", alphabet=ALPHABET, window=pilot["collection"]["window"])
+            window = pilot["collection"]["window"]
+            extra = make_document(f"{name}-extra-{k}", epsilon=1.0 - k * 1e-7, alphabet=ALPHABET, window=window)
             admin.publish(extra)
             admin.rotate_collection(name, extra["id"])
             try:
