@@ -104,8 +104,8 @@ def design_auto(
     interrupted = False
     for method in auto_methods(str(request.notion), alphabet.latent):
         try:
-            docs[method] = design_document(
-                replace(request, method=method),
+            docs[method] = design_document(  # validated once per method (the request's own: as it is)
+                request if method == request.method else replace(request, method=method),
                 alphabet=alphabet,
                 public_distribution=public_distribution,
                 provenance=provenance,
