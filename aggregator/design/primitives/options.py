@@ -144,7 +144,7 @@ class DesignRequest:
 
     def to_wire(self) -> dict[str, Any]:
         """The fields that cross the service's JSON and a design process (msgpack- and JSON-safe)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["wire"]}
+        out = {f.name: getattr(self, f.name) for f in fields(DesignRequest) if f.metadata["wire"]}
         if out["radius"] is not None and math.isinf(out["radius"]):
             out["radius"] = "inf"
         return out
@@ -152,7 +152,7 @@ class DesignRequest:
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> DesignRequest:
         """The request :meth:`to_wire` wrote (unknown keys refused: the two ends are one version)."""
-        known = {f.name for f in fields(cls) if f.metadata["wire"]}
+        known = {f.name for f in fields(DesignRequest) if f.metadata["wire"]}
         unknown = sorted(set(data) - known)
         if unknown:
             raise DesignError(f"unknown design request field(s) {', '.join(unknown)}")
