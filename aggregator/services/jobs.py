@@ -240,7 +240,8 @@ class DesignRunner:
             while True:
                 if parent.poll(self.HEARTBEAT):
                     try:
-                        return parent.recv()
+                        answer: tuple[str, Any] = parent.recv()  # what _design_child sends
+                        return answer
                     except EOFError:
                         break
                 if not proc.is_alive():

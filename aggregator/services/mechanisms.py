@@ -12,7 +12,8 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar
 
 import msgpack
 import numpy as np
@@ -36,22 +37,26 @@ __all__ = ["MECHANISM_ID", "LRU", "MechanismCatalog", "document_json"]
 MECHANISM_ID = re.compile(r"[0-9a-f]{64}")
 
 
-class LRU:
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
     """A small thread-safe LRU map for immutable per-mechanism data."""
 
     def __init__(self, size: int = 256) -> None:
-        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._data: OrderedDict[K, V] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: K) -> V | None:
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
                 return self._data[key]
         return None
 
-    def put(self, key: Any, value: Any) -> Any:
+    def put(self, key: K, value: V) -> V:
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)
@@ -70,11 +75,13 @@ class MechanismCatalog:
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        self._outputs = LRU(4096)  # id → number of outputs
-        self._windows = LRU(4096)  # id → (collection window or None, claim fields)
-        self._documents = LRU(64)  # (id, "json" | "msgpack") → encoded document
-        self._parsed = LRU(32)  # id → (report matrix, alphabet, public distribution)
-        self._input_epsilon = LRU(4096)  # id → the LDP level of one report w.r.t. the whole input
+        self._outputs: LRU[Any, int] = LRU(4096)  # id → number of outputs
+        # id → (collection window or None, claim fields)
+        self._windows: LRU[Any, tuple[Window | None, dict[str, Any]]] = LRU(4096)
+        self._documents: LRU[tuple[Any, str], bytes] = LRU(64)  # (id, "json" | "msgpack") → encoded document
+        # id → (report matrix, alphabet, public distribution)
+        self._parsed: LRU[str, tuple[np.ndarray, Alphabet, np.ndarray]] = LRU(32)
+        self._input_epsilon: LRU[str, float] = LRU(4096)  # id → the LDP level of one report w.r.t. the whole input
 
     def get(self, mechanism_id: Any) -> MechanismRecord:
         """The record of a published mechanism (UnknownMechanism if there is none)."""

@@ -38,7 +38,7 @@ __all__ = ["read_document", "publish_document", "check_public_data_claims"]
 log = logging.getLogger("rldp.service")
 
 
-def read_document(body: bytes, kind: str) -> dict:
+def read_document(body: bytes, kind: str) -> dict[str, Any]:
     """Parse and validate a document sent as ``kind`` ("json" or "msgpack").
 
     Raises :class:`BodySyntaxError` (not JSON / msgpack at all), :class:`DocumentIdMismatch`

@@ -50,7 +50,9 @@ from .request import bind_alphabet, check_design_size, validate_parameters, vali
 __all__ = ["design", "design_document", "design_validated", "design_matrix", "run_designer", "validate_parameters"]
 
 
-def run_designer(method: str, uncertainty: UncertaintySet, options: ValidatedRequest) -> tuple[np.ndarray, dict]:
+def run_designer(
+    method: str, uncertainty: UncertaintySet, options: ValidatedRequest
+) -> tuple[np.ndarray, dict[str, Any]]:
     """(Q, parameters) of the registered designer for ``method`` (under ``options.notion``), not
     audited; a solver's failure becomes a DesignError, and outputs that never occur are dropped."""
     try:
@@ -62,7 +64,9 @@ def run_designer(method: str, uncertainty: UncertaintySet, options: ValidatedReq
     return q[keep], params
 
 
-def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **options: Any) -> tuple[np.ndarray, dict]:
+def design_matrix(
+    method: str, uncertainty: UncertaintySet, epsilon: float, **options: Any
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The raw designer: (matrix Q[y, x], parameters) for ``method`` at level ε (nats).
 
     ``options`` (methods polyopt, polyopt-paper, nr only): ``solver`` "auto" (exact vertex
@@ -95,10 +99,10 @@ def design(
     beta: float | None = None,
     n: int | None = None,
     order: float = 2.0,
-    extra: dict | None = None,
+    extra: dict[str, Any] | None = None,
     solver: str = "auto",
     time_budget: float = DEFAULT_TIME_BUDGET,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
     warm_start: Any = None,
     provenance: Mapping[str, Any] | None = None,
     notion: str = "rldp",
@@ -108,7 +112,7 @@ def design(
     epsilon_lower: float | None = None,
     epsilon_upper: float | None = None,
     window: str | None = DEFAULT_WINDOW,
-) -> dict:
+) -> dict[str, Any]:
     """Design, audit and package a mechanism as a document (docs/design.md): the keyword form of
     :func:`design_document` (one :class:`~.options.DesignRequest`), for notebooks.
 
@@ -164,7 +168,7 @@ def design_document(
     alphabet: Alphabet,
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Design, audit and package the mechanism ``request`` asks for, over ``alphabet`` with the public
     estimate P̂ = ``public_distribution`` (and the provenance of P̂). Every notion is packaged and
     audited the same way: the privacy block from the notion's claim fields, then the notion's
@@ -185,7 +189,7 @@ def design_validated(
     alphabet: Alphabet,
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """:func:`design_document` for a request validated at the boundary (the rules are not checked again)."""
     if provenance is not None and "provenance" in (request.extra or {}):
         raise DesignError("give the provenance once: as provenance=, not also in extra")
@@ -220,8 +224,13 @@ def design_validated(
 
 
 def _for_task(
-    method: str, q: np.ndarray, params: dict, uset: UncertaintySet, request: ValidatedRequest, alphabet: Alphabet
-) -> tuple[str, np.ndarray, dict]:
+    method: str,
+    q: np.ndarray,
+    params: dict[str, Any],
+    uset: UncertaintySet,
+    request: ValidatedRequest,
+    alphabet: Alphabet,
+) -> tuple[str, np.ndarray, dict[str, Any]]:
     """The design with the least error for ``request.task`` (U's distribution or mean, in U's units): the
     method's own, or for a utility-optimising method also randomised response on U alone; both errors kept
     in ``parameters.task`` (per report at P̂; null: the statistic is not identifiable from the reports)."""
@@ -268,14 +277,14 @@ def _privacy_block(request: DesignRequest, uncertainty: dict[str, Any]) -> dict[
 
 def _package(
     q: np.ndarray,
-    params: dict,
+    params: dict[str, Any],
     seconds: float,
     alphabet: Alphabet,
     uset: UncertaintySet,
     request: ValidatedRequest,
     provenance: Mapping[str, Any] | None,
     method: str,
-) -> dict:
+) -> dict[str, Any]:
     """The audited document, built once: the notion's audit runs on the validated content inside
     :func:`~rldp.shared.document.build_document` and its block is hashed with the rest. A non-robust designer
     (``nr``) claims its notion at P̂ only (radius 0); what the requested set would see is recorded as
@@ -326,7 +335,7 @@ def _pop_timings(obj: Any, path: str) -> dict[str, float]:
 
 def _document_extra(
     q: np.ndarray,
-    params: dict,
+    params: dict[str, Any],
     audit: dict[str, Any] | None,
     seconds: float,
     p_hat: np.ndarray,

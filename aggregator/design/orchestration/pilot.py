@@ -45,7 +45,7 @@ PILOT_CANDIDATES = ("polyopt", "srr", "grr")
 class PilotChoice:
     """The chosen pilot document and what every candidate scored."""
 
-    document: dict
+    document: dict[str, Any]
     candidates: tuple[dict[str, Any], ...]  # {method, nmi_uniform, expected_radius, identifiable, error?}
 
 
@@ -65,7 +65,7 @@ def design_pilot(
         raise DesignError("a pilot must read S (a latent S cannot be estimated from its reports); use S as an input")
     uniform = np.full(alphabet.shape, 1.0 / alphabet.size)
     scored: list[dict[str, Any]] = []
-    best: tuple[float, float, dict] | None = None
+    best: tuple[float, float, dict[str, Any]] | None = None
     for method in PILOT_CANDIDATES:
         request = DesignRequest(method=method, epsilon=epsilon, radius=math.inf, time_budget=time_budget, window=window)
         try:
@@ -93,7 +93,7 @@ def design_pilot(
 class Switch:
     """The outcome of a pilot: the designed mechanism, both utilities at the new P̂, and the decision."""
 
-    document: dict  # the mechanism designed over the pilot's confidence set
+    document: dict[str, Any]  # the mechanism designed over the pilot's confidence set
     switch: bool
     pilot_nmi: float  # the pilot's NMI at the new P̂
     nmi: float  # the new mechanism's NMI at the new P̂

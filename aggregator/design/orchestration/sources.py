@@ -124,7 +124,7 @@ class PilotData:
         )
 
 
-def design_from(source: PriorSource, request: DesignRequest, alphabet: Alphabet) -> dict:
+def design_from(source: PriorSource, request: DesignRequest, alphabet: Alphabet) -> dict[str, Any]:
     """The audited document ``request`` asks for, over the uncertainty set ``source`` gives."""
     return design_document(
         source.bind(request),

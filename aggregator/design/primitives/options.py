@@ -125,11 +125,13 @@ class DesignRequest:
     released_numeric: tuple[tuple[str, NumericSpec | None], ...] = _field(
         (), "local", "the released attributes' numeric specs", wire=False, flag=False, json=False
     )
-    progress: Callable[[dict], None] | None = _field(
+    progress: Callable[[dict[str, Any]], None] | None = _field(
         None, "local", "progress callback", wire=False, flag=False, json=False
     )
     warm_start: Any = _field(None, "local", "earlier matrices seeding the search", wire=False, flag=False, json=False)
-    extra: dict | None = _field(None, "local", "fields added to the document", wire=False, flag=False, json=False)
+    extra: dict[str, Any] | None = _field(
+        None, "local", "fields added to the document", wire=False, flag=False, json=False
+    )
 
     @property
     def level(self) -> float:
