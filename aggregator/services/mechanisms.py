@@ -20,10 +20,9 @@ import numpy as np
 
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.audit import ldp_epsilon
-from rldp.shared.claims import claim_fields
-from rldp.shared.collection import Window, collection_window
+from rldp.shared.collection import Window
+from rldp.shared.document import DocumentView, json_compatible, public_distribution, report_matrix
 from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import json_compatible, public_distribution, report_matrix
 from rldp.shared.errors import DocumentError
 from rldp.shared.records import Alphabet
 from rldp.shared.reports import describe_value
@@ -76,8 +75,7 @@ class MechanismCatalog:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._outputs: LRU[Any, int] = LRU(4096)  # id → number of outputs
-        # id → (collection window or None, claim fields)
-        self._windows: LRU[Any, tuple[Window | None, dict[str, Any]]] = LRU(4096)
+        self._views: LRU[Any, DocumentView] = LRU(1024)  # id → the document's typed view (parsed once)
         self._documents: LRU[tuple[Any, str], bytes] = LRU(64)  # (id, "json" | "msgpack") → encoded document
         # id → (report matrix, alphabet, public distribution)
         self._parsed: LRU[str, tuple[np.ndarray, Alphabet, np.ndarray]] = LRU(32)
@@ -103,23 +101,24 @@ class MechanismCatalog:
         outputs = self._outputs.get(mechanism_id)
         return self.get(mechanism_id).outputs if outputs is None else outputs
 
-    def _facts(self, mechanism_id: Any) -> tuple[Window | None, dict[str, Any]]:
-        # (collection window, the claim's numbers) read once from the document: it never changes.
-        cached = self._windows.get(mechanism_id)
+    def view(self, mechanism_id: Any) -> DocumentView:
+        """The typed read-only view of a published mechanism's document (:class:`rldp.shared.document.DocumentView`),
+        parsed once: the document never changes (cached; UnknownMechanism if there is no such mechanism)."""
+        cached = self._views.get(mechanism_id)
         if cached is None:
             doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
-            cached = self._windows.put(mechanism_id, (collection_window(doc), claim_fields(doc["privacy"])))
+            cached = self._views.put(mechanism_id, DocumentView.of(doc))
         return cached
 
     def window(self, mechanism_id: Any) -> Window | None:
         """The collection window of a published mechanism, None if it has none (cached;
         UnknownMechanism if there is no such mechanism)."""
-        return self._facts(mechanism_id)[0]
+        return self.view(mechanism_id).window
 
     def claim(self, mechanism_id: Any) -> dict[str, Any]:
         """What a published mechanism claims, in its notion's terms (:func:`rldp.shared.claims.claim_fields`:
         ε, with δ for distp, ε_l and ε_u for alip); cached."""
-        return dict(self._facts(mechanism_id)[1])
+        return dict(self.view(mechanism_id).claim)
 
     def list(self) -> list[MechanismRecord]:
         """Every mechanism, oldest first."""

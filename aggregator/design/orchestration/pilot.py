@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rldp.shared.collection import DEFAULT_WINDOW, collection_window
-from rldp.shared.document import report_matrix
+from rldp.shared.document import DocumentView, report_matrix
 from rldp.shared.errors import ValidationError
 from rldp.shared.information import normalized_mutual_information
 from rldp.shared.notions import NOTIONS, lookup
@@ -130,7 +130,7 @@ def switch_after_pilot(
     The design collects by the pilot's window (none if the pilot has none): a collection's mechanisms
     share one window, whatever ``request.window`` says."""
     window = collection_window(pilot)
-    alphabet = Alphabet.from_dict({"sensitive": pilot["sensitive"], "released": pilot["released"]})
+    alphabet = DocumentView.of(pilot).alphabet
     if redesign and int(np.linalg.matrix_rank(report_matrix(pilot))) < alphabet.size:
         return _back_to_a_pilot(request, pilot, counts, alphabet, None if window is None else window.text)
     source = PilotData(pilot, counts, beta, collection, order=request.order, contamination=contamination)
@@ -139,9 +139,8 @@ def switch_after_pilot(
     p_hat = source.distribution.ravel()
     pilot_nmi = normalized_mutual_information(report_matrix(pilot), p_hat)
     nmi = normalized_mutual_information(report_matrix(doc), p_hat)
-    radius = float(
-        doc["privacy"]["uncertainty"]["radius"] if doc["privacy"]["uncertainty"]["radius"] is not None else math.inf
-    )
+    uncertainty = DocumentView.of(doc).uncertainty
+    radius = math.inf if uncertainty is None else uncertainty.radius
     if redesign:
         reason = (
             f"redesign: the current mechanism's claim may not hold for its drifted population; the design over "
