@@ -296,7 +296,7 @@ def _package(
     privacy = _privacy_block(request, uncertainty)
     fields = _document_extra(q, params, None, seconds, p_hat, alphabet.latent, request, provenance)
 
-    def audit(content: Mapping[str, Any]) -> dict[str, Any]:
+    def _audit(content: Mapping[str, Any]) -> dict[str, Any]:
         result = audit_validated(content)
         if not result.passed:
             raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
@@ -315,7 +315,7 @@ def _package(
         public_distribution=p_hat,
         privacy=privacy,
         extra=fields,
-        audit=audit,
+        audit=_audit,
     )
 
 

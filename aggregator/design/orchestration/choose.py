@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.shared.document import DocumentView, mechanism_matrix
+from rldp.shared.document import mechanism_matrix
 from rldp.shared.records import Alphabet
 
 from ..primitives.errors import DesignError
@@ -67,7 +67,7 @@ def identifiable(q: np.ndarray) -> bool:
 def task_error_of(doc: Mapping[str, Any]) -> float | None:
     """A document's error for the task it was designed for (``parameters.task``: the per-report error of the
     design it kept, in U's units); None for the joint task, or when its statistic is not identifiable."""
-    block = DocumentView.of(doc).parameters.get("task")
+    block = (doc.get("parameters") or {}).get("task")
     if not isinstance(block, Mapping) or not isinstance(block.get("per_report_error"), Mapping):
         return None
     error = block["per_report_error"].get(block.get("chosen"))
