@@ -98,10 +98,11 @@ def build_document(
     mechanisms keep the list of rows (and the format) older readers understand. ``matrix`` may
     also be a compact form object already (then the document is format 3).
 
-    ``audit``: called once on the validated content (every field but the id and the audit) and its
-    result becomes the document's ``audit`` field, hashed with the rest — so a designer audits what it
-    publishes and the document is assembled and validated once (not a draft for the audit, then the
-    final). Whatever it raises propagates.
+    ``audit``: called once on the validated content (every field but the id) and its result becomes the
+    document's ``audit`` field, hashed with the rest — so a designer audits what it publishes and the
+    document is assembled and validated once (not a draft for the audit, then the final). It replaces an
+    ``audit`` of ``extra`` in its place (a layer added to an audited document), else comes last. Whatever
+    it raises propagates.
     """
     if not isinstance(alphabet, Alphabet):
         raise DocumentError(f"alphabet must be an rldp.shared.records.Alphabet, got {type(alphabet).__name__}")
@@ -132,8 +133,6 @@ def build_document(
         if key in doc:
             raise DocumentError(f"extra field {key!r} would replace a required field")
         doc[key] = plain(value, key)
-    if audit is not None and "audit" in doc:
-        raise DocumentError("give the audit once: as audit=, not also in extra")
     out, doc_id = _checked(doc)
     if audit is not None:
         out["audit"] = plain(audit(out), "audit")

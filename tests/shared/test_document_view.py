@@ -115,13 +115,14 @@ def test_build_document_hashes_the_audit_it_is_given_once() -> None:
         extra={"note": "x", "audit": {"passed": True, "epsilon": 1.0}},
     )
     assert audited == again and audited["id"] != doc["id"]
-    with pytest.raises(DocumentError, match="give the audit once"):
-        build_document(
-            method="grr",
-            matrix=doc["matrix"],
-            alphabet=SMALL_ALPHABET,
-            public_distribution=doc["public_distribution"],
-            privacy=privacy,
-            extra={"audit": {}},
-            audit=audit,
-        )
+    layered = build_document(  # an audit in extra (a layer added to an audited document): replaced in its place
+        method="grr",
+        matrix=doc["matrix"],
+        alphabet=SMALL_ALPHABET,
+        public_distribution=doc["public_distribution"],
+        privacy=privacy,
+        extra={"audit": {"old": True}, "note": "x"},
+        audit=audit,
+    )
+    assert layered["audit"] == {"passed": True, "epsilon": 1.0} and list(layered)[-2:] == ["audit", "note"]
+    assert "old" in calls[1]["audit"]

@@ -134,3 +134,12 @@ def test_a_request_validated_for_another_s_is_refused(rules) -> None:
     request = validate_request(DesignRequest(method="grr", epsilon=1.0, n=500, latent=True))
     with pytest.raises(DesignError, match="latent"):
         design_document(request, alphabet=ALPHA, public_distribution=P_HAT)
+
+
+def test_a_per_report_layer_is_audited_and_built_once(monkeypatch, rules) -> None:
+    """The layered document: the design's (1), the layer's entry check of it (1), the layered build (1)."""
+    checks = _counting(monkeypatch, schema_module, "_checked")
+    request = DesignRequest(method="srr", epsilon=1.0, n=500, per_report_epsilon=0.3)
+    doc = design_document(request, alphabet=ALPHA, public_distribution=P_HAT)
+    assert (len(rules), len(checks)) == (1, 3)
+    assert audit_document(doc).passed and doc["audit"]["per_report"]["passed"]
