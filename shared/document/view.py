@@ -56,8 +56,8 @@ class AuditView:
     """The ``audit`` block a designer stored with the document (not re-computed: see :mod:`rldp.shared.audit`)."""
 
     passed: bool
-    #: The audited ε (``math.inf``: unbounded; None when the block has none).
-    epsilon: float | None
+    #: The audited ε (``math.inf`` when the block writes null: unbounded, JSON has no infinity).
+    epsilon: float
     reasons: tuple[str, ...]
     #: The whole block, read-only (notion-specific entries: ``delta``, ``per_report``, ...).
     fields: Mapping[str, Any]
@@ -65,7 +65,7 @@ class AuditView:
     @classmethod
     def of(cls, block: Mapping[str, Any]) -> AuditView:
         value = block.get("epsilon")
-        eps = None if value is None else math.inf if value in ("inf", "Infinity") else float(value)
+        eps = math.inf if value is None else float(value)
         return cls(bool(block.get("passed")), eps, tuple(map(str, block.get("reasons") or ())), _frozen(block))
 
 

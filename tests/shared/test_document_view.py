@@ -54,7 +54,9 @@ def test_a_bounded_claim_its_notion_fields_and_its_audit() -> None:
     assert (view.uncertainty.radius, view.uncertainty.n, view.uncertainty.beta) == (0.1, 500, 0.05)
     assert dict(view.claim) == {"notion": "distp", "epsilon": 1.0, "delta": 0.0}  # δ defaults to 0
     assert view.audit is not None and view.audit.passed == audit_document(doc).passed is True
-    assert view.audit.fields == doc["audit"]
+    assert view.audit.fields == doc["audit"] and view.audit.epsilon == doc["audit"]["epsilon"] < 1.0
+    leaky = DocumentView.of({**doc, "audit": {**doc["audit"], "epsilon": None, "passed": False}}).audit
+    assert leaky is not None and leaky.epsilon == math.inf and not leaky.passed  # null: unbounded
 
 
 def test_an_ldp_claim_over_x_has_no_uncertainty_set() -> None:
