@@ -7,7 +7,7 @@ that null means unbounded, or that δ defaults to 0). Nothing of it is computed 
 expands a compact matrix (its shape is read from the form).
 
     view = DocumentView.of(doc)          # a validated document (validate_document / build_document / storage)
-    view.notion, view.epsilon, view.claim, view.uncertainty, view.alphabet, view.shape, view.audit
+    view.notion, view.epsilon, view.claim, view.uncertainty, view.alphabet, view.matrix_shape, view.audit
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class DocumentView:
     #: None when the claim rests on no uncertainty set (ldp with respect to X).
     uncertainty: UncertaintyView | None
     #: (|Y|, |X|) of Q, read without expanding a compact matrix.
-    shape: tuple[int, int]
+    matrix_shape: tuple[int, int]
     #: |Y'|, the report outputs (R's rows with a per-report layer, else Q's).
     outputs: int
     #: The collection window, None without windows.
@@ -132,7 +132,7 @@ class DocumentView:
             epsilon=epsilon(doc),
             claim=MappingProxyType(claim_fields(privacy)),
             uncertainty=unc,
-            shape=mechanism_shape(doc),
+            matrix_shape=mechanism_shape(doc),
             outputs=report_outputs(doc),
             window=collection_window(doc),
             per_report_epsilon=None if layer is None else layer.epsilon,

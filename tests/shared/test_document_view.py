@@ -39,7 +39,7 @@ def test_the_view_reads_what_the_accessors_read() -> None:
     doc = make_document("view", epsilon=1.0, window="P1D")
     view = DocumentView.of(doc)
     assert (view.id, view.method, view.notion, view.epsilon) == (doc["id"], "grr", "rldp", 1.0)
-    assert view.alphabet == alphabet(doc) and view.shape == mechanism_shape(doc)
+    assert view.alphabet == alphabet(doc) and view.matrix_shape == mechanism_shape(doc)
     assert view.outputs == report_outputs(doc) and view.window is not None and view.window.text == "P1D"
     assert view.uncertainty is not None and not view.uncertainty.bounded  # null radius: every distribution
     assert view.uncertainty.radius == math.inf == uncertainty_parameters(doc)["radius"]
@@ -66,7 +66,7 @@ def test_an_ldp_claim_over_x_has_no_uncertainty_set() -> None:
 def test_a_compact_matrix_is_not_expanded_for_its_shape() -> None:
     doc = _doc({"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": None}}, compact=True)
     assert isinstance(doc["matrix"], dict)
-    assert DocumentView.of(doc).shape == (SMALL_ALPHABET.size, SMALL_ALPHABET.size)
+    assert DocumentView.of(doc).matrix_shape == (SMALL_ALPHABET.size, SMALL_ALPHABET.size)
 
 
 def test_the_view_is_read_only() -> None:
