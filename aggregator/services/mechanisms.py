@@ -75,7 +75,8 @@ class MechanismCatalog:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
         self._outputs: LRU[Any, int] = LRU(4096)  # id → number of outputs
-        self._views: LRU[Any, DocumentView] = LRU(1024)  # id → the document's typed view (parsed once)
+        # id → (collection window or None, claim fields): what every upload and estimate reads, kept small
+        self._windows: LRU[Any, tuple[Window | None, dict[str, Any]]] = LRU(4096)
         self._documents: LRU[tuple[Any, str], bytes] = LRU(64)  # (id, "json" | "msgpack") → encoded document
         # id → (report matrix, alphabet, public distribution)
         self._parsed: LRU[str, tuple[np.ndarray, Alphabet, np.ndarray]] = LRU(32)
@@ -102,23 +103,28 @@ class MechanismCatalog:
         return self.get(mechanism_id).outputs if outputs is None else outputs
 
     def view(self, mechanism_id: Any) -> DocumentView:
-        """The typed read-only view of a published mechanism's document (:class:`rldp.shared.document.DocumentView`),
-        parsed once: the document never changes (cached; UnknownMechanism if there is no such mechanism)."""
-        cached = self._views.get(mechanism_id)
+        """The typed read-only view of a published mechanism's document (:class:`rldp.shared.document.DocumentView`;
+        UnknownMechanism if there is no such mechanism). Not cached itself (it holds the alphabet and the design
+        record): what the hot paths read of it, the window and the claim, is (:meth:`window`, :meth:`claim`)."""
+        return DocumentView.of(msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False))
+
+    def _facts(self, mechanism_id: Any) -> tuple[Window | None, dict[str, Any]]:
+        # (collection window, the claim's numbers) read once from the document's view: it never changes.
+        cached = self._windows.get(mechanism_id)
         if cached is None:
-            doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
-            cached = self._views.put(mechanism_id, DocumentView.of(doc))
+            view = self.view(mechanism_id)
+            cached = self._windows.put(mechanism_id, (view.window, dict(view.claim)))
         return cached
 
     def window(self, mechanism_id: Any) -> Window | None:
         """The collection window of a published mechanism, None if it has none (cached;
         UnknownMechanism if there is no such mechanism)."""
-        return self.view(mechanism_id).window
+        return self._facts(mechanism_id)[0]
 
     def claim(self, mechanism_id: Any) -> dict[str, Any]:
         """What a published mechanism claims, in its notion's terms (:func:`rldp.shared.claims.claim_fields`:
         ε, with δ for distp, ε_l and ε_u for alip); cached."""
-        return dict(self.view(mechanism_id).claim)
+        return dict(self._facts(mechanism_id)[1])
 
     def list(self) -> list[MechanismRecord]:
         """Every mechanism, oldest first."""
