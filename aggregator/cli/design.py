@@ -20,7 +20,6 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from rldp.shared.claims import ascii_text, audit_text, claim_text
@@ -36,6 +35,7 @@ from ..design import (
     SOLVER_METHODS,
     DesignParameterError,
     DesignRequest,
+    ValidatedRequest,
     design_document,
     request_fields,
     validate_request,
@@ -76,7 +76,7 @@ def cmd_design(args: argparse.Namespace) -> int:
     return _design(args, table, alphabet, public, request)
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Any, Alphabet, PublicCounts, DesignRequest]:
+def _prepare(args: argparse.Namespace) -> tuple[Any, Alphabet, PublicCounts, ValidatedRequest]:
     """The public table, its alphabet and counts, and the validated request; the warnings printed."""
     check_out(args.out)
     table, numeric = read_public_numeric(args, [*args.sensitive, *args.released])
@@ -116,7 +116,9 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Alphabet, PublicCounts, Des
     return table, alphabet, public, request
 
 
-def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: PublicCounts, request: Any) -> int:
+def _design(
+    args: argparse.Namespace, table: Any, alphabet: Alphabet, public: PublicCounts, request: ValidatedRequest
+) -> int:
     auto, p_hat = args.method == AUTO, public.distribution
     start = time.perf_counter()
     # "optimal" of lip/alip reports column generation's rounds (beyond the exact size).
@@ -132,7 +134,7 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
         with DesignProgress(show, args.time_budget, entropy(p_hat.sum(axis=0) if alphabet.latent else p_hat)) as bar:
             if auto:
                 doc, tried, cut = design_auto(
-                    replace(request, progress=bar.update),
+                    request.local(progress=bar.update),
                     alphabet=alphabet,
                     public_distribution=p_hat,
                     provenance=provenance,
@@ -141,7 +143,7 @@ def _design(args: argparse.Namespace, table: Any, alphabet: Alphabet, public: Pu
             else:
                 doc, tried, cut = (
                     design_document(
-                        replace(request, progress=bar.update),
+                        request.local(progress=bar.update),
                         alphabet=alphabet,
                         public_distribution=p_hat,
                         provenance=provenance,

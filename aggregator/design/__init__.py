@@ -22,7 +22,14 @@ The package in three floors, each importing only the floors below it (the layers
 
 from __future__ import annotations
 
-from .orchestration.build import design, design_document, design_matrix, run_designer, validate_parameters
+from .orchestration.build import (
+    design,
+    design_document,
+    design_matrix,
+    design_validated,
+    run_designer,
+    validate_parameters,
+)
 from .orchestration.choose import AUTO, auto_methods, best_method, design_auto, identifiable, releases_the_data
 from .orchestration.kinds import FIELD_KINDS, FieldKind, field_kind
 from .orchestration.pilot import PilotChoice, design_pilot, switch_after_pilot
@@ -41,17 +48,28 @@ from .orchestration.registry import (
 )
 from .orchestration.request import (
     MAX_DESIGN_SYMBOLS,
+    bind_alphabet,
+    bind_public_rows,
     check_design_size,
     check_transport,
     request_from_json,
     validate_request,
+    validated_from_wire,
 )
 from .orchestration.sources import PilotData, PublicData, design_from
 from .primitives.cone import GammaCone, gamma_inequalities
 from .primitives.errors import CGError, DesignError, DesignParameterError, PolyOptError, PolyOptTooLarge, SolverError
 from .primitives.exact import EXACT_MAX_SYMBOLS, PolyOptResult, enumerate_vertices, optimal_weights, solve_polyopt
 from .primitives.families import cr_matrix, grr_matrix, ir_matrix, srr_matrix
-from .primitives.options import DEFAULT_TIME_BUDGET, NOTIONS, SOLVERS, DesignOptions, DesignRequest, request_fields
+from .primitives.options import (
+    DEFAULT_TIME_BUDGET,
+    NOTIONS,
+    SOLVERS,
+    DesignOptions,
+    DesignRequest,
+    ValidatedRequest,
+    request_fields,
+)
 from .solvers.calibrate import cr_calibrated, cr_theorem, ir_calibrated, ir_theorem
 from .solvers.cg import CGResult, solve_exact_set_cg, solve_nr_cg, solve_polyopt_cg
 from .solvers.coupling import TARGET_RULES, CouplingDesign, coupling_matrix, design_coupling, expected_loss
@@ -65,6 +83,7 @@ __all__ = [
     # design, audit, package
     "design",
     "design_document",
+    "design_validated",
     "design_matrix",
     "run_designer",
     "validate_parameters",
@@ -94,6 +113,10 @@ __all__ = [
     "field_kind",
     "request_from_json",
     "validate_request",
+    "ValidatedRequest",
+    "validated_from_wire",
+    "bind_alphabet",
+    "bind_public_rows",
     "MAX_DESIGN_SYMBOLS",
     "TASKS",
     "released_rr",

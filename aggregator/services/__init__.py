@@ -7,6 +7,7 @@ run design jobs, load the configuration. Every refusal is a typed exception
 """
 
 from rldp.aggregator.storage import CollectionRecord, JobRecord, MechanismRecord
+from rldp.shared.collection import DRIFT_POLICIES
 
 # Raised by the service and the client alike (declared in rldp.shared.problems): importable here, documented
 # with rldp.client (so not in __all__).
@@ -26,7 +27,7 @@ from rldp.shared.reports import (
     WindowRequired,
 )
 
-from .collections import COLLECTION_NAME, DRIFT_POLICIES, POLICY_PARAMETERS, Collections
+from .collections import COLLECTION_NAME, POLICY_PARAMETERS, Collections
 from .config import (
     DEFAULTS,
     default_url,

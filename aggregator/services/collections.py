@@ -202,7 +202,7 @@ class Collections:
         record = self.catalog.get(mechanism_id)  # UnknownMechanism
         if record.status != "active":
             raise MechanismRetired(f"mechanism {record.id} is retired; {what} needs an active one", mechanism=record.id)
-        violations = claim_violations(policy, self._document(record.id)["privacy"])
+        violations = claim_violations(policy, self.catalog.view(record.id).claim)
         if violations:
             raise ClaimPolicyViolated(
                 f"mechanism {record.id} does not satisfy the claim policy {policy}: {'; '.join(violations)}",
@@ -299,7 +299,7 @@ class Collections:
                 f"collection {record.name!r} ({', '.join(current_alpha.names)}: {current_alpha.size} values)",
                 mechanism=mechanism_id,
             )
-        scopes = [self._document(i)["privacy"].get("uncertainty") is None for i in (record.current, mechanism_id)]
+        scopes = [self.catalog.view(i).uncertainty is None for i in (record.current, mechanism_id)]
         # A notion whose claim may rest on F or not (ldp): a claim over F is weaker than the one for every P.
         if lookup(record.policy["notion"]).uncertainty == "optional" and scopes[0] and not scopes[1]:
             raise RotationRefused(  # ε-LDP w.r.t. S over F is weaker than the collection's ε-LDP w.r.t. X

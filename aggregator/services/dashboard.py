@@ -83,7 +83,7 @@ NOTION_CHOICES = tuple(
 RECENT_SECONDS = 24 * 3600
 
 #: The audits shown, by mechanism id (immutable content: no invalidation).
-_AUDITS = LRU(64)
+_AUDITS: LRU[str, dict[str, Any]] = LRU(64)
 
 MechanismRow = dict[str, Any]
 

@@ -20,6 +20,7 @@ from rldp.aggregator.design import (
     TARGET_RULES,
     TASKS,
     DesignParameterError,
+    bind_public_rows,
     check_design_size,
     field_kind,
     request_fields,
@@ -88,12 +89,8 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
     except (ParameterError, DesignParameterError) as exc:
         raise _invalid(exc) from None
     table, alpha, public = _read_public(csv_text, names, data, sensitive, released, request.latent, public_name)
-    try:
-        request = validate_request(
-            request_from_json(data, n=table.n_rows, latent=request.latent),
-            beta_ceiling=max_beta,
-            released_size=alpha.n_released,
-        )
+    try:  # validated once (above); what needs the data: n, and the coupling's target and cost against |U|
+        request = bind_public_rows(request, table.n_rows, alpha)
     except (ParameterError, DesignParameterError) as exc:
         raise _invalid(exc) from None
     payload = {

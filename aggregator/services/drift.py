@@ -78,8 +78,8 @@ class DriftWatch:
         self.catalog = catalog
         self.events = events
         self.on_detected = on_detected  # a collection's drift policy (AggregatorService)
-        self._answers = LRU(1024)  # (id, window label) → (n, DriftAnswer)
-        self._scopes = LRU(4096)  # id → (document, reason or None)
+        self._answers: LRU[tuple[str, str | None], tuple[int, DriftAnswer]] = LRU(1024)  # → (n, DriftAnswer)
+        self._scopes: LRU[str, tuple[dict[str, Any], str | None]] = LRU(4096)  # id → (document, reason or None)
         self._locks: dict[tuple[str, str | None], threading.Lock] = {}  # one computation per key at a time
         self._locks_lock = threading.Lock()
 
@@ -88,7 +88,7 @@ class DriftWatch:
         if cached is None:
             doc = msgpack.unpackb(self.catalog.document(mechanism_id, "msgpack"), raw=False)
             cached = self._scopes.put(mechanism_id, (doc, drift_scope(doc)))
-        return cached  # type: ignore[no-any-return]
+        return cached
 
     def check(
         self,
@@ -108,13 +108,13 @@ class DriftWatch:
         key = (record.id, label)
         cached = self._answers.get(key)
         if cached is not None and cached[0] == n:
-            return cached[1]  # type: ignore[no-any-return]
+            return cached[1]
         with self._locks_lock:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             cached = self._answers.get(key)
             if cached is not None and cached[0] == n:
-                return cached[1]  # type: ignore[no-any-return]
+                return cached[1]
             try:
                 gamma, sequence = self._settings(record, label)
                 drift = watch(

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.estimate import INTERVALS, METHODS, estimate_distribution
+from rldp.aggregator.estimate import INTERVALS, METHODS, Estimate, estimate_distribution
 from rldp.aggregator.estimate.numeric import numeric_summaries
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.collection import Window
@@ -190,7 +190,7 @@ def estimate(
     return out
 
 
-def _estimate_dict(est: Any, alpha: Any, record: Any, input_epsilon: float) -> dict[str, Any]:
+def _estimate_dict(est: Estimate, alpha: Any, record: Any, input_epsilon: float) -> dict[str, Any]:
     """The estimate as JSON: its numeric summaries, a latent S's labels, the mechanism and its status."""
     # With a latent S the estimate is P(U) alone: no S marginal to name (labels: the U values).
     out = est.to_dict(None) if alpha.latent else est.to_dict(alpha)

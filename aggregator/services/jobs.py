@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import DesignRequest, design_document
+from rldp.aggregator.design import DesignRequest, design_document, validated_from_wire
 from rldp.aggregator.design.orchestration.pilot import switch_after_pilot
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 from rldp.shared.document import to_msgpack
@@ -77,8 +77,8 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
     if parent_pid is not None:
         exit_with_parent(parent_pid)
     try:
-        request = DesignRequest.from_wire(payload["request"])
-        if "pilot" in payload:
+        if "pilot" in payload:  # validated by design_document over the pilot's confidence set (its radius is new)
+            request = DesignRequest.from_wire(payload["request"])
             pilot = payload["pilot"]
             outcome = switch_after_pilot(
                 request,
@@ -91,8 +91,8 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
             )
             conn.send(("ok", to_msgpack(outcome.document)) if outcome.switch else ("kept", outcome.reason))
             return
-        doc = design_document(
-            request,
+        doc = design_document(  # the request design_request validated in the server: not checked again
+            validated_from_wire(payload["request"]),
             alphabet=Alphabet.from_dict(payload["alphabet"]),
             public_distribution=np.array(payload["p_hat"]),
             provenance=payload["provenance"],
@@ -240,7 +240,8 @@ class DesignRunner:
             while True:
                 if parent.poll(self.HEARTBEAT):
                     try:
-                        return parent.recv()
+                        answer: tuple[str, Any] = parent.recv()  # what _design_child sends
+                        return answer
                     except EOFError:
                         break
                 if not proc.is_alive():

@@ -12,17 +12,17 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar
 
 import msgpack
 import numpy as np
 
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.audit import ldp_epsilon
-from rldp.shared.claims import claim_fields
-from rldp.shared.collection import Window, collection_window
+from rldp.shared.collection import Window
+from rldp.shared.document import DocumentView, json_compatible, public_distribution, report_matrix
 from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import json_compatible, public_distribution, report_matrix
 from rldp.shared.errors import DocumentError
 from rldp.shared.records import Alphabet
 from rldp.shared.reports import describe_value
@@ -36,22 +36,26 @@ __all__ = ["MECHANISM_ID", "LRU", "MechanismCatalog", "document_json"]
 MECHANISM_ID = re.compile(r"[0-9a-f]{64}")
 
 
-class LRU:
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
     """A small thread-safe LRU map for immutable per-mechanism data."""
 
     def __init__(self, size: int = 256) -> None:
-        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._data: OrderedDict[K, V] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: K) -> V | None:
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
                 return self._data[key]
         return None
 
-    def put(self, key: Any, value: Any) -> Any:
+    def put(self, key: K, value: V) -> V:
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)
@@ -70,11 +74,13 @@ class MechanismCatalog:
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        self._outputs = LRU(4096)  # id → number of outputs
-        self._windows = LRU(4096)  # id → (collection window or None, claim fields)
-        self._documents = LRU(64)  # (id, "json" | "msgpack") → encoded document
-        self._parsed = LRU(32)  # id → (report matrix, alphabet, public distribution)
-        self._input_epsilon = LRU(4096)  # id → the LDP level of one report w.r.t. the whole input
+        self._outputs: LRU[Any, int] = LRU(4096)  # id → number of outputs
+        # id → (collection window or None, claim fields): what every upload and estimate reads, kept small
+        self._windows: LRU[Any, tuple[Window | None, dict[str, Any]]] = LRU(4096)
+        self._documents: LRU[tuple[Any, str], bytes] = LRU(64)  # (id, "json" | "msgpack") → encoded document
+        # id → (report matrix, alphabet, public distribution)
+        self._parsed: LRU[str, tuple[np.ndarray, Alphabet, np.ndarray]] = LRU(32)
+        self._input_epsilon: LRU[str, float] = LRU(4096)  # id → the LDP level of one report w.r.t. the whole input
 
     def get(self, mechanism_id: Any) -> MechanismRecord:
         """The record of a published mechanism (UnknownMechanism if there is none)."""
@@ -96,12 +102,18 @@ class MechanismCatalog:
         outputs = self._outputs.get(mechanism_id)
         return self.get(mechanism_id).outputs if outputs is None else outputs
 
+    def view(self, mechanism_id: Any) -> DocumentView:
+        """The typed read-only view of a published mechanism's document (:class:`rldp.shared.document.DocumentView`;
+        UnknownMechanism if there is no such mechanism). Not cached itself (it holds the alphabet and the design
+        record): what the hot paths read of it, the window and the claim, is (:meth:`window`, :meth:`claim`)."""
+        return DocumentView.of(msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False))
+
     def _facts(self, mechanism_id: Any) -> tuple[Window | None, dict[str, Any]]:
-        # (collection window, the claim's numbers) read once from the document: it never changes.
+        # (collection window, the claim's numbers) read once from the document's view: it never changes.
         cached = self._windows.get(mechanism_id)
         if cached is None:
-            doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
-            cached = self._windows.put(mechanism_id, (collection_window(doc), claim_fields(doc["privacy"])))
+            view = self.view(mechanism_id)
+            cached = self._windows.put(mechanism_id, (view.window, dict(view.claim)))
         return cached
 
     def window(self, mechanism_id: Any) -> Window | None:

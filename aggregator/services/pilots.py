@@ -19,7 +19,7 @@ from typing import Any
 
 from rldp.aggregator.design import DesignParameterError, DesignRequest, request_from_json, validate_request
 from rldp.shared.collection import drift_contamination
-from rldp.shared.document import report_matrix
+from rldp.shared.document import DocumentView
 from rldp.shared.errors import ParameterError, one_line
 from rldp.shared.notions import NOTIONS, lookup
 from rldp.shared.parameters import DEFAULT_MAX_BETA, check_beta, check_count
@@ -114,15 +114,16 @@ def pilot_switch(
     if record.status != "active":
         raise CollectionRetired(f"collection {record.name!r} is retired", collection=record.name)
     pilot = collections.document(record.current)
-    uncertainty = pilot["privacy"].get("uncertainty") or {}
-    if not redesign and (not lookup(pilot["privacy"]["notion"]).pilots or uncertainty.get("radius") is not None):
+    view = DocumentView.of(pilot)
+    bounded = view.uncertainty is not None and view.uncertainty.bounded
+    if not redesign and (not lookup(view.notion).pilots or bounded):
         raise RotationRefused(
             f"collection {record.name!r} is not in a pilot phase: its current mechanism {record.current} claims "
-            f"{pilot['privacy']['notion']} over a bounded set, not RLDP over every distribution",
+            f"{view.notion} over a bounded set, not RLDP over every distribution",
             mechanism=record.current,
         )
     request, beta, least = switch_request(record.policy, data, max_beta)
-    outputs = int(report_matrix(pilot).shape[0])
+    outputs = view.outputs
     counts = collections.storage.counts(record.current, outputs)
     reports = int(counts.sum())
     if reports < least:

@@ -22,8 +22,7 @@ import numpy as np
 
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.audit import audit_document
-from rldp.shared.document import alphabet as document_alphabet
-from rldp.shared.document import from_json, from_msgpack, report_matrix, report_outputs, to_msgpack
+from rldp.shared.document import DocumentView, from_json, from_msgpack, report_matrix, to_msgpack
 from rldp.shared.errors import AuditError, DocumentError, DocumentSyntaxError, IdMismatch, one_line
 from rldp.shared.parameters import DEFAULT_MAX_BETA
 from rldp.shared.pilot import PILOT_SOURCE, pilot_mismatches, validate_pilot_provenance
@@ -38,7 +37,7 @@ __all__ = ["read_document", "publish_document", "check_public_data_claims"]
 log = logging.getLogger("rldp.service")
 
 
-def read_document(body: bytes, kind: str) -> dict:
+def read_document(body: bytes, kind: str) -> dict[str, Any]:
     """Parse and validate a document sent as ``kind`` ("json" or "msgpack").
 
     Raises :class:`BodySyntaxError` (not JSON / msgpack at all), :class:`DocumentIdMismatch`
@@ -177,24 +176,25 @@ def publish_document(
     except (AuditError, ValueError) as exc:  # parameters that do not admit the audit
         raise AuditFailed(f"the document cannot be audited: {one_line(exc)}") from exc
     epsilon_audited = None if math.isinf(audit.epsilon) else float(audit.epsilon)
+    view = DocumentView.of(doc)  # validated by the audit: read as typed fields from here
     if not audit.passed:
         raise AuditFailed(
             "the mechanism leaks more than it claims: " + "; ".join(audit.reasons),
-            epsilon=doc["privacy"]["epsilon"],
+            epsilon=view.epsilon,
             epsilon_audited=epsilon_audited,
         )
     check_public_data_claims(doc, public_data, max_beta=max_beta)
     check_pilot_claims(storage, doc)
-    alpha = document_alphabet(doc)
+    alpha = view.alphabet
     record = MechanismRecord(
-        id=doc["id"],
-        method=doc["method"],
-        notion=str(doc["privacy"]["notion"]),
-        epsilon=float(doc["privacy"]["epsilon"]),
+        id=view.id,
+        method=view.method,
+        notion=view.notion,
+        epsilon=view.epsilon,
         epsilon_audited=epsilon_audited,
         sensitive=alpha.sensitive.name,
         released=tuple(a.name for a in alpha.released),
-        outputs=report_outputs(doc),  # |Y'| with a per-report layer: what reports are (Q never expanded)
+        outputs=view.outputs,  # |Y'| with a per-report layer: what reports are (Q never expanded)
         size=alpha.size,
         status="active",
         published=time.time(),

@@ -55,6 +55,7 @@ __all__ = [
     "composed_document",
     "NotionAudit",
     "audit_document",
+    "audit_validated",
     "dense_audit_entries",
     "audit_rldp",
     "rldp_epsilon",
@@ -104,8 +105,14 @@ def audit_document(doc: Mapping[str, Any]) -> AuditResult:
     (:class:`LayeredAuditResult`, :mod:`.per_report`); a notion whose audit does not
     declare ``supports_per_report`` is refused (DocumentError).
     """
-    valid = validate_document(doc)
-    return audit_with_layer(notion_audit(notion(valid)), valid)
+    return audit_validated(validate_document(doc))
+
+
+def audit_validated(doc: Mapping[str, Any]) -> AuditResult:
+    """:func:`audit_document` of a document :func:`~rldp.shared.document.validate_document` (or
+    :func:`~rldp.shared.document.build_document`) has already checked: the same audit, without checking
+    the document again."""
+    return audit_with_layer(notion_audit(notion(doc)), doc)
 
 
 def dense_audit_entries(doc: Mapping[str, Any]) -> int:

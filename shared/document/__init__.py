@@ -14,14 +14,15 @@ so it carries the new number; every other document keeps format 1 and its id.
 two values, a palette of distinct entries, binary float64) — written for large mechanisms.
 
 Everyone else reads documents through the accessors at the bottom
-(:func:`mechanism_matrix`, :func:`alphabet`, ...) rather than the raw dict; the distribution
+(:func:`mechanism_matrix`, :func:`alphabet`, ...) or its typed read-only view (:class:`DocumentView`,
+parsed once) rather than the raw dict; the distribution
 of one report is :func:`report_matrix` (R·Q with a per-report layer, else Q). This module
 validates structure, shapes, stochasticity and the id; it does not audit privacy (that
 is :mod:`rldp.shared.audit`).
 
 The package: :mod:`.canonical` (canonical form, id), :mod:`.schema` (build, validate),
-:mod:`.access` (accessors), :mod:`.io` (JSON / msgpack files and bytes), :mod:`.randomiser` (the memo's
-key: what fixes the distribution of a draw).
+:mod:`.access` (accessors), :mod:`.view` (the typed view), :mod:`.io` (JSON / msgpack files and bytes),
+:mod:`.randomiser` (the memo's key: what fixes the distribution of a draw).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from .forms import COMPACT_MIN_ENTRIES, MatrixForm, compact_matrix, matrix_forms
 from .io import from_json, from_msgpack, json_compatible, read_document, to_json, to_msgpack, write_document
 from .randomiser import RANDOMISER_FORMAT, randomiser_bytes, randomiser_key
 from .schema import MAX_SYMBOLS, build_document, validate_document
+from .view import AuditView, DocumentView, UncertaintyView
 
 __all__ = [
     "FORMAT",
@@ -91,4 +93,7 @@ __all__ = [
     "epsilon",
     "notion",
     "uncertainty_parameters",
+    "DocumentView",
+    "UncertaintyView",
+    "AuditView",
 ]

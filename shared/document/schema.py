@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -80,6 +80,7 @@ def build_document(
     privacy: Mapping[str, Any],
     extra: Mapping[str, Any] | None = None,
     compact: bool | None = None,
+    audit: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Assemble, hash and validate a mechanism document.
 
@@ -96,6 +97,12 @@ def build_document(
     default (None) does so when Q has more than ``COMPACT_MIN_ENTRIES`` entries, so small
     mechanisms keep the list of rows (and the format) older readers understand. ``matrix`` may
     also be a compact form object already (then the document is format 3).
+
+    ``audit``: called once on the validated content (every field but the id) and its result becomes the
+    document's ``audit`` field, hashed with the rest — so a designer audits what it publishes and the
+    document is assembled and validated once (not a draft for the audit, then the final). It replaces an
+    ``audit`` of ``extra`` in its place (a layer added to an audited document), else comes last. Whatever
+    it raises propagates.
     """
     if not isinstance(alphabet, Alphabet):
         raise DocumentError(f"alphabet must be an rldp.shared.records.Alphabet, got {type(alphabet).__name__}")
@@ -127,6 +134,9 @@ def build_document(
             raise DocumentError(f"extra field {key!r} would replace a required field")
         doc[key] = plain(value, key)
     out, doc_id = _checked(doc)
+    if audit is not None:
+        out["audit"] = plain(audit(out), "audit")
+        doc_id = hashlib.sha256(encode_canonical({k: v for k, v in out.items() if k not in UNHASHED})).hexdigest()
     out["id"] = doc_id
     return out
 

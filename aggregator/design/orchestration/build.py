@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from rldp import __version__
-from rldp.shared.audit import audit_document, audit_rldp
+from rldp.shared.audit import audit_rldp, audit_validated
 from rldp.shared.collection import DEFAULT_WINDOW
 from rldp.shared.document import build_document
 from rldp.shared.information import entropy, mutual_information
@@ -41,16 +41,18 @@ from rldp.shared.records import Alphabet
 from rldp.shared.uncertainty import UncertaintySet
 
 from ..primitives.errors import DesignError, PolyOptTooLarge, SolverError
-from ..primitives.options import DEFAULT_TIME_BUDGET, DesignRequest, check_solver_options
+from ..primitives.options import DEFAULT_TIME_BUDGET, DesignRequest, ValidatedRequest, check_solver_options
 from ..solvers.per_report import add_per_report_layer
 from ..solvers.task import TASK_UNITS, task_error
 from .registry import METHODS, TASK_METHODS, methods_for
-from .request import check_design_size, validate_parameters, validate_request
+from .request import bind_alphabet, check_design_size, validate_parameters, validate_request
 
-__all__ = ["design", "design_document", "design_matrix", "run_designer", "validate_parameters"]
+__all__ = ["design", "design_document", "design_validated", "design_matrix", "run_designer", "validate_parameters"]
 
 
-def run_designer(method: str, uncertainty: UncertaintySet, options: DesignRequest) -> tuple[np.ndarray, dict]:
+def run_designer(
+    method: str, uncertainty: UncertaintySet, options: ValidatedRequest
+) -> tuple[np.ndarray, dict[str, Any]]:
     """(Q, parameters) of the registered designer for ``method`` (under ``options.notion``), not
     audited; a solver's failure becomes a DesignError, and outputs that never occur are dropped."""
     try:
@@ -62,7 +64,9 @@ def run_designer(method: str, uncertainty: UncertaintySet, options: DesignReques
     return q[keep], params
 
 
-def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **options: Any) -> tuple[np.ndarray, dict]:
+def design_matrix(
+    method: str, uncertainty: UncertaintySet, epsilon: float, **options: Any
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The raw designer: (matrix Q[y, x], parameters) for ``method`` at level ε (nats).
 
     ``options`` (methods polyopt, polyopt-paper, nr only): ``solver`` "auto" (exact vertex
@@ -82,7 +86,7 @@ def design_matrix(method: str, uncertainty: UncertaintySet, epsilon: float, **op
     request = DesignRequest(
         method=method, epsilon=epsilon, radius=uncertainty.radius, order=uncertainty.order, **options
     )
-    return run_designer(method, uncertainty, validate_request(request))
+    return run_designer(method, uncertainty, validate_request(request))  # once: the public entry
 
 
 def design(
@@ -95,10 +99,10 @@ def design(
     beta: float | None = None,
     n: int | None = None,
     order: float = 2.0,
-    extra: dict | None = None,
+    extra: dict[str, Any] | None = None,
     solver: str = "auto",
     time_budget: float = DEFAULT_TIME_BUDGET,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
     warm_start: Any = None,
     provenance: Mapping[str, Any] | None = None,
     notion: str = "rldp",
@@ -108,7 +112,7 @@ def design(
     epsilon_lower: float | None = None,
     epsilon_upper: float | None = None,
     window: str | None = DEFAULT_WINDOW,
-) -> dict:
+) -> dict[str, Any]:
     """Design, audit and package a mechanism as a document (docs/design.md): the keyword form of
     :func:`design_document` (one :class:`~.options.DesignRequest`), for notebooks.
 
@@ -164,20 +168,33 @@ def design_document(
     alphabet: Alphabet,
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Design, audit and package the mechanism ``request`` asks for, over ``alphabet`` with the public
     estimate P̂ = ``public_distribution`` (and the provenance of P̂). Every notion is packaged and
     audited the same way: the privacy block from the notion's claim fields, then the notion's
     registered exact audit (:func:`rldp.shared.audit.audit_document`); a failed audit is a DesignError.
     The request's ``window`` becomes the document's collection window, and its ``per_report_epsilon``
-    a per-report layer (:func:`.per_report.add_per_report_layer`)."""
+    a per-report layer (:func:`.per_report.add_per_report_layer`).
+
+    A :class:`~.options.ValidatedRequest` (what :func:`.request.validate_request` returns) is taken as it is;
+    any other request is validated here, once, for this alphabet."""
+    if not (isinstance(request, ValidatedRequest) and request.validated):
+        request = validate_request(replace(request, latent=alphabet.latent), released_size=alphabet.n_released)
+    return design_validated(request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance)
+
+
+def design_validated(
+    request: ValidatedRequest,
+    *,
+    alphabet: Alphabet,
+    public_distribution: Any,
+    provenance: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`design_document` for a request validated at the boundary (the rules are not checked again)."""
     if provenance is not None and "provenance" in (request.extra or {}):
         raise DesignError("give the provenance once: as provenance=, not also in extra")
     check_design_size(alphabet, "design")
-    numeric = tuple((attr.name, attr.numeric) for attr in alphabet.released)
-    request = validate_request(
-        replace(request, latent=alphabet.latent, released_numeric=numeric), released_size=alphabet.n_released
-    )
+    request = bind_alphabet(request, alphabet)
     method = str(request.method)
     p_hat = np.asarray(public_distribution, dtype=float)
     if p_hat.shape != (alphabet.n_sensitive, alphabet.n_released):
@@ -199,17 +216,21 @@ def design_document(
     q, params = run_designer(method, uset, request)
     if request.task != "joint":
         method, q, params = _for_task(method, q, params, uset, request, alphabet)
-        request = replace(request, method=method)
     seconds = time.perf_counter() - start
-    doc = _package(q, params, seconds, alphabet, uset, request, provenance)
+    doc = _package(q, params, seconds, alphabet, uset, request, provenance, method)
     if request.per_report_epsilon is not None:  # one report reveals at most ε₁ (.per_report)
         doc = add_per_report_layer(doc, request.per_report_epsilon)
     return doc
 
 
 def _for_task(
-    method: str, q: np.ndarray, params: dict, uset: UncertaintySet, request: DesignRequest, alphabet: Alphabet
-) -> tuple[str, np.ndarray, dict]:
+    method: str,
+    q: np.ndarray,
+    params: dict[str, Any],
+    uset: UncertaintySet,
+    request: ValidatedRequest,
+    alphabet: Alphabet,
+) -> tuple[str, np.ndarray, dict[str, Any]]:
     """The design with the least error for ``request.task`` (U's distribution or mean, in U's units): the
     method's own, or for a utility-optimising method also randomised response on U alone; both errors kept
     in ``parameters.task`` (per report at P̂; null: the statistic is not identifiable from the reports)."""
@@ -256,35 +277,45 @@ def _privacy_block(request: DesignRequest, uncertainty: dict[str, Any]) -> dict[
 
 def _package(
     q: np.ndarray,
-    params: dict,
+    params: dict[str, Any],
     seconds: float,
     alphabet: Alphabet,
     uset: UncertaintySet,
-    request: DesignRequest,
+    request: ValidatedRequest,
     provenance: Mapping[str, Any] | None,
-) -> dict:
-    """The audited document. A non-robust designer (``nr``) claims its notion at P̂ only (radius 0); what
-    the requested set would see is recorded as ``audit.epsilon_requested_set`` / ``requested_radius``."""
-    method = str(request.method)
+    method: str,
+) -> dict[str, Any]:
+    """The audited document, built once: the notion's audit runs on the validated content inside
+    :func:`~rldp.shared.document.build_document` and its block is hashed with the rest. A non-robust designer
+    (``nr``) claims its notion at P̂ only (radius 0); what the requested set would see is recorded as
+    ``audit.epsilon_requested_set`` / ``requested_radius``."""
     robust = methods_for(request.notion)[method].robust
     p_hat = uset.public_distribution
     claimed = uset if robust else UncertaintySet(p_hat, 0.0, request.order)
     uncertainty = _uncertainty_block(uset, request) if robust else dict(claimed.describe())
     privacy = _privacy_block(request, uncertainty)
     fields = _document_extra(q, params, None, seconds, p_hat, alphabet.latent, request, provenance)
-    draft = build_document(
-        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
-    )
-    result = audit_document(draft)
-    if not result.passed:
-        raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
-    audit = result.to_dict()
-    if not robust:
-        requested = audit_rldp(q, uset, float(request.epsilon or 0.0))
-        audit.update(epsilon_requested_set=requested.to_dict()["epsilon"], requested_radius=uset.describe()["radius"])
-    fields["audit"] = audit
+
+    def _audit(content: Mapping[str, Any]) -> dict[str, Any]:
+        result = audit_validated(content)
+        if not result.passed:
+            raise DesignError(f"the {method} mechanism failed its audit: {'; '.join(result.reasons)}")
+        block = result.to_dict()
+        if not robust:
+            requested = audit_rldp(q, uset, float(request.epsilon or 0.0))
+            block.update(
+                epsilon_requested_set=requested.to_dict()["epsilon"], requested_radius=uset.describe()["radius"]
+            )
+        return block
+
     return build_document(
-        method=method, matrix=q, alphabet=alphabet, public_distribution=p_hat, privacy=privacy, extra=fields
+        method=method,
+        matrix=q,
+        alphabet=alphabet,
+        public_distribution=p_hat,
+        privacy=privacy,
+        extra=fields,
+        audit=_audit,
     )
 
 
@@ -304,7 +335,7 @@ def _pop_timings(obj: Any, path: str) -> dict[str, float]:
 
 def _document_extra(
     q: np.ndarray,
-    params: dict,
+    params: dict[str, Any],
     audit: dict[str, Any] | None,
     seconds: float,
     p_hat: np.ndarray,

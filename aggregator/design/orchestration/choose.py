@@ -61,7 +61,7 @@ def auto_methods(notion: str = "rldp", latent: bool = False) -> list[str]:
 
 def identifiable(q: np.ndarray) -> bool:
     """Whether Q has full column rank, i.e. P_X can be estimated from the reports."""
-    return int(np.linalg.matrix_rank(q, tol=RANK_TOL)) == q.shape[1]
+    return bool(int(np.linalg.matrix_rank(q, tol=RANK_TOL)) == q.shape[1])
 
 
 def task_error_of(doc: Mapping[str, Any]) -> float | None:
@@ -74,7 +74,7 @@ def task_error_of(doc: Mapping[str, Any]) -> float | None:
     return float(error) if isinstance(error, (int, float)) and math.isfinite(error) else None
 
 
-def best_method(docs: Mapping[str, dict]) -> str:
+def best_method(docs: Mapping[str, dict[str, Any]]) -> str:
     """The method of the document with the least task error (:func:`task_error_of`) when they were designed
     for a task on U and one has a finite error, ties to the higher NMI; else the highest NMI among those
     whose matrix has full column rank (P_X must be identifiable to be estimated), else the highest NMI."""
@@ -92,20 +92,20 @@ def design_auto(
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
     skipped: Callable[[str, Exception], None] | None = None,
-) -> tuple[dict, dict[str, dict], bool]:
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], bool]:
     """Design every method of :func:`auto_methods` for ``request`` (its method is replaced) and keep the
     best (:func:`best_method`): (that document, every document by method, whether Ctrl-C cut the choice
     short). A method that cannot design for this alphabet or claim is skipped (``skipped(method, error)``
     is told); DesignError if none can. Ctrl-C stops the choice at the documents designed so far (a
     solver stopped by it keeps its best certified design, see :mod:`.solvers.cg`); KeyboardInterrupt if
     there is none yet."""
-    docs: dict[str, dict] = {}
+    docs: dict[str, dict[str, Any]] = {}
     reasons = []
     interrupted = False
     for method in auto_methods(str(request.notion), alphabet.latent):
         try:
-            docs[method] = design_document(
-                replace(request, method=method),
+            docs[method] = design_document(  # validated once per method (the request's own: as it is)
+                request if method == request.method else replace(request, method=method),
                 alphabet=alphabet,
                 public_distribution=public_distribution,
                 provenance=provenance,

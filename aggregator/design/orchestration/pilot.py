@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from rldp.shared.collection import DEFAULT_WINDOW, collection_window
-from rldp.shared.document import report_matrix
+from rldp.shared.document import DocumentView, report_matrix
 from rldp.shared.errors import ValidationError
 from rldp.shared.information import normalized_mutual_information
 from rldp.shared.notions import NOTIONS, lookup
@@ -45,7 +45,7 @@ PILOT_CANDIDATES = ("polyopt", "srr", "grr")
 class PilotChoice:
     """The chosen pilot document and what every candidate scored."""
 
-    document: dict
+    document: dict[str, Any]
     candidates: tuple[dict[str, Any], ...]  # {method, nmi_uniform, expected_radius, identifiable, error?}
 
 
@@ -65,7 +65,7 @@ def design_pilot(
         raise DesignError("a pilot must read S (a latent S cannot be estimated from its reports); use S as an input")
     uniform = np.full(alphabet.shape, 1.0 / alphabet.size)
     scored: list[dict[str, Any]] = []
-    best: tuple[float, float, dict] | None = None
+    best: tuple[float, float, dict[str, Any]] | None = None
     for method in PILOT_CANDIDATES:
         request = DesignRequest(method=method, epsilon=epsilon, radius=math.inf, time_budget=time_budget, window=window)
         try:
@@ -93,7 +93,7 @@ def design_pilot(
 class Switch:
     """The outcome of a pilot: the designed mechanism, both utilities at the new P̂, and the decision."""
 
-    document: dict  # the mechanism designed over the pilot's confidence set
+    document: dict[str, Any]  # the mechanism designed over the pilot's confidence set
     switch: bool
     pilot_nmi: float  # the pilot's NMI at the new P̂
     nmi: float  # the new mechanism's NMI at the new P̂
@@ -130,7 +130,7 @@ def switch_after_pilot(
     The design collects by the pilot's window (none if the pilot has none): a collection's mechanisms
     share one window, whatever ``request.window`` says."""
     window = collection_window(pilot)
-    alphabet = Alphabet.from_dict({"sensitive": pilot["sensitive"], "released": pilot["released"]})
+    alphabet = DocumentView.of(pilot).alphabet
     if redesign and int(np.linalg.matrix_rank(report_matrix(pilot))) < alphabet.size:
         return _back_to_a_pilot(request, pilot, counts, alphabet, None if window is None else window.text)
     source = PilotData(pilot, counts, beta, collection, order=request.order, contamination=contamination)
@@ -139,9 +139,8 @@ def switch_after_pilot(
     p_hat = source.distribution.ravel()
     pilot_nmi = normalized_mutual_information(report_matrix(pilot), p_hat)
     nmi = normalized_mutual_information(report_matrix(doc), p_hat)
-    radius = float(
-        doc["privacy"]["uncertainty"]["radius"] if doc["privacy"]["uncertainty"]["radius"] is not None else math.inf
-    )
+    uncertainty = DocumentView.of(doc).uncertainty
+    radius = math.inf if uncertainty is None else uncertainty.radius
     if redesign:
         reason = (
             f"redesign: the current mechanism's claim may not hold for its drifted population; the design over "

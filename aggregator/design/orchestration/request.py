@@ -31,7 +31,14 @@ from rldp.shared.parameters import (
 from rldp.shared.records import Alphabet
 
 from ..primitives.errors import DesignError, DesignParameterError
-from ..primitives.options import DEFAULT_BETA, DesignRequest, check_solver_options, request_fields
+from ..primitives.options import (
+    DEFAULT_BETA,
+    DesignRequest,
+    ValidatedRequest,
+    check_solver_options,
+    request_fields,
+    seal_request,
+)
 from ..solvers.coupling import TARGET_RULES
 from ..solvers.optimal_transport import COST_RULES, check_distribution, cost_matrix
 from .kinds import field_kind
@@ -41,6 +48,9 @@ __all__ = [
     "MAX_DESIGN_SYMBOLS",
     "check_design_size",
     "validate_request",
+    "bind_alphabet",
+    "bind_public_rows",
+    "validated_from_wire",
     "request_from_json",
     "check_transport",
     "validate_parameters",
@@ -147,9 +157,10 @@ def _n(request: DesignRequest, needed: bool) -> int | None:
 
 def validate_request(
     request: DesignRequest, *, released_size: int | None = None, beta_ceiling: float | None = None
-) -> DesignRequest:
+) -> ValidatedRequest:
     """Check every field and every cross-field rule of ``request``; the request normalised (numbers as
-    floats, ε of alip = max(ε_l, ε_u), β = 0.05 unless a radius is given, the window in canonical form: None for "none").
+    floats, ε of alip = max(ε_l, ε_u), β = 0.05 unless a radius is given, the window in canonical form: None for "none")
+    as a :class:`~.options.ValidatedRequest`, which the design functions take without checking it again.
 
     ``released_size`` (|U|, once the data is known) also checks the coupling's target and cost;
     ``beta_ceiling`` (a service's trust bound) refuses a larger β. DesignParameterError naming the field.
@@ -188,7 +199,7 @@ def validate_request(
         raise _err(f"window: {one_line(exc)}", parameter="window") from None
     check_transport(method, request.target, request.cost, released_size)
     other = _by_kind(request)
-    return replace(
+    checked = replace(
         request,
         **other,
         method=method,
@@ -199,6 +210,37 @@ def validate_request(
         window=window,
         time_budget=float(request.time_budget),
     )
+    return seal_request(checked, released_size)
+
+
+def bind_alphabet(request: ValidatedRequest, alphabet: Alphabet) -> ValidatedRequest:
+    """The validated ``request`` for the data over ``alphabet``: its released attributes' numeric specs set, and
+    the coupling's target and cost checked against |U| if they were validated before |U| was known (the one
+    rule that needs the data). DesignError if the request was validated for another S (latent or not)."""
+    if request.latent != alphabet.latent:
+        raise DesignError(
+            f"the request was validated with latent={request.latent}, but the alphabet's S is "
+            f"{'latent' if alphabet.latent else 'an input of the mechanism'}: validate it for this alphabet"
+        )
+    numeric = tuple((attr.name, attr.numeric) for attr in alphabet.released)
+    if request.released_size != alphabet.n_released:
+        check_transport(str(request.method), request.target, request.cost, alphabet.n_released)
+    return seal_request(replace(request, released_numeric=numeric), alphabet.n_released)
+
+
+def bind_public_rows(request: ValidatedRequest, n: int, alphabet: Alphabet) -> ValidatedRequest:
+    """The validated ``request`` (checked before the public data was read, with a stand-in n) with n = the public
+    data's row count, for ``alphabet`` (:func:`bind_alphabet`): no rule but the radius's reads n's value, and the
+    radius is derived from it at design time."""
+    rows = check_count(n, "n (number of public records)", error=_err)
+    return bind_alphabet(seal_request(replace(request, n=rows), request.released_size), alphabet)
+
+
+def validated_from_wire(data: dict[str, Any]) -> ValidatedRequest:
+    """The request a design process receives from its own server: :meth:`~.options.DesignRequest.to_wire` of a
+    request :func:`validate_request` returned there (the service validates at its boundary; the process it
+    spawns does not check it again). Not for data from anywhere else."""
+    return seal_request(DesignRequest.from_wire(data), None)
 
 
 #: A column whose values are all numbers and at least this many is said to look continuous (a categorical

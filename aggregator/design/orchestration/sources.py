@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rldp.shared.divergence import confidence_radius
-from rldp.shared.document import report_matrix
+from rldp.shared.document import DocumentView, report_matrix
 from rldp.shared.pilot import PilotSet, pilot_confidence_set, pilot_provenance
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
@@ -90,7 +90,7 @@ class PilotData:
 
     @property
     def confidence_set(self) -> PilotSet:
-        alphabet = Alphabet.from_dict({"sensitive": self.pilot["sensitive"], "released": self.pilot["released"]})
+        alphabet = DocumentView.of(self.pilot).alphabet
         return pilot_confidence_set(
             report_matrix(self.pilot),
             self.counts,
@@ -113,18 +113,18 @@ class PilotData:
         return replace(request, radius=self.confidence_set.radius, beta=None, n=None)
 
     def provenance(self) -> dict[str, Any]:
-        alphabet = Alphabet.from_dict({"sensitive": self.pilot["sensitive"], "released": self.pilot["released"]})
+        view = DocumentView.of(self.pilot)
         return pilot_provenance(
-            pilot_id=str(self.pilot["id"]),
+            pilot_id=view.id,
             counts=self.counts,
             beta=self.beta,
-            columns=[a.name for a in alphabet.joint_attributes],
+            columns=[a.name for a in view.alphabet.joint_attributes],
             collection=self.collection,
             contamination=self.contamination,
         )
 
 
-def design_from(source: PriorSource, request: DesignRequest, alphabet: Alphabet) -> dict:
+def design_from(source: PriorSource, request: DesignRequest, alphabet: Alphabet) -> dict[str, Any]:
     """The audited document ``request`` asks for, over the uncertainty set ``source`` gives."""
     return design_document(
         source.bind(request),

@@ -22,6 +22,7 @@ point set) Γ is the non-robust cone of NR.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -96,11 +97,11 @@ class GammaCone:
         first, second = lo[rows_idx, order[:, 0]], lo[rows_idx, order[:, 1]]
         other = np.where(np.arange(self.a1)[None, :] == order[:, :1], second[:, None], first[:, None])
         partner = np.where(self._self[None, :], np.minimum(other, lo), other)
-        return np.max(hi - e * partner, axis=1)
+        return cast("np.ndarray", np.max(hi - e * partner, axis=1))
 
     def contains(self, rows: np.ndarray) -> np.ndarray:
         rows = np.atleast_2d(rows)
-        return (self.violations(rows) <= 0.0) & np.all(rows >= 0, axis=1)
+        return cast("np.ndarray", (self.violations(rows) <= 0.0) & np.all(rows >= 0, axis=1))
 
     # -- the linear rows of Definition 3 -----------------------------------------------
     def inequalities(self) -> np.ndarray:
@@ -138,7 +139,7 @@ class GammaCone:
             viol = self.violations(v)
             bad = viol > 0
             if not np.any(bad):
-                return v
+                return cast("np.ndarray", v)
             inner = mass[bad, 0] * (1.0 - math.exp(self.epsilon))  # c_k of the constant row (< 0)
             t = viol[bad] / (viol[bad] - inner)
             t = np.minimum(t * (1 + 1e-6) + 1e-12, 1.0)
@@ -165,7 +166,7 @@ class GammaCone:
                 t = min(t * (1 + 1e-6) + 1e-12, 1.0)
                 cand = (1.0 - t) * q + t / b
                 if np.all(self.violations(cand) <= 0):
-                    return cand
+                    return cast("np.ndarray", cand)
             raise SolverError("could not certify the mechanism against Γ")  # pragma: no cover - convexity
         return q
 

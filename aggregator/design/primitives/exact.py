@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import cdd  # pycddlib-standalone (floating point only: no GMP in the standalone build)
 import numpy as np
@@ -52,7 +52,7 @@ def _cdd_vertices(inequalities: np.ndarray, row_order: Any = None) -> np.ndarray
     gen = np.array(cdd.copy_generators(poly).array, dtype=float).reshape(-1, a + 1)
     if np.any(np.abs(gen[:, 0]) < 1e-12):
         raise RuntimeError("cddlib returned a ray: Γ̂ must be bounded")
-    return gen[:, 1:] / gen[:, :1]
+    return cast("np.ndarray", gen[:, 1:] / gen[:, :1])
 
 
 def _members(points: np.ndarray, cone: GammaCone) -> np.ndarray:
@@ -62,7 +62,7 @@ def _members(points: np.ndarray, cone: GammaCone) -> np.ndarray:
     pts = np.maximum(points, 0.0)
     pts = pts / pts.sum(axis=1, keepdims=True)
     ok = (cone.violations(pts) <= _VERTEX_TOLERANCE) & np.all(points >= -_VERTEX_TOLERANCE, axis=1)
-    return pts[ok]
+    return cast("np.ndarray", pts[ok])
 
 
 def enumerate_vertices(cone: GammaCone) -> np.ndarray:

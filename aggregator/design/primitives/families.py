@@ -8,6 +8,7 @@ in nats; ``math.inf`` means "no randomisation" (the identity).
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def srr_matrix(n_sensitive: int, n_released: int, epsilon: float) -> np.ndarray:
     # Every column holds the same weights in another order, so one normaliser serves all: the
     # entries are then exactly equal where the formula says so (per-column sums differ in the last
     # bits), which keeps the blocks constant-but-one-entry for the audit's closed form.
-    return w / w[:, 0].sum()
+    return cast("np.ndarray", w / w[:, 0].sum())
 
 
 def ir_matrix(n_sensitive: int, n_released: int, epsilon_s: float, delta_u: float) -> np.ndarray:

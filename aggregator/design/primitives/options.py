@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,9 @@ __all__ = [
     "DEFAULT_TIME_BUDGET",
     "SOLVER_OPTIONS",
     "DesignRequest",
+    "ValidatedRequest",
+    "LOCAL_FIELDS",
+    "seal_request",
     "DesignOptions",
     "RequestField",
     "request_fields",
@@ -122,11 +125,13 @@ class DesignRequest:
     released_numeric: tuple[tuple[str, NumericSpec | None], ...] = _field(
         (), "local", "the released attributes' numeric specs", wire=False, flag=False, json=False
     )
-    progress: Callable[[dict], None] | None = _field(
+    progress: Callable[[dict[str, Any]], None] | None = _field(
         None, "local", "progress callback", wire=False, flag=False, json=False
     )
     warm_start: Any = _field(None, "local", "earlier matrices seeding the search", wire=False, flag=False, json=False)
-    extra: dict | None = _field(None, "local", "fields added to the document", wire=False, flag=False, json=False)
+    extra: dict[str, Any] | None = _field(
+        None, "local", "fields added to the document", wire=False, flag=False, json=False
+    )
 
     @property
     def level(self) -> float:
@@ -141,7 +146,7 @@ class DesignRequest:
 
     def to_wire(self) -> dict[str, Any]:
         """The fields that cross the service's JSON and a design process (msgpack- and JSON-safe)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["wire"]}
+        out = {f.name: getattr(self, f.name) for f in fields(DesignRequest) if f.metadata["wire"]}
         if out["radius"] is not None and math.isinf(out["radius"]):
             out["radius"] = "inf"
         return out
@@ -149,7 +154,7 @@ class DesignRequest:
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> DesignRequest:
         """The request :meth:`to_wire` wrote (unknown keys refused: the two ends are one version)."""
-        known = {f.name for f in fields(cls) if f.metadata["wire"]}
+        known = {f.name for f in fields(DesignRequest) if f.metadata["wire"]}
         unknown = sorted(set(data) - known)
         if unknown:
             raise DesignError(f"unknown design request field(s) {', '.join(unknown)}")
@@ -157,6 +162,53 @@ class DesignRequest:
         if values.get("radius") in ("inf", "Infinity"):
             values["radius"] = math.inf
         return cls(**values)
+
+
+#: The fields that change how a design runs or what it carries, never what it claims: no rule of
+#: :func:`.request.validate_request` reads them, so a validated request may change them (:meth:`ValidatedRequest.local`).
+LOCAL_FIELDS = frozenset({"progress", "warm_start", "extra", "released_numeric"})
+
+
+@dataclass(frozen=True)
+class ValidatedRequest(DesignRequest):
+    """A :class:`DesignRequest` that :func:`.request.validate_request` has checked, field by field and rule by
+    rule: the type the design functions require, so mypy proves every caller validated and nothing is
+    validated twice (diffprivlib/scikit-learn: parameters are checked once, at the boundary).
+
+    Only :func:`.request.validate_request` makes one (and a design process, from the payload its own
+    server validated: :func:`.request.validated_from_wire`). :meth:`local` changes the fields no rule reads
+    and keeps the request validated; any other change — ``dataclasses.replace`` too — makes a request
+    that is no longer ``validated`` (:attr:`validated` is False), which the design functions validate again.
+
+    ``released_size``: the |U| the coupling's target and cost were checked against (None: not yet known;
+    checked once the alphabet is, by :func:`.request.bind_alphabet`)."""
+
+    released_size: int | None = _field(None, "local", "|U| checked against", wire=False, flag=False, json=False)
+    # Set by validate_request / local() only: a dataclasses.replace() makes a fresh, unsealed instance.
+    _sealed: bool = field(default=False, init=False, repr=False, compare=False)
+
+    @property
+    def validated(self) -> bool:
+        """Whether the rules were checked on exactly these field values (False after a ``replace``)."""
+        return self._sealed
+
+    def local(self, **changes: Any) -> ValidatedRequest:
+        """This request with some of :data:`LOCAL_FIELDS` changed (still validated); DesignError for any other."""
+        other = sorted(set(changes) - LOCAL_FIELDS)
+        if other:
+            raise DesignError(f"{', '.join(other)}: a validated request changes only {', '.join(sorted(LOCAL_FIELDS))}")
+        return _sealed(replace(self, **changes)) if self._sealed else replace(self, **changes)
+
+
+def _sealed(request: ValidatedRequest) -> ValidatedRequest:
+    object.__setattr__(request, "_sealed", True)
+    return request
+
+
+def seal_request(request: DesignRequest, released_size: int | None) -> ValidatedRequest:
+    """``request`` as a :class:`ValidatedRequest`: for :mod:`.request` alone, once its rules have passed."""
+    values = {f.name: getattr(request, f.name) for f in fields(DesignRequest)}
+    return _sealed(ValidatedRequest(**values, released_size=released_size))
 
 
 #: The designers' view of a request (the same object; the name designers have always used).

@@ -21,6 +21,7 @@ Every returned mechanism is audited again by :func:`rldp.aggregator.design.desig
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def _finite(x: float) -> float | None:
     return None if math.isinf(x) else float(x)
 
 
-def ir_theorem(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict]:
+def ir_theorem(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict[str, Any]]:
     """IR(GRR_ε₁, GRR_δ₂) with ε₂ chosen by 1-D search ([LZG24, Thm 5-6, Example 5])."""
     a1, a2 = uset.n_sensitive, uset.n_released
     p = uset.public_distribution
@@ -89,7 +90,7 @@ def _ir_leak(uset: UncertaintySet, delta: float) -> float:
 released_leak = _ir_leak
 
 
-def ir_calibrated(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict]:
+def ir_calibrated(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict[str, Any]]:
     """IR(GRR_ε₁, GRR_δ) with (ε₁, δ) maximising I_P̂ subject to the exact audit ≤ ε.
 
     The audit is ε₁ + g(δ), so for each δ ≤ δ_max (g(δ_max) = ε) the best ε₁ is ε − g(δ):
@@ -119,7 +120,7 @@ def ir_calibrated(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dic
     return ir_matrix(a1, a2, eps1, delta), {"epsilon_s": eps1, "delta_u": _finite(delta)}
 
 
-def cr_theorem(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict]:
+def cr_theorem(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict[str, Any]]:
     """CR with R^s = GRR_{δ_s}, δ_s = log(1 + 2(e^ε₂ − 1)/rad_s) ([LZG21, Thm 5], corrected)."""
     p = uset.public_distribution
     cond = uset.conditionals
@@ -154,7 +155,7 @@ def _cr_leaks(uset: UncertaintySet, deltas: np.ndarray) -> tuple[np.ndarray, np.
     return up, down
 
 
-def cr_calibrated(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict]:
+def cr_calibrated(uset: UncertaintySet, epsilon: float) -> tuple[np.ndarray, dict[str, Any]]:
     """CR with ε₁ and every δ_s chosen to maximise I_P̂ subject to the exact audit ≤ ε.
 
     For fixed ε₁ the constraints separate by s̃ = t, so all δ_t come from one vectorised

@@ -19,7 +19,7 @@ of :mod:`rldp.aggregator.design` (every ``rldp`` command, the service) never tra
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.optimize
@@ -75,7 +75,7 @@ def describe_cost(cost: Any) -> str | list[list[float]]:
     """The cost as a document records it: its rule's name, or the matrix as nested lists."""
     if isinstance(cost, str):
         return cost
-    return np.asarray(cost, dtype=float).tolist()
+    return cast("str | list[list[float]]", np.asarray(cost, dtype=float).tolist())
 
 
 def check_distribution(values: Any, k: int, name: str) -> np.ndarray:
@@ -93,7 +93,7 @@ def check_distribution(values: Any, k: int, name: str) -> np.ndarray:
         raise DesignError(f"{name} must be finite and non-negative; got {v.tolist()}")
     if abs(v.sum() - 1.0) > STOCHASTIC_TOLERANCE:
         raise DesignError(f"{name} must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT}); it sums to {float(v.sum())!r}")
-    return v / v.sum()
+    return cast("np.ndarray", v / v.sum())
 
 
 def optimal_coupling(source: np.ndarray, target: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, float]:
@@ -156,4 +156,4 @@ def barycenter(distributions: Sequence[np.ndarray], weights: Sequence[float], co
     if res.status != 0 or res.x is None:
         raise SolverError(f"the barycenter linear program failed: {res.message}")
     mu = np.maximum(res.x[m * block :], 0.0)
-    return mu / mu.sum()
+    return cast("np.ndarray", mu / mu.sum())

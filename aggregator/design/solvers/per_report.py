@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from rldp.shared.audit import audit_document, composed_document, notion_audit
+from rldp.shared.audit import audit_validated, composed_document, notion_audit
 from rldp.shared.document import (
     REQUIRED_FIELDS,
     PerReport,
@@ -73,7 +73,13 @@ def per_report_matrix(
     the notion's audit cannot audit a per-report layer, or when Q alone already passes at ε₁ (a layer
     would add no noise; design at ε₁ instead).
     """
-    doc = validate_document(document)
+    return _per_report_matrix(validate_document(document), per_report_epsilon, family)
+
+
+def _per_report_matrix(
+    doc: Mapping[str, Any], per_report_epsilon: float, family: str
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`per_report_matrix` of a validated document (not checked again)."""
     claimed = epsilon(doc)
     e1 = per_report_epsilon
     e1 = check_epsilon(e1, "per_report_epsilon", error=DesignParameterError)
@@ -128,7 +134,7 @@ def add_per_report_layer(
     otherwise).
     """
     doc = validate_document(document)
-    r, params = per_report_matrix(doc, per_report_epsilon, family)
+    r, params = _per_report_matrix(doc, per_report_epsilon, family)
     p_input = _inputs(doc)
     one_report = r @ mechanism_matrix(doc)
     extra = {k: v for k, v in doc.items() if k not in REQUIRED_FIELDS}
@@ -142,23 +148,20 @@ def add_per_report_layer(
             "nmi": normalized_mutual_information(one_report, p_input),
         },
     }
-    draft = _rebuild(doc, extra)
-    single = getattr(audit_document(draft), "per_report", None)
-    extra["audit"] = {**doc.get("audit", {}), "per_report": None if single is None else single.to_dict()}
-    out = _rebuild(doc, extra)
-    result = audit_document(out)  # the document as published, both guarantees
-    if not result.passed:
-        raise DesignError(f"the per-report layer failed its audit: {'; '.join(result.reasons)}")
-    return out
 
+    def _audit(content: Mapping[str, Any]) -> dict[str, Any]:
+        result = audit_validated(content)  # the document as published, both guarantees
+        if not result.passed:
+            raise DesignError(f"the per-report layer failed its audit: {'; '.join(result.reasons)}")
+        single = getattr(result, "per_report", None)
+        return {**doc.get("audit", {}), "per_report": None if single is None else single.to_dict()}
 
-def _rebuild(doc: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``doc`` with its optional fields replaced by ``extra`` (a new id)."""
-    return build_document(
+    return build_document(  # once: the layered audit runs on the validated content and is hashed with it
         method=doc["method"],
         matrix=doc["matrix"],
         alphabet=alphabet(doc),
         public_distribution=doc["public_distribution"],
         privacy=doc["privacy"],
         extra=extra,
+        audit=_audit,
     )

@@ -155,7 +155,7 @@ def _polish(
 
 def _exact(
     uset: UncertaintySet, eps: float, same_sensitive: bool, budget: float, warm: list[np.ndarray], nr: bool = False
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Exact PolyOpt (vertex enumeration, Theorem 3), polished and certified by :func:`_polish`;
     falls back to column generation alone if enumeration or its LP fails numerically."""
     p = uset.public_distribution
@@ -190,7 +190,7 @@ def _exact(
     return polished.matrix, params
 
 
-def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) -> tuple[np.ndarray, dict]:
+def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
     """PolyOpt ([LZG24, Thm 3]) by exact vertex enumeration or by column generation.
 
     Rows are designed at ε(1 − DESIGN_MARGIN); upper bounds are proved at ε itself: the
@@ -252,7 +252,7 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
     return res.matrix, params
 
 
-def nr(uset: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict]:
+def nr(uset: UncertaintySet, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
     """NR ([LZG24, Sec 8]): PolyOpt for the point set {P̂}; exact enumeration (polished by
     exact pricing, see :func:`_polish`) or column generation with exact pricing (a proven
     bound, optimal when ``status`` is converged). Seeded with the rows of the robust designs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from rldp.aggregator.design import (
     request_fields,
     request_from_json,
     validate_request,
+    validated_from_wire,
 )
 from rldp.aggregator.design.primitives.errors import DesignError
 from rldp.shared.audit.registry import notions as audited_notions
@@ -110,7 +112,8 @@ def test_beta_ceiling_is_a_trust_bound() -> None:
 def test_wire_form_round_trips_and_refuses_unknown_fields() -> None:
     request = _valid(notion="distp", method="coupling", delta=0.1, radius=math.inf, n=None, target="uniform")
     again = DesignRequest.from_wire(request.to_wire())
-    assert again == request
+    assert again == DesignRequest(**{f.name: getattr(request, f.name) for f in dataclasses.fields(DesignRequest)})
+    assert validated_from_wire(request.to_wire()) == request and validated_from_wire(request.to_wire()).validated
     with pytest.raises(DesignError, match="unknown design request field"):
         DesignRequest.from_wire({**request.to_wire(), "surprise": 1})
 

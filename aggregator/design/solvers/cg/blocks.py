@@ -15,6 +15,7 @@ import functools
 import math
 import time
 from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 
@@ -47,7 +48,9 @@ def _subset_sums(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _vertex_part(ok: np.ndarray, m: np.ndarray, high: np.ndarray, j: int = -1, t: np.ndarray | None = None) -> tuple:
+def _vertex_part(
+    ok: np.ndarray, m: np.ndarray, high: np.ndarray, j: int = -1, t: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
     """The vertices of the high sets where ``ok``, as (H index, m, M, free cell j or −1, its value t)."""
     idx = np.flatnonzero(ok)
     return (
@@ -145,7 +148,7 @@ class BlockVertices:
         """Σ_u P̂_u z_u log z_u − cost·z for every vertex z."""
         c_h = _subset_sums(cost)[self.h]
         lin = c_h * self.big + (cost.sum() - c_h) * self.m + cost[self._jj] * self.t
-        return self._ent - lin
+        return cast("np.ndarray", self._ent - lin)
 
     def vertex(self, i: int) -> np.ndarray:
         h = self.bits[self.h[i]]
@@ -192,9 +195,11 @@ class BlockPricer:
 
     @staticmethod
     def usable(cone: GammaCone) -> bool:
-        return cone.a2 <= BLOCK_ENUMERATION_MAX_RELEASED and cone.a1 * 2**cone.a2 <= 2_000_000
+        return bool(cone.a2 <= BLOCK_ENUMERATION_MAX_RELEASED and cone.a1 * 2**cone.a2 <= 2_000_000)
 
-    def _best(self, blocks: list[BlockVertices], lam: np.ndarray, eta: float) -> tuple[np.ndarray, list, list]:
+    def _best(
+        self, blocks: list[BlockVertices], lam: np.ndarray, eta: float
+    ) -> tuple[np.ndarray, list[int], list[int]]:
         """Per block: best score, its vertex index, the runner-up's index."""
         vals, first, second = np.empty(len(blocks)), [], []
         for s, blk in enumerate(blocks):

@@ -67,6 +67,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -260,7 +261,7 @@ class SectionBound:
         if wide is None:
             return np.array([o.sum()])
         w = np.array([b.scores(lam[s] + eta * self.p[s]).max() for s, b in enumerate(wide)])
-        return o.sum() + (w - o)
+        return cast("np.ndarray", o.sum() + (w - o))
 
     def _h(self, lam: np.ndarray, rho: float, m0s: list[float]) -> float:
         """The right-hand side of (B3) at ρ (≤ that of (B2))."""

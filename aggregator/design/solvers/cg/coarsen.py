@@ -20,6 +20,7 @@ restoring it, so it is not used.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -110,7 +111,7 @@ class Aggregation:
         mass = np.bincount(cell, weights=pf, minlength=self.shape[0] * self.shape[1])
         count = np.bincount(cell, minlength=mass.size)
         share = np.where(mass[cell] > 0, pf / np.where(mass[cell] > 0, mass[cell], 1.0), 1.0 / count[cell])
-        return np.asarray(duals, dtype=float).reshape(-1)[cell] * share
+        return cast("np.ndarray", np.asarray(duals, dtype=float).reshape(-1)[cell] * share)
 
     def expand(self, rows: np.ndarray) -> np.ndarray:
         k1, k2 = self.shape

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 
@@ -38,7 +39,7 @@ def _audit_cone_violation(uset: UncertaintySet, rows: np.ndarray, epsilon: float
     hi, lo = uset.extremes(np.atleast_2d(rows).reshape(-1, a1, a2))
     diff = hi[:, :, None] - math.exp(epsilon) * lo[:, None, :]
     diff[:, np.arange(a1), np.arange(a1)] = -np.inf
-    return diff.reshape(len(diff), -1).max(axis=1)
+    return cast("np.ndarray", diff.reshape(len(diff), -1).max(axis=1))
 
 
 def _into_audit_cone(uset: UncertaintySet, rows: np.ndarray, epsilon: float, steps: int = 40) -> np.ndarray:
@@ -48,7 +49,7 @@ def _into_audit_cone(uset: UncertaintySet, rows: np.ndarray, epsilon: float, ste
     const = np.repeat(rows.mean(axis=1, keepdims=True), rows.shape[1], axis=1)
 
     def mix(t: np.ndarray) -> np.ndarray:
-        return (1 - t)[:, None] * rows + t[:, None] * const
+        return cast("np.ndarray", (1 - t)[:, None] * rows + t[:, None] * const)
 
     ok = _audit_cone_violation(uset, rows, epsilon) <= 0
     lo, hi = np.zeros(len(rows)), np.where(ok, 0.0, 1.0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, cast
 
 import highspy
 import numpy as np
@@ -42,10 +42,10 @@ def quiet_highs() -> Any:
 
 @functools.cache
 def _quiet_highs_class() -> type:
-    class QuietHighs(highspy.Highs):  # type: ignore[misc]
+    class QuietHighs(highspy.Highs):
         def enableCallbacks(self) -> Any:
             self.setOptionValue("output_flag", False)
-            return super().enableCallbacks()
+            return super().enableCallbacks()  # type: ignore[no-untyped-call]
 
     return QuietHighs
 
@@ -113,4 +113,4 @@ class PricingLP:
         self.h.run()
         if self.h.getModelStatus() != OPTIMAL:
             return None
-        return np.maximum(np.asarray(self.h.getSolution().col_value[: self.n]), 0.0)
+        return cast("np.ndarray | None", np.maximum(np.asarray(self.h.getSolution().col_value[: self.n]), 0.0))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
+from typing import cast
 
 import highspy
 import numpy as np
@@ -77,7 +78,7 @@ class Master:
         )
         self.columns = np.vstack([self.columns, new])
         self.mu = np.concatenate([self.mu, mu])
-        return k
+        return int(k)
 
     def solve(self, time_limit: float | None = None) -> bool:
         if time_limit is not None:  # HiGHS' time limit counts the instance's total run time
@@ -208,4 +209,4 @@ def seed_columns(cone: GammaCone, extra_rows: Iterable[np.ndarray] = (), deadlin
             cols.append(cone.repair(rows))
     out = np.vstack(cols)
     out = out / out.sum(axis=1, keepdims=True)
-    return out[cone.contains(out)]
+    return cast("np.ndarray", out[cone.contains(out)])

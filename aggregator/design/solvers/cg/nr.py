@@ -19,6 +19,7 @@ import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def _nr_value(ps: np.ndarray, g: np.ndarray, member: np.ndarray, epsilon: float)
     pt = member @ ps
     gt = member @ g
     k = 1.0 + beta * pt
-    return -np.log(k) + (epsilon * math.exp(epsilon) * pt + g.sum() + beta * gt) / k
+    return cast("np.ndarray", -np.log(k) + (epsilon * math.exp(epsilon) * pt + g.sum() + beta * gt) / k)
 
 
 def _knapsack_bound(ps: np.ndarray, g: np.ndarray, epsilon: float, cells: int = NR_KNAPSACK_CELLS) -> float:
@@ -230,7 +231,7 @@ def solve_nr_cg(
     cond = p / p.sum(axis=1, keepdims=True)
     cone = GammaCone(cond, epsilon)
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
-    stages: list[dict] = []
+    stages: list[dict[str, Any]] = []
     rungs = coarse_stage(p, cond, epsilon, time_budget, extra_rows, stages, progress=progress) if coarsen else []
     # Every rung's lifted duals give a valid bound; the best one is also the stability centre.
     bound_eps = epsilon if bound_epsilon is None else float(bound_epsilon)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import cast
 
 import numpy as np
 
@@ -34,14 +35,14 @@ PRICING_TOLERANCE = 1e-9
 def objective(z: np.ndarray, p: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """f(z) = μ(z) − λ·z for rows z (any scale; μ is homogeneous)."""
     z = np.atleast_2d(z)
-    return row_information(z, p) - z @ lam
+    return cast("np.ndarray", row_information(z, p) - z @ lam)
 
 
 def gradient(z: np.ndarray, p: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """∇f(z) = P̂_x log(z_x / P̂·z) − λ_x ([LZG24, eq. 45] differentiated); z_x = 0 floored at 1e-12·max."""
     m = float(p @ z)
     floor = 1e-12 * max(float(z.max()), 1e-300)
-    return p * np.log(np.maximum(z, floor) / m) - lam
+    return cast("np.ndarray", p * np.log(np.maximum(z, floor) / m) - lam)
 
 
 class Pricer:
@@ -80,7 +81,7 @@ class Pricer:
 def as_pricing(rows: np.ndarray, p: np.ndarray) -> np.ndarray:
     rows = np.atleast_2d(rows)
     m = rows @ p
-    return rows[m > 0] / m[m > 0, None]
+    return cast("np.ndarray", rows[m > 0] / m[m > 0, None])
 
 
 def price_round(
@@ -135,10 +136,14 @@ def price_round(
     return np.array(found.columns) if found.columns else np.zeros((0, p.size))
 
 
-def _basis_starts(basis: np.ndarray, rng: np.random.Generator, max_starts: int, intensive: bool) -> list:
+def _basis_starts(
+    basis: np.ndarray, rng: np.random.Generator, max_starts: int, intensive: bool
+) -> list[np.ndarray | None]:
     """The climbs' starts from the basis: a sample of its columns (all if ``intensive``), midpoints of random pairs."""
     n_basis = len(basis) if intensive else min(len(basis), max(max_starts // 2, 1))
-    starts = [basis[i] for i in rng.choice(len(basis), n_basis, replace=False)] if len(basis) else []
+    starts: list[np.ndarray | None] = (
+        [basis[i] for i in rng.choice(len(basis), n_basis, replace=False)] if len(basis) else []
+    )
     if len(basis) >= 2:
         for _ in range(max(max_starts // 4, 1)):
             i, j = rng.choice(len(basis), 2, replace=False)

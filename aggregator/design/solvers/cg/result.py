@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .master import Master
 
 __all__ = ["CGResult", "Progress", "check_inputs", "certified_result", "report_progress"]
 
-Progress = Callable[[dict], None]
+Progress = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -37,7 +38,9 @@ class CGResult:
     upper_bound: float | None = None  # proven upper bound on the optimum, if any
     bound_kind: str | None = None  # what ``upper_bound`` bounds and how it was proved
     history: list[tuple[float, float]] = field(default_factory=list)  # (seconds, lp value)
-    stages: list[dict] = field(default_factory=list)  # coarse stages run first (see :class:`.coarsen.Aggregation`)
+    stages: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # coarse stages run first (see :class:`.coarsen.Aggregation`)
     duals: np.ndarray | None = None  # the master's final duals λ (|X|,)
     rung_duals: list[np.ndarray] = field(default_factory=list)  # every coarse rung's duals, lifted here
 
@@ -83,7 +86,7 @@ def certified_result(
     upper_bound: float | None,
     bound_kind: str | None,
     history: list[tuple[float, float]],
-    stages: list[dict],
+    stages: list[dict[str, Any]],
     rung_duals: list[np.ndarray] | None = None,
 ) -> CGResult:
     """The result of a solve that started at ``start`` (``time.perf_counter()``): the master's last

@@ -64,7 +64,7 @@ def coarse_stage(
     epsilon: float,
     time_budget: float,
     extra_rows: list[np.ndarray],
-    stages: list[dict],
+    stages: list[dict[str, Any]],
     same_sensitive: bool = False,
     self_pairs: np.ndarray | None = None,
     **options: Any,
@@ -153,7 +153,7 @@ def solve_polyopt_cg(
     deadline = start + float(time_budget)
     rng = np.random.default_rng(seed)
     extra_rows = [np.atleast_2d(np.asarray(r, dtype=float)) for r in extra_rows]
-    stages: list[dict] = []
+    stages: list[dict[str, Any]] = []
     lifted: list[np.ndarray] = []
     if coarsen:
         tuning = {"progress": progress, "seed": seed, "starts_per_round": starts_per_round, "use_blocks": use_blocks}
@@ -180,7 +180,7 @@ class _Run:
     progress: Progress | None
     prover: Prover
     history: list[tuple[float, float]]  # (seconds, lp value)
-    stages: list[dict]  # the coarse rungs' records
+    stages: list[dict[str, Any]]  # the coarse rungs' records
     lifted: list[np.ndarray]  # the coarse rungs' duals, lifted to the fine cells
     pending: list[np.ndarray] = field(default_factory=list)  # λ still to bound
     prove: bool = False  # prove the bound at the end

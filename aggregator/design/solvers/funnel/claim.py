@@ -23,6 +23,7 @@ chooses which output to repair. The document's registered audit decides in the e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -46,7 +47,7 @@ def input_joint(p_hat: np.ndarray, latent: bool) -> np.ndarray:
     if latent:
         return p
     a1, a2 = p.shape
-    return (np.eye(a1)[:, :, None] * p[None, :, :]).reshape(a1, a1 * a2)
+    return cast("np.ndarray", (np.eye(a1)[:, :, None] * p[None, :, :]).reshape(a1, a1 * a2))
 
 
 def lift_table(q: np.ndarray, joint: np.ndarray) -> np.ndarray:
@@ -125,7 +126,7 @@ class Claim:
         ratios = log_ratios(hi[:, :, None], np.maximum(lo, 0.0)[:, None, :])
         k = hi.shape[1]
         ratios[:, np.arange(k), np.arange(k)] = -np.inf
-        return np.maximum(ratios.reshape(len(q), -1).max(axis=1), 0.0)
+        return cast("np.ndarray", np.maximum(ratios.reshape(len(q), -1).max(axis=1), 0.0))
 
     def leakage(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per output (ε_l(y), ε_u(y)): −log Ψ(y) and log Λ(y) for lip/alip; for ldp both are

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def oue_alpha(a: int, alpha: float) -> np.ndarray:
         return np.where(size == 1, 0.5 * bits, np.where(size == 0, 0.5, 0.0))
     # log of ½·e^{α(a − #y − 1{x ∉ y})}/(e^α + 1)^{a−1}
     log_q = math.log(0.5) + alpha * (a - size - (~bits)) - (a - 1) * math.log1p(math.exp(alpha))
-    return np.exp(log_q)
+    return cast("np.ndarray", np.exp(log_q))
 
 
 def cr_alpha(p_hat: np.ndarray, alpha: float) -> np.ndarray:
@@ -69,7 +69,7 @@ def cr_alpha(p_hat: np.ndarray, alpha: float) -> np.ndarray:
         e = math.exp(alpha)
         keep, mix = e / (e + c - 1.0), 1.0 / (e + c - 1.0)
     q = keep * np.eye(a2)[:, None, :] + mix * others.T[:, :, None]  # (y, s, u)
-    return q.reshape(a2, c * a2)
+    return cast("np.ndarray", q.reshape(a2, c * a2))
 
 
 def calibrate(

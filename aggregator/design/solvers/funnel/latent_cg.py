@@ -13,7 +13,7 @@ Every column is a member of Γ (checked and repaired), so the result is certifie
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,7 +31,7 @@ _LINEARISATION_STEPS = 12
 def _gradient(z: np.ndarray, p: np.ndarray) -> np.ndarray:
     """∂μ/∂z_x = P_x log(z_x / P·z) (z clipped away from 0: the log's limit is −∞, any large cost works)."""
     zc = np.maximum(z, 1e-12)
-    return p * np.log(zc / float(p @ zc))
+    return cast("np.ndarray", p * np.log(zc / float(p @ zc)))
 
 
 def latent_cg(

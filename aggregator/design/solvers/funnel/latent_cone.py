@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ...primitives.cone import GammaCone
@@ -25,4 +27,4 @@ class LatentGammaCone(GammaCone):
         """Def 3's rows with v_{s,u} = w_u: the coefficients of every s summed; shape (m, |U|)."""
         full = GammaCone(self.lower, self.epsilon).inequalities().reshape(-1, self.a1, self.a2).sum(axis=1)
         _, keep = np.unique(np.round(full, 14), axis=0, return_index=True)
-        return full[np.sort(keep)]
+        return cast("np.ndarray", full[np.sort(keep)])

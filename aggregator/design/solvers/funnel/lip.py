@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import cdd
 import numpy as np
@@ -90,7 +90,7 @@ def _cdd_vertices(c: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarra
     except RuntimeError as exc:  # cddlib's floating point can fail on degenerate inputs
         raise PolyOptError(f"vertex enumeration of the LIP polytope failed: {exc}") from exc
     gen = gen[np.abs(gen[:, 0]) > 1e-12]
-    return gen[:, 1:] / gen[:, :1]
+    return cast("np.ndarray", gen[:, 1:] / gen[:, :1])
 
 
 def lip_vertices(
@@ -118,13 +118,13 @@ def lip_vertices(
     # Only points inside Δ after clipping (round-off).
     lift = verts @ c.T
     ok = np.all(lift >= low - VERTEX_TOL, axis=1) & np.all(lift <= high + VERTEX_TOL, axis=1)
-    return verts[ok]
+    return cast("np.ndarray", verts[ok])
 
 
 def _row_entropies(rows: np.ndarray) -> np.ndarray:
     """H(v) per row, nats (0 log 0 = 0) [LTS20, eq 16]."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), axis=1)
+        return cast("np.ndarray", -np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), axis=1))
 
 
 def _lp(verts: np.ndarray, p_x: np.ndarray) -> Any:
@@ -163,7 +163,7 @@ def optimal_lip(
     *,
     solver: str = "auto",
     time_budget: float = 60.0,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
     claimed: tuple[float, float] | None = None,
     max_iterations: int = 100_000,
 ) -> LipResult:
@@ -212,9 +212,9 @@ def _cg_rows(
     budgets: tuple[float, float],
     claimed: tuple[float, float] | None,
     time_budget: float,
-    progress: Callable[[dict], None] | None,
+    progress: Callable[[dict[str, Any]], None] | None,
     max_iterations: int,
-) -> tuple[np.ndarray, np.ndarray, int, dict]:
+) -> tuple[np.ndarray, np.ndarray, int, dict[str, Any]]:
     """The optimum's rows and weights by column generation (:func:`.lip_cg.lip_cg`), 0 vertices, and its record."""
     res = lip_cg(
         cond, p_s, p_x, budgets, claimed, time_budget=time_budget, progress=progress, max_iterations=max_iterations

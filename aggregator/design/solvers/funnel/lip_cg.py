@@ -167,7 +167,7 @@ def _caps(lp: DeltaLP, deadline: float) -> np.ndarray:
     return caps
 
 
-def _bound(pricer: _Pricer, claimed: tuple[Any, ...], lam: np.ndarray, h_x: float, p_x: np.ndarray) -> dict:
+def _bound(pricer: _Pricer, claimed: tuple[Any, ...], lam: np.ndarray, h_x: float, p_x: np.ndarray) -> dict[str, Any]:
     """The Lagrangian bound at the claimed budgets (module docstring) and its kind."""
     vertices, lp, caps = claimed
     big, _ = pricer.groups.best(lam)
@@ -189,7 +189,7 @@ def lip_cg(
     claimed: tuple[float, float] | None = None,
     *,
     time_budget: float = 60.0,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
     max_iterations: int = 100_000,
     pricing: str = "auto",
     seed: int = 0,
@@ -291,13 +291,13 @@ class _LipRun:
     exact: bool  # exact pricing
     h_x: float
     p_x: np.ndarray
-    progress: Callable[[dict], None] | None
+    progress: Callable[[dict[str, Any]], None] | None
     center: np.ndarray  # the previous pricing point
-    bounds: dict = field(default_factory=dict)  # {kind: the best bound of that kind so far}
+    bounds: dict[str, Any] = field(default_factory=dict[str, Any])  # {kind: the best bound of that kind so far}
     iterations: int = 0
     status: str = "time_budget"
 
-    def bound(self, lam: np.ndarray) -> dict:
+    def bound(self, lam: np.ndarray) -> dict[str, Any]:
         """The bounds at the duals ``lam`` (:func:`_bound`)."""
         return _bound(self.pricer, self.bound_at, lam, self.h_x, self.p_x)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import cast
 
 import highspy
 import numpy as np
@@ -35,7 +36,7 @@ __all__ = [
 def row_entropies(rows: np.ndarray) -> np.ndarray:
     """H(v) per row, nats (0 log 0 = 0) [LTS20, eq 16]."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), axis=1)
+        return cast("np.ndarray", -np.sum(np.where(rows > 0, rows * np.log(rows), 0.0), axis=1))
 
 
 class Groups:
@@ -59,7 +60,7 @@ class Groups:
         sizes = np.bincount(self.label, minlength=self.size)
         first = np.r_[0, np.cumsum(sizes)[:-1]]
         r = np.arange(ranks)[:, None]
-        return order[first + np.minimum(r, sizes - 1)]
+        return cast("np.ndarray", order[first + np.minimum(r, sizes - 1)])
 
     def expand(self, m: np.ndarray, members: np.ndarray, n: int) -> np.ndarray:
         """Columns over X: each group's mass on its chosen member."""
@@ -98,7 +99,7 @@ class DeltaLP:
         if self.h.getModelStatus() != OPTIMAL:
             return None
         m = np.maximum(np.asarray(self.h.getSolution().col_value), 0.0)
-        return m / m.sum() if normalise else m
+        return cast("np.ndarray | None", m / m.sum() if normalise else m)
 
     def value(self) -> float:
         return float(self.h.getInfo().objective_function_value)
@@ -151,7 +152,7 @@ def grouped_vertices(cond: np.ndarray, p_s: np.ndarray, eps_l: float, eps_u: flo
     if len(verts) == 0:
         return verts
     verts = np.maximum(verts, 0.0)
-    return verts / verts.sum(axis=1, keepdims=True)
+    return cast("np.ndarray", verts / verts.sum(axis=1, keepdims=True))
 
 
 class Admission:
@@ -164,7 +165,9 @@ class Admission:
 
     def inside(self, v: np.ndarray) -> np.ndarray:
         lift = v @ self.cond.T
-        return np.all(v >= 0, axis=1) & np.all(lift >= self.low, axis=1) & np.all(lift <= self.high, axis=1)
+        return cast(
+            "np.ndarray", np.all(v >= 0, axis=1) & np.all(lift >= self.low, axis=1) & np.all(lift <= self.high, axis=1)
+        )
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
         v = np.maximum(np.atleast_2d(v), 0.0)
@@ -180,7 +183,7 @@ class Admission:
         t = np.minimum(np.maximum(up, down).max(axis=1) * (1 + 1e-6) + 1e-12, 1.0)
         mixed = (1 - t[:, None]) * bad + t[:, None] * self.p_x
         fixed = np.vstack([v[ok], mixed])
-        return fixed[self.inside(fixed)]
+        return cast("np.ndarray", fixed[self.inside(fixed)])
 
 
 class Master:
@@ -222,7 +225,7 @@ class Master:
         self.h.addCols(k, ent, np.zeros(k), np.full(k, highspy.kHighsInf), idx.size, starts, idx, new[nz])
         self.cols = np.vstack([self.cols, new])
         self.ent = np.r_[self.ent, ent]
-        return k
+        return int(k)
 
     def solve(self) -> bool:
         """Solve over the current columns. On a numerical failure, once more from scratch at HiGHS'
