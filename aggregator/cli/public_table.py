@@ -70,7 +70,9 @@ def add_numeric_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--bins",
         type=positive_int("bins"),
-        help=f"bins per numeric column (default: ceil(n^(1/3)), at most 16 and the distinct values; <= {MAX_BINS})",
+        help="bins per numeric column (default: with --task distribution or mean, the number with the least "
+        "predicted error at --planned-reports; else ceil(n^(1/3)), at most 16 and the distinct values; "
+        f"<= {MAX_BINS})",
     )
     p.add_argument(
         "--range",

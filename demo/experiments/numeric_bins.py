@@ -46,7 +46,7 @@ from .numeric_baselines import report_counts_batch
 from .stats import row
 from .tables import fmt, format_table
 
-__all__ = ["CANDIDATE_BINS", "TASKS", "adult_tables", "bins_sweep", "plot_bins", "table_bins"]
+__all__ = ["CANDIDATE_BINS", "TASKS", "AdultColumn", "adult_tables", "bins_sweep", "plot_bins", "table_bins"]
 
 NAME = "numeric"
 TASKS = ("distribution", "mean")
@@ -79,8 +79,8 @@ def em_batch(q: np.ndarray, counts: np.ndarray, tol: float = 1e-10, max_iter: in
     return theta
 
 
-class _Column:
-    """One column's public data, users and truth (the integer grid lo..hi)."""
+class AdultColumn:
+    """One Adult column's public data (adult.data), users (adult.test) and their truth (the integer grid lo..hi)."""
 
     def __init__(self, column: str) -> None:
         self.column = column
@@ -97,11 +97,11 @@ class _Column:
         )
 
     def public_for(self, spec: Any) -> tuple[np.ndarray, int, bool]:
-        counts = PublicCounts.from_table(self.public, self._alphabet(spec), name="adult.data")
+        counts = PublicCounts.from_table(self.public, self.alphabet(spec), name="adult.data")
         return counts.distribution, counts.n, False
 
     @functools.lru_cache(maxsize=64)  # noqa: B019 (one object per run)
-    def _alphabet(self, spec: Any) -> Alphabet:
+    def alphabet(self, spec: Any) -> Alphabet:
         return Alphabet.from_table(self.public, "sex", [self.column], numeric={self.column: spec})
 
     def measures(self, spec: Any, shares: np.ndarray) -> dict[str, np.ndarray]:
@@ -127,7 +127,7 @@ def bins_sweep(
     column: str, epsilons: tuple[float, ...], reps: int, rng: np.random.Generator
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, float, str, str], int]]:
     """The sweep's tidy rows and the rule's k by (column, ε, task, spread)."""
-    col = _Column(column)
+    col = AdultColumn(column)
     n_users = int(col.user_values.size)
     rows: list[dict[str, Any]] = []
     choices: dict[tuple[str, float, str, str], int] = {}
@@ -157,10 +157,10 @@ def bins_sweep(
 
 
 def _measured(
-    col: _Column, design: CandidateDesign, epsilon: float, reps: int, rng: np.random.Generator, n_users: int
+    col: AdultColumn, design: CandidateDesign, epsilon: float, reps: int, rng: np.random.Generator, n_users: int
 ) -> list[dict[str, Any]]:
     spec, q = design.spec, design.q
-    alphabet = col._alphabet(spec)
+    alphabet = col.alphabet(spec)
     x_users = np.bincount(alphabet.encode_joint(col.users), minlength=alphabet.size)
     true_shares = x_users.reshape(alphabet.shape).sum(axis=0) / n_users
     floor = col.measures(spec, true_shares)

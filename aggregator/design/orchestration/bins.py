@@ -5,13 +5,22 @@ For a task on U (``DesignRequest.task``: ``distribution`` or ``mean``) whose bin
 
     k* = argmin over k ∈ :data:`CANDIDATE_BINS` of  binning error(k) + estimation error(k, n)
 
-* **binning error** (public data only): what binning costs even without noise, the estimate spreading each
-  bin's share uniformly over it (as :mod:`rldp.aggregator.estimate.numeric` does). Distribution: W1 between
-  the public values and their k bins' shares spread uniformly (exact: both CDFs are piecewise linear or
-  constant between the values and the edges). Mean: |public mean − Σ_j P̂(bin j)·midpoint_j|.
-* **estimation error**: the task's expected error per report of the design at P̂ over those k bins
-  (:func:`..solvers.task.task_error`: the linear estimate's covariance propagated to W1 or to the mean),
-  divided by √n for n = ``planned_reports`` (:data:`DEFAULT_PLANNED_REPORTS` when not given).
+* **binning error** (public data only): what binning costs even without noise, with each bin's share spread
+  within it as the estimate will spread it (:func:`binning_error`). ``uniform`` (the default, as
+  :mod:`rldp.aggregator.estimate.numeric` spreads it): W1 between the public values and their k bins' shares
+  spread uniformly (exact), or for the mean |public mean − Σ_j P̂(bin j)·midpoint_j|. ``public`` (the public
+  within-bin shape, as ``rldp experiment numeric`` spreads it): the same, cross-fitted between the two halves
+  of the public rows (in-sample it would be 0).
+* **estimation error**: the task's expected error of the linear estimate of P(U) from n = ``planned_reports``
+  reports (:data:`DEFAULT_PLANNED_REPORTS` when not given) through the design over those k bins, at P̂
+  (:func:`estimation_error`: its covariance propagated to W1 or to the mean as in
+  :func:`..solvers.task.task_error`, but with the mechanism's noise only — the estimate is of the reporting
+  users' own distribution, so a design that adds no noise has no estimation error). EM, which the service
+  runs, stays in the simplex and is no worse.
+
+With integer values (ages, hours) the uniform spread costs about half a unit of W1 at any k (a bin's mass is
+spread over the whole interval, the values sit on its integers), so the uniform rule tends to the largest
+candidate; with the public shape it stops where the noise starts (docs/experiments/numeric.md).
 
 **Which design predicts it.** Methods with a closed form or a one-dimensional search (not a solver method
 and not a utility-optimising one) are designed at each k. For the utility-optimising methods (PolyOpt, NR,
