@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import DesignRequest, design, design_document, square_wave_matrix
+from rldp.aggregator.design.solvers.search import DELTA_CAP
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.numeric import NumericSpec, quantile_edges
 from rldp.shared.provenance import PublicCounts
@@ -217,6 +218,14 @@ def _summarise(
             row(NAME, {**key, "method": name}, "epsilon_realised", realised_epsilon(q, setups[name]["p_users"]), 1)
         )
         if name == "task":
+            clear = float(doc["parameters"].get("delta_u", 0.0)) >= DELTA_CAP  # rr-released with no noise at all
+            rows.append(row(NAME, {**key, "method": name}, "in_the_clear", float(clear), 1))
+            if clear:  # why the audited ε is below the claim (issue 38: tight, or the note says why not)
+                notes.append(
+                    f"{column}, ε = {epsilon:g}: the task design releases the {len(doc['released'][0]['values'])} "
+                    f"bins in the clear: they reveal at most {doc['audit']['epsilon']:.3g} nats about sex (its "
+                    "audit), below the claim, so there is no noise to add"
+                )
             errors = doc["parameters"]["task"]["per_report_error"]
             said = ", ".join(f"{m} {'not identifiable' if e is None else f'{e:.4g}'}" for m, e in errors.items())
             notes.append(
@@ -253,6 +262,9 @@ def table_numeric(result: Result) -> str:
     return format_table(header, out) + "\n" + "\n".join(result.notes) + "\n\n" + bins
 
 
+_LEGEND = {"task": "task (the rule's bins)", "floor": "floor (default bins)", "task-floor": "floor (the rule's bins)"}
+
+
 def plot_numeric(result: Result, out: Path) -> Path:
     plt = plots.pyplot()
     fig, axes = plt.subplots(1, len(result.panels), figsize=(6 * len(result.panels), 4), squeeze=False)
@@ -262,14 +274,16 @@ def plot_numeric(result: Result, out: Path) -> Path:
         for method in ("task", "polyopt-nmi", "grr-bins", "sw-ems", "floor", "task-floor"):
             ys = [_value(result, method, "w1", e, panel) for e in eps]
             if any(y is not None for y in ys):
-                handles[method] = ax.plot(eps, [math.nan if y is None else y for y in ys], "-o", label=method)[0]
+                style = {"ls": "--", "marker": "x"} if method.endswith("floor") else {"ls": "-", "marker": "o"}
+                line = ax.plot(eps, [math.nan if y is None else y for y in ys], **style)[0]
+                handles[_LEGEND.get(method, method)] = line
         ax.set_xlabel("ε (nats)")
         ax.set_ylabel(f"W1 error of the {panel} distribution")
         ax.set_yscale("log")
         ax.set_title(f"U = {panel}, S = sex", fontsize=10)
     title = "Adult, S = sex: " + NOTE
     plot_bins(result, out)  # numeric-bins.png beside it
-    return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=5)
+    return plots.finish(plt, fig, handles, title, out / f"{result.name}.png", legend_cols=3)
 
 
 EXPERIMENTS: tuple[Experiment, ...] = (

@@ -36,6 +36,7 @@ from rldp.aggregator.design.orchestration.bins import (
     pick,
     w1_step_linear,
 )
+from rldp.shared.numeric import NumericSpec, quantile_edges
 from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 
@@ -139,6 +140,10 @@ def bins_sweep(
         designs = candidate_designs(column, col.values, request, col.public_for, "rr-released", lo=col.lo, hi=col.hi)
         for design in designs:
             rows.extend(_measured(col, design, epsilon, reps, rng, n_users))
+        default = NumericSpec(quantile_edges(col.values)).bins  # the joint task's k (at most 16)
+        rows.append(
+            row(NAME, {"panel": column, "epsilon": epsilon, "n": n_users, "method": "rule"}, "bins_default", default, 1)
+        )
         for task in TASKS:
             for spread in SPREADS:
                 scored = evaluate(task, designs, col.values, n_users, spread)
@@ -208,8 +213,8 @@ def _ks(result: Result, panel: str, epsilon: float) -> list[int]:
 
 def table_bins(result: Result) -> str:
     """Per column, ε and measure: the rule's k, its measured error and floor (and their ratio), the best k in
-    hindsight and the default 16 bins."""
-    header = ["U", "ε", "measure", "rule's k", "measured", "floor", "ratio", "best k", "best", "16 bins"]
+    hindsight and the default k (the joint task's: ⌈n^(1/3)⌉ public quantiles, at most 16)."""
+    header = ["U", "ε", "measure", "rule's k", "measured", "floor", "ratio", "best k", "best", "default k", "measured"]
     out = []
     for panel in result.panels:
         for epsilon in result.settings["epsilons"]:
@@ -223,6 +228,7 @@ def table_bins(result: Result) -> str:
                 chosen, floor = measured.get(int(k)), _sweep_value(result, panel, epsilon, int(k), f"{stat}_floor")
                 best = min(finite, key=lambda b: finite[b])
                 ratio = None if chosen is None or not floor else chosen / floor
+                default = int(_sweep_value(result, panel, epsilon, None, "bins_default", method="rule") or 0)
                 out.append(
                     [
                         panel,
@@ -234,7 +240,8 @@ def table_bins(result: Result) -> str:
                         fmt(ratio, 2),
                         str(best),
                         fmt(finite[best], 3),
-                        fmt(measured.get(16), 3),
+                        str(default),
+                        fmt(measured.get(default), 3),
                     ]
                 )
     return format_table(header, out)
@@ -261,7 +268,7 @@ def plot_bins(result: Result, out: Path) -> Path:
                 k = _sweep_value(result, panel, epsilon, None, f"bins_{task}_{spread}", method="rule")
                 y = None if k is None else _sweep_value(result, panel, epsilon, int(k), stat)
                 if y is not None:
-                    handles["the rule's k"] = ax.plot([k], [y], "*", ms=14, color=colour, markeredgecolor="black")[0]
+                    ax.plot([k], [y], "*", ms=14, color=colour, markeredgecolor="black")
             ks = _ks(result, panel, result.settings["epsilons"][0])
             floor = [_sweep_value(result, panel, result.settings["epsilons"][0], b, f"{stat}_floor") for b in ks]
             handles["floor (no noise)"] = ax.plot(
@@ -271,5 +278,8 @@ def plot_bins(result: Result, out: Path) -> Path:
             ax.set_xlabel("number of bins k")
             ax.set_ylabel(f"{label} ({unit})", fontsize=9)
             ax.set_title(f"U = {panel}: {label}", fontsize=10)
+    handles["the rule's k (star, in the ε's colour)"] = plt.Line2D(
+        [], [], marker="*", ms=14, ls="", color="white", markeredgecolor="black"
+    )
     title = "Adult, S = sex, rr-released on k public-quantile bins, 16,281 users: error against k"
     return plots.finish(plt, fig, handles, title, out / f"{result.name}-bins.png", legend_cols=5)
