@@ -52,10 +52,11 @@ NOTE = "age (hours-per-week) itself is protected only as far as it reveals sex (
 SW_OUTPUTS = 1024
 
 
-def _setup(column: str, bins: int | None = None) -> dict[str, Any]:
+def _setup(column: str, spec: NumericSpec | None = None) -> dict[str, Any]:
+    """The column's data over ``spec``'s bins (default: the default public-quantile bins)."""
     public, users = adult_tables()
     ages = public.column(column).astype(float)
-    spec = NumericSpec(quantile_edges(ages, bins))
+    spec = NumericSpec(quantile_edges(ages)) if spec is None else spec
     alphabet = Alphabet.from_table(public, "sex", [column], numeric={column: spec})
     counts = PublicCounts.from_table(public, alphabet, name="adult.data")
     grid = np.arange(int(spec.lo), int(spec.hi) + 1, dtype=float)
@@ -152,15 +153,16 @@ def _run_column(
     records: list[dict[str, Any]],
     rows: list[dict[str, Any]],
     notes: list[str],
-    choices: dict[tuple[str, float, str, str], int],
+    choices: dict[tuple[str, float, str, str], NumericSpec],
 ) -> None:
     setup = _setup(column)
     spec, grid = setup["spec"], setup["grid"]
     notes.append(f"{column} binned into {spec.bins} public-quantile bins: edges {[f'{e:g}' for e in spec.edges]}")
     floor = _binned(setup, setup["p_users"].sum(axis=0))
     for epsilon in epsilons:
-        k = choices[(column, epsilon, "distribution", "public")]
-        task_setup = _setup(column, k)
+        task_spec = choices[(column, epsilon, "distribution", "public")]
+        k = task_spec.bins
+        task_setup = _setup(column, task_spec)
         notes.append(f"{column}, ε = {epsilon:g}: the task design's bins, by the rule: {k}")
         docs = _designs(setup, task_setup, epsilon, cfg)
         setups = {name: task_setup if name == "task" else setup for name in docs}
@@ -220,7 +222,7 @@ def _summarise(
         if name == "task":
             clear = float(doc["parameters"].get("delta_u", 0.0)) >= DELTA_CAP  # rr-released with no noise at all
             rows.append(row(NAME, {**key, "method": name}, "in_the_clear", float(clear), 1))
-            if clear:  # why the audited ε is below the claim (issue 38: tight, or the note says why not)
+            if clear and doc["audit"]["epsilon"] < 0.99 * epsilon:  # why the audit is below the claim (issue 38)
                 notes.append(
                     f"{column}, ε = {epsilon:g}: the task design releases the {len(doc['released'][0]['values'])} "
                     f"bins in the clear: they reveal at most {doc['audit']['epsilon']:.3g} nats about sex (its "

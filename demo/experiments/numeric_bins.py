@@ -126,12 +126,12 @@ class AdultColumn:
 
 def bins_sweep(
     column: str, epsilons: tuple[float, ...], reps: int, rng: np.random.Generator
-) -> tuple[list[dict[str, Any]], dict[tuple[str, float, str, str], int]]:
-    """The sweep's tidy rows and the rule's k by (column, ε, task, spread)."""
+) -> tuple[list[dict[str, Any]], dict[tuple[str, float, str, str], NumericSpec]]:
+    """The sweep's tidy rows and the rule's bins by (column, ε, task, spread)."""
     col = AdultColumn(column)
     n_users = int(col.user_values.size)
     rows: list[dict[str, Any]] = []
-    choices: dict[tuple[str, float, str, str], int] = {}
+    choices: dict[tuple[str, float, str, str], NumericSpec] = {}
     for epsilon in epsilons:
         request = validate_request(
             DesignRequest(method="polyopt", epsilon=epsilon, n=col.public.n_rows, task="distribution"),
@@ -155,7 +155,7 @@ def bins_sweep(
                         rows.append(row(NAME, key, f"estimation_{task}", est, 1))
                 choice = pick(column, task, n_users, "rr-released", designs, scored, spread)
                 if choice is not None:
-                    choices[(column, epsilon, task, spread)] = choice.spec.bins
+                    choices[(column, epsilon, task, spread)] = choice.spec
                     key = {"panel": column, "epsilon": epsilon, "n": n_users, "method": "rule"}
                     rows.append(row(NAME, key, f"bins_{task}_{spread}", choice.spec.bins, 1))
     return rows, choices
