@@ -116,8 +116,7 @@ def _binned(setup: dict[str, Any], p_bins: np.ndarray) -> dict[str, float]:
 def run_numeric(cfg: Config) -> Result:
     epsilons = cfg.epsilons or ((1.0,) if cfg.quick else (0.5, 1.0, 2.0))
     reps = cfg.draws or (3 if cfg.quick else 30)
-    rng = np.random.default_rng(cfg.seed)
-    sweep_rng = np.random.default_rng([cfg.seed, 38])  # its own stream: the main table's draws are unchanged
+    sweep_rng = np.random.default_rng([cfg.seed, 38])  # the sweep's own stream
     columns = COLUMNS[:1] if cfg.quick else COLUMNS
     records: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -125,7 +124,7 @@ def run_numeric(cfg: Config) -> Result:
     for column in columns:
         sweep_rows, choices = bins_sweep(column, epsilons, reps, sweep_rng)
         rows.extend(sweep_rows)
-        _run_column(column, cfg, epsilons, reps, rng, records, rows, notes, choices)
+        _run_column(column, cfg, epsilons, reps, records, rows, notes, choices)
     return Result(
         NAME,
         rows,
@@ -149,7 +148,6 @@ def _run_column(
     cfg: Config,
     epsilons: tuple[float, ...],
     reps: int,
-    rng: np.random.Generator,
     records: list[dict[str, Any]],
     rows: list[dict[str, Any]],
     notes: list[str],
@@ -166,6 +164,12 @@ def _run_column(
         notes.append(f"{column}, ε = {epsilon:g}: the task design's bins, by the rule: {k}")
         docs = _designs(setup, task_setup, epsilon, cfg)
         setups = {name: task_setup if name == "task" else setup for name in docs}
+        # one random stream per (column, ε, method): a design's draws do not depend on another's (PolyOpt's
+        # time-budgeted design may differ run to run and would otherwise shift every later draw)
+        streams = {
+            name: np.random.default_rng([cfg.seed, COLUMNS.index(column), round(epsilon * 1000), i])
+            for i, name in enumerate(METHODS)
+        }
         # the square-wave designer's matrix, with the paper's 1,024 output buckets over the integer values
         sw = square_wave_matrix((grid - spec.lo) / (spec.hi - spec.lo), epsilon, SW_OUTPUTS)[0]
         sw_joint = np.tile(sw, (1, 2))
@@ -175,14 +179,15 @@ def _run_column(
         for r in range(reps):
             for name, doc in docs.items():
                 q = np.asarray(doc["matrix"]) if isinstance(doc["matrix"], list) else _dense(doc)
-                theta = em(q, report_counts(q, setups[name]["x_counts"], rng), tol=1e-10)
+                theta = em(q, report_counts(q, setups[name]["x_counts"], streams[name]), tol=1e-10)
                 a1, a2 = setups[name]["alphabet"].shape
                 m = _binned(setups[name], theta.reshape(a1, a2).sum(axis=0))
                 records.append({"panel": column, "method": name, "epsilon": epsilon, "draw": r, **m})
-            theta = ems(sw, report_counts(sw, np.round(setup["truth"] * setup["user_age"].size).astype(int), rng))
+            counts = np.round(setup["truth"] * setup["user_age"].size).astype(int)
+            theta = ems(sw, report_counts(sw, counts, streams["sw-ems"]))
             m = metrics(grid, theta, setup["truth"])
             records.append({"panel": column, "method": "sw-ems", "epsilon": epsilon, "draw": r, **m})
-            est = spec.lo + (piecewise_mean(values, epsilon, rng) + 1) / 2 * (spec.hi - spec.lo)
+            est = spec.lo + (piecewise_mean(values, epsilon, streams["piecewise"]) + 1) / 2 * (spec.hi - spec.lo)
             error = abs(est - true_mean)
             records.append({"panel": column, "method": "piecewise", "epsilon": epsilon, "draw": r, "mean_error": error})
         records.append({"panel": column, "method": "floor", "epsilon": epsilon, "draw": 0, **floor})
