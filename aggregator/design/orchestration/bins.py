@@ -234,11 +234,13 @@ def candidate_designs(
     closed: str = "left",
     candidates: Sequence[int] = CANDIDATE_BINS,
 ) -> list[CandidateDesign]:
-    """The ``predictor``'s design at each candidate number of bins (equal edges, from few distinct values, once)."""
-    specs: dict[tuple[float, ...], NumericSpec] = {}
+    """The ``predictor``'s design at each candidate number of bins. Quantiles that coincide (a spike, few
+    distinct values) leave fewer bins than asked: each resulting number of bins is one candidate, the first
+    candidate that gives it."""
+    specs: dict[int, NumericSpec] = {}
     for k in candidates:
         spec = NumericSpec(quantile_edges(np.asarray(values, dtype=float), k, lo, hi), closed)
-        specs.setdefault(spec.edges, spec)
+        specs.setdefault(spec.bins, spec)
     out = []
     for spec in specs.values():
         p_hat, n, latent = public_for(spec)

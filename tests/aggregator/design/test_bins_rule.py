@@ -124,3 +124,17 @@ def test_the_rules_k_is_within_1_5_times_its_floor_on_adult_age(age: AdultColumn
     if spread == "public":
         assert choice.spec.bins == 12  # the sweep of docs/experiments/numeric.md: 12 bins reach their floor
         assert ratio(24)[1] > 1.5
+
+
+def test_each_number_of_bins_is_one_candidate() -> None:
+    """Hours-per-week's spike at 40 makes several asked-for k give the same number of bins (5 from 5 and 6,
+    10 from 14 and 16): each number is one candidate, so the choice and its record name one design."""
+    column = AdultColumn("hours-per-week")
+    request = validate_request(DesignRequest(method="grr", epsilon=1.0, n=column.public.n_rows, task="distribution"))
+    designs = candidate_designs("hours-per-week", column.values, request, column.public_for, "grr")
+    bins = [d.spec.bins for d in designs]
+    assert len(bins) == len(set(bins)) and 5 in bins and 10 in bins
+    choice = choose_bins("hours-per-week", column.values, request, column.public_for)
+    assert choice is not None and choice.predicted_by == "grr"
+    assert choice.chosen.bins == choice.spec.bins == choice.record()["bins"]
+    assert [c["bins"] for c in choice.record()["candidates"]] == bins
