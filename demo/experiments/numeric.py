@@ -227,7 +227,8 @@ def _summarise(
         if name == "task":
             clear = float(doc["parameters"].get("delta_u", 0.0)) >= DELTA_CAP  # rr-released with no noise at all
             rows.append(row(NAME, {**key, "method": name}, "in_the_clear", float(clear), 1))
-            if clear and doc["audit"]["epsilon"] < 0.99 * epsilon:  # why the audit is below the claim (issue 38)
+            # a design is tight, or a note says why not: here, why the audit is below the claim
+            if clear and doc["audit"]["epsilon"] < 0.99 * epsilon:
                 notes.append(
                     f"{column}, ε = {epsilon:g}: the task design releases the {len(doc['released'][0]['values'])} "
                     f"bins in the clear: they reveal at most {doc['audit']['epsilon']:.3g} nats about sex (its "
