@@ -51,8 +51,9 @@ CLOSED_SIDES = ("left", "right")
 MAX_BINS = 1024
 #: A column is detected as numeric when every non-empty cell is a decimal number and it has more distinct values.
 DETECT_MIN_DISTINCT = 32
-#: The default number of bins is at most this many (docs/experiments/numeric.md: 16 bins reach the
-#: binning floor on Adult age for the distribution task; more bins cost PolyOpt's joint designs utility).
+#: The default number of bins is at most this many (more bins cost PolyOpt's joint designs utility). A task on
+#: U (distribution, mean) chooses its own k instead: rldp.aggregator.design.orchestration.bins, measured in
+#: docs/experiments/numeric.md (there 16 bins of Adult age were 1.4-1.7x their floor at ε = 1, 12 bins 1.0x).
 DEFAULT_MAX_BINS = 16
 
 _DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")

@@ -50,6 +50,7 @@ from ..design.orchestration.choose import (
 )
 from ..design.orchestration.sources import few_public_rows
 from .common import EXIT_INTERRUPTED, CommandError, emit, fmt
+from .design_bins import rule_bins
 from .design_flags import add_design_flags
 from .design_progress import DesignProgress
 from .distp import design_lines, read_cost
@@ -106,6 +107,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Alphabet, PublicCounts, Val
         request = validate_request(request, released_size=alphabet.n_released)
     except DesignParameterError as exc:
         raise CommandError(_as_flags(str(exc))) from None
+    alphabet, public, request, _ = rule_bins(args, table, alphabet, public, request)  # --task without --bins
     few = few_public_rows(public.n, alphabet.size, request)
     if few:
         print(f"rldp design: warning: {args.public}: {few}", file=sys.stderr)
@@ -176,6 +178,8 @@ def _design(
         "outputs": int(mechanism_matrix(doc).shape[0]),
         "seconds": seconds,
     }
+    if "binning" in doc:  # --task without --bins: U's bins by the rule (design.orchestration.bins)
+        record["binning"] = doc["binning"]
     params = doc.get("parameters", {})
     solver_lines = []
     if "solver" in params:

@@ -23,6 +23,7 @@ from rldp.shared.numeric import DETECT_MIN_DISTINCT, MAX_BINS, NumericSpec, look
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table, blank_counts, header_looks_like_data, read_csv
 
+from ..design.orchestration.bins import binning_line
 from ..frames import MAX_DESIGN_SYMBOLS, check_design_size
 from .common import CommandError
 
@@ -69,7 +70,9 @@ def add_numeric_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--bins",
         type=positive_int("bins"),
-        help=f"bins per numeric column (default: ceil(n^(1/3)), at most 16 and the distinct values; <= {MAX_BINS})",
+        help="bins per numeric column (default: with --task distribution or mean, the number with the least "
+        "predicted error at --planned-reports; else ceil(n^(1/3)), at most 16 and the distinct values; "
+        f"<= {MAX_BINS})",
     )
     p.add_argument(
         "--range",
@@ -245,6 +248,8 @@ def numeric_lines(doc: dict, alphabet: Alphabet) -> list[str]:
                 f"  numeric  {attr.name}: {spec.bins} bins on [{spec.lo:g}, {spec.hi:g}] (closed {spec.closed}; "
                 "values outside are clamped)"
             )
+            if (binning := doc.get("binning")) and binning.get("column") == attr.name:
+                lines.append(f"  bins     {attr.name}: {binning_line(binning)}")
             if attr in alphabet.released:
                 lines.append(f"  note     {attr.name} itself is protected only as far as it reveals {sens}")
                 if math.isfinite(on_input):  # the matrix proves more: the number itself is that LDP

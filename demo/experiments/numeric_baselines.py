@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-__all__ = ["em", "ems", "metrics", "piecewise_mean", "report_counts"]
+__all__ = ["em", "ems", "metrics", "piecewise_mean", "report_counts", "report_counts_batch"]
 
 
 def report_counts(q: np.ndarray, input_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -26,6 +26,14 @@ def report_counts(q: np.ndarray, input_counts: np.ndarray, rng: np.random.Genera
     out = np.zeros(q.shape[0], dtype=np.int64)
     for i in np.flatnonzero(input_counts):  # one multinomial per input value (not per user)
         out += rng.multinomial(int(input_counts[i]), q[:, i] / q[:, i].sum())
+    return out
+
+
+def report_counts_batch(q: np.ndarray, input_counts: np.ndarray, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """(reps, outputs) counts of reports: :func:`report_counts` ``reps`` times at once."""
+    cols = q / q.sum(axis=0, keepdims=True)
+    draws = rng.multinomial(np.broadcast_to(input_counts.astype(np.int64), (reps, q.shape[1])), cols.T)
+    out: np.ndarray = draws.sum(axis=1)
     return out
 
 
