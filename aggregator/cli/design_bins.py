@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,16 +13,17 @@ from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
 from rldp.shared.tables import Table
 
-from ..design import DesignRequest
+from ..design import ValidatedRequest
 from ..design.orchestration.bins import RULE_TASKS, BinChoice, choose_bins
+from ..design.orchestration.request import bind_alphabet
 from .public_table import check_alphabet
 
 __all__ = ["rule_bins"]
 
 
 def rule_bins(
-    args: argparse.Namespace, table: Table, alphabet: Alphabet, public: PublicCounts, request: DesignRequest
-) -> tuple[Alphabet, PublicCounts, DesignRequest, BinChoice | None]:
+    args: argparse.Namespace, table: Table, alphabet: Alphabet, public: PublicCounts, request: ValidatedRequest
+) -> tuple[Alphabet, PublicCounts, ValidatedRequest, BinChoice | None]:
     """The alphabet, public counts and request with U's bins chosen by the rule, when it applies: a task
     on U, one released numeric column, no ``--bins`` and no ``--edges`` for it; else all unchanged. The
     choice is the request's ``extra["binning"]`` (so the document's ``binning`` field)."""
@@ -53,4 +53,5 @@ def rule_bins(
     check_alphabet(alphabet, args.public)
     public = PublicCounts.from_table(table, alphabet, name=public.name)
     extra: dict[str, Any] = {**(request.extra or {}), "binning": choice.record()}
-    return alphabet, public, replace(request, extra=extra), choice
+    # the same validated request over the chosen bins (bind_alphabet re-checks what reads |U|)
+    return alphabet, public, bind_alphabet(request.local(extra=extra), alphabet), choice

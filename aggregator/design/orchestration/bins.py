@@ -51,6 +51,7 @@ from ..primitives.options import DesignRequest
 from .build import run_designer
 from .choose import AUTO
 from .registry import SOLVER_METHODS, TASK_METHODS, methods_for
+from .request import validate_request
 
 __all__ = [
     "CANDIDATE_BINS",
@@ -248,7 +249,10 @@ def candidate_designs(
             uset = UncertaintySet.from_confidence(p_hat, n, float(request.beta or 0), request.order)
         else:
             uset = UncertaintySet(p_hat, float(request.radius), request.order)
-        options = replace(request, method=predictor, latent=latent, released_numeric=((column, spec),), progress=None)
+        # another method than the one asked: a request of its own, validated (cheap: no data is read)
+        options = validate_request(
+            replace(request, method=predictor, latent=latent, released_numeric=((column, spec),), progress=None)
+        )
         try:
             q: np.ndarray | None = run_designer(predictor, uset, options)[0]
         except DesignError:  # no design at this k: not a candidate
