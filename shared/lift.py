@@ -65,7 +65,7 @@ def lift_table(matrix: Any, joint: Any) -> tuple[np.ndarray, np.ndarray, np.ndar
 def _power_mean(values: np.ndarray, weights: np.ndarray, alpha: float) -> np.ndarray:
     """(Σ_s w_s v(s, y)^α)^{1/α} per column [ZDS23, eq 33, Def 6], scaled by the column maximum so that
     α = 100 on lifts of e^{±12} neither overflows nor underflows; inf where a column holds inf (a zero lift)."""
-    top = values.max(axis=0)
+    top: np.ndarray = values.max(axis=0)
     if math.isinf(alpha):
         return top
     with np.errstate(invalid="ignore", divide="ignore"):
