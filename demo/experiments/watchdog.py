@@ -20,8 +20,9 @@ its lift measures (:func:`rldp.shared.lift.output_lift_measures`) and mutual inf
   whole mechanism (all merged always does).
 * :func:`paper_subset_rr` — [ZDS23, Alg 2] as printed (lift-fig8 to 10, ``subset-rr-paper``): the product's
   Alg 1 partition (``subset_merging(claim, enforce=False)``), each part randomised by the product's
-  optimal ALIP rows on that part (``optimal_lip_rows``, [ZDS23, eqs 25–30]) at the exact budget, and a
-  part whose polytope is empty kept merged. Not guaranteed: a merged part can leak. The product's
+  optimal ALIP rows on that part (``optimal_lip_rows``, [ZDS23, eqs 25–30]) at the budget less the
+  product's ``DESIGN_MARGIN`` (10⁻⁷ relative, as the product's subset RR: rows exactly on the boundary
+  overshot it by 1e-8 nats of round-off on a 15 × 200 draw), and a part whose polytope is empty kept merged. Not guaranteed: a merged part can leak. The product's
   subset RR (``subset-rr``) never publishes that (it unites and enlarges parts, then audits), so the
   paper's version exists only here, to show the leak.
 """
@@ -37,6 +38,7 @@ from rldp.aggregator.design.solvers.funnel.claim import Claim
 from rldp.aggregator.design.solvers.funnel.lip import optimal_lip_rows
 from rldp.aggregator.design.solvers.funnel.watchdog import partition_matrix, subset_merging
 from rldp.shared.lift import lift_table, output_lift_measures
+from rldp.shared.tolerances import DESIGN_MARGIN
 
 __all__ = [
     "EXPERIMENT_NOTIONS",
@@ -182,13 +184,14 @@ def paper_subset_rr(claim: Claim) -> np.ndarray:
     size = joint.shape[1]
     p_x, p_s = joint.sum(axis=0), joint.sum(axis=1)
     merged, _ = subset_merging(claim, enforce=False)
+    eps_l, eps_u = claim.epsilon_lower * (1 - DESIGN_MARGIN), claim.epsilon_upper * (1 - DESIGN_MARGIN)
     blocks: list[np.ndarray] = []
     for row in merged:
         part = [int(x) for x in np.flatnonzero(row)]
         found = None
         if len(part) > 1:
             cond = joint[:, part] / p_x[part]
-            found = optimal_lip_rows(cond, p_s, p_x[part], claim.epsilon_lower, claim.epsilon_upper)
+            found = optimal_lip_rows(cond, p_s, p_x[part], eps_l, eps_u)
         if found is None:  # a single symbol, or a part no response on it can make private: merged
             blocks.append(row[None, :])
             continue

@@ -7,7 +7,8 @@ audited log max/min lift, whether the audit passes and the number of outputs of 
 figures (the product's and the experiment-only ones) under ε-LDP w.r.t. S, ALIP, ℓ1, χ² and α-lift
 budgets at several ε and λ, on Adult (S = relationship, X = occupation) and a random 5 × 17 P_SX; and
 I(X;Y), the audited LIP ε and α of GRR/OUE/CR/optimal LIP on three Adult pairs (``funnel-fig5``) and
-NMI, α of GRR/CR on Dirichlet draws (``funnel-fig6``/``7``). Each is recomputed with the current code.
+NMI, α of GRR/CR on Dirichlet draws (``funnel-fig6``/``7``). Each is recomputed with the current code,
+to 1e-9 relative (rounding), the paper's subset RR to 1e-6 (it now keeps the product's design margin).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from rldp.demo.experiments.product import lip_epsilon, released_information
 
 OLD = json.loads((Path(__file__).parent / "data" / "lift_funnel_old_code.json").read_text(encoding="utf-8"))["values"]
 REL = 1e-9  # the old and the product's formulas differ in rounding only (worst seen: 8e-14)
+# The paper's subset RR now designs at the budget less DESIGN_MARGIN (10⁻⁷ relative), as the product does.
+MARGIN = {"subset-rr-paper": 1e-6}
 
 
 def _joints() -> dict[str, np.ndarray]:
@@ -38,11 +41,11 @@ def _joints() -> dict[str, np.ndarray]:
     return out
 
 
-def _same(new: object, old: object, where: str) -> None:
+def _same(new: object, old: object, where: str, tol: float = REL) -> None:
     if isinstance(old, float) and math.isnan(old):
         assert isinstance(new, float) and math.isnan(new), where
     else:
-        assert new == pytest.approx(old, rel=REL, abs=1e-12), where
+        assert new == pytest.approx(old, rel=tol, abs=tol if tol > REL else 1e-12), where
 
 
 def _lift_case(joints: dict[str, np.ndarray], key: str) -> dict[str, float]:
@@ -77,6 +80,6 @@ def test_the_figures_equal_what_the_experiments_old_code_computed() -> None:
                 for i, v in enumerate(value):
                     _same(new[stat][i], v, f"{key} {stat}[{i}]")
             else:
-                _same(new[stat], value, f"{key} {stat}")
+                _same(new[stat], value, f"{key} {stat}", MARGIN.get(key.split("|")[2], REL))
             checked += 1
     assert checked > 900
