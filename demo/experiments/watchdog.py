@@ -22,9 +22,10 @@ its lift measures (:func:`rldp.shared.lift.output_lift_measures`) and mutual inf
   Alg 1 partition (``subset_merging(claim, enforce=False)``), each part randomised by the product's
   optimal ALIP rows on that part (``optimal_lip_rows``, [ZDS23, eqs 25–30]) at the budget less the
   product's ``DESIGN_MARGIN`` (10⁻⁷ relative, as the product's subset RR: rows exactly on the boundary
-  overshot it by 1e-8 nats of round-off on a 15 × 200 draw), and a part whose polytope is empty kept merged. Not guaranteed: a merged part can leak. The product's
-  subset RR (``subset-rr``) never publishes that (it unites and enlarges parts, then audits), so the
-  paper's version exists only here, to show the leak.
+  overshot it by 1e-8 nats of round-off on a 15 × 200 draw), and a part whose polytope is empty kept
+  merged. Not guaranteed: a merged part can leak. The product's subset RR (``subset-rr``) never
+  publishes that (it unites and enlarges parts, then audits), so the paper's version exists only here,
+  to show the leak.
 """
 
 from __future__ import annotations
