@@ -25,7 +25,7 @@ import numpy as np
 from .audit.base import joint_matrix
 from .errors import ValidationError
 
-__all__ = ["lift_table", "lift_measures", "LIFT_MEASURES"]
+__all__ = ["lift_table", "output_lift_measures", "lift_measures", "LIFT_MEASURES"]
 
 #: The per-output measures :func:`lift_measures` reports (the worst over y of each).
 LIFT_MEASURES = (
@@ -62,6 +62,40 @@ def lift_table(matrix: Any, joint: Any) -> tuple[np.ndarray, np.ndarray, np.ndar
     return lift, ps[keep], py[out]
 
 
+def _power_mean(values: np.ndarray, weights: np.ndarray, alpha: float) -> np.ndarray:
+    """(Σ_s w_s v(s, y)^α)^{1/α} per column [ZDS23, eq 33, Def 6], scaled by the column maximum so that
+    α = 100 on lifts of e^{±12} neither overflows nor underflows; inf where a column holds inf (a zero lift)."""
+    top: np.ndarray = values.max(axis=0)
+    if math.isinf(alpha):
+        return top
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = top * (weights @ (values / top[None, :]) ** alpha) ** (1.0 / alpha)
+    out: np.ndarray = np.where(np.isinf(top), np.inf, scaled)
+    return out
+
+
+def output_lift_measures(lift: np.ndarray, p_s: np.ndarray, alpha: float = 2.0) -> dict[str, np.ndarray]:
+    """Each lift measure per output y, from a lift table ``lift`` (|S'|, |Y'|) and P_S' (:func:`lift_table`).
+
+    Keys: ``max_lift`` Λ(y), ``min_lift`` Ψ(y), ``l1_lift``, ``chi2_lift``, ``alpha_lift`` (order
+    ``alpha`` > 1, inf allowed: Λ) and their lift-inverse versions ``l1_lift_inverse``,
+    ``chi2_lift_inverse``, ``alpha_lift_inverse`` (inf where a lift is 0)."""
+    lift = np.asarray(lift, dtype=float)
+    w = np.asarray(p_s, dtype=float)[:, None]
+    with np.errstate(divide="ignore"):
+        inverse = 1.0 / lift
+    return {
+        "max_lift": lift.max(axis=0),
+        "min_lift": lift.min(axis=0),
+        "l1_lift": (w * np.abs(lift - 1)).sum(axis=0),
+        "chi2_lift": (w * (lift - 1) ** 2).sum(axis=0),
+        "alpha_lift": _power_mean(lift, w[:, 0], float(alpha)),
+        "l1_lift_inverse": (w * np.abs(inverse - 1)).sum(axis=0),
+        "chi2_lift_inverse": (w * (inverse - 1) ** 2).sum(axis=0),
+        "alpha_lift_inverse": _power_mean(inverse, w[:, 0], float(alpha)),
+    }
+
+
 def lift_measures(matrix: Any, joint: Any, alpha: float = 2.0) -> dict[str, float]:
     """The worst over y of each lift measure, the log-lift leakages and the average leakages they bound.
 
@@ -74,17 +108,9 @@ def lift_measures(matrix: Any, joint: Any, alpha: float = 2.0) -> dict[str, floa
     if not a > 1:
         raise ValidationError(f"alpha must be a number > 1 (inf allowed), got {alpha!r}")
     lift, ps, py = lift_table(matrix, joint)
-    w = ps[:, None]
-    with np.errstate(divide="ignore"):
-        inverse = 1.0 / lift
-    l1, l1_inv = (w * np.abs(lift - 1)).sum(axis=0), (w * np.abs(inverse - 1)).sum(axis=0)
-    chi2, chi2_inv = (w * (lift - 1) ** 2).sum(axis=0), (w * (inverse - 1) ** 2).sum(axis=0)
-    if math.isinf(a):
-        alpha_lift, alpha_inv = lift.max(axis=0), inverse.max(axis=0)
-    else:
-        alpha_lift = (w * lift**a).sum(axis=0) ** (1 / a)
-        with np.errstate(over="ignore"):
-            alpha_inv = (w * inverse**a).sum(axis=0) ** (1 / a)
+    per = output_lift_measures(lift, ps, a)
+    l1, chi2, alpha_lift = per["l1_lift"], per["chi2_lift"], per["alpha_lift"]
+    l1_inv, chi2_inv, alpha_inv = per["l1_lift_inverse"], per["chi2_lift_inverse"], per["alpha_lift_inverse"]
     max_lift, min_lift = float(lift.max()), float(lift.min())
     sibson = a / (a - 1) * math.log(float(py @ alpha_lift)) if math.isfinite(a) else math.log(float(py @ alpha_lift))
     return {

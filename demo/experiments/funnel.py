@@ -6,7 +6,7 @@
   (|X| − 1)-dimensional enumeration instead of the paper's |X|(|X| − 1)-dimensional one; ``optimal_lip``).
 * ``funnel-fig5`` — [LTS20, Fig 5, Sec VIII-C]: Adult, S ∈ {marital-status, occupation}, X ∈ {education,
   relationship, sex} ('?' kept as a value), I(X;Y) of optimal LIP, GRR, OUE and CR calibrated to ε-LIP
-  (the product's designers; the audited LIP level is the experiment's own check, :mod:`.lift_mechanisms`).
+  (the product's designers; the audited LIP level is the product's exact audit, ``lip_leakage``).
 * ``funnel-fig6`` — [LTS20, Fig 6, Sec VIII-D]: GRR vs CR on 100 P_SX ~ Dirichlet(½) per (|X|, |S|),
   NMI mean ± sd.
 * ``funnel-fig7`` — [LTS20, Fig 7, Sec VIII-E]: on the same draws at ε = 1, the difference in I(X;Y)
@@ -32,12 +32,13 @@ from rldp.aggregator.design import DesignError, SolverError
 from rldp.aggregator.design.solvers.funnel.families import OUE_MAX_SYMBOLS
 from rldp.aggregator.design.solvers.funnel.ldp import latent_polyopt
 from rldp.aggregator.design.solvers.funnel.lip import optimal_lip
+from rldp.shared.information import entropy
 from rldp.shared.uncertainty import UncertaintySet
 
 from ..datasets import adult_distribution
 from .config import JEFFREYS, ORDER, Config, Result
-from .lift_mechanisms import lip_level, mutual_information
 from .product import calibrated as calibrate
+from .product import lip_epsilon, released_information
 from .stats import row
 
 __all__ = ["FIG5_PAIRS", "FIG6_SHAPES", "run_fig3", "run_fig5", "run_fig6", "run_fig7", "run_fig8"]
@@ -53,11 +54,6 @@ FIG7_EPS = 1.0
 # Exact Opt-LIP on S = occupation (15) × X = education (16) takes 27 s at ε = 2 and over a minute
 # below (cddlib: > 7,000 vertices); the paper also gave up on S = occupation. Skipped above this size.
 OPT_LIP_MAX_CELLS = 150
-
-
-def _entropy(px: np.ndarray) -> float:
-    px = px[px > 0]
-    return float(-(px * np.log(px)).sum())
 
 
 def _timed(fn: Any, *args: Any) -> tuple[Any, float]:
@@ -97,9 +93,9 @@ def run_fig3(cfg: Config) -> Result:
             info, secs, audit = [], [], []
             for joint in joints:
                 q, seconds = _timed(fn, joint, eps)
-                info.append(mutual_information(q, joint))
+                info.append(released_information(q, joint))
                 secs.append(seconds)
-                audit.append(lip_level(q, joint))
+                audit.append(lip_epsilon(q, joint))
             key = {"panel": "synthetic", "method": method, "epsilon": eps, "n_sensitive": 2, "n_released": 5}
             for stat, values in (("information", info), ("seconds", secs), ("lip_audited", audit)):
                 arr = np.asarray(values)
@@ -142,7 +138,7 @@ def run_fig5(cfg: Config) -> Result:
     for s, x in pairs:
         _, joint, _ = adult_distribution(s, x)
         panel = f"{s}/{x}"
-        h = _entropy(joint.sum(axis=0))
+        h = entropy(joint.sum(axis=0))
         titles[panel] = f"S = {s} ({joint.shape[0]}), X = {x} ({joint.shape[1]}), H(X) = {h:.2f} nats"
         base = {"panel": panel, "n_sensitive": joint.shape[0], "n_released": joint.shape[1]}
         if joint.size > OPT_LIP_MAX_CELLS:
@@ -150,7 +146,11 @@ def run_fig5(cfg: Config) -> Result:
                          "enumeration takes minutes per ε; the paper's Opt-LIP also failed for S = occupation)")  # fmt: skip
         rows.append(
             row(
-                name, dict(base, method="identity"), "information", mutual_information(np.eye(joint.shape[1]), joint), 1
+                name,
+                dict(base, method="identity"),
+                "information",
+                released_information(np.eye(joint.shape[1]), joint),
+                1,
             )
         )
         for eps in grid:
@@ -159,8 +159,8 @@ def run_fig5(cfg: Config) -> Result:
                 if q is None:
                     notes.append(f"{panel}: opt-lip at ε = {eps:g} failed (vertex enumeration)")
                     continue
-                rows.append(row(name, key, "information", mutual_information(q, joint), 1))
-                rows.append(row(name, key, "lip_audited", lip_level(q, joint), 1))
+                rows.append(row(name, key, "information", released_information(q, joint), 1))
+                rows.append(row(name, key, "lip_audited", lip_epsilon(q, joint), 1))
                 if not math.isnan(alpha):
                     rows.append(row(name, key, "alpha", alpha, 1))
     settings = {"epsilons": list(grid), "pairs": [list(p) for p in pairs], "missing": "'?' kept as a value"}
@@ -177,11 +177,11 @@ def _dirichlet_joints(cfg: Config, a: int, c: int, draws: int) -> list[np.ndarra
 
 def _grr_cr(joint: np.ndarray, eps: float) -> dict[str, tuple[float, float]]:
     """method -> (NMI, α) for GRR and CR calibrated to ε-LIP."""
-    h = _entropy(joint.sum(axis=0))
+    h = entropy(joint.sum(axis=0))
     out = {}
     for family in ("grr", "cr"):
         alpha, q = calibrate(family, joint, eps)
-        out[family] = (mutual_information(q, joint) / h, alpha)
+        out[family] = (released_information(q, joint) / h, alpha)
     return out
 
 
@@ -255,7 +255,7 @@ def run_fig8(cfg: Config) -> Result:
             for family in ("grr", "cr"):
                 alpha, q = calibrate(family, joint, eps)
                 key = dict(base, method=family, epsilon=eps)
-                rows.append(row(name, key, "information", mutual_information(q, joint), 1))
+                rows.append(row(name, key, "information", released_information(q, joint), 1))
                 if math.isinf(alpha):  # the identity meets ε: no finite α to draw
                     identity.setdefault(f"{panel} {family}", eps)
                 else:

@@ -9,8 +9,10 @@ designs per P and ε:
   its audited SRLIP ε is reported too).
 * ``thm4-paper`` — [LTS20, Thm 4] as printed: per attribute j the I(X^j;Y^j)-optimal Q^j that is
   (ε/m)-LIP w.r.t. every prior P_{S,X^j|x^J}, J ⊆ the other attributes [LTS20, eqs 23–26] (a row cone:
-  v·p_{X^j|s,x^J} ≤ e^{ε/m} v·p_{X^j|x^J} and e^{−ε/m} v·p_{X^j|x^J} ≤ v·p_{X^j|s,x^J}; vertices +
-  one LP as PolyOpt), and the product Π_j Q^j. [LTS20, Thm 4] claims ε-SRLIP; it is false, so
+  v·p_{X^j|s,x^J} ≤ e^{ε/m} v·p_{X^j|x^J} and e^{−ε/m} v·p_{X^j|x^J} ≤ v·p_{X^j|s,x^J}; its vertices and
+  one LP by the product's PolyOpt steps ``enumerate_vertices`` and ``optimal_weights``), and the product
+  Π_j Q^j. This cone (one LIP constraint per side-channel prior) is the experiment's own: the product
+  designs no mechanism by Thm 4, since the theorem is false. [LTS20, Thm 4] claims ε-SRLIP; it is false, so
   the experiment reports the product's *exact* SRLIP ε (``shared.audit.srlip_leakage``), which can
   exceed ε.
 * ``thm4-calibrated`` — rldp's fix: the same construction at a per-factor budget t ≤ ε/m found by
@@ -31,15 +33,25 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import SolverError
+from rldp.aggregator.design import PolyOptError, SolverError, enumerate_vertices, optimal_weights
 from rldp.aggregator.design.solvers.funnel.lip import optimal_lip_rows
 from rldp.shared.audit import AUDIT_TOLERANCE, srlip_leakage
 
 from .config import JEFFREYS, Config, Result
-from .lift_mechanisms import RowCone, mutual_information, optimal_matrix
+from .product import released_information
 from .stats import row
 
-__all__ = ["FIG4_SIZES", "FIG4_EPS", "THM4_JOINT", "factor_cone", "thm4_product", "calibrated_product", "run_fig4"]
+__all__ = [
+    "FIG4_SIZES",
+    "FIG4_EPS",
+    "THM4_JOINT",
+    "RowCone",
+    "optimal_matrix",
+    "factor_cone",
+    "thm4_product",
+    "calibrated_product",
+    "run_fig4",
+]
 
 FIG4_SIZES = (3, 3, 4)  # a¹, a², a³ of [LTS20, Sec VIII-B]
 FIG4_EPS = (0.5, 1.0, 1.5, 2.0)
@@ -47,6 +59,39 @@ _BISECTIONS = 14  # t to 2^-14 ≈ 6e-5 of ε/m
 COUNTER_EPS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 # [LTS20, Thm 4]'s counterexample (also in the SRLIP audit's tests): P(s, x¹, x²) in thousandths, s major, x² fastest.
 THM4_JOINT = np.array([70, 20, 20, 342, 16, 15, 15, 502], dtype=float).reshape(2, 2, 2) / 1000
+
+
+class RowCone:
+    """The cone {v ≥ 0 : A v ≤ 0} of admissible output rows, duck-typed for the product's
+    :func:`rldp.aggregator.design.enumerate_vertices` (``inequalities``, ``violations``)."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self.rows = np.asarray(rows, dtype=float)
+
+    def inequalities(self) -> np.ndarray:
+        return self.rows
+
+    def violations(self, points: np.ndarray) -> np.ndarray:
+        scale = np.abs(self.rows).max(axis=1)
+        out: np.ndarray = np.max((points @ self.rows.T) / scale[None, :], axis=1)
+        return out
+
+
+def optimal_matrix(cone: RowCone, px: np.ndarray) -> np.ndarray:
+    """The I(X;Y)-optimal mechanism whose rows lie in ``cone`` (PolyOpt [LZG24, Thm 3] over that cone:
+    the product's vertex enumeration and LP), one output per vertex of positive weight. Raises
+    PolyOptError if the cone is only {0}."""
+    try:
+        verts = enumerate_vertices(cone)  # type: ignore[arg-type]
+    except PolyOptError:
+        verts = np.zeros((0, len(px)))
+    if not len(verts):
+        raise PolyOptError("no output row satisfies the constraints (empty polytope)")
+    theta, _ = optimal_weights(verts, px / px.sum())  # μ is homogeneous in P: a subset's P_X rescaled
+    keep = theta > 1e-12
+    q = theta[keep, None] * verts[keep]
+    out: np.ndarray = q / q.sum(axis=0, keepdims=True)  # columns sum to 1 (LP round-off)
+    return out
 
 
 def factor_cone(joint: np.ndarray, j: int, eps_j: float) -> RowCone:
@@ -164,7 +209,7 @@ def _panel(name: str, panel: str, joints: list[np.ndarray], grid: tuple[float, .
             flat = joint.reshape(joint.shape[0], -1)
             for method, (q, seconds, budget) in _designs(joint, eps).items():
                 leak = _srlip(q, joint)
-                measured = {"information": mutual_information(q, flat), "srlip_audited": leak, "seconds": seconds,
+                measured = {"information": released_information(q, flat), "srlip_audited": leak, "seconds": seconds,
                             "passes": float(leak <= eps + AUDIT_TOLERANCE), "factor_epsilon": budget}  # fmt: skip
                 for k, v in measured.items():
                     stats[method].setdefault(k, []).append(v)

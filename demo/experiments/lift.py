@@ -30,16 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import DesignError, PolyOptTooLarge, SolverError
+from rldp.aggregator.design import DesignError, SolverError
+from rldp.aggregator.design.solvers.funnel.claim import symbol_lifts
 from rldp.shared.errors import one_line
 from rldp.shared.uncertainty import UncertaintySet
 
 from ..datasets import adult_distribution
 from . import product
 from .config import BETA, N_ADULT, ORDER, Config, Result
-from .lift_mechanisms import RowCone, mutual_information, optimal_matrix, partition_matrix
 from .stats import row
-from .watchdog import Budget, epsilon_grid, subset_merging_groups, subset_rr, watchdog_groups
+from .watchdog import EXPERIMENT_NOTIONS, Budget, epsilon_grid, groups_matrix, paper_subset_rr, subset_merging_groups
 
 __all__ = ["SYNTHETIC_SHAPE", "ADULT_PAIR", "METHODS", "Sweep", "SWEEPS", "random_joint", "run_sweep", "run_fig1"]
 
@@ -54,21 +54,18 @@ def random_joint(rng: np.random.Generator, shape: tuple[int, int] = SYNTHETIC_SH
     return out
 
 
-def _own(fn: Callable[..., list[list[int]]], enforce: bool) -> Callable[[np.ndarray, Budget], np.ndarray]:
+def _merging(enforce: bool) -> Callable[[np.ndarray, Budget], np.ndarray]:
     def design(joint: np.ndarray, budget: Budget) -> np.ndarray:
-        return partition_matrix(fn(joint, budget, enforce=enforce), joint.shape[1])
+        return groups_matrix(subset_merging_groups(joint, budget, enforce=enforce), joint.shape[1])
 
     return design
 
 
-# The experiment's own rebuilds, for what the product has no designer for: the ℓ1/χ² budgets and
-# the paper's unenforced subset RR.
+# The experiment's own designs (:mod:`.watchdog`), for what the product has no designer for: subset
+# merging under the ℓ1/χ²/α-lift budgets (lift-fig11 to 13).
 _OWN: dict[str, Callable[[np.ndarray, Budget], np.ndarray]] = {
-    "watchdog-paper": _own(watchdog_groups, False),
-    "watchdog": _own(watchdog_groups, True),
-    "subset-merging-paper": _own(subset_merging_groups, False),
-    "subset-merging": _own(subset_merging_groups, True),
-    "subset-rr-paper": lambda j, b: subset_rr(j, b, enforce=False),
+    "subset-merging-paper": _merging(False),
+    "subset-merging": _merging(True),
 }
 
 # method -> legend label; "-robust" methods are designed over the 95 % confidence set of adult.data
@@ -78,7 +75,7 @@ METHODS: dict[str, str] = {
     "subset-merging-paper": "subset merging [ZDS23, Alg 1] (unenforced)",
     "subset-merging": "subset merging grown until the audit passes (rldp)",
     "aorr": "AORR / optimal [ZDS23, eq 12], [LTS20, Thms 2–3] (rldp)",
-    "subset-rr-paper": "subset RR [ZDS23, Alg 2] (unenforced, rebuilt in the experiment)",
+    "subset-rr-paper": "subset RR [ZDS23, Alg 2] (unenforced: the experiment's, from the product's parts)",
     "subset-rr": "subset RR, enforced (rldp)",
     "aorr-robust": "optimal, robust over the 95 % set (rldp: via LDP w.r.t. S over F)",
     "watchdog-robust": "watchdog enforced over the 95 % set (rldp)",
@@ -88,16 +85,17 @@ METHODS: dict[str, str] = {
 def _design(
     method: str, joint: np.ndarray, budget: Budget, uset: UncertaintySet | None, time_budget: float = 60.0
 ) -> np.ndarray:
-    if method == "aorr" and budget.notion == "ldp" and uset is None:
-        try:
-            return product.design(method, joint, budget, time_budget=time_budget)
-        except PolyOptTooLarge:  # beyond the product's exact limit; the row cone is exact too
-            return optimal_matrix(RowCone.ldp(joint, budget.eps_upper), joint.sum(axis=0))
     if method.endswith("-robust"):
         return product.design(method.removesuffix("-robust"), joint, budget, uset, time_budget)
-    if budget.notion not in product.PRODUCT_NOTIONS or method == "subset-rr-paper":
+    if method == "subset-rr-paper":
+        return paper_subset_rr(product.claim(joint, budget))
+    if budget.notion in EXPERIMENT_NOTIONS:
+        if method not in _OWN:
+            raise ValueError(
+                f"no design {method!r} under the {budget.notion} budget (the experiment has {', '.join(_OWN)})"
+            )
         return _OWN[method](joint, budget)
-    return product.design(method, joint, budget)
+    return product.design(method, joint, budget, time_budget=time_budget)
 
 
 PAPER_METHODS = ("watchdog-paper", "subset-merging-paper", "aorr", "subset-rr-paper")  # drawn solid
@@ -144,16 +142,12 @@ def _data(sweep: Sweep, cfg: Config) -> tuple[list[np.ndarray], str]:
     return joints, f"synthetic: |S| = {sweep.shape[0]}, |X| = {sweep.shape[1]}, {draws} random P_SX"
 
 
-def _measure(
-    q: np.ndarray, joint: np.ndarray, budget: Budget, h: float, uset: UncertaintySet | None
-) -> dict[str, float]:
-    """NMI, the product's exact audit of the lift at P̂, and whether the claim's audit passes."""
+def _measure(q: np.ndarray, joint: np.ndarray, budget: Budget, uset: UncertaintySet | None) -> dict[str, float]:
+    """The product's NMI and exact audit of the lift at P̂, and whether the claim's audit passes (the product's;
+    for the ℓ1/χ²/α-lift budgets, which have no product notion, the experiment's check on the product's measures)."""
     eps_l, eps_u = product.audited(q, joint)
-    if budget.notion in product.PRODUCT_NOTIONS:
-        ok = product.passes(q, joint, budget, uset)
-    else:
-        ok = budget.audit(q, joint)  # ℓ1/χ²: no product notion, the experiment's own check
-    return {"nmi": mutual_information(q, joint) / h, "log_max_lift": eps_u, "log_min_lift": -eps_l, "passes": float(ok)}
+    ok = budget.audit(q, joint) if budget.notion in EXPERIMENT_NOTIONS else product.passes(q, joint, budget, uset)
+    return {"nmi": product.released_nmi(q, joint), "log_max_lift": eps_u, "log_min_lift": -eps_l, "passes": float(ok)}
 
 
 def run_sweep(sweep: Sweep, cfg: Config) -> Result:
@@ -177,7 +171,6 @@ def run_sweep(sweep: Sweep, cfg: Config) -> Result:
                 if any(k.startswith(f"{method} under {panel}:") for k in failed):
                     continue
                 for joint in joints:
-                    h = mutual_information(np.eye(joint.shape[1]), joint)
                     start = time.perf_counter()
                     uset = robust_sets[id(joint)] if method.endswith("-robust") else None
                     try:
@@ -186,7 +179,7 @@ def run_sweep(sweep: Sweep, cfg: Config) -> Result:
                         failed.setdefault(f"{method} under {panel}: {one_line(exc)}", eps)
                         break
                     seconds = time.perf_counter() - start
-                    for k, v in {**_measure(q, joint, budget, h, uset), "seconds": seconds}.items():
+                    for k, v in {**_measure(q, joint, budget, uset), "seconds": seconds}.items():
                         stats.setdefault(k, []).append(v)
                 if not stats:
                     continue
@@ -252,10 +245,9 @@ def run_fig1(cfg: Config) -> Result:
     rng = np.random.default_rng([cfg.seed, *SYNTHETIC_SHAPE])
     psi, lam = [], []
     for _ in range(draws):
-        joint = random_joint(rng)
-        lift = joint / np.outer(joint.sum(axis=1), joint.sum(axis=0))
-        psi.append(np.log(lift.min(axis=0)))
-        lam.append(np.log(lift.max(axis=0)))
+        big, small = symbol_lifts(random_joint(rng))  # the product's (Λ(x), Ψ(x)) of Y = X
+        psi.append(np.log(small))
+        lam.append(np.log(big))
     values = {"log_min_lift": np.concatenate(psi), "log_max_lift": np.concatenate(lam)}
     rows: list[dict[str, Any]] = []
     shape = {"n_sensitive": SYNTHETIC_SHAPE[0], "n_released": SYNTHETIC_SHAPE[1]}

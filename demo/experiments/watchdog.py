@@ -1,19 +1,31 @@
-"""The watchdog family of [ZDS23] for the ``lift-*`` experiments: complete merging, subset merging, subset RR.
+"""Experiment-only pieces of the ``lift-*`` figures: the budgets the product has no notion for, the paper's
+unenforced subset RR, and the ε grid.
 
-* ``watchdog_groups`` — complete merging [ZDS23, eqs 6–8]: the high-risk symbols X_H (those whose own
-  lifts break the budget) are all published as one super symbol, the rest as themselves.
-* ``subset_merging_groups`` — [ZDS23, Alg 1] (the algorithm is an image in the text; rebuilt from Sec 4.1):
-  start a subset at the riskiest unassigned high-risk symbol, add the unassigned symbol that minimises
-  the subset's risk while the subset breaks the budget, and repeat *while unassigned high-risk symbols
-  remain* (erratum: the loop condition); a last subset that still breaks the budget absorbs the other
-  subsets (least risky union first). Risk ω = Λ + 1/Ψ (erratum of the printed Λ + Ψ), Λ/Ψ for LDP,
-  the sum of the lift-based and lift-inverse measures for ℓ1 / χ² / α-lift [ZDS23, Sec 6.2].
-* ``subset_rr`` — [ZDS23, Alg 2]: each subset of Alg 1 that meets the budget as a merged symbol is
-  randomised instead by the optimal ALIP response on that subset ([ZDS23, eqs 25–30]).
+Everything the product computes comes from the product (:mod:`.product`): its watchdog designers
+(``rldp.aggregator.design.solvers.funnel.watchdog``: complete merging, subset merging and subset RR
+under ε-LDP w.r.t. S and ALIP, with and without enforcement), its exact audits (``rldp.shared.audit``),
+its lift measures (:func:`rldp.shared.lift.output_lift_measures`) and mutual information
+(:mod:`rldp.shared.information`). What stays here, and why the product does not have it:
 
-The papers' versions (``enforce=False``) are not guaranteed: the merged symbol can itself break the
-budget. ``enforce=True`` (rldp's rule) keeps adding the low-risk symbol that least raises the merged
-symbol's risk until the exact audit of the whole mechanism passes (all merged is always private).
+* :class:`Budget` for **ℓ1-, χ²- and α-lift privacy** [ZDS23, Sec 6.2] (``EXPERIMENT_NOTIONS``): a bound on
+  the lift-based and lift-inverse measures of every output. rldp has no such notion (they bound averages,
+  not the worst case: [ZDS23, Props 4, 6]), so no designer or audit of the product claims them; the
+  measures themselves are the product's. For ε-LDP w.r.t. S and ALIP a :class:`Budget` only carries the
+  notion and ε to the product (:func:`.product.claim`).
+* :func:`subset_merging_groups` — [ZDS23, Alg 1] under such a budget (lift-fig11 to 13): the product's
+  subset merging (``funnel.watchdog.subset_merging``) judges a part by its (Λ, Ψ) only, and these
+  budgets judge a whole lift column. Risk ω = upper + lower measure ([ZDS23, Sec 6.2]); the rebuilt
+  loop as in the product (erratum: while unassigned high-risk symbols remain). ``enforce=True`` grows
+  the breaching part with the low-risk symbol that least raises its risk until the budget holds for the
+  whole mechanism (all merged always does).
+* :func:`paper_subset_rr` — [ZDS23, Alg 2] as printed (lift-fig8 to 10, ``subset-rr-paper``): the product's
+  Alg 1 partition (``subset_merging(claim, enforce=False)``), each part randomised by the product's
+  optimal ALIP rows on that part (``optimal_lip_rows``, [ZDS23, eqs 25–30]) at the budget less the
+  product's ``DESIGN_MARGIN`` (10⁻⁷ relative, as the product's subset RR: rows exactly on the boundary
+  overshot it by 1e-8 nats of round-off on a 15 × 200 draw), and a part whose polytope is empty kept
+  merged. Not guaranteed: a merged part can leak. The product's subset RR (``subset-rr``) never
+  publishes that (it unites and enlarges parts, then audits), so the paper's version exists only here,
+  to show the leak.
 """
 
 from __future__ import annotations
@@ -23,33 +35,41 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lift_mechanisms import RowCone, lifts, optimal_matrix, partition_matrix
+from rldp.aggregator.design.solvers.funnel.claim import Claim
+from rldp.aggregator.design.solvers.funnel.lip import optimal_lip_rows
+from rldp.aggregator.design.solvers.funnel.watchdog import partition_matrix, subset_merging
+from rldp.shared.lift import lift_table, output_lift_measures
+from rldp.shared.tolerances import DESIGN_MARGIN
 
 __all__ = [
-    "NOTIONS",
+    "EXPERIMENT_NOTIONS",
     "Budget",
-    "watchdog_groups",
+    "groups_matrix",
     "subset_merging_groups",
-    "subset_rr",
-    "merged_information",
-    "high_risk",
-    "lambda_grid",
+    "paper_subset_rr",
     "epsilon_grid",
 ]
 
 _REL = 1e-9  # relative slack of the budget checks (floating point)
 
+#: Budgets with no product notion: the experiment checks them with the product's lift measures
+#: ("ldp" and "alip" budgets are the product's notions, designed and audited by it).
+EXPERIMENT_NOTIONS = ("l1", "chi2", "alpha")
 
-# notion -> what it bounds per output: (upper measure, lower measure) of the lift column l(·, y)
-NOTIONS = ("ldp", "alip", "l1", "chi2", "alpha")
+# notion -> (upper measure, lower measure) of rldp.shared.lift.output_lift_measures
+_MEASURES = {
+    "l1": ("l1_lift", "l1_lift_inverse"),
+    "chi2": ("chi2_lift", "chi2_lift_inverse"),
+    "alpha": ("alpha_lift", "alpha_lift_inverse"),
+}
 
 
 @dataclass(frozen=True)
 class Budget:
-    """A privacy budget on every output y: ε-LDP w.r.t. S (Λ/Ψ ≤ e^ε, ``eps_upper`` = ε),
-    (ε_l, ε_u)-ALIP (Ψ ≥ e^{−ε_l}, Λ ≤ e^{ε_u}), or the lift-based and lift-inverse measures
-    [ZDS23, Defs 5–6, Sec 6.2]: ℓ1 (Λ₁ ≤ e^{ε_u} − 1, Ψ₁ ≤ e^{ε_l} − 1) and χ² (Λ_χ² ≤ (e^{ε_u} − 1)²,
-    Ψ_χ² ≤ (e^{ε_l} − 1)²) and α-lift privacy (Λ_α ≤ e^{ε_u}, Ψ_α ≤ e^{ε_l}, order ``alpha``)."""
+    """A privacy budget on every output y: ε-LDP w.r.t. S (``eps_upper`` = ε) or (ε_l, ε_u)-ALIP, which the
+    product designs and audits, or [ZDS23, Defs 5–6, Sec 6.2] ℓ1 (Λ₁ ≤ e^{ε_u} − 1, Ψ₁ ≤ e^{ε_l} − 1),
+    χ² (Λ_χ² ≤ (e^{ε_u} − 1)², Ψ_χ² ≤ (e^{ε_l} − 1)²) or α-lift privacy (Λ_α ≤ e^{ε_u}, Ψ_α ≤ e^{ε_l},
+    order ``alpha``), which only the experiment checks (:meth:`check`, :meth:`audit`)."""
 
     notion: str
     eps_lower: float
@@ -61,81 +81,73 @@ class Budget:
         """(λε, (1 − λ)ε), the papers' parametrisation [ZDS23, Sec 3]."""
         return cls(notion, lam * epsilon, (1.0 - lam) * epsilon, alpha)
 
+    def _own(self) -> None:
+        if self.notion not in EXPERIMENT_NOTIONS:
+            raise ValueError(
+                f"budget {self.notion!r} is the product's: design and audit it with .product "
+                f"(the experiment checks only {', '.join(EXPERIMENT_NOTIONS)})"
+            )
+
     def measures(self, lift: np.ndarray, ps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(upper, lower) measure of each column of ``lift`` [s, y], each compared with its bound."""
-        with np.errstate(divide="ignore"):
-            if self.notion == "ldp":
-                ratio = lift.max(axis=0) / lift.min(axis=0)
-                return ratio, np.zeros_like(ratio)
-            if self.notion == "alip":
-                return lift.max(axis=0), 1.0 / lift.min(axis=0)
-            if self.notion == "alpha":
-                return _power_mean(lift, ps, self.alpha), _power_mean(1.0 / lift, ps, self.alpha)
-            power = 1 if self.notion == "l1" else 2
-            up = ps @ np.abs(lift - 1.0) ** power
-            low = ps @ np.abs(1.0 / lift - 1.0) ** power
-            return up, low
+        """(upper, lower) measure of each column of ``lift`` [s, y] (the product's lift measures)."""
+        self._own()
+        up, low = _MEASURES[self.notion]
+        per = output_lift_measures(lift, ps, self.alpha if self.notion == "alpha" else 2.0)
+        return per[up], per[low]
 
     def bounds(self) -> tuple[float, float]:
-        if self.notion == "ldp":
-            return math.exp(self.eps_upper), math.inf
-        if self.notion in ("alip", "alpha"):
+        self._own()
+        if self.notion == "alpha":
             return math.exp(self.eps_upper), math.exp(self.eps_lower)
         power = 1 if self.notion == "l1" else 2
         return math.expm1(self.eps_upper) ** power, math.expm1(self.eps_lower) ** power
 
     def check(self, lift: np.ndarray, ps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(meets the budget, risk ω) per column; ω = upper + lower measure (Λ + 1/Ψ for ALIP)."""
+        """(meets the budget, risk ω) per column; ω = upper + lower measure [ZDS23, Sec 6.2]."""
         up, low = self.measures(lift, ps)
         b_up, b_low = self.bounds()
         ok = (up <= b_up * (1 + _REL) + 1e-12) & (low <= b_low * (1 + _REL) + 1e-12)
         return ok, up + low
 
     def audit(self, q: np.ndarray, joint: np.ndarray) -> bool:
-        """The exact audit of the whole mechanism at P: every observed output meets the budget."""
-        lift, _ = lifts(q, joint)
-        return bool(np.all(self.check(lift, joint.sum(axis=1))[0]))
+        """Every output of the whole mechanism meets the budget at P (the lift of the product's ``lift_table``)."""
+        lift, ps, _ = lift_table(q, joint)
+        return bool(np.all(self.check(lift, ps)[0]))
 
 
-def _power_mean(values: np.ndarray, ps: np.ndarray, alpha: float) -> np.ndarray:
-    """(Σ_s P(s) v(s, y)^α)^{1/α} per column [ZDS23, eq 33, Def 6], scaled by the column maximum
-    so that α = 100 on lifts of e^{±12} neither overflows nor underflows."""
-    top = values.max(axis=0)
-    if math.isinf(alpha):
-        return top
-    with np.errstate(invalid="ignore"):  # a zero lift: Ψ_α = ∞ (its column's top is ∞)
-        scaled = top * (ps @ (values / top[None, :]) ** alpha) ** (1.0 / alpha)
-    out: np.ndarray = np.where(np.isinf(top), np.inf, scaled)
-    return out
+def groups_matrix(groups: list[list[int]], size: int) -> np.ndarray:
+    """Q publishing each group as one output and every other symbol as itself (the product's ``partition_matrix``)."""
+    grouped = {x for g in groups for x in g}
+    return partition_matrix([[x] for x in range(size) if x not in grouped] + [list(g) for g in groups], size)
 
 
-def _group_lift(joint: np.ndarray, groups: list[list[int]]) -> np.ndarray:
-    ps, px = joint.sum(axis=1), joint.sum(axis=0)
+def _check(joint: np.ndarray, groups: list[list[int]], budget: Budget) -> tuple[np.ndarray, np.ndarray]:
+    """(meets the budget, ω) of each group merged into one output: its column of the lift table."""
     member = np.zeros((len(groups), joint.shape[1]))
     for i, g in enumerate(groups):
         member[i, g] = 1.0
-    out: np.ndarray = (joint / ps[:, None]) @ member.T / (member @ px)[None, :]
-    return out
+    lift, ps, _ = lift_table(member, joint)
+    return budget.check(lift, ps)
 
 
 def _ok(joint: np.ndarray, group: list[int], budget: Budget) -> bool:
-    return bool(budget.check(_group_lift(joint, [group]), joint.sum(axis=1))[0][0])
+    return bool(_check(joint, [group], budget)[0][0])
 
 
 def _omega(joint: np.ndarray, groups: list[list[int]], budget: Budget) -> np.ndarray:
-    return budget.check(_group_lift(joint, groups), joint.sum(axis=1))[1]
+    return _check(joint, groups, budget)[1]
 
 
-def high_risk(joint: np.ndarray, budget: Budget) -> list[int]:
+def _high_risk(joint: np.ndarray, budget: Budget) -> list[int]:
     """X_H: the symbols whose own lifts break the budget [ZDS23, eqs 6–7]."""
-    ok, _ = budget.check(_group_lift(joint, [[x] for x in range(joint.shape[1])]), joint.sum(axis=1))
+    ok, _ = _check(joint, [[x] for x in range(joint.shape[1])], budget)
     return [int(x) for x in np.flatnonzero(~ok)]
 
 
 def _enforce(joint: np.ndarray, groups: list[list[int]], budget: Budget) -> list[list[int]]:
-    """rldp's rule: grow the one breaching merged group with low-risk symbols until the audit passes."""
+    """Grow the breaching merged group with low-risk symbols until the budget holds for the whole mechanism."""
     size = joint.shape[1]
-    while groups and not budget.audit(partition_matrix(groups, size), joint):
+    while groups and not budget.audit(groups_matrix(groups, size), joint):
         bad = next(i for i, g in enumerate(groups) if not _ok(joint, g, budget))
         used = {x for g in groups for x in g}
         free = [x for x in range(size) if x not in used]
@@ -147,16 +159,10 @@ def _enforce(joint: np.ndarray, groups: list[list[int]], budget: Budget) -> list
     return groups
 
 
-def watchdog_groups(joint: np.ndarray, budget: Budget, *, enforce: bool) -> list[list[int]]:
-    """Complete merging: [X_H] (or [] if no symbol is at risk); grown by rldp's rule if ``enforce``."""
-    hr = high_risk(joint, budget)
-    groups = [hr] if hr else []
-    return _enforce(joint, groups, budget) if enforce else groups
-
-
 def subset_merging_groups(joint: np.ndarray, budget: Budget, *, enforce: bool) -> list[list[int]]:
-    """[ZDS23, Alg 1] (see the module docstring); grown by rldp's rule if ``enforce``."""
-    unassigned = high_risk(joint, budget)
+    """[ZDS23, Alg 1] under an ℓ1/χ²/α-lift budget (see the module docstring); grown if ``enforce``."""
+    budget._own()
+    unassigned = _high_risk(joint, budget)
     groups: list[list[int]] = []
     while unassigned:
         own = _omega(joint, [[x] for x in unassigned], budget)
@@ -173,43 +179,29 @@ def subset_merging_groups(joint: np.ndarray, budget: Budget, *, enforce: bool) -
     return _enforce(joint, groups, budget) if enforce else groups
 
 
-def merged_information(joint: np.ndarray, groups: list[list[int]]) -> float:
-    """I(X;Y) = H(X) − Σ_i Σ_{x ∈ X_i} P(x) ln(P(X_i)/P(x)) [ZDS23, eq 13] (eq 11 for one group)."""
-    px = joint.sum(axis=0)
-    h = -float(np.sum(px * np.log(px, where=px > 0, out=np.zeros_like(px))))
-    loss = sum(float(np.sum(px[g] * np.log(px[g].sum() / px[g]))) for g in groups if len(g))
-    return h - loss
-
-
-def subset_rr(joint: np.ndarray, budget: Budget, *, enforce: bool) -> np.ndarray:
-    """[ZDS23, Alg 2]: Alg 1's subsets, each randomised by its optimal ALIP response when one
-    exists (the merged symbol meets the budget); a breaching subset stays merged. Returns Q[y, x]."""
-    if budget.notion != "alip":
-        raise ValueError("subset random response is defined for ALIP budgets only")
+def paper_subset_rr(claim: Claim) -> np.ndarray:
+    """[ZDS23, Alg 2] as printed, for an ALIP ``claim`` at P̂: Q[y, x] (see the module docstring)."""
+    joint = claim.joint
     size = joint.shape[1]
-    groups = subset_merging_groups(joint, budget, enforce=enforce)
-    grouped = {x for g in groups for x in g}
+    p_x, p_s = joint.sum(axis=0), joint.sum(axis=1)
+    merged, _ = subset_merging(claim, enforce=False)
+    eps_l, eps_u = claim.epsilon_lower * (1 - DESIGN_MARGIN), claim.epsilon_upper * (1 - DESIGN_MARGIN)
     blocks: list[np.ndarray] = []
-    singles = [x for x in range(size) if x not in grouped]
-    for x in singles:
-        row = np.zeros(size)
-        row[x] = 1.0
-        blocks.append(row[None, :])
-    for g in groups:
-        sub = np.zeros((1, size))
-        sub[0, g] = 1.0
-        if len(g) > 1 and _ok(joint, g, budget):
-            cone = RowCone.alip(joint, budget.eps_lower, budget.eps_upper, columns=g)
-            q_g = optimal_matrix(cone, joint.sum(axis=0)[g])
-            sub = np.zeros((len(q_g), size))
-            sub[:, g] = q_g
-        blocks.append(sub)
+    for row in merged:
+        part = [int(x) for x in np.flatnonzero(row)]
+        found = None
+        if len(part) > 1:
+            cond = joint[:, part] / p_x[part]
+            found = optimal_lip_rows(cond, p_s, p_x[part], eps_l, eps_u)
+        if found is None:  # a single symbol, or a part no response on it can make private: merged
+            blocks.append(row[None, :])
+            continue
+        rows, weights, _ = found
+        block = np.zeros((len(rows), size))
+        block[:, part] = weights[:, None] * rows / p_x[part]
+        block[:, part] /= block[:, part].sum(axis=0, keepdims=True)  # LP round-off
+        blocks.append(block)
     return np.vstack(blocks)
-
-
-def lambda_grid(quick: bool) -> tuple[float, ...]:
-    """The λ of [ZDS23, Figs 2–7] (ε_l = λε, ε_u = (1 − λ)ε)."""
-    return (0.5, 0.65) if quick else (0.35, 0.5, 0.65)
 
 
 def epsilon_grid(quick: bool) -> tuple[float, ...]:

@@ -20,22 +20,15 @@ experiments = pytest.importorskip("rldp.demo.experiments")
 pytest.importorskip("matplotlib")
 
 from rldp.aggregator.design.solvers.funnel.families import cr_alpha, oue_alpha  # noqa: E402
+from rldp.aggregator.design.solvers.funnel.lip import optimal_lip  # noqa: E402
 from rldp.demo.datasets import adult_distribution  # noqa: E402
 from rldp.demo.experiments import funnel_srlip, product  # noqa: E402
+from rldp.demo.experiments.funnel_srlip import RowCone, optimal_matrix  # noqa: E402
 from rldp.demo.experiments.lift import ADULT_PAIR, SYNTHETIC_SHAPE, _design, random_joint  # noqa: E402
-from rldp.demo.experiments.lift_mechanisms import (  # noqa: E402
-    RowCone,
-    alip_levels,
-    ldp_level,
-    lifts,
-    lip_level,
-    mutual_information,
-    optimal_matrix,
-    partition_matrix,
-)
-from rldp.demo.experiments.watchdog import Budget, subset_rr, watchdog_groups  # noqa: E402
-from rldp.shared.audit import srlip_leakage  # noqa: E402
-from rldp.shared.lift import lift_measures  # noqa: E402
+from rldp.demo.experiments.product import lip_epsilon, released_information, released_nmi  # noqa: E402
+from rldp.demo.experiments.watchdog import Budget, paper_subset_rr  # noqa: E402
+from rldp.shared.audit import lip_epsilons, secret_ldp_epsilon, srlip_leakage  # noqa: E402
+from rldp.shared.lift import lift_measures, lift_table  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PRINTED = 0.01  # a value the paper reads off its figure to two decimals
@@ -81,41 +74,54 @@ def test_quick_run_writes_csv_png_json(name, tmp_path):
             assert float(r["value"]) == 1.0, r
 
 
+def _alip_cone(joint, eps_l, eps_u):
+    """[LTS20, eq 13], [ZDS23, eq 12] as a row cone: e^{−ε_l} v·P_X ≤ v·P_X|s ≤ e^{ε_u} v·P_X."""
+    px, pxs = joint.sum(axis=0), joint / joint.sum(axis=1)[:, None]
+    return RowCone(np.vstack([pxs - math.exp(eps_u) * px, math.exp(-eps_l) * px - pxs]))
+
+
+def _ldp_cone(joint, eps):
+    """[LTS20, eq 7] as a row cone: v·P_X|s ≤ e^ε v·P_X|s′ for s ≠ s′."""
+    pxs = joint / joint.sum(axis=1)[:, None]
+    pairs = [(s, t) for s in range(len(pxs)) for t in range(len(pxs)) if s != t]
+    return RowCone(np.array([pxs[s] - math.exp(eps) * pxs[t] for s, t in pairs]))
+
+
 @pytest.mark.slow
-def test_product_and_rebuild_agree(adult):
-    """The product's optimal ALIP / LDP w.r.t. S and the experiment's row cone (kept for what the product
-    has no designer for: Thm 4's factors, the paper's subset RR) give the same optimum."""
+def test_product_and_the_row_cone_agree(adult):
+    """The product's optimal ALIP / LDP w.r.t. S and PolyOpt over the notion's row cone (the generic
+    optimum funnel-fig4 uses for Thm 4's factors, which the product has no designer for) give the same
+    optimum."""
     for eps_l, eps_u in ((1.0, 1.0), (1.3, 0.7)):
-        ours = optimal_matrix(RowCone.alip(adult, eps_l, eps_u), adult.sum(axis=0))
+        ours = optimal_matrix(_alip_cone(adult, eps_l, eps_u), adult.sum(axis=0))
         theirs = product.design("aorr", adult, Budget("alip", eps_l, eps_u))
-        assert mutual_information(theirs, adult) == pytest.approx(mutual_information(ours, adult), abs=1e-7)
+        assert released_information(theirs, adult) == pytest.approx(released_information(ours, adult), abs=1e-7)
     ldp = Budget("ldp", 1.5, 1.5)
-    ours = optimal_matrix(RowCone.ldp(adult, 1.5), adult.sum(axis=0))
+    ours = optimal_matrix(_ldp_cone(adult, 1.5), adult.sum(axis=0))
     theirs = product.design("aorr", adult, ldp)
-    assert mutual_information(theirs, adult) == pytest.approx(mutual_information(ours, adult), abs=1e-6)
+    assert released_information(theirs, adult) == pytest.approx(released_information(ours, adult), abs=1e-6)
 
 
 @pytest.mark.slow
 def test_paper_watchdog_leaks_on_adult(adult):
     """The issue's counterexample: S = relationship, X = occupation, ε = 2, λ = 0.5: ε_l = 1.57 > 1."""
     budget = Budget.split(2.0, 0.5)
-    paper = partition_matrix(watchdog_groups(adult, budget, enforce=False), adult.shape[1])
-    eps_l, eps_u = alip_levels(paper, adult)
+    paper = _design("watchdog-paper", adult, budget, None)
+    eps_l, eps_u = lip_epsilons(paper, adult)
     assert eps_l == pytest.approx(1.57, abs=0.005) and eps_u <= 1.0
-    assert not budget.audit(paper, adult)
-    ours = partition_matrix(watchdog_groups(adult, budget, enforce=True), adult.shape[1])
-    assert budget.audit(ours, adult)
-    assert max(alip_levels(ours, adult)) <= 1.0 + 1e-9
+    assert not product.passes(paper, adult, budget)
+    ours = _design("watchdog", adult, budget, None)
+    assert product.passes(ours, adult, budget)
+    assert max(lip_epsilons(ours, adult)) <= 1.0 + 1e-9
 
 
 def test_adult_utilities_printed_in_zds23(adult):
     """[ZDS23, Secs 3.1.3, 4.2] at λ = 0.5: complete merging 0.28 (ε = 1), subset merging ≈ 0.73
     (ε = 1), AORR 0.96 and the watchdog 0.73 (ε = 2; rldp's audit-enforced watchdog — the
     unenforced one, as rldp computes it on this alphabet, reaches 0.84 by leaking)."""
-    h = mutual_information(np.eye(adult.shape[1]), adult)
 
     def nmi(method, eps):
-        return mutual_information(_design(method, adult, Budget.split(eps, 0.5), None), adult) / h
+        return released_nmi(_design(method, adult, Budget.split(eps, 0.5), None), adult)
 
     assert nmi("watchdog-paper", 1.0) == pytest.approx(0.28, abs=PRINTED)
     assert nmi("subset-merging", 1.0) == pytest.approx(0.73, abs=PRINTED)
@@ -145,26 +151,31 @@ def test_funnel_fig3_order_of_notions(tmp_path):
 @pytest.mark.slow
 def test_funnel_families_on_adult():
     _, joint, _ = adult_distribution("marital-status", "sex")
-    h = mutual_information(np.eye(2), joint)
-    best = mutual_information(optimal_matrix(RowCone.alip(joint, 1.0, 1.0), joint.sum(axis=0)), joint)
+    h = released_information(np.eye(2), joint)
+    best = optimal_lip(joint, 1.0, 1.0).information
     for family in ("grr", "oue", "cr"):
         alpha, q = product.calibrated(family, joint, 1.0)
-        assert lip_level(q, joint) == pytest.approx(1.0, abs=1e-8)  # calibrated to the audit
-        assert mutual_information(q, joint) <= best + 1e-9  # the optimum [LTS20, Thm 3] is optimal
+        assert lip_epsilon(q, joint) == pytest.approx(1.0, abs=1e-8)  # calibrated to the audit
+        assert released_information(q, joint) <= best + 1e-9  # the optimum [LTS20, Thm 3] is optimal
         if family == "cr":
-            assert ldp_level(q, joint) <= alpha + 1e-9  # [LTS20, Prop 2]: CR^α is α-LDP w.r.t. S
+            assert secret_ldp_epsilon(q, joint)[0] <= alpha + 1e-9  # [LTS20, Prop 2]: CR^α is α-LDP w.r.t. S
     # OUE's utility tends to ½H(X) [LTS20, Sec VIII-C]: exactly ½H(X) at α = ∞
-    assert mutual_information(oue_alpha(2, math.inf), joint) == pytest.approx(h / 2, abs=1e-12)
+    assert released_information(oue_alpha(2, math.inf), joint) == pytest.approx(h / 2, abs=1e-12)
     assert np.allclose(cr_alpha(joint, 0.7).sum(axis=0), 1.0)
 
 
 def test_subset_rr_is_a_mechanism_and_private(adult):
     budget = Budget.split(1.0, 0.65)
-    for q in (subset_rr(adult, budget, enforce=True), product.design("subset-rr", adult, budget)):
+    for q in (paper_subset_rr(product.claim(adult, budget)), product.design("subset-rr", adult, budget)):
         assert np.allclose(q.sum(axis=0), 1.0) and (q >= -1e-12).all()
-        assert budget.audit(q, adult) and product.passes(q, adult, budget)
-    merged = partition_matrix(watchdog_groups(adult, budget, enforce=True), adult.shape[1])
-    assert mutual_information(q, adult) >= mutual_information(merged, adult) - 1e-9
+        assert product.passes(q, adult, budget)
+    merged = product.design("watchdog", adult, budget)
+    assert released_information(q, adult) >= released_information(merged, adult) - 1e-9
+    # [ZDS23, Alg 2] as printed keeps a leaking part merged (ε = 2, λ = 0.5: the min-lift side 1.57 > 1)
+    budget = Budget.split(2.0, 0.5)
+    paper = paper_subset_rr(product.claim(adult, budget))
+    assert np.allclose(paper.sum(axis=0), 1.0) and not product.passes(paper, adult, budget)
+    assert product.passes(product.design("subset-rr", adult, budget), adult, budget)
 
 
 def test_lift_measures_bound_only_the_max_lift(adult):
@@ -193,8 +204,7 @@ def test_synthetic_means_printed_in_zds23(method, eps, printed, draws):
     nmi = []
     for _ in range(draws):
         joint = random_joint(rng)
-        h = mutual_information(np.eye(joint.shape[1]), joint)
-        nmi.append(mutual_information(_design(method, joint, budget, None), joint) / h)
+        nmi.append(released_nmi(_design(method, joint, budget, None), joint))
     sd = float(np.std(nmi, ddof=1))
     assert float(np.mean(nmi)) == pytest.approx(printed, abs=3 * sd / math.sqrt(draws) + 0.005)
 
@@ -219,7 +229,7 @@ def _lip_wrt_every_side_prior(joint, factors):
                     kept = [k for k in range(m) if k not in known]  # axes of block after S, in order
                     prior = np.moveaxis(block, 1 + kept.index(j), -1).reshape(joint.shape[0], -1, joint.shape[1 + j])
                     prior = prior.sum(axis=1)  # P(s, x^j | x^J) up to a constant
-                    worst = max(worst, lip_level(q, prior / prior.sum()))
+                    worst = max(worst, lip_epsilon(q, prior / prior.sum()))
     return worst
 
 
@@ -236,7 +246,7 @@ def test_thm4_product_meets_the_premise_and_still_leaks():
     fixed, t = funnel_srlip.calibrated_product(joint, eps)
     assert 0 < t < eps / 2
     assert srlip_leakage(fixed, joint.reshape(2, 4), (2, 2)).epsilon <= eps + 1e-9
-    assert mutual_information(fixed, joint.reshape(2, 4)) > 0
+    assert released_information(fixed, joint.reshape(2, 4)) > 0
 
 
 @pytest.mark.slow
@@ -262,8 +272,8 @@ def test_alpha_lift_budget_matches_the_shared_measures(alpha, adult):
     """The experiment's α-lift budget uses the measures rldp reports ([ZDS23, eq 33, Def 6])."""
     budget = Budget.split(2.0, 0.5, "alpha", alpha)
     q = _design("subset-merging", adult, budget, None)
-    lift, _ = lifts(q, adult)
-    up, low = budget.measures(lift, adult.sum(axis=1))
+    lift, ps, _ = lift_table(q, adult)
+    up, low = budget.measures(lift, ps)
     shared = lift_measures(q, adult, alpha)
     assert up.max() == pytest.approx(shared["alpha_lift"], rel=1e-9)
     if math.isfinite(shared["alpha_lift_inverse"]):
@@ -291,9 +301,9 @@ def test_funnel_fig8_alpha_orders_utility_on_adult():
     for x, grr_wins in (("education", True), ("relationship", False)):
         _, joint, _ = adult_distribution("occupation", x)
         (a_grr, q_grr), (a_cr, q_cr) = (product.calibrated(f, joint, 1.0) for f in ("grr", "cr"))
-        assert max(lip_level(q_grr, joint), lip_level(q_cr, joint)) <= 1.0 + 1e-9
+        assert max(lip_epsilon(q_grr, joint), lip_epsilon(q_cr, joint)) <= 1.0 + 1e-9
         assert (a_grr > a_cr) == grr_wins
-        assert (mutual_information(q_grr, joint) > mutual_information(q_cr, joint)) == grr_wins
+        assert (released_information(q_grr, joint) > released_information(q_cr, joint)) == grr_wins
 
 
 @pytest.mark.slow
@@ -306,4 +316,4 @@ def test_lift_fig10_large_alphabet_designs_pass():
     merged, srr = (_design(m, joint, budget, None) for m in ("subset-merging", "subset-rr"))
     for q in (merged, srr):
         assert np.allclose(q.sum(axis=0), 1.0) and product.passes(q, joint, budget)
-    assert mutual_information(srr, joint) > mutual_information(merged, joint)
+    assert released_information(srr, joint) > released_information(merged, joint)

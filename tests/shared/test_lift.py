@@ -9,7 +9,7 @@ import pytest
 
 from rldp.shared.audit import lip_epsilons, secret_ldp_epsilon
 from rldp.shared.errors import ValidationError
-from rldp.shared.lift import lift_measures, lift_table
+from rldp.shared.lift import lift_measures, lift_table, output_lift_measures
 
 
 def case(seed: int, latent: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -104,3 +104,28 @@ def test_prop_1_alip_bounds_the_average_leakages_and_ldp(seed: int) -> None:
     assert m["chi2"] <= (math.exp(upper) - 1) ** 2 + 1e-12
     assert m["sibson"] <= 4 / 3 * upper + 1e-12
     assert secret_ldp_epsilon(q, joint)[0] <= lower + upper + 1e-12
+
+
+def test_alpha_lift_of_high_order_does_not_overflow() -> None:
+    """An inverse lift of e^{10.8} at α = 100 [ZDS23, Sec 6.2, Fig 13]: Ψ_α is finite (a scaled power mean),
+    not inf from (e^{10.8})^100 overflowing, and below the largest inverse lift 1/Ψ."""
+    p_u_given_s = np.array([[1 - 1e-8, 1e-8], [1 - 1e-3, 1e-3], [0.5, 0.5]])
+    joint = np.array([0.5, 0.5 - 1e-6, 1e-6])[:, None] * p_u_given_s  # P(s, u); y = u, latent S
+    lift, ps, _ = lift_table(np.eye(2), joint)
+    inverse = 1 / lift[:, 1]
+    assert 100 * math.log(inverse.max()) > math.log(np.finfo(float).max)  # the plain power sum overflows
+    expected = inverse.max() * float(ps @ (inverse / inverse.max()) ** 100) ** 0.01
+    per = output_lift_measures(lift, ps, 100.0)
+    assert per["alpha_lift_inverse"][1] == pytest.approx(expected, rel=1e-9) and expected < inverse.max()
+    m = lift_measures(np.eye(2), joint, 100.0)
+    assert math.isfinite(m["alpha_lift_inverse"]) and m["alpha_lift_inverse"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_output_lift_measures_are_the_per_output_columns_of_lift_measures() -> None:
+    q, joint = case(3, True)
+    lift, ps, _ = lift_table(q, joint)
+    per = output_lift_measures(lift, ps, 3.0)
+    worst = lift_measures(q, joint, 3.0)
+    for key, column in per.items():
+        assert column.shape == (q.shape[0],)
+        assert worst[key] == pytest.approx(column.min() if key == "min_lift" else column.max(), rel=1e-12)
