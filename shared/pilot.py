@@ -38,10 +38,11 @@ The construction (``empirical-bernstein-box/v4``; ``v3`` and ``v2`` documents ar
    inside the box (0 where ℓ_x = 0) and normalised, D_2 ≤ B_χ = log(1 + Σ g_x), and D_α ≤ D_2 for
    α ≤ 2 [vEH14, Thm 3]. This bound shrinks like 1/n₁ (the box bound like 1/√n₁).
 
-5. **A third ball, for orders α ≤ 2 (v4).** Both balls above bound max Σ P₀²/P over the box; weak duality
-   for ΣP = 1 gives a family of bounds containing both, minimised over its centre and multiplier
-   (:mod:`rldp.shared.pilot_dual`, where the derivation is). It is never larger than the smaller of (3)
-   and (4) by more than round-off and is 19 % smaller at n₁ = 10⁶ on sex × race.
+5. **v4, for orders α ≤ 2** (:mod:`rldp.shared.pilot_dual`, where the derivation is): the box of (2) is
+   replaced by a Bernstein box with the true variance, bounded over the box itself (ln(2K/β) per side,
+   no sample-variance term), and a third ball is added: both balls above bound max Σ P₀²/P over the
+   box; weak duality for ΣP = 1 gives a family of bounds containing both, minimised over its centre
+   and multiplier. (α > 2 keeps the lower-side box and ball (3) of v3.)
 
 The document's ball is whichever has the smallest radius (the χ² ones only for α ≤ 2); all
 hold every P of the box — one event, no further union bound — so it contains the true P with
@@ -67,7 +68,7 @@ import numpy as np
 
 from .errors import DocumentError, ValidationError
 from .parameters import check_beta
-from .pilot_dual import dual_ball
+from .pilot_dual import bernstein_box, dual_ball
 
 __all__ = [
     "CONSTRUCTION",
@@ -125,9 +126,19 @@ def _half_widths(
 
 
 def _box(
-    a: np.ndarray, q: np.ndarray, n: int, beta: float, order: float, gamma: float, construction: str
+    matrix: np.ndarray,
+    a: np.ndarray,
+    q: np.ndarray,
+    n: int,
+    beta: float,
+    order: float,
+    gamma: float,
+    construction: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(P̂, ℓ, u): the simultaneous box of the module docstring, each side at the level its ball needs."""
+    """(P̂, ℓ, u): the simultaneous box of the module docstring, each side at the level its ball needs
+    (v4, α ≤ 2: the Bernstein box of :mod:`rldp.shared.pilot_dual`)."""
+    if order <= 2 and construction == CONSTRUCTION:
+        return bernstein_box(matrix, a, q, n, beta, gamma)
     k = a.shape[0]
     sides = 1 if (order > 2 or construction == _CONSTRUCTION_V2) else 2  # the χ² ball needs both sides
     estimate, width = _half_widths(a, q, n, beta / (sides * k), gamma)
@@ -201,7 +212,7 @@ def pilot_confidence_set(
     if n < 2:
         raise ValidationError(f"a pilot needs at least 2 reports; got {n}")
     a = left_inverse(q)
-    estimate, lower, upper = _box(a, c / n, n, beta, float(order), gamma, construction)
+    estimate, lower, upper = _box(q, a, c / n, n, beta, float(order), gamma, construction)
     center, radius = _balls(estimate, lower, upper, float(order), construction)
     if shape is not None:
         estimate, lower, upper, center = (v.reshape(shape) for v in (estimate, lower, upper, center))
@@ -216,7 +227,16 @@ def expected_pilot_radius(
     a = left_inverse(matrix)
     p = np.asarray(distribution, dtype=np.float64).ravel()
     q = np.asarray(matrix, dtype=np.float64) @ p
-    estimate, lower, upper = _box(a, q, n, beta, float(order), _check_contamination(contamination), CONSTRUCTION)
+    estimate, lower, upper = _box(
+        np.asarray(matrix, dtype=np.float64),
+        a,
+        q,
+        n,
+        beta,
+        float(order),
+        _check_contamination(contamination),
+        CONSTRUCTION,
+    )
     return _balls(estimate, lower, upper, float(order))[1]
 
 

@@ -65,15 +65,30 @@ def test_the_duality_bound_holds_every_distribution_of_the_box():
                 assert worst <= dual_bound(center, lower, upper, nu) * (1 + 1e-12)
 
 
-def test_the_dual_ball_is_never_above_the_v3_balls():
+def test_the_v4_ball_is_never_above_the_box_ball_of_its_own_box():
     q = srr_matrix(2, 3, 1.0)
     rng = np.random.default_rng(8)
     for n in (2_000, 50_000, 5_000_000):
         counts = rng.multinomial(n, q @ np.array([0.02, 0.1, 0.3, 0.05, 0.2, 0.33]))
         v4 = pilot_confidence_set(q, counts, BETA)
-        v3 = pilot_confidence_set(q, counts, BETA, construction=V3)
-        assert v4.radius <= v3.radius
-        np.testing.assert_array_equal(v4.lower, v3.lower)  # the same box: the same event
+        assert v4.radius <= -math.log(v4.lower.sum()) + 1e-12  # ν = 0, P₀ = ℓ/Σℓ is a member of the family
+        assert v4.radius <= pilot_confidence_set(q, counts, BETA, construction=V3).radius
+
+
+def test_the_bernstein_box_is_the_stated_formula_and_narrower_than_v3s():
+    """v4's box: Bernstein with the variance bounded over the box (t = ln(2K/β) per side); with SRR the
+    bound over the whole simplex is max_x′ E[Z_x² | x′] − ℓ_x², so one pass from [0, 1]^K is checked."""
+    q = srr_matrix(2, 3, 1.0)
+    a = np.linalg.pinv(q)
+    n, k = 200_000, 6
+    counts = np.random.default_rng(3).multinomial(n, q @ np.full(6, 1 / 6))
+    v4 = pilot_confidence_set(q, counts, BETA)
+    v3 = pilot_confidence_set(q, counts, BETA, construction=V3)
+    estimate, span, t = a @ (counts / n), a.max(axis=1) - a.min(axis=1), math.log(2 * k / BETA)
+    first = np.sqrt(2 * ((a * a) @ q).max(axis=1) * t / n) + span * t / (3 * n)
+    assert np.all(v4.upper <= np.clip(estimate + first, 0, 1) + 1e-15)
+    assert np.all(v4.lower >= np.clip(estimate - first, 0, 1) - 1e-15)
+    assert np.all(v4.upper - v4.lower < v3.upper - v3.lower)
 
 
 def test_the_radius_shrinks_against_v3_at_a_large_pilot():
