@@ -59,7 +59,8 @@ def _max_linear(c: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarr
     order = np.argsort(-c, axis=1, kind="stable")
     cap = (upper - lower)[order]
     take = np.clip(room - (np.cumsum(cap, axis=1) - cap), 0.0, cap)
-    return c @ lower + (np.take_along_axis(c, order, axis=1) * take).sum(axis=1)
+    filled: np.ndarray = c @ lower + (np.take_along_axis(c, order, axis=1) * take).sum(axis=1)
+    return filled
 
 
 def bernstein_box(
