@@ -12,7 +12,8 @@ The construction (``empirical-bernstein-box/v4``; ``v3`` and ``v2`` documents ar
    A = Q⁺ its pseudo-inverse (A·Q = I), P̂ = A·q̂ with q̂ the empirical output frequencies, so
    P̂_x is the mean of the n₁ i.i.d. values Z_i = A[x, y_i], each in [min_y A[x, y], max_y A[x, y]]
    (a range R_x) with E Z = P_x.
-2. **Simultaneous bounds.** The empirical Bernstein bound [MP09, Thm 4] is one-sided: with probability
+2. **Simultaneous bounds** (v3; v4 replaces this box for α ≤ 2, see 5). The empirical Bernstein bound
+   [MP09, Thm 4] is one-sided: with probability
    ≥ 1 − δ, P_x ≥ P̂_x − √(2 V_x ln(2/δ) / n₁) − 7 R_x ln(2/δ) / (3 (n₁ − 1)), V_x the sample variance of
    the Z_i (finite-sample, not asymptotic; clipped at 0). The box ball (3) needs lower bounds only: at
    δ = β/K per cell, all K hold with probability ≥ 1 − β. The χ² ball (4) needs lower *and* upper bounds,
