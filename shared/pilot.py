@@ -6,13 +6,14 @@ pilot's report counts this module computes a confidence set F = {P : D_α(P₀�
 the true P with probability ≥ 1 − β *given the pilot's privatisation noise*, and the design of
 the next mechanism is made over it (docs/design.md, "P̂ from a private pilot").
 
-The construction (``empirical-bernstein-box/v3``; ``v2`` documents are still recomputed by their own rule):
+The construction (``empirical-bernstein-box/v4``; ``v3`` and ``v2`` documents are still recomputed by their own rule):
 
 1. **An unbiased linear estimate.** With Q the pilot's |Y| × |X| matrix of full column rank and
    A = Q⁺ its pseudo-inverse (A·Q = I), P̂ = A·q̂ with q̂ the empirical output frequencies, so
    P̂_x is the mean of the n₁ i.i.d. values Z_i = A[x, y_i], each in [min_y A[x, y], max_y A[x, y]]
    (a range R_x) with E Z = P_x.
-2. **Simultaneous bounds.** The empirical Bernstein bound [MP09, Thm 4] is one-sided: with probability
+2. **Simultaneous bounds** (v3; v4 replaces this box for α ≤ 2, see 5). The empirical Bernstein bound
+   [MP09, Thm 4] is one-sided: with probability
    ≥ 1 − δ, P_x ≥ P̂_x − √(2 V_x ln(2/δ) / n₁) − 7 R_x ln(2/δ) / (3 (n₁ − 1)), V_x the sample variance of
    the Z_i (finite-sample, not asymptotic; clipped at 0). The box ball (3) needs lower bounds only: at
    δ = β/K per cell, all K hold with probability ≥ 1 − β. The χ² ball (4) needs lower *and* upper bounds,
@@ -38,8 +39,16 @@ The construction (``empirical-bernstein-box/v3``; ``v2`` documents are still rec
    inside the box (0 where ℓ_x = 0) and normalised, D_2 ≤ B_χ = log(1 + Σ g_x), and D_α ≤ D_2 for
    α ≤ 2 [vEH14, Thm 3]. This bound shrinks like 1/n₁ (the box bound like 1/√n₁).
 
-The document's ball is whichever of the two has the smaller radius (the χ² one only for α ≤ 2); both
-hold every P of the box, so it contains the true P with probability ≥ 1 − β. B is ∞ when the box
+5. **v4, for orders α ≤ 2** (:mod:`rldp.shared.pilot_dual`, where the derivation is): the box of (2) is
+   replaced by a Bernstein box with the true variance, bounded over the box itself (ln(2K/β) per side,
+   no sample-variance term), and a third ball is added: both balls above bound max Σ P₀²/P over the
+   box; weak duality for ΣP = 1 gives a family of bounds containing both, minimised over its centre
+   and multiplier. (α > 2 keeps the lower-side box and ball (3) of v3.)
+
+The document's ball is whichever has the smallest radius (the χ² ones only for α ≤ 2); all
+hold every P of the box — one event, no further union bound — so it contains the true P with
+probability ≥ 1 − β. Forged reports need nothing more: they widen the box (2), and every ball is a
+function of the box alone. B is ∞ when the box
 holds distributions with empty cells where P₀ has mass (too few pilot reports).
 
 The exact audit of the next mechanism is over this ball, so its claim holds for the reporting
@@ -60,6 +69,7 @@ import numpy as np
 
 from .errors import DocumentError, ValidationError
 from .parameters import check_beta
+from .pilot_dual import bernstein_box, dual_ball
 
 __all__ = [
     "CONSTRUCTION",
@@ -74,9 +84,12 @@ __all__ = [
 ]
 
 #: The name of the construction above, recorded in the provenance (a changed construction is a new name).
-CONSTRUCTION = "empirical-bernstein-box/v3"
-#: The earlier construction (one-sided level for the χ² ball's upper bounds), recomputed for its documents.
+CONSTRUCTION = "empirical-bernstein-box/v4"
+#: The earlier constructions, recomputed for their documents: v3 without the dual ball (5); v2 also with a
+#: one-sided level for the χ² ball's upper bounds.
+_CONSTRUCTION_V3 = "empirical-bernstein-box/v3"
 _CONSTRUCTION_V2 = "empirical-bernstein-box/v2"
+_CONSTRUCTIONS = (CONSTRUCTION, _CONSTRUCTION_V3, _CONSTRUCTION_V2)
 #: ``provenance.source`` of a document whose P̂ came from a pilot.
 PILOT_SOURCE = "pilot"
 #: The relative tolerance a recomputed centre and radius are compared with (float summation order).
@@ -114,9 +127,19 @@ def _half_widths(
 
 
 def _box(
-    a: np.ndarray, q: np.ndarray, n: int, beta: float, order: float, gamma: float, construction: str
+    matrix: np.ndarray,
+    a: np.ndarray,
+    q: np.ndarray,
+    n: int,
+    beta: float,
+    order: float,
+    gamma: float,
+    construction: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(P̂, ℓ, u): the simultaneous box of the module docstring, each side at the level its ball needs."""
+    """(P̂, ℓ, u): the simultaneous box of the module docstring, each side at the level its ball needs
+    (v4, α ≤ 2: the Bernstein box of :mod:`rldp.shared.pilot_dual`)."""
+    if order <= 2 and construction == CONSTRUCTION:
+        return bernstein_box(matrix, a, q, n, beta, gamma)
     k = a.shape[0]
     sides = 1 if (order > 2 or construction == _CONSTRUCTION_V2) else 2  # the χ² ball needs both sides
     estimate, width = _half_widths(a, q, n, beta / (sides * k), gamma)
@@ -136,8 +159,20 @@ class PilotSet:
     beta: float
 
 
-def _balls(estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray, order: float) -> tuple[np.ndarray, float]:
-    """(centre, radius) of the smaller of the two balls of the module docstring that hold the box."""
+def _balls(
+    estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray, order: float, construction: str = CONSTRUCTION
+) -> tuple[np.ndarray, float]:
+    """(centre, radius) of the smallest of the balls of the module docstring that hold the box (the dual
+    ball (5) from v4 on)."""
+    center, radius = _box_balls(estimate, lower, upper, order)
+    if order > 2 or construction != CONSTRUCTION:
+        return center, radius
+    dual = dual_ball(lower, upper)
+    return dual if dual[1] < radius else (center, radius)
+
+
+def _box_balls(estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray, order: float) -> tuple[np.ndarray, float]:
+    """(centre, radius) of the smaller of the balls (3) and (4) of the module docstring."""
     mass = float(lower.sum())
     box = (lower / mass, max(-math.log(mass), 0.0)) if mass > 0 else (np.full(lower.shape, 1.0 / lower.size), math.inf)
     if order > 2:
@@ -178,8 +213,8 @@ def pilot_confidence_set(
     if n < 2:
         raise ValidationError(f"a pilot needs at least 2 reports; got {n}")
     a = left_inverse(q)
-    estimate, lower, upper = _box(a, c / n, n, beta, float(order), gamma, construction)
-    center, radius = _balls(estimate, lower, upper, float(order))
+    estimate, lower, upper = _box(q, a, c / n, n, beta, float(order), gamma, construction)
+    center, radius = _balls(estimate, lower, upper, float(order), construction)
     if shape is not None:
         estimate, lower, upper, center = (v.reshape(shape) for v in (estimate, lower, upper, center))
     return PilotSet(estimate, lower, upper, center, radius, n, beta)
@@ -193,7 +228,16 @@ def expected_pilot_radius(
     a = left_inverse(matrix)
     p = np.asarray(distribution, dtype=np.float64).ravel()
     q = np.asarray(matrix, dtype=np.float64) @ p
-    estimate, lower, upper = _box(a, q, n, beta, float(order), _check_contamination(contamination), CONSTRUCTION)
+    estimate, lower, upper = _box(
+        np.asarray(matrix, dtype=np.float64),
+        a,
+        q,
+        n,
+        beta,
+        float(order),
+        _check_contamination(contamination),
+        CONSTRUCTION,
+    )
     return _balls(estimate, lower, upper, float(order))[1]
 
 
@@ -234,7 +278,7 @@ def validate_pilot_provenance(value: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("construction", "pilot_mechanism", "counts", "n", "beta", "columns"):
         if key not in value:
             raise DocumentError(f"a pilot provenance needs {key!r}")
-    if value["construction"] not in (CONSTRUCTION, _CONSTRUCTION_V2):
+    if value["construction"] not in _CONSTRUCTIONS:
         raise DocumentError(
             f"provenance.construction {value['construction']!r} is not one this version recomputes ({CONSTRUCTION!r})"
         )

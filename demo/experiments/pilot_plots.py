@@ -85,12 +85,19 @@ def table_pilot(result: Result) -> str:
     parts = []
     for panel in result.panels:
         if panel.startswith("coverage "):
-            header = ["n₁", "P ∈ F", "± SE", "claim holds", "± SE", "median radius"]
+            header = ["n₁", "P ∈ F", "± SE", "claim holds", "± SE", "median radius", "median radius (v3)"]
             rows = []
             for n in sorted(_points(result, panel, "pilot", "coverage")):
                 cells = [
                     _points(result, panel, "pilot", s).get(n)
-                    for s in ("coverage", "coverage_se", "claim_holds", "claim_holds_se", "radius_median")
+                    for s in (
+                        "coverage",
+                        "coverage_se",
+                        "claim_holds",
+                        "claim_holds_se",
+                        "radius_median",
+                        "radius_median_v3",
+                    )
                 ]
                 rows.append([f"{n:,}", *(fmt(c, 4) if c is not None else "-" for c in cells)])
         else:

@@ -62,6 +62,7 @@ INTERNAL = {
     "rldp.shared.lift": _SHARED,
     "rldp.shared.notions": _SHARED,
     "rldp.shared.paths": _SHARED,
+    "rldp.shared.pilot_dual": "the pilot's dual ball, a step of rldp.shared.pilot (documented there)",
     "rldp.shared.probability": _SHARED,
     "rldp.shared.provenance": _SHARED,
     "rldp.shared.public_counts": _SHARED,

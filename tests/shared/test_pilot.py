@@ -150,7 +150,7 @@ def test_the_box_both_balls_hold_is_simultaneous_at_beta():
     def width(log_term: float) -> np.ndarray:
         return np.sqrt(2 * variance * log_term / n) + 7 * span * log_term / (3 * (n - 1))
 
-    two_sided = pilot_confidence_set(q, counts, BETA, 2.0)
+    two_sided = pilot_confidence_set(q, counts, BETA, 2.0, construction="empirical-bernstein-box/v3")
     np.testing.assert_allclose(two_sided.upper, np.clip(estimate + width(math.log(4 * k / BETA)), 0, 1), rtol=1e-12)
     np.testing.assert_allclose(two_sided.lower, np.clip(estimate - width(math.log(4 * k / BETA)), 0, 1), rtol=1e-12)
     lower_only = pilot_confidence_set(q, counts, BETA, 3.0)

@@ -8,7 +8,7 @@ public data, the radius for a pilot) and the document's provenance:
 * :class:`PublicData` — the empirical distribution of n public records; F is the (1 − β)-confidence
   Rényi ball of [LZG24, eq 9] (the request's β, default 0.05).
 * :class:`PilotData` — a pilot mechanism's report counts; F is the ball of
-  :func:`rldp.shared.pilot.pilot_confidence_set` (centre ℓ/Σℓ, radius −log Σℓ, coverage ≥ 1 − β).
+  :func:`rldp.shared.pilot.pilot_confidence_set` (the smallest ball holding its confidence box, coverage ≥ 1 − β).
 """
 
 from __future__ import annotations
