@@ -239,6 +239,7 @@ SCHEMAS: dict[str, Any] = {
     "DesignRequest": {
         "type": "object",
         "required": ["csv", "sensitive", "released", "method"],
+        "additionalProperties": False,  # the service refuses a field it does not read (services.designs)
         "properties": {
             "csv": {"type": "string", "description": "text of the public CSV (header row unless `names`)"},
             "sensitive": {"type": "string"},

@@ -46,6 +46,8 @@ __all__ = [
     "DEFAULT_PUBLIC_NAME",
     "DESIGN_NOTIONS",
     "DESIGN_REQUEST_FIELDS",
+    "PUBLIC_DATA_FIELDS",
+    "design_body_fields",
     "DESIGN_SOLVERS",
     "DESIGN_TASKS",
     "design_request",
@@ -54,6 +56,8 @@ __all__ = [
 
 DEFAULT_PUBLIC_NAME = "uploaded CSV"  # the provenance name of the public data when the request gives none
 _FIELDS = ("csv", "sensitive", "released", "method")
+#: The public data's fields of a design request (the design fields are the request's JSON fields).
+PUBLIC_DATA_FIELDS = ("csv", "sensitive", "released", "names", "numeric", "public_name")
 #: The fields of a design request (for the API's schema) and the solvers it may name.
 DESIGN_REQUEST_FIELDS, DESIGN_SOLVERS, DESIGN_TASKS = request_fields(), SOLVERS, TASKS
 #: The named targets and transport costs of the coupling mechanism (method coupling, notion distp).
@@ -106,10 +110,25 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
     return payload, summary
 
 
+def design_body_fields() -> tuple[str, ...]:
+    """Every field a design request's body may hold: the public data's and the design's JSON fields."""
+    return (*PUBLIC_DATA_FIELDS, *(f.name for f in DESIGN_REQUEST_FIELDS if f.json))
+
+
 def _check_required(data: Any) -> None:
-    """The body is an object holding every required field and the fields of its notion's claim (δ defaults to 0)."""
+    """The body is an object holding every required field and the fields of its notion's claim (δ defaults to 0),
+    and no field the service does not read (a misspelt or CLI-only field would otherwise be silently ignored)."""
     if not isinstance(data, dict):
         raise WrongType(f"the body must be an object; got {json_type(data)}")
+    known = design_body_fields()
+    for name in data:
+        if name not in known:
+            cli_only = {f.name for f in DESIGN_REQUEST_FIELDS if f.flag and not f.json}
+            why = " (a field of rldp design only; the service does not read it)" if name in cli_only else ""
+            raise _bad(
+                f"the design request has an unknown field {str(name)[:64]!r}{why}; expected only: {', '.join(known)}",
+                str(name)[:64],
+            )
     for name in _FIELDS:
         if name not in data:
             raise MissingField(

@@ -47,7 +47,7 @@ def test_a_design_job_publishes_an_audited_baseline(method: str) -> None:
 
 
 def test_a_categorical_u_is_refused_naming_it() -> None:
-    status, message = _job({"released": ["race"], "categorical": ["race"], "method": "square-wave"})
+    status, message = _job({"released": ["race"], "method": "square-wave"})  # race: text values, categorical
     assert status == "error"
     assert "'square-wave' needs a numeric released attribute" in message and "'race' is categorical" in message
     assert "for categories use rr-released or grr" in message  # advice that works: both design a categorical U
