@@ -27,7 +27,9 @@ from rldp.aggregator.design import (
     request_from_json,
     validate_request,
 )
+from rldp.aggregator.design.orchestration.bins import DEFAULT_PLANNED_REPORTS
 from rldp.aggregator.design.orchestration.sources import few_public_rows
+from rldp.aggregator.design.orchestration.table_bins import rule_applies
 from rldp.shared.errors import ParameterError, one_line
 from rldp.shared.notions import DEFAULT_NOTION, DESIGN_NOTIONS, NOTIONS
 from rldp.shared.numeric import NumericSpec, spec_from_cells
@@ -104,6 +106,17 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
         "provenance": public.provenance(),
     }
     summary = _summary(request, sensitive, released, alpha, public)
+    if _bins_by_rule(data.get("numeric"), request, alpha):  # chosen in the job's process: it takes seconds
+        payload["rule_table"] = {
+            "columns": [sensitive, *released],
+            "data": [table.column(name).tolist() for name in (sensitive, *released)],
+            "public_name": public_name,
+        }
+        planned = request.planned_reports or DEFAULT_PLANNED_REPORTS
+        summary["bins"] = (
+            f"{released[0]}: chosen by the rule (the least predicted error at {planned:,} planned reports); "
+            "the mechanism's binning field says the choice"
+        )
     few = few_public_rows(table.n_rows, alpha.size, request)
     if few:  # kept with the job: the API's params and the dashboard's job page show it
         summary["warnings"] = [few]
@@ -208,6 +221,16 @@ def _read_public(
 
 
 _NUMERIC_KEYS = ("bins", "range", "edges", "closed")
+
+
+def _bins_by_rule(numeric: Any, request: Any, alpha: Alphabet) -> bool:
+    """Whether the job chooses U's bins by the rule, as ``rldp design`` does without ``--bins``/``--edges``:
+    :func:`~rldp.aggregator.design.orchestration.table_bins.rule_applies` and ``numeric`` gives U no
+    ``bins`` and no ``edges`` (``numeric`` is valid here: :func:`_numeric` read it)."""
+    if not rule_applies(request, alpha):
+        return False
+    opts = numeric.get(alpha.released[0].name, {}) if isinstance(numeric, dict) else {}
+    return opts.get("bins") is None and opts.get("edges") is None
 
 
 def _numeric(value: Any, table: Table, columns: list[str]) -> tuple[Table, dict[str, NumericSpec]]:

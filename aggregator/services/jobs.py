@@ -24,10 +24,13 @@ import numpy as np
 
 from rldp.aggregator.design import DesignRequest, design_document, validated_from_wire
 from rldp.aggregator.design.orchestration.pilot import switch_after_pilot
+from rldp.aggregator.design.orchestration.table_bins import bins_by_rule
 from rldp.aggregator.storage import JobRecord, MechanismRecord, Storage, StorageError
 from rldp.shared.document import to_msgpack
 from rldp.shared.errors import one_line
+from rldp.shared.provenance import PublicCounts
 from rldp.shared.records import Alphabet
+from rldp.shared.tables import Table
 
 from .designs import DEFAULT_MAX_BETA, design_request
 from .errors import InvalidParameter, ServiceError, UnknownJob
@@ -91,12 +94,16 @@ def _design_child(conn: Any, payload: dict[str, Any], parent_pid: int | None = N
             )
             conn.send(("ok", to_msgpack(outcome.document)) if outcome.switch else ("kept", outcome.reason))
             return
-        doc = design_document(  # the request design_request validated in the server: not checked again
-            validated_from_wire(payload["request"]),
-            alphabet=Alphabet.from_dict(payload["alphabet"]),
-            public_distribution=np.array(payload["p_hat"]),
-            provenance=payload["provenance"],
-        )
+        # the request design_request validated in the server: not checked again
+        request, alphabet = validated_from_wire(payload["request"]), Alphabet.from_dict(payload["alphabet"])
+        p_hat, provenance = np.array(payload["p_hat"]), payload["provenance"]
+        if "rule_table" in payload:  # U's bins by the rule, here: it takes seconds (rldp design's same step)
+            rows = payload["rule_table"]
+            table = Table(tuple(rows["columns"]), tuple(np.asarray(col, dtype=str) for col in rows["data"]))
+            public = PublicCounts.from_table(table, alphabet, name=rows["public_name"])
+            alphabet, public, request, _ = bins_by_rule(table, alphabet, public, request, "csv")
+            p_hat, provenance = public.distribution, public.provenance()
+        doc = design_document(request, alphabet=alphabet, public_distribution=p_hat, provenance=provenance)
         conn.send(("ok", to_msgpack(doc)))
     except ValueError as exc:  # DesignError, DocumentError, bad parameters
         conn.send(("error", one_line(exc)))

@@ -120,13 +120,14 @@ class DesignRequest:
         "distribution, least W1) or mean (U's mean); for distribution and mean the utility-optimising methods "
         "keep the design with the least error for the task, theirs or randomised response on U alone",
     )
-    # None: DEFAULT_PLANNED_REPORTS of ..orchestration.bins (10,000); rldp design's --planned-reports.
+    # None: DEFAULT_PLANNED_REPORTS of ..orchestration.bins (10,000); rldp design's --planned-reports, and a
+    # service design job's (which runs the rule in its own process: ..orchestration.table_bins).
     planned_reports: int | None = _field(
         None,
         "count",
-        "the number of reports you plan to collect (an integer >= 1; default 10,000): with --task distribution or "
-        "mean and no --bins, the number of bins of U is the one with the least predicted error at that many reports",
-        json=False,  # rldp design only: the service does not choose bins by the rule yet
+        "the number of reports you plan to collect (an integer >= 1; default 10,000): with task distribution or "
+        "mean and U's bins not given (--bins, --edges; numeric's bins, edges), the number of bins of U is the one "
+        "with the least predicted error at that many reports",
     )
     latent: bool = _field(False, "bool", "S is not an input of the mechanism (the privacy funnel)", flag=False)
     # Set by design_document from the alphabet (never asked for): (name, numeric spec or None) per released attribute.

@@ -83,8 +83,8 @@ def test_bad_planned_reports_is_named_with_its_range() -> None:
     for bad in (0, -5, 2.5):
         with pytest.raises(DesignParameterError, match=r"planned_reports must be an integer ≥ 1; got"):
             validate_request(DesignRequest(method="grr", epsilon=1.0, n=100, planned_reports=bad))  # type: ignore[arg-type]
-    # the service does not choose bins by the rule: its JSON body does not read the field
-    assert request_from_json({"method": "grr", "epsilon": 1.0, "planned_reports": 5000}).planned_reports is None
+    # the service chooses bins by the rule too: its JSON body reads the field
+    assert request_from_json({"method": "grr", "epsilon": 1.0, "planned_reports": 5000}).planned_reports == 5000
 
 
 @pytest.mark.parametrize(("spread", "measure"), [("public", "w1_shape"), ("uniform", "w1")])
