@@ -114,8 +114,9 @@ def design_request(data: Any, *, max_beta: float | None = DEFAULT_MAX_BETA) -> t
         }
         planned = request.planned_reports or DEFAULT_PLANNED_REPORTS
         summary["bins"] = (
-            f"{released[0]}: chosen by the rule (the least predicted error at {planned:,} planned reports); "
-            "the mechanism's binning field says the choice"
+            f"{released[0]}: chosen in the design job by the rule (the least predicted error at {planned:,} planned "
+            "reports); the mechanism's binning field says the choice (no binning field: no candidate could be "
+            "designed, the default bins were kept)"
         )
     few = few_public_rows(table.n_rows, alpha.size, request)
     if few:  # kept with the job: the API's params and the dashboard's job page show it
