@@ -66,7 +66,10 @@ def test_the_job_chooses_the_bins_as_rldp_design_does(tmp_path: Path, task: str,
     assert np.allclose(doc["public_distribution"], cli["public_distribution"])
     # the provenance's counts are over the chosen bins (only the public data's name differs)
     assert {**doc["provenance"], "name": "p.csv"} == cli["provenance"]
-    assert summary["bins"].startswith("age: chosen in the design job by the rule") and f"{planned or 10_000:,} planned" in summary["bins"]
+    assert (
+        summary["bins"].startswith("age: chosen in the design job by the rule")
+        and f"{planned or 10_000:,} planned" in summary["bins"]
+    )
 
 
 def test_fewer_planned_reports_no_more_bins() -> None:
@@ -101,7 +104,10 @@ def app(tmp_path: Path) -> Any:
 def test_through_http_the_jobs_params_say_the_rule_and_the_mechanism_records_it(http: Any) -> None:
     status = run_design_job(http, {**BODY, "csv": CSV, "task": "distribution", "planned_reports": 2000})
     assert status["status"] == "done", status
-    assert "chosen in the design job by the rule" in status["params"]["bins"] and "2,000 planned reports" in status["params"]["bins"]
+    assert (
+        "chosen in the design job by the rule" in status["params"]["bins"]
+        and "2,000 planned reports" in status["params"]["bins"]
+    )
     doc = http.get(f"/v1/mechanisms/{status['mechanism']}", headers=ADMIN).json
     assert doc["binning"]["planned_reports"] == 2000
     assert len(doc["released"][0]["values"]) == doc["binning"]["bins"]
