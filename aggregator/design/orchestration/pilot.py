@@ -7,7 +7,8 @@ PolyOpt over all distributions (only the pairs s ≠ s′ constrained, [LZG24, T
 Among those the audit certifies and whose reports identify P (full column rank), the pilot is the
 one whose planned n₁ reports would give the smallest confidence radius B at the uniform distribution
 (:func:`rldp.shared.pilot.expected_pilot_radius`): a pilot exists to learn P, and B is what the next
-design pays for its uncertainty. Each candidate's NMI is recorded beside it.
+design pays for its uncertainty. Where n₁ is too few for every candidate (B = ∞ for all), the radius at
+10 n₁, 100 n₁, … decides — the pilot that learns P sooner — and only then the NMI, recorded beside each.
 
 After the pilot, :func:`switch_after_pilot` designs over the pilot's confidence set and decides
 whether to switch: never to a mechanism with less utility at P̂ than the pilot's.
@@ -39,6 +40,8 @@ __all__ = ["PILOT_CANDIDATES", "PilotChoice", "design_pilot", "Switch", "switch_
 
 #: The methods tried as a pilot, each over F = every distribution.
 PILOT_CANDIDATES = ("polyopt", "srr", "grr")
+# The pilot sizes (n₁ × 10^j) at which the candidates' expected radii are compared, in order (see design_pilot).
+_LATER = (0, 1, 2, 3, 4)
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ def design_pilot(
         raise DesignError("a pilot must read S (a latent S cannot be estimated from its reports); use S as an input")
     uniform = np.full(alphabet.shape, 1.0 / alphabet.size)
     scored: list[dict[str, Any]] = []
-    best: tuple[float, float, dict[str, Any]] | None = None
+    best: tuple[tuple[float, ...], dict[str, Any]] | None = None
     for method in PILOT_CANDIDATES:
         request = DesignRequest(method=method, epsilon=epsilon, radius=math.inf, time_budget=time_budget, window=window)
         try:
@@ -76,17 +79,19 @@ def design_pilot(
         q = report_matrix(doc)
         nmi = normalized_mutual_information(q, uniform.ravel())
         try:
-            radius = expected_pilot_radius(q, uniform, planned_reports, beta)
+            radii = tuple(expected_pilot_radius(q, uniform, planned_reports * 10**j, beta) for j in _LATER)
         except ValidationError:  # not of full column rank: cannot identify P
             scored.append({"method": method, "nmi_uniform": nmi, "identifiable": False})
             continue
-        scored.append({"method": method, "nmi_uniform": nmi, "expected_radius": radius, "identifiable": True})
-        key = (radius, -nmi)
-        if best is None or key < best[:2]:
-            best = (radius, -nmi, doc)
+        scored.append({"method": method, "nmi_uniform": nmi, "expected_radius": radii[0], "identifiable": True})
+        # The radius at n₁ decides; where it ties (∞ for every candidate: too few planned reports for the
+        # alphabet), the radius at 10×, 100×, … n₁ does — the pilot that learns P sooner — and only then NMI.
+        key = (*radii, -nmi)
+        if best is None or key < best[0]:
+            best = (key, doc)
     if best is None:
         raise DesignError(f"no pilot candidate could be designed: {scored}")
-    return PilotChoice(best[2], tuple(scored))
+    return PilotChoice(best[1], tuple(scored))
 
 
 @dataclass(frozen=True)

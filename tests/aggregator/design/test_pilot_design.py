@@ -43,6 +43,19 @@ def test_the_pilot_is_private_for_every_distribution_and_learns_fastest(pilot):
     assert realised_epsilon(report_matrix(pilot), TRUTH) <= 1.0 + 1e-9
 
 
+@pytest.mark.slow
+def test_too_few_planned_reports_for_every_candidate_chooses_the_pilot_that_learns_p_sooner():
+    """At n₁ = 50 every candidate's expected radius is ∞, and the NMI alone picked PolyOpt, whose radius is
+    larger than SRR's at every size where it is finite (on race × education: ∞ until 10⁶ reports, where SRR's
+    is 0.34). The comparison moves to 10× n₁, 100× n₁, …: the choice is the one a finite radius makes."""
+    small = design_pilot(ALPHABET, 1.0, planned_reports=50, time_budget=5.0)
+    assert all(c["expected_radius"] == math.inf for c in small.candidates if c.get("identifiable"))
+    larger = design_pilot(ALPHABET, 1.0, planned_reports=5_000, time_budget=5.0)
+    finite = [c for c in larger.candidates if c.get("identifiable") and math.isfinite(c["expected_radius"])]
+    assert len(finite) >= 2  # a real choice at 5,000
+    assert small.document["method"] == larger.document["method"] == "srr"
+
+
 def test_a_small_pilot_keeps_the_pilot_and_says_why(pilot):
     counts = np.random.default_rng(1).multinomial(2_000, report_matrix(pilot) @ TRUTH.ravel())
     outcome = switch_after_pilot(DesignRequest(method="srr", epsilon=1.0), pilot, counts.tolist())
