@@ -66,6 +66,9 @@ ACCEPTED = [
     ("cjk", "中文"),
     ("emoji-zwj-sequence", "👩\u200d💻"),
     ("arabic", "عربي"),
+    # A format character of Unicode 15.0 (EGYPTIAN HIEROGLYPH INSERT AT MIDDLE): the refused set is Unicode
+    # 14.0's, frozen in both clients (rldp.shared.format_characters), so a newer runtime refuses no more.
+    ("format-after-unicode-14-u13439", "\U00013439"),
 ]
 
 

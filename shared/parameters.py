@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .errors import ParameterError
+from .format_characters import FORMAT_CHARACTERS
 
 __all__ = [
     "ErrorFactory",
@@ -158,6 +159,7 @@ def check_count(value: Any, name: str, *, lowest: int = 1, error: ErrorFactory =
 #: Unicode categories refused in text and escaped in logs: controls (C0, DEL, C1), format characters (the
 #: bidirectional marks, embeddings, overrides and isolates, zero-width spaces, ...), the line and paragraph
 #: separators, and lone surrogates. Each can forge a line, reorder or hide what a terminal or a page shows.
+#: The format and separator characters are those of Unicode 14.0 (:mod:`rldp.shared.format_characters`).
 UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 #: Format characters kept: the zero-width (non-)joiners, which join letters in Persian or Indic words and
 #: emoji sequences (👩\u200d💻); they neither reorder nor break lines.
@@ -167,17 +169,28 @@ _LINE_BREAKS = frozenset("\t\n")
 
 
 def unsafe_character(ch: str) -> bool:
-    """Whether ``ch`` is refused in text and escaped in logs (see :data:`UNSAFE_CATEGORIES`)."""
+    """Whether ``ch`` is refused in text and escaped in logs (see :data:`UNSAFE_CATEGORIES`): the controls
+    and lone surrogates (ranges that never change) and the format and separator characters of Unicode 14.0
+    (:data:`~rldp.shared.format_characters.FORMAT_CHARACTERS`, frozen: the verdict must not depend on the
+    Unicode version of the interpreter, nor differ from the TypeScript SDK's)."""
     if ch.isascii():
         return ch < " " or ch == "\x7f"
-    return unicodedata.category(ch) in UNSAFE_CATEGORIES and ch not in _JOINERS
+    cp = ord(ch)
+    return 0x80 <= cp <= 0x9F or 0xD800 <= cp <= 0xDFFF or (cp in FORMAT_CHARACTERS and ch not in _JOINERS)
 
 
 def character_name(ch: str) -> str:
     """``U+202E (RIGHT-TO-LEFT OVERRIDE)``: a code point and its name, for messages."""
-    category = unicodedata.category(ch)
-    name = unicodedata.name(ch, "") or {"Cc": "a control character", "Cs": "a lone surrogate"}.get(category, category)
-    return f"U+{ord(ch):04X} ({name})"
+    cp = ord(ch)
+    if cp in FORMAT_CHARACTERS:
+        name = FORMAT_CHARACTERS[cp]
+    elif cp < 0x20 or 0x7F <= cp <= 0x9F:
+        name = "a control character"
+    elif 0xD800 <= cp <= 0xDFFF:
+        name = "a lone surrogate"
+    else:
+        name = unicodedata.name(ch, "") or unicodedata.category(ch)
+    return f"U+{cp:04X} ({name})"
 
 
 def check_text(

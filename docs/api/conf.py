@@ -58,6 +58,7 @@ INTERNAL = {
     "rldp.shared.distp_measures": _SHARED,
     "rldp.shared.divergence": _SHARED,
     "rldp.shared.fixed_width": _SHARED,
+    "rldp.shared.format_characters": "a data table (the format characters of Unicode 14.0), read by rldp.shared.parameters",
     "rldp.shared.information": _SHARED,
     "rldp.shared.lift": _SHARED,
     "rldp.shared.notions": _SHARED,

@@ -1,10 +1,10 @@
 /**
- * The names of the format (Cf) and line/paragraph separator (Zl, Zp) characters, as Python's
- * `unicodedata.name` gives them (Unicode 14.0.0), so that a refusal names the character as the Python
- * client's does. Written by:
- *   python -c "import unicodedata as u; print(';'.join(f'{c:x}:{u.name(chr(c))}' for c in range(0x110000)
- *              if u.category(chr(c)) in ('Cf', 'Zl', 'Zp')))"
- * `js/test/text.test.mjs` checks every entry against Python's.
+ * The format (Cf) and line/paragraph separator (Zl, Zp) characters of Unicode 14.0 and their names: the same
+ * frozen table as the Python client's `rldp.shared.format_characters.FORMAT_CHARACTERS`, so both refuse and
+ * name the same characters whatever Unicode version the runtime has. Written from it by:
+ *   python -c "from rldp.shared.format_characters import FORMAT_CHARACTERS as F;
+ *              print(';'.join(f'{c:x}:{n}' for c, n in F.items()))"
+ * `js/test/text.test.mjs` checks every refusal and every name against Python's.
  */
 const PACKED =
   "ad:SOFT HYPHEN;600:ARABIC NUMBER SIGN;601:ARABIC SIGN SANAH;602:ARABIC FOOTNOTE MARKER;" +

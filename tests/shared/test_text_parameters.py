@@ -116,3 +116,22 @@ def test_a_lone_surrogate_anywhere_in_a_document_is_a_document_error():
         validate_document(doc)
     with pytest.raises(DocumentError, match="U\\+DC00 \\(a lone surrogate\\)"):
         validate_document(_document_with("value", "\udc00"))
+
+
+def test_the_format_characters_are_unicode_14s_frozen_whatever_the_interpreter():
+    """The refused format and separator characters are a frozen table (so the Python client on 3.12+, with a newer
+    Unicode, and the TypeScript SDK refuse exactly what 3.11 does); on Unicode 14.0 it is unicodedata's own set."""
+    import unicodedata
+
+    from rldp.shared.format_characters import FORMAT_CHARACTERS, UNICODE_VERSION
+    from rldp.shared.parameters import unsafe_character
+
+    if unicodedata.unidata_version == UNICODE_VERSION:
+        live = {
+            cp: unicodedata.name(chr(cp))
+            for cp in range(0x110000)
+            if unicodedata.category(chr(cp)) in {"Cf", "Zl", "Zp"}
+        }
+        assert live == FORMAT_CHARACTERS
+    assert not unsafe_character(chr(0x13439))  # a format character of Unicode 15.0: not in the table, accepted
+    assert unsafe_character("\u202e") and not unsafe_character("\u200d")
