@@ -20,7 +20,8 @@ import numpy as np
 
 from rldp.aggregator.storage import MechanismRecord, Storage
 from rldp.shared.audit import ldp_epsilon
-from rldp.shared.collection import Window
+from rldp.shared.claims import claim_fields
+from rldp.shared.collection import Window, collection_window
 from rldp.shared.document import DocumentView, json_compatible, public_distribution, report_matrix
 from rldp.shared.document import alphabet as document_alphabet
 from rldp.shared.errors import DocumentError
@@ -106,14 +107,29 @@ class MechanismCatalog:
         """The typed read-only view of a published mechanism's document (:class:`rldp.shared.document.DocumentView`;
         UnknownMechanism if there is no such mechanism). Not cached itself (it holds the alphabet and the design
         record): what the hot paths read of it, the window and the claim, is (:meth:`window`, :meth:`claim`)."""
-        return DocumentView.of(msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False))
+        try:
+            return DocumentView.of(msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False))
+        except DocumentError as exc:  # stored by an older rldp: a clear refusal, not a 500
+            raise InvalidDocument(
+                f"mechanism {mechanism_id}'s stored document cannot be read by this rldp ({exc}); "
+                "retire it and publish a corrected design",
+                mechanism=mechanism_id,
+            ) from None
 
     def _facts(self, mechanism_id: Any) -> tuple[Window | None, dict[str, Any]]:
-        # (collection window, the claim's numbers) read once from the document's view: it never changes.
+        # (collection window, the claim's numbers) read once from the document: it never changes. Only these two
+        # fields, not the whole view: every upload reads them, and they are all an upload needs of the document.
         cached = self._windows.get(mechanism_id)
         if cached is None:
-            view = self.view(mechanism_id)
-            cached = self._windows.put(mechanism_id, (view.window, dict(view.claim)))
+            doc = msgpack.unpackb(self.document(mechanism_id, "msgpack"), raw=False)
+            privacy = doc.get("privacy") if isinstance(doc, dict) else None
+            if not isinstance(privacy, dict):
+                raise InvalidDocument(
+                    f"mechanism {mechanism_id}'s stored document has no privacy object; retire it and publish a "
+                    "corrected design",
+                    mechanism=mechanism_id,
+                )
+            cached = self._windows.put(mechanism_id, (collection_window(doc), claim_fields(privacy)))
         return cached
 
     def window(self, mechanism_id: Any) -> Window | None:
