@@ -131,16 +131,14 @@ def design_body_fields() -> tuple[str, ...]:
 
 def _check_required(data: Any) -> None:
     """The body is an object holding every required field and the fields of its notion's claim (δ defaults to 0),
-    and no field the service does not read (a misspelt or CLI-only field would otherwise be silently ignored)."""
+    and no field the service does not read (a misspelt field would otherwise be silently ignored)."""
     if not isinstance(data, dict):
         raise WrongType(f"the body must be an object; got {json_type(data)}")
     known = design_body_fields()
     for name in data:
         if name not in known:
-            cli_only = {f.name for f in DESIGN_REQUEST_FIELDS if f.flag and not f.json}
-            why = " (a field of rldp design only; the service does not read it)" if name in cli_only else ""
             raise _bad(
-                f"the design request has an unknown field {str(name)[:64]!r}{why}; expected only: {', '.join(known)}",
+                f"the design request has an unknown field {str(name)[:64]!r}; expected only: {', '.join(known)}",
                 str(name)[:64],
             )
     for name in _FIELDS:
