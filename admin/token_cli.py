@@ -44,7 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p = subparsers.add_parser(
         "token",
         help="make a bearer token (or hash one) for the service",
-        description="Print a new random token (32 random bytes, URL-safe base64) and its SHA-256.",
+        description="Print a new random token ('rldp_' and 32 random bytes in URL-safe base64) and its SHA-256.",
     )
     form = p.add_mutually_exclusive_group()
     form.add_argument("--hash", action="store_true", help="print the SHA-256 of a token read from standard input")

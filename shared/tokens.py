@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-__all__ = ["hash_token", "new_token"]
+__all__ = ["TOKEN_PREFIX", "hash_token", "new_token"]
 
 
 def hash_token(token: str) -> str:
@@ -13,6 +13,11 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+#: Every token rldp makes starts with this, so a token never starts with "-" (URL-safe base64 does one time in
+#: 64, and ``--upload-token -xyz`` then reads as a flag) and a secret scanner can recognise one.
+TOKEN_PREFIX = "rldp_"
+
+
 def new_token() -> str:
-    """A new random token: 32 bytes from the OS CSPRNG, URL-safe base64."""
-    return secrets.token_urlsafe(32)
+    """A new random token: ``rldp_`` and 32 bytes from the OS CSPRNG in URL-safe base64 (43 characters)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)

@@ -247,7 +247,7 @@ def test_token_plain_prints_only_the_token():
     proc = run_cli("token", "--plain")
     assert proc.returncode == 0 and proc.stderr == ""
     token = proc.stdout.removesuffix("\n")
-    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", token), proc.stdout  # 32 random bytes, URL-safe base64
+    assert re.fullmatch(r"rldp_[A-Za-z0-9_-]{43}", token), proc.stdout  # prefix + 32 random bytes, URL-safe base64
     assert run_cli("token", "--plain").stdout != proc.stdout
     hashed = run_cli("token", "--hash", stdin=token + "\n")
     assert hashed.stdout.strip() == hashlib.sha256(token.encode()).hexdigest()
@@ -259,7 +259,7 @@ def test_token_plain_prints_only_the_token():
         text=True,
         timeout=60,
     )
-    assert exported.returncode == 0 and re.fullmatch(r"[A-Za-z0-9_-]{43}", exported.stdout), exported
+    assert exported.returncode == 0 and re.fullmatch(r"rldp_[A-Za-z0-9_-]{43}", exported.stdout), exported
     assert run_cli("token", "--plain", "--hash").returncode == 2
 
 
