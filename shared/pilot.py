@@ -6,7 +6,8 @@ pilot's report counts this module computes a confidence set F = {P : D_α(P₀�
 the true P with probability ≥ 1 − β *given the pilot's privatisation noise*, and the design of
 the next mechanism is made over it (docs/design.md, "P̂ from a private pilot").
 
-The construction (``empirical-bernstein-box/v4``; ``v3`` and ``v2`` documents are still recomputed by their own rule):
+The construction (``empirical-bernstein-box/v5``; ``v4``, ``v3`` and ``v2`` documents are still recomputed by their own
+rule):
 
 1. **An unbiased linear estimate.** With Q the pilot's |Y| × |X| matrix of full column rank and
    A = Q⁺ its pseudo-inverse (A·Q = I), P̂ = A·q̂ with q̂ the empirical output frequencies, so
@@ -47,7 +48,13 @@ The construction (``empirical-bernstein-box/v4``; ``v3`` and ``v2`` documents ar
 
 The document's ball is whichever has the smallest radius (the χ² ones only for α ≤ 2); all
 hold every P of the box — one event, no further union bound — so it contains the true P with
-probability ≥ 1 − β. Forged reports need nothing more: they widen the box (2), and every ball is a
+probability ≥ 1 − β.
+
+6. **v5: F = ball ∩ box** (α ≤ 2). The box of (5) is itself a confidence set on the same event, and far
+   narrower than any ball that holds it where cells are rare; v5 records it in the document
+   (``privacy.uncertainty.box``) and F is the intersection. It still holds the true P on the one event,
+   so the coverage is unchanged; the audits narrow each conditional projection by the bounds the box
+   implies (:mod:`rldp.shared.box_bounds`), which is what lets a design over F keep more of X. Forged reports need nothing more: they widen the box (2), and every ball is a
 function of the box alone. B is ∞ when the box
 holds distributions with empty cells where P₀ has mass (too few pilot reports).
 
@@ -84,12 +91,15 @@ __all__ = [
 ]
 
 #: The name of the construction above, recorded in the provenance (a changed construction is a new name).
-CONSTRUCTION = "empirical-bernstein-box/v4"
-#: The earlier constructions, recomputed for their documents: v3 without the dual ball (5); v2 also with a
-#: one-sided level for the χ² ball's upper bounds.
+CONSTRUCTION = "empirical-bernstein-box/v5"
+#: The earlier constructions, recomputed for their documents: v4 without the box in F (6); v3 also without
+#: the dual ball (5); v2 also with a one-sided level for the χ² ball's upper bounds.
+_CONSTRUCTION_V4 = "empirical-bernstein-box/v4"
 _CONSTRUCTION_V3 = "empirical-bernstein-box/v3"
 _CONSTRUCTION_V2 = "empirical-bernstein-box/v2"
-_CONSTRUCTIONS = (CONSTRUCTION, _CONSTRUCTION_V3, _CONSTRUCTION_V2)
+_CONSTRUCTIONS = (CONSTRUCTION, _CONSTRUCTION_V4, _CONSTRUCTION_V3, _CONSTRUCTION_V2)
+#: The constructions whose box (5) is two-sided at level β for α ≤ 2: v5 states it in F.
+_BERNSTEIN = (CONSTRUCTION, _CONSTRUCTION_V4)
 #: ``provenance.source`` of a document whose P̂ came from a pilot.
 PILOT_SOURCE = "pilot"
 #: The relative tolerance a recomputed centre and radius are compared with (float summation order).
@@ -138,7 +148,7 @@ def _box(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(P̂, ℓ, u): the simultaneous box of the module docstring, each side at the level its ball needs
     (v4, α ≤ 2: the Bernstein box of :mod:`rldp.shared.pilot_dual`)."""
-    if order <= 2 and construction == CONSTRUCTION:
+    if order <= 2 and construction in _BERNSTEIN:
         return bernstein_box(matrix, a, q, n, beta, gamma)
     k = a.shape[0]
     sides = 1 if (order > 2 or construction == _CONSTRUCTION_V2) else 2  # the χ² ball needs both sides
@@ -157,6 +167,7 @@ class PilotSet:
     radius: float  # B (nats), ∞ when Σℓ = 0
     n: int
     beta: float
+    box: tuple[np.ndarray, np.ndarray] | None = None  # (ℓ, u) when F = ball ∩ box (v5, α ≤ 2; module docstring)
 
 
 def _balls(
@@ -165,7 +176,7 @@ def _balls(
     """(centre, radius) of the smallest of the balls of the module docstring that hold the box (the dual
     ball (5) from v4 on)."""
     center, radius = _box_balls(estimate, lower, upper, order)
-    if order > 2 or construction != CONSTRUCTION:
+    if order > 2 or construction not in _BERNSTEIN:
         return center, radius
     dual = dual_ball(lower, upper)
     return dual if dual[1] < radius else (center, radius)
@@ -217,7 +228,9 @@ def pilot_confidence_set(
     center, radius = _balls(estimate, lower, upper, float(order), construction)
     if shape is not None:
         estimate, lower, upper, center = (v.reshape(shape) for v in (estimate, lower, upper, center))
-    return PilotSet(estimate, lower, upper, center, radius, n, beta)
+    # The box meets the simplex on the confidence event (it holds P); off it there is no box to state.
+    stated = construction == CONSTRUCTION and order <= 2 and lower.sum() <= 1 <= upper.sum()
+    return PilotSet(estimate, lower, upper, center, radius, n, beta, (lower, upper) if stated else None)
 
 
 def expected_pilot_radius(
@@ -345,4 +358,22 @@ def pilot_mismatches(doc: Mapping[str, Any], pilot_matrix: Any, pilot_id: str) -
                 f"{100 * (1 - prov['beta']):g} % confidence radius",
             )
         )
-    return out
+    return out + _box_mismatches(unc.get("box"), recomputed, str(prov["construction"]))
+
+
+def _box_mismatches(box: Any, recomputed: PilotSet, construction: str) -> list[tuple[str, Any, Any, str]]:
+    """A stated box must not be narrower than the one the construction recomputes (a wider one only widens F)."""
+    if box is None:
+        return []
+    if recomputed.box is None:
+        message = f"box: the construction {construction!r} at this order states no box, the document does"
+        return [("box", None, None, message)]
+    lower, upper = (np.asarray(box.get(side), dtype=np.float64) for side in ("lower", "upper"))
+    low, high = recomputed.box
+    if lower.shape != low.shape or upper.shape != high.shape:
+        return [("box", None, None, f"box: shape {lower.shape} differs from the pilot's {low.shape}")]
+    slack = _RTOL * np.maximum(np.abs(low), np.abs(high)) + 1e-15
+    over = float(np.max(np.maximum(lower - low - slack, high - upper - slack)))
+    if over > 0:
+        return [("box", None, None, f"box: narrower than the pilot's confidence box (by up to {over:.3g})")]
+    return []

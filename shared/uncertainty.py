@@ -37,6 +37,7 @@ import numpy as np
 
 from .ball_search import SEARCH_STEPS as _SEARCH_STEPS
 from .ball_search import ball_maximum as _ball_maximum
+from .box_bounds import check_box, conditional_bounds, knapsack_l1_radii, knapsack_maximum
 from .divergence import confidence_radius, renyi_divergence, validate_order
 from .errors import ValidationError
 from .tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
@@ -128,16 +129,20 @@ def _two_point_range(rho: np.ndarray, radius: np.ndarray, alpha: float) -> tuple
 
 @dataclass(frozen=True, eq=False)
 class UncertaintySet:
-    """F = {P : D_α(P̂ ‖ P) ≤ B} over X = S × U, with P̂ given as an (|S|, |U|) array.
+    """F = {P : D_α(P̂ ‖ P) ≤ B} over X = S × U, with P̂ given as an (|S|, |U|) array, intersected with a
+    box ℓ ≤ P ≤ u when ``box`` = (ℓ, u) is given (a pilot's F, :mod:`rldp.shared.box_bounds`).
 
     ``radius`` is B in nats (``math.inf`` for no knowledge, 0 for P* = P̂ assumed known);
     ``order`` is α ∈ (0, ∞). All statistics refer to the conditional projections
-    F_U|s of Theorem 1, whose product set F' ⊇ F is what the audit certifies against.
+    F_U|s of Theorem 1, whose product set F' ⊇ F is what the audit certifies against; with a box, to
+    F'_U|s ∩ K_s (K_s: the conditionals within the bounds the box implies), whose support function is
+    bounded by the smaller of the two sets' (both exact).
     """
 
     public_distribution: np.ndarray
     radius: float
     order: float = 2.0
+    box: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         p = np.array(self.public_distribution, dtype=float)
@@ -157,6 +162,11 @@ class UncertaintySet:
         object.__setattr__(self, "public_distribution", p)
         object.__setattr__(self, "radius", radius)
         object.__setattr__(self, "order", validate_order(self.order))
+        if self.box is not None:
+            lower, upper = check_box(self.box[0], self.box[1], p.shape)
+            lower.setflags(write=False)
+            upper.setflags(write=False)
+            object.__setattr__(self, "box", (lower, upper))
 
     @classmethod
     def from_confidence(cls, public_distribution: Any, n: int, beta: float, order: float = 2.0) -> UncertaintySet:
@@ -187,6 +197,12 @@ class UncertaintySet:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(m > 0, self.public_distribution / np.where(m > 0, m, 1.0), uniform)
 
+    def marginal_set(self) -> UncertaintySet:
+        """F_S, the projection of F onto P_S, as a set of one row over S: the ball of P̂_S with the same
+        radius (data processing) and, with a box, the box of the row sums."""
+        box = None if self.box is None else (self.box[0].sum(axis=1)[None, :], self.box[1].sum(axis=1)[None, :])
+        return UncertaintySet(self.marginal[None, :], self.radius, self.order, box)
+
     @cached_property
     def projected_radii(self) -> np.ndarray:
         """B_s of Theorem 1, shape (|S|,)."""
@@ -211,6 +227,9 @@ class UncertaintySet:
         radius = np.broadcast_to(self.projected_radii, (k, self.n_sensitive)).reshape(-1)
         hi = _ball_maximum(q, p, radius, self.order)
         lo = -_ball_maximum(-q, p, radius, self.order)
+        if self._box_bounds is not None:
+            rows = np.broadcast_to(np.arange(self.n_sensitive), (k, self.n_sensitive)).reshape(-1)
+            hi, lo = self._with_box(q, rows, hi, lo)
         return hi.reshape(*lead, self.n_sensitive), lo.reshape(*lead, self.n_sensitive)
 
     def extremes_for(self, vectors: np.ndarray, sensitive: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -227,13 +246,44 @@ class UncertaintySet:
             )
         p = self.conditionals[s]
         radius = self.projected_radii[s]
-        return _ball_maximum(q, p, radius, self.order), -_ball_maximum(-q, p, radius, self.order)
+        hi, lo = _ball_maximum(q, p, radius, self.order), -_ball_maximum(-q, p, radius, self.order)
+        if self._box_bounds is not None:
+            hi, lo = self._with_box(q, s, hi, lo)
+        return hi, lo
+
+    def _with_box(
+        self, q: np.ndarray, rows: np.ndarray, hi: np.ndarray, lo: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(max, min) of q·R over the ball's projection, narrowed by the box's K_s (rows: each q's s)."""
+        assert self._box_bounds is not None
+        low, high = self._box_bounds
+        box_hi = knapsack_maximum(q, low[rows], high[rows])
+        box_lo = -knapsack_maximum(-q, low[rows], high[rows])
+        return np.minimum(hi, box_hi), np.maximum(lo, box_lo)
 
     # -- Proposition 1 statistics ---------------------------------------------------
     @cached_property
-    def _cell_range(self) -> tuple[np.ndarray, np.ndarray]:
+    def _ball_range(self) -> tuple[np.ndarray, np.ndarray]:
         radius = np.broadcast_to(self.projected_radii[:, None], self.public_distribution.shape)
         return _two_point_range(self.conditionals, radius, self.order)
+
+    @cached_property
+    def _box_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """K_s's bounds: the box's conditional bounds narrowed by the ball's per-cell range (both hold for
+        every conditional of F, so K_s still holds F'_U|s ∩ box); a row where they contradict each other
+        (F meets no P there: possible only off the confidence event) keeps the ball's range."""
+        if self.box is None:
+            return None
+        ball_low, ball_high = self._ball_range
+        box_low, box_high = conditional_bounds(*self.box)
+        low, high = np.maximum(ball_low, box_low), np.minimum(ball_high, box_high)
+        consistent = np.all(low <= high, axis=1) & (low.sum(axis=1) <= 1.0) & (high.sum(axis=1) >= 1.0)
+        keep = consistent[:, None]
+        return np.where(keep, low, ball_low), np.where(keep, high, ball_high)
+
+    @property
+    def _cell_range(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._ball_range if self._box_bounds is None else self._box_bounds
 
     def lower_bounds(self) -> np.ndarray:
         """L_u|s = min_{R ∈ F_U|s} R_u (Prop. 1, eq. 29), shape (|S|, |U|)."""
@@ -268,12 +318,18 @@ class UncertaintySet:
                     rad = np.sqrt(2.0 * radii)
                 else:
                     rad = np.sqrt(2.0 * radii / self.order)
-        return np.minimum(np.where(np.isfinite(radii), rad, 2.0), 2.0)
+        ball: np.ndarray = np.minimum(np.where(np.isfinite(radii), rad, 2.0), 2.0)
+        if self._box_bounds is None:
+            return ball
+        return np.minimum(ball, knapsack_l1_radii(self.conditionals, *self._box_bounds))
 
     def describe(self) -> dict[str, Any]:
         """The document's ``privacy.uncertainty`` fields for this set."""
-        return {
+        out: dict[str, Any] = {
             "divergence": "renyi",
             "order": self.order,
             "radius": None if math.isinf(self.radius) else self.radius,
         }
+        if self.box is not None:
+            out["box"] = {"lower": (self.box[0] + 0.0).tolist(), "upper": (self.box[1] + 0.0).tolist()}
+        return out

@@ -288,6 +288,20 @@ def _p_value(statistic: float, dof: int) -> float:
 # --------------------------------------------------------------------------- the entry point
 
 
+def _joint_box(box: tuple[np.ndarray, np.ndarray] | None, latent: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """F's box over what the reports identify, as one row: X's cells, or U's (summed over S) when S is latent."""
+    if box is None:
+        return None
+    return (
+        (box[0].sum(axis=0, keepdims=True), box[1].sum(axis=0, keepdims=True))
+        if latent
+        else (
+            box[0].reshape(1, -1),
+            box[1].reshape(1, -1),
+        )
+    )
+
+
 def watch(
     doc: Mapping[str, Any],
     counts: Any,
@@ -327,7 +341,8 @@ def watch(
     marginal = p_hat.sum(axis=0, keepdims=True) if alpha.latent else p_hat
     if estimate is None:
         estimate = estimate_distribution(reports, c, shape, prior=marginal)
-    ball = UncertaintySet(marginal.reshape(1, -1), params["radius"], params["order"])
+    box = _joint_box(params["box"], alpha.latent)
+    ball = UncertaintySet(marginal.reshape(1, -1), params["radius"], params["order"], box)
     statistic, dof = projection_statistic(reports, c, ball, estimate.joint, estimate.rank or None)
     level = spent_significance(float(significance), int(sequence))
     start = np.clip(np.asarray(estimate.joint, dtype=float).ravel(), 0.0, None)

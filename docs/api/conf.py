@@ -53,6 +53,7 @@ INTERNAL = {
     "rldp.shared.problems": "the refusals both sides raise, documented where rldp.client and rldp.aggregator.services export them",
     "rldp.shared.attributes": _SHARED,
     "rldp.shared.ball_search": _SHARED,
+    "rldp.shared.box_bounds": _SHARED,
     "rldp.shared.claims": _SHARED,
     "rldp.shared.columns": _SHARED,
     "rldp.shared.distp_measures": _SHARED,

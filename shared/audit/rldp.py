@@ -170,7 +170,7 @@ class RldpAudit:
 def document_uncertainty(doc: Mapping[str, Any]) -> tuple[UncertaintySet, dict[str, Any]]:
     """The document's uncertainty set F around its P̂, and its ``privacy.uncertainty`` parameters."""
     params = uncertainty_parameters(doc)
-    return UncertaintySet(public_distribution(doc), params["radius"], params["order"]), params
+    return UncertaintySet(public_distribution(doc), params["radius"], params["order"], params["box"]), params
 
 
 def confidence_shortfall(uset: UncertaintySet, params: Mapping[str, Any]) -> str | None:

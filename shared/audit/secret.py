@@ -141,7 +141,7 @@ def robust_lip_leakage(matrix: Any, uncertainty: UncertaintySet) -> LipLeakage:
     q = joint_matrix(matrix, a1, a2)
     hi, lo = uncertainty.extremes(q.reshape(-1, a1, a2))  # extremes of P(y|s), (|Y|, |S|)
     hi, lo = np.minimum(hi, 1.0), np.maximum(lo, 0.0)
-    marginal = UncertaintySet(uncertainty.marginal[None, :], uncertainty.radius, uncertainty.order)
+    marginal = uncertainty.marginal_set()
     eye = np.eye(a1, dtype=bool)
     # Row (y, s) of each family: the vector c over s′ whose support function over F_S is the denominator.
     c_up = np.where(eye[None, :, :], hi[:, :, None], lo[:, None, :])  # c[y, s, s′]

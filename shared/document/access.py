@@ -143,10 +143,11 @@ def notion(doc: Mapping[str, Any]) -> str:
 
 
 def uncertainty_parameters(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The uncertainty set F: ``{"divergence", "order", "radius", "n", "beta"}``.
+    """The uncertainty set F: ``{"divergence", "order", "radius", "n", "beta", "box"}``.
 
     ``radius`` is a float, ``math.inf`` when the document says null (unbounded);
-    ``n`` and ``beta`` are None when absent.
+    ``n`` and ``beta`` are None when absent; ``box`` is None or (ℓ, u), two arrays of P̂'s shape
+    (a pilot's confidence box, :mod:`rldp.shared.box_bounds`; checked by the document's validation).
     """
     privacy = _field(doc, "privacy")
     unc = privacy.get("uncertainty") if isinstance(privacy, Mapping) else None
@@ -159,4 +160,16 @@ def uncertainty_parameters(doc: Mapping[str, Any]) -> dict[str, Any]:
         "radius": math.inf if radius is None else number(radius, "privacy.uncertainty.radius"),
         "n": unc.get("n"),
         "beta": None if unc.get("beta") is None else number(unc["beta"], "privacy.uncertainty.beta"),
+        "box": _box(unc.get("box")),
     }
+
+
+def _box(value: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise DocumentError(f"privacy.uncertainty.box must be an object {{lower, upper}}, got {value!r}")
+    try:
+        return np.array(value.get("lower"), dtype=np.float64), np.array(value.get("upper"), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DocumentError("privacy.uncertainty.box.lower and .upper must be arrays of numbers") from None

@@ -114,3 +114,9 @@ def _check_uncertainty(unc: Any, kind: str) -> None:
         b = number(beta, "privacy.uncertainty.beta")
         if not 0 < b < 1:
             raise DocumentError(f"privacy.uncertainty.beta must be in (0, 1), got {beta!r}")
+    box = unc.get("box")
+    if box is not None and (not isinstance(box, Mapping) or set(box) != {"lower", "upper"}):
+        raise DocumentError(
+            "privacy.uncertainty.box must be an object with exactly the fields 'lower' and 'upper' "
+            f"(|S| × |U| arrays of numbers), got {box!r}"[:300]
+        )

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ..box_bounds import check_box
 from ..collection import validate_collection
-from ..errors import AlphabetError, DocumentError, IdMismatch
+from ..errors import AlphabetError, DocumentError, IdMismatch, ValidationError
 from ..probability import check_columns_sum_to_one
 from ..provenance import validate_provenance
 from ..records import Alphabet
@@ -68,6 +69,11 @@ def _normalise_privacy(privacy: Mapping[str, Any]) -> dict[str, Any]:
         n = unc.get("n")
         if isinstance(n, float) and n.is_integer():
             unc["n"] = int(n)
+        box = unc.get("box")
+        if isinstance(box, dict):  # 0 and 0.0: one id, as in public_distribution
+            for side in ("lower", "upper"):
+                if isinstance(box.get(side), list):
+                    box[side] = floats(box[side])
     return dict(out)
 
 
@@ -258,6 +264,12 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     total = float(p.sum())
     if abs(total - 1.0) > STOCHASTIC_TOLERANCE:
         raise DocumentError(f"public_distribution sums to {total:.12g}; it must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT})")
+    box = (out["privacy"].get("uncertainty") or {}).get("box")
+    if box is not None:
+        try:
+            check_box(box["lower"], box["upper"], (a1, a2))
+        except ValidationError as exc:
+            raise DocumentError(f"privacy.uncertainty.{exc}") from None
 
     matrix = out["matrix"]
     if isinstance(matrix, Mapping):

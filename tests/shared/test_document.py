@@ -486,6 +486,7 @@ def test_accessors(doc: dict[str, Any]) -> None:
         "radius": 0.000519,
         "n": 32561,
         "beta": 0.05,
+        "box": None,
     }
     q[0, 0] = 99.0  # accessors return copies; the document is unchanged
     assert doc["matrix"][0][0] != 99.0

@@ -153,4 +153,4 @@ def test_a_v3_document_is_recomputed_by_its_own_rule():
         "grr", alphabet=alphabet, public_distribution=v3.center, epsilon=1.0, radius=v3.radius, provenance=prov
     )
     assert pilot_mismatches(doc, q, pilot_id) == []
-    assert CONSTRUCTION.endswith("/v4")
+    assert CONSTRUCTION.endswith("/v5")

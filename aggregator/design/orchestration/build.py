@@ -168,9 +168,11 @@ def design_document(
     alphabet: Alphabet,
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
+    box: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """Design, audit and package the mechanism ``request`` asks for, over ``alphabet`` with the public
-    estimate P̂ = ``public_distribution`` (and the provenance of P̂). Every notion is packaged and
+    estimate P̂ = ``public_distribution`` (and the provenance of P̂; ``box`` (ℓ, u) narrows the uncertainty set
+    to the ball ∩ box, a pilot's F). Every notion is packaged and
     audited the same way: the privacy block from the notion's claim fields, then the notion's
     registered exact audit (:func:`rldp.shared.audit.audit_document`); a failed audit is a DesignError.
     The request's ``window`` becomes the document's collection window, and its ``per_report_epsilon``
@@ -180,7 +182,9 @@ def design_document(
     any other request is validated here, once, for this alphabet."""
     if not (isinstance(request, ValidatedRequest) and request.validated):
         request = validate_request(replace(request, latent=alphabet.latent), released_size=alphabet.n_released)
-    return design_validated(request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance)
+    return design_validated(
+        request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance, box=box
+    )
 
 
 def design_validated(
@@ -189,6 +193,7 @@ def design_validated(
     alphabet: Alphabet,
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
+    box: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """:func:`design_document` for a request validated at the boundary (the rules are not checked again)."""
     if provenance is not None and "provenance" in (request.extra or {}):
@@ -208,9 +213,11 @@ def design_validated(
         if not check.passed:
             raise DesignError(f"the provenance does not describe this design's public data: {check.summary()}")
     if request.radius is None:
+        if box is not None:
+            raise DesignError("a box narrows a stated radius (a pilot's F); this request has none")
         uset = UncertaintySet.from_confidence(p_hat, int(request.n or 0), float(request.beta or 0), request.order)
     else:
-        uset = UncertaintySet(p_hat, float(request.radius), request.order)
+        uset = UncertaintySet(p_hat, float(request.radius), request.order, box)
 
     start = time.perf_counter()
     q, params = run_designer(method, uset, request)

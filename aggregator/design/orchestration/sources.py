@@ -8,13 +8,15 @@ public data, the radius for a pilot) and the document's provenance:
 * :class:`PublicData` — the empirical distribution of n public records; F is the (1 − β)-confidence
   Rényi ball of [LZG24, eq 9] (the request's β, default 0.05).
 * :class:`PilotData` — a pilot mechanism's report counts; F is the ball of
-  :func:`rldp.shared.pilot.pilot_confidence_set` (the smallest ball holding its confidence box, coverage ≥ 1 − β).
+  :func:`rldp.shared.pilot.pilot_confidence_set` (the smallest ball holding its confidence box) intersected with
+  that box (coverage ≥ 1 − β).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -56,6 +58,11 @@ class PriorSource(Protocol):
         """``request`` with the fields of its uncertainty set that this source determines."""
         ...
 
+    @property
+    def box(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(ℓ, u) when F is the ball intersected with a confidence box (a pilot's), else None."""
+        ...
+
     def provenance(self) -> dict[str, Any]: ...
 
 
@@ -71,6 +78,10 @@ class PublicData:
 
     def bind(self, request: DesignRequest) -> DesignRequest:
         return replace(request, n=self.counts.n)
+
+    @property
+    def box(self) -> None:
+        return None
 
     def provenance(self) -> dict[str, Any]:
         return self.counts.provenance()
@@ -88,7 +99,7 @@ class PilotData:
     order: float = 2.0  # of the Rényi ball; bind() takes the request's
     contamination: float = 0.0  # γ: the share of the pilot's reports that may have been forged
 
-    @property
+    @cached_property
     def confidence_set(self) -> PilotSet:
         alphabet = DocumentView.of(self.pilot).alphabet
         return pilot_confidence_set(
@@ -103,6 +114,10 @@ class PilotData:
     @property
     def distribution(self) -> np.ndarray:
         return self.confidence_set.center
+
+    @property
+    def box(self) -> tuple[np.ndarray, np.ndarray] | None:
+        return self.confidence_set.box
 
     def bind(self, request: DesignRequest) -> DesignRequest:
         if request.radius is not None or request.beta is not None:
@@ -131,6 +146,7 @@ def design_from(source: PriorSource, request: DesignRequest, alphabet: Alphabet)
         alphabet=alphabet,
         public_distribution=source.distribution,
         provenance=source.provenance(),
+        box=source.box,
     )
 
 
