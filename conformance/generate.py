@@ -6,6 +6,7 @@
     .venv/bin/python conformance/generate.py text       # only cases/text.json
     .venv/bin/python conformance/generate.py public-data  # only cases/public-data.json
     .venv/bin/python conformance/generate.py randomiser  # only cases/randomiser.json
+    .venv/bin/python conformance/generate.py pilot      # only cases/pilot.json
 
 Every case is made by the product (designers, ``build_document``, the client's sampler and batch
 code) and its expected result is what the Python client does with it (``python_client.py``). The
@@ -30,6 +31,7 @@ sys.path.insert(0, str(HERE))
 import cases_limits  # noqa: E402
 import cases_more  # noqa: E402
 import cases_numeric  # noqa: E402
+import cases_pilot  # noqa: E402
 import cases_public_data  # noqa: E402
 import cases_randomiser  # noqa: E402
 import cases_text  # noqa: E402
@@ -273,6 +275,9 @@ def main() -> None:
     if sys.argv[1:] == ["randomiser"]:  # only randomiser.json
         write("randomiser", "randomiser", cases_randomiser.randomiser_cases())
         return
+    if sys.argv[1:] == ["pilot"]:  # only pilot.json
+        write("pilot", "documents", cases_pilot.pilot_cases(document_case))
+        return
     CASES.mkdir(exist_ok=True)
     for old in CASES.glob("*.json"):
         old.unlink()
@@ -297,7 +302,9 @@ def main() -> None:
     write("public-data", "public-data", public)
     randomiser = cases_randomiser.randomiser_cases()
     write("randomiser", "randomiser", randomiser)
-    total += len(limits) + len(text) + len(public) + len(randomiser) + write_numeric()
+    pilot = cases_pilot.pilot_cases(document_case)
+    write("pilot", "documents", pilot)
+    total += len(limits) + len(text) + len(public) + len(randomiser) + len(pilot) + write_numeric()
     print(f"{total} cases")
 
 

@@ -29,6 +29,7 @@ from rldp.shared.tables import Table
 
 __all__ = [
     "document_outcome",
+    "document_message",
     "randomiser_outcome",
     "encode_outcome",
     "sampler_outcome",
@@ -128,6 +129,16 @@ def document_outcome(case: dict[str, Any]) -> dict[str, Any]:
         "epsilon_per_report_audited": number(mech.epsilon_per_report_audited),
     }
     return out
+
+
+def document_message(case: dict[str, Any]) -> str | None:
+    """The message of the error reading a document case's bytes gives (None when they are read)."""
+    data = document_bytes(case)
+    try:
+        from_json(data) if case["encoding"] == "json" else from_msgpack(data)
+    except RldpError as exc:
+        return str(exc)
+    return None
 
 
 def typed(value: Any) -> Any:

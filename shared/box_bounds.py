@@ -22,6 +22,7 @@ conservative. numpy only: the client imports this module to check a mechanism on
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -42,10 +43,11 @@ def check_box(lower: Any, upper: Any, shape: tuple[int, int]) -> tuple[np.ndarra
     finite, 0 ≤ ℓ ≤ u ≤ 1, and a box that meets the simplex (Σℓ ≤ 1 ≤ Σu, to the stochastic tolerance)."""
     out = []
     for name, value in (("lower", lower), ("upper", upper)):
+        refusal = ValidationError(f"box.{name} must be a {shape[0]}×{shape[1]} array of numbers")
         try:
-            arr = np.array(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValidationError(f"box.{name} must be a {shape[0]}×{shape[1]} array of numbers") from None
+            arr = np.array(value if isinstance(value, np.ndarray) else _numbers(value, refusal), dtype=np.float64)
+        except (TypeError, ValueError, RecursionError):
+            raise refusal from None
         if arr.shape != shape:
             raise ValidationError(f"box.{name} has shape {arr.shape}; expected {shape[0]}×{shape[1]} (|S| × |U|)")
         if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr > 1):
@@ -56,10 +58,24 @@ def check_box(lower: Any, upper: Any, shape: tuple[int, int]) -> tuple[np.ndarra
         raise ValidationError("box.lower must be ≤ box.upper in every cell")
     if lo.sum() > 1 + STOCHASTIC_TOLERANCE or up.sum() < 1 - STOCHASTIC_TOLERANCE:
         raise ValidationError(
-            f"the box must meet the simplex: Σ lower ≤ 1 ≤ Σ upper ({STOCHASTIC_TOLERANCE_TEXT}); "
+            f"box must meet the simplex: Σ lower ≤ 1 ≤ Σ upper ({STOCHASTIC_TOLERANCE_TEXT}); "
             f"got Σ lower = {lo.sum():.12g}, Σ upper = {up.sum():.12g}"
         )
     return lo, up
+
+
+def _numbers(value: Any, refusal: ValidationError) -> Any:
+    """A document's nested lists with every leaf a float (an int too large for one: ±inf, refused as out of
+    [0, 1] after the shape check); ``refusal`` when a leaf is no number (a string, a boolean, null, an object:
+    numpy would read "0.5" and true as numbers)."""
+    if isinstance(value, (list, tuple)):
+        return [_numbers(v, refusal) for v in value]
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise refusal
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def conditional_bounds(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -199,8 +199,11 @@ class UncertaintySet:
 
     def marginal_set(self) -> UncertaintySet:
         """F_S, the projection of F onto P_S, as a set of one row over S: the ball of P̂_S with the same
-        radius (data processing) and, with a box, the box of the row sums."""
-        box = None if self.box is None else (self.box[0].sum(axis=1)[None, :], self.box[1].sum(axis=1)[None, :])
+        radius (data processing) and, with a box, the box of the row sums (at most 1: a loose box's upper
+        row sums can pass it, and P_s ≤ 1 holds anyway)."""
+        box = None
+        if self.box is not None:
+            box = (np.minimum(self.box[0].sum(axis=1), 1.0)[None, :], np.minimum(self.box[1].sum(axis=1), 1.0)[None, :])
         return UncertaintySet(self.marginal[None, :], self.radius, self.order, box)
 
     @cached_property

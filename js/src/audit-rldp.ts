@@ -5,7 +5,7 @@
 import { jointMatrix, logRatio, RADIUS_RTOL } from "./audit-base.js";
 import type { ValidDocument } from "./document.js";
 import type { Matrix } from "./forms.js";
-import type { Obj } from "./pyjson.js";
+import { isObj, type Obj } from "./pyjson.js";
 import { confidenceRadius, UncertaintySet } from "./uncertainty.js";
 
 const GRR_ROUNDING = 1e-14;
@@ -163,7 +163,8 @@ export function ldpEpsilon(q: Matrix): number {
 export function documentUncertainty(v: ValidDocument, privacy: Obj): { uset: UncertaintySet; n: number | null; beta: number | null } {
   const unc = privacy.uncertainty as Obj;
   const radius = unc.radius === null ? Infinity : Number(unc.radius);
-  const uset = new UncertaintySet(v.publicDistribution, radius, Number(unc.order));
+  const box = isObj(unc.box) ? ([unc.box.lower, unc.box.upper] as [unknown, unknown]) : null; // checked by validateDocument
+  const uset = new UncertaintySet(v.publicDistribution, radius, Number(unc.order), box);
   const n = unc.n === undefined || unc.n === null ? null : Number(unc.n);
   const beta = unc.beta === undefined || unc.beta === null ? null : Number(unc.beta);
   return { uset, n, beta };

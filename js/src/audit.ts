@@ -13,7 +13,7 @@ import type { ValidDocument } from "./document.js";
 import { AuditError, DocumentError, UnknownNotion } from "./errors.js";
 import type { Matrix } from "./forms.js";
 import type { Obj } from "./pyjson.js";
-import { UncertaintySet } from "./uncertainty.js";
+import type { UncertaintySet } from "./uncertainty.js";
 
 // The shared pieces live below this module (no import cycle); importers keep these names.
 export { AUDIT_TOLERANCE, RADIUS_RTOL, conditionalOutputs, jointMatrix, logRatio, type AuditResult } from "./audit-base.js";
@@ -76,7 +76,7 @@ export function robustLipLeakage(q: Matrix, uset: UncertaintySet): LipLeakage {
       lo[y * a1 + s] = Math.max(l, 0);
     }
   }
-  const marginal = new UncertaintySet({ rows: 1, cols: a1, data: uset.marginal.slice() }, uset.radius, uset.order);
+  const marginal = uset.marginalSet();
   const c = new Float64Array(a1);
   let upper = -Infinity;
   let lower = -Infinity;

@@ -5,11 +5,13 @@
  * content hash) naming the field and what was expected, as in Python.
  */
 import { sha256Hex, utf8Encode } from "./bytes.js";
-import { AlphabetError, DocumentError, DocumentSyntaxError, IdMismatch } from "./errors.js";
+import { checkBox } from "./box-bounds.js";
+import { AlphabetError, DocumentError, DocumentSyntaxError, IdMismatch, ValidationError } from "./errors.js";
 import { checkColumnsSumToOne, normaliseMatrix, type CompactMatrix, type Matrix } from "./forms.js";
 import { MAX_SYMBOLS } from "./limits.js";
 import { readMsgpack } from "./msgpack-read.js";
-import { canonicalText, isObj, newObj, parseJson, pyRepr, typeName, type Obj, type Value } from "./pyjson.js";
+import { PILOT_SOURCE, validatePilotProvenance } from "./pilot-provenance.js";
+import { canonicalText, codePointCompare, isObj, newObj, parseJson, pyRepr, stringRepr, typeName, type Obj, type Value } from "./pyjson.js";
 import { Alphabet } from "./records.js";
 
 export const FORMAT = "rldp.mechanism/1";
@@ -95,6 +97,34 @@ function checkUncertainty(unc: Value | undefined, kind: string): void {
     const b = num(beta, "privacy.uncertainty.beta");
     if (!(b > 0 && b < 1)) throw new DocumentError(`privacy.uncertainty.beta must be in (0, 1), got ${pyRepr(beta)}`);
   }
+  const box = unc.box;
+  const fields = isObj(box) ? Object.keys(box) : [];
+  if (box !== undefined && box !== null && (!isObj(box) || fields.length !== 2 || !("lower" in box) || !("upper" in box))) {
+    throw new DocumentError(
+      `privacy.uncertainty.box must be an object with exactly the fields 'lower' and 'upper' (|S| × |U| arrays of numbers), got ${boxShape(box)}`,
+    );
+  }
+}
+
+/** What a refused box was, in the words of Python's `_shape_of` (a repr would differ between the SDKs). */
+function boxShape(box: Value): string {
+  if (!isObj(box)) return `a value of type ${typeName(box)}`;
+  const names = Object.keys(box).sort(codePointCompare);
+  if (!names.length) return "an empty object";
+  return `an object with the fields ${names.slice(0, 6).map(stringRepr).join(", ")}${names.length > 6 ? ", ..." : ""}`;
+}
+
+/** A pilot's confidence box (`privacy.uncertainty.box`), checked against the alphabet's |S| × |U|. */
+function checkDocumentBox(privacy: Obj, shape: [number, number]): void {
+  const unc = privacy.uncertainty;
+  const box = isObj(unc) ? unc.box : undefined; // a notion rldp does not know is not checked
+  if (!isObj(box)) return;
+  try {
+    checkBox(box.lower, box.upper, shape);
+  } catch (exc) {
+    if (exc instanceof ValidationError) throw new DocumentError(`privacy.uncertainty.${exc.message}`);
+    throw exc;
+  }
 }
 
 // --------------------------------------------------------------------------- collection windows
@@ -149,6 +179,7 @@ function validateCollection(value: Value): void {
 function validateProvenance(value: Value): void {
   const required = ["name", "n", "columns", "counts_sha256", "policy"];
   if (!isObj(value)) throw new DocumentError(`provenance must be an object with ${required.join(", ")}; got ${typeName(value)}`);
+  if (value.source === PILOT_SOURCE) return validatePilotProvenance(value); // P̂ from a private pilot
   const missing = required.filter((k) => !(k in value));
   if (missing.length) throw new DocumentError(`provenance is missing required field(s) ${missing.join(", ")}`);
   if (typeof value.name !== "string" || !value.name.trim()) throw new DocumentError("provenance.name must be a non-empty string naming the public data");
@@ -281,6 +312,7 @@ export function checkedDocument(input: Value): ValidDocument {
   checkEntries(p, "public_distribution");
   const total = p.data.reduce((s, v) => s + v, 0);
   if (Math.abs(total - 1) > 1e-9) throw new DocumentError(`public_distribution sums to ${total.toPrecision(12)}; it must sum to 1 (±1e-9)`);
+  checkDocumentBox(out.privacy as Obj, [a1, a2]);
 
   let compact: CompactMatrix | null = null;
   let dense: Matrix | null = null;

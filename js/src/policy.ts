@@ -4,12 +4,23 @@
  * the (1 − β)-confidence radius of that many public samples [LZG24, eq 9]).
  */
 import { MechanismRejected, ValidationError } from "./errors.js";
-import type { Obj } from "./pyjson.js";
+import { PILOT_SOURCE } from "./pilot-provenance.js";
+import { isObj, type Obj } from "./pyjson.js";
 import { RADIUS_RTOL } from "./audit.js";
 import { confidenceRadius } from "./uncertainty.js";
 
 const ID = /^[0-9a-f]{64}$/;
 const fmt = (v: number) => Number(v.toPrecision(6)).toString();
+
+/** The significance level β of the document's confidence set (Python's `stated_beta`): `privacy.uncertainty.beta`,
+ * else a pilot provenance's `beta` (its radius comes from the pilot's counts at that level); null when none. */
+function betaOf(doc: Obj): number | null {
+  const unc = (doc.privacy as Obj).uncertainty;
+  if (isObj(unc) && unc.beta !== undefined && unc.beta !== null) return Number(unc.beta);
+  const prov = doc.provenance;
+  if (isObj(prov) && prov.source === PILOT_SOURCE && prov.beta !== undefined && prov.beta !== null) return Number(prov.beta);
+  return null;
+}
 
 export interface PolicyOptions {
   maxEpsilon?: number | null;
@@ -82,7 +93,7 @@ export class VerificationPolicy {
       throw new MechanismRejected(name, `claims epsilon ${fmt(eps)}, above the allowed maximum ${fmt(this.maxEpsilon)}`, "max_epsilon");
     }
     const unc = privacy.uncertainty as Obj | undefined;
-    const statedBeta = unc && typeof unc === "object" && unc.beta !== undefined && unc.beta !== null ? Number(unc.beta) : null;
+    const statedBeta = betaOf(doc);
     if (this.maxBeta !== null && statedBeta !== null && statedBeta > this.maxBeta) {
       throw new MechanismRejected(
         name,

@@ -4,8 +4,10 @@
  * [LZG24, Thm 1, eq 24], the support function of each projected ball by the one-dimensional
  * Lagrange search (the reference bisection of `ball_maximum`, 64 steps: it agrees with Python's
  * default Illinois search to ~1e-14 relative and rounds the same way, towards leakage), Prop. 1's
- * two-point ranges, and the confidence radius [LZG24, eq 9] with its χ² quantile.
+ * two-point ranges, and the confidence radius [LZG24, eq 9] with its χ² quantile. A pilot's F is the
+ * ball ∩ its confidence box (`privacy.uncertainty.box`, `box-bounds.ts`).
  */
+import { checkBox, conditionalBounds, knapsackMaximum, npSum, rowSums } from "./box-bounds.js";
 import { ValidationError } from "./errors.js";
 import type { Matrix } from "./forms.js";
 
@@ -140,16 +142,29 @@ export function twoPointRange(rhoIn: number, radius: number, alpha: number): [nu
   return [out[0], out[1]];
 }
 
-/** F = {P : D_α(P̂ ‖ P) ≤ B} over S × U; P̂ as an (|S|, |U|) matrix. */
+/**
+ * F = {P : D_α(P̂ ‖ P) ≤ B} over S × U; P̂ as an (|S|, |U|) matrix; intersected with a box ℓ ≤ P ≤ u when
+ * `box` = (ℓ, u) is given (a pilot's F, `box-bounds.ts`): each conditional projection F_U|s is then
+ * narrowed by K_s, the conditionals within the bounds the box implies, and every support function is
+ * the smaller of the two sets' (Python's `UncertaintySet`).
+ */
 export class UncertaintySet {
   readonly nSensitive: number;
   readonly nReleased: number;
   readonly marginal: Float64Array;
   readonly conditionals: Float64Array;
   readonly projectedRadii: Float64Array;
-  private bounds: [Float64Array, Float64Array] | null = null;
+  /** (ℓ, u) row-major (|S|·|U|), checked, or null. */
+  readonly box: [Float64Array, Float64Array] | null;
+  private ballBounds: [Float64Array, Float64Array] | null = null;
+  private boxBounds: [Float64Array, Float64Array] | null | undefined = undefined;
 
-  constructor(readonly publicDistribution: Matrix, readonly radius: number, readonly order: number) {
+  constructor(
+    readonly publicDistribution: Matrix,
+    readonly radius: number,
+    readonly order: number,
+    box: [unknown, unknown] | null = null,
+  ) {
     const { rows, cols, data } = publicDistribution;
     this.nSensitive = rows;
     this.nReleased = cols;
@@ -163,28 +178,83 @@ export class UncertaintySet {
       }
     }
     this.projectedRadii = projectedRadii(this.marginal, radius, order);
+    this.box = box === null ? null : checkBox(box[0], box[1], [rows, cols]);
   }
 
-  /** (L_u|s, max R_u) over F_U|s for every (s, u) (Prop. 1, eq 29), each (|S|·|U|). */
-  cellRange(): [Float64Array, Float64Array] {
-    if (!this.bounds) {
+  /**
+   * F_S, the projection of F onto P_S, as a set of one row over S (Python's `marginal_set`): the ball of
+   * P̂_S with the same radius and, with a box, the box of the row sums (each at most 1).
+   */
+  marginalSet(): UncertaintySet {
+    const p = { rows: 1, cols: this.nSensitive, data: this.marginal.slice() };
+    if (!this.box) return new UncertaintySet(p, this.radius, this.order);
+    const capped = (a: Float64Array) => rowSums(a, this.nSensitive, this.nReleased).map((v) => Math.min(v, 1));
+    return new UncertaintySet(p, this.radius, this.order, [capped(this.box[0]), capped(this.box[1])]);
+  }
+
+  /** Prop. 1's two-point range of each R_u over the projected ball, each (|S|·|U|). */
+  private ballRange(): [Float64Array, Float64Array] {
+    if (!this.ballBounds) {
       const n = this.conditionals.length;
       const lower = new Float64Array(n);
       const upper = new Float64Array(n);
       for (let i = 0; i < n; i++) {
         [lower[i], upper[i]] = twoPointRange(this.conditionals[i], this.projectedRadii[Math.floor(i / this.nReleased)], this.order);
       }
-      this.bounds = [lower, upper];
+      this.ballBounds = [lower, upper];
     }
-    return this.bounds;
+    return this.ballBounds;
   }
 
-  /** (max, min) of q · R over R ∈ F_U|s for a row q (length |U|) and its s. */
+  /**
+   * K_s's bounds: the box's conditional bounds narrowed by the ball's per-cell range (both hold for every
+   * conditional of F); a row where they contradict each other (F meets no P there: possible only off the
+   * confidence event) keeps the ball's range. Null without a box.
+   */
+  private kBounds(): [Float64Array, Float64Array] | null {
+    if (this.boxBounds === undefined) {
+      if (!this.box) this.boxBounds = null;
+      else {
+        const [a1, a2] = [this.nSensitive, this.nReleased];
+        const [ballLow, ballHigh] = this.ballRange();
+        const [boxLow, boxHigh] = conditionalBounds(this.box[0], this.box[1], a1, a2);
+        const low = new Float64Array(a1 * a2);
+        const high = new Float64Array(a1 * a2);
+        for (let i = 0; i < low.length; i++) [low[i], high[i]] = [Math.max(ballLow[i], boxLow[i]), Math.min(ballHigh[i], boxHigh[i])];
+        for (let s = 0; s < a1; s++) {
+          const [from, to] = [s * a2, (s + 1) * a2];
+          let consistent = npSum(low, from, a2) <= 1 && npSum(high, from, a2) >= 1;
+          for (let i = from; i < to; i++) if (!(low[i] <= high[i])) consistent = false;
+          if (!consistent) {
+            low.set(ballLow.subarray(from, to), from);
+            high.set(ballHigh.subarray(from, to), from);
+          }
+        }
+        this.boxBounds = [low, high];
+      }
+    }
+    return this.boxBounds;
+  }
+
+  /** (L_u|s, max R_u) over F_U|s (∩ K_s with a box) for every (s, u) (Prop. 1, eq 29), each (|S|·|U|). */
+  cellRange(): [Float64Array, Float64Array] {
+    return this.kBounds() ?? this.ballRange();
+  }
+
+  /** (max, min) of q · R over R ∈ F_U|s (∩ K_s with a box) for a row q (length |U|) and its s. */
   extremes(q: ArrayLike<number>, s: number): [number, number] {
     const k = this.nReleased;
     const p = this.conditionals.subarray(s * k, (s + 1) * k);
     const r = this.projectedRadii[s];
-    return [ballMaximum(q, p, r, this.order), -ballMaximum(q, p, r, this.order, -1)];
+    let hi = ballMaximum(q, p, r, this.order);
+    let lo = -ballMaximum(q, p, r, this.order, -1);
+    const bounds = this.kBounds();
+    if (bounds) {
+      const [low, high] = [bounds[0].subarray(s * k, (s + 1) * k), bounds[1].subarray(s * k, (s + 1) * k)];
+      hi = Math.min(hi, knapsackMaximum(q, low, high));
+      lo = Math.max(lo, -knapsackMaximum(q, low, high, -1));
+    }
+    return [hi, lo];
   }
 }
 

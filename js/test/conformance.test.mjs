@@ -34,7 +34,7 @@ function documentOutcome(c) {
     valid = rldp.parseDocument(typeof data === "string" ? new TextEncoder().encode(data) : data, c.encoding);
   } catch (exc) {
     if (!(exc instanceof rldp.RldpError)) throw exc;
-    return { verdict: "rejected", error: exc.name, rule: "document", id: null };
+    return { verdict: "rejected", error: exc.name, rule: "document", id: null, exc };
   }
   const out = { id: valid.id, format: valid.doc.format };
   const policy = c.policy
@@ -75,6 +75,7 @@ for (const c of suites.documents) {
     assert.equal(got.error, e.error, c.name);
     assert.equal(got.rule, e.rule, `${c.name}: rule (${got.exc?.message ?? ""})`);
     assert.equal(got.id, e.id, `${c.name}: id`);
+    if ("message" in c) assert.equal(got.exc?.message, c.message, `${c.name}: message`);
     if (e.audit) {
       const audit = got.audit ?? rldp.auditDocument(got.valid, got.mech?.perReport ?? layerOf(got.valid));
       checkAudit(audit, e.audit, c.name);

@@ -118,5 +118,16 @@ def _check_uncertainty(unc: Any, kind: str) -> None:
     if box is not None and (not isinstance(box, Mapping) or set(box) != {"lower", "upper"}):
         raise DocumentError(
             "privacy.uncertainty.box must be an object with exactly the fields 'lower' and 'upper' "
-            f"(|S| × |U| arrays of numbers), got {box!r}"[:300]
+            f"(|S| × |U| arrays of numbers), got {_shape_of(box)}"
         )
+
+
+def _shape_of(box: Any) -> str:
+    # What the box was, in words both SDKs write alike (a repr is neither bounded nor the same in JavaScript).
+    if not isinstance(box, Mapping):
+        return f"a value of type {type(box).__name__}"
+    if not box:
+        return "an empty object"
+    names = sorted(box)
+    shown = ", ".join(repr(k) for k in names[:6]) + (", ..." if len(names) > 6 else "")
+    return f"an object with the fields {shown}"

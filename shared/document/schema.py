@@ -264,10 +264,11 @@ def _checked(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
     total = float(p.sum())
     if abs(total - 1.0) > STOCHASTIC_TOLERANCE:
         raise DocumentError(f"public_distribution sums to {total:.12g}; it must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT})")
-    box = (out["privacy"].get("uncertainty") or {}).get("box")
-    if box is not None:
+    unc = out["privacy"].get("uncertainty")
+    box = unc.get("box") if isinstance(unc, Mapping) else None  # a notion rldp does not know is not checked
+    if isinstance(box, Mapping):
         try:
-            check_box(box["lower"], box["upper"], (a1, a2))
+            check_box(box.get("lower"), box.get("upper"), (a1, a2))
         except ValidationError as exc:
             raise DocumentError(f"privacy.uncertainty.{exc}") from None
 

@@ -24,6 +24,7 @@ sys.path.insert(0, str(CONFORMANCE))
 from python_client import (  # noqa: E402
     alias_outcome,
     batch_outcome,
+    document_message,
     document_outcome,
     encode_outcome,
     public_data_outcome,
@@ -73,6 +74,7 @@ def test_the_suite_is_large_and_covers_every_group():
         "negative",
         "policy",
         "numeric",
+        "pilot",
     ):
         assert group in names, group
     numeric = [case for _, case in CASES if "numeric/" in case["name"]]
@@ -117,6 +119,20 @@ def test_case(suite: str, case: dict[str, Any]) -> None:
     else:
         actual = batch_outcome(case)
     _close(actual, case["expect"], case["name"])
+
+
+DOCUMENT_MESSAGES = [case for suite, case in CASES if suite == "documents" and "message" in case]
+
+
+def test_the_refusals_with_a_message_cover_the_pilot_box():
+    names = {case["name"] for case in DOCUMENT_MESSAGES}
+    assert len([n for n in names if n.startswith("pilot/refused/")]) >= 12
+
+
+@pytest.mark.parametrize("case", DOCUMENT_MESSAGES, ids=[case["name"] for case in DOCUMENT_MESSAGES])
+def test_a_refusal_gives_the_message_both_clients_give(case: dict[str, Any]) -> None:
+    # Why: the case file fixes the message, so the TypeScript SDK's is compared with Python's word for word.
+    assert document_message(case) == case["message"]
 
 
 def _sampler_matrix(case: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any] | None]:
