@@ -11,14 +11,17 @@ rehashed: the audit fails (the designs need the box). ``pilot/refused/...``: eac
 box while reading (``DocumentError``), with the message both clients give (case field ``message``, the
 suite's first; ``python_client.document_message``); and a
 box in a document whose alphabet is over ``MAX_SYMBOLS`` (refused for its alphabet first); each refusal of a
-malformed pilot provenance (``rldp.shared.pilot.validate_pilot_provenance``). ``pilot/policy/...``: the pilot
+malformed pilot provenance (``rldp.shared.pilot.validate_pilot_provenance``); a msgpack box whose array header
+claims 2³² − 1 entries (``DocumentSyntaxError``). ``pilot/policy/...``: the pilot
 provenance's β is the one ``max_beta`` judges.
 Expected results come from the Python client (``python_client``); called by ``generate.py``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -189,6 +192,15 @@ def pilot_cases(case: Callable[..., Doc]) -> list[Doc]:
         "provenance-columns-empty": _provenance("columns", []),
         "provenance-collection-a-number": _provenance("collection", 7),
     }
+    # msgpack: a box side whose array header claims 2³² − 1 entries in a few bytes (refused as truncated, nothing allocated).
+    marker = _edited(base, _set("lower", "BOX-LOWER-MARKER"))
+    raw = written(marker, "msgpack")
+    data = base64.b64decode(raw["document_base64"])
+    packed = b"\xb0BOX-LOWER-MARKER"
+    assert data.count(packed) == 1
+    claimed = data.replace(packed, b"\xdd\xff\xff\xff\xff" + b"\xcb" + struct.pack(">d", 0.1) + b"\xc0" * 3)
+    body = {"encoding": "msgpack", "document_base64": base64.b64encode(claimed).decode("ascii")}
+    out.append(case("pilot/refused/box-array-claims-4g-entries/msgpack", body))
     for name, edit in refusals.items():
         body = written(_edited(base, edit), "json")
         message = _message(body)
