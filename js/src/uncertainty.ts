@@ -169,7 +169,7 @@ export class UncertaintySet {
     this.nSensitive = rows;
     this.nReleased = cols;
     this.marginal = new Float64Array(rows);
-    for (let s = 0; s < rows; s++) for (let u = 0; u < cols; u++) this.marginal[s] += data[s * cols + u];
+    for (let s = 0; s < rows; s++) this.marginal[s] = npSum(data, s * cols, cols); // numpy's sum(axis=1), bit for bit
     this.conditionals = new Float64Array(rows * cols);
     for (let s = 0; s < rows; s++) {
       for (let u = 0; u < cols; u++) {
