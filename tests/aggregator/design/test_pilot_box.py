@@ -14,6 +14,7 @@ from rldp.aggregator.design import DesignRequest, design, srr_matrix
 from rldp.aggregator.design.orchestration.sources import PilotData, design_from
 from rldp.aggregator.estimate.ball_fit import ball_fit, certified_lower_bound
 from rldp.shared.audit import audit_document
+from rldp.shared.divergence import renyi_divergence
 from rldp.shared.document import content_id, report_matrix, validate_document
 from rldp.shared.errors import DocumentError
 from rldp.shared.information import normalized_mutual_information
@@ -122,3 +123,13 @@ def test_the_watch_holds_the_population_to_the_box_too():
     # the honest population (inside the box) is explained by the box too
     honest = q @ TRUTH.ravel()
     assert certified_lower_bound(honest, q, ball_fit(honest, q, boxed, TRUTH.ravel(), 100_000), boxed) < 1e-7
+
+
+def test_f_holds_a_distribution_only_inside_both_the_ball_and_the_box(pilot, counts):
+    pset = pilot_confidence_set(report_matrix(pilot), counts, 0.05, shape=(2, 5))
+    assert pset.holds(TRUTH)
+    moved = TRUTH.copy()
+    moved[0, 4] += 0.02
+    moved[1, 4] -= 0.02
+    assert not pset.holds(moved)
+    assert renyi_divergence(pset.center.ravel(), moved.ravel(), 2.0) <= pset.radius
