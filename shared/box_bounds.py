@@ -89,7 +89,8 @@ def knapsack_maximum(q: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.nda
     take = np.clip(left - before, 0.0, room)
     value: np.ndarray = np.einsum("ij,ij->i", q, low) + np.einsum("ij,ij->i", q_sorted, take)
     scale = np.einsum("ij,ij->i", np.abs(q), low) + np.einsum("ij,ij->i", np.abs(q_sorted), take)
-    return value + _ROUND * scale
+    rounded: np.ndarray = value + _ROUND * scale
+    return rounded
 
 
 def knapsack_l1_radii(center: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

@@ -321,7 +321,8 @@ class UncertaintySet:
         ball: np.ndarray = np.minimum(np.where(np.isfinite(radii), rad, 2.0), 2.0)
         if self._box_bounds is None:
             return ball
-        return np.minimum(ball, knapsack_l1_radii(self.conditionals, *self._box_bounds))
+        narrowed: np.ndarray = np.minimum(ball, knapsack_l1_radii(self.conditionals, *self._box_bounds))
+        return narrowed
 
     def describe(self) -> dict[str, Any]:
         """The document's ``privacy.uncertainty`` fields for this set."""
