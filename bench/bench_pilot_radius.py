@@ -22,7 +22,6 @@ import numpy as np
 from rldp.aggregator.design import DesignRequest, design
 from rldp.aggregator.design.orchestration import sources
 from rldp.demo.datasets import adult_distribution
-from rldp.shared.divergence import renyi_divergence
 from rldp.shared.document import report_matrix
 from rldp.shared.information import normalized_mutual_information
 from rldp.shared.pilot import CONSTRUCTION, pilot_confidence_set
@@ -41,7 +40,7 @@ def _coverage(q: np.ndarray, p: np.ndarray, draws: int) -> None:
             for label, construction in BUILDS:
                 pset = pilot_confidence_set(q, counts, BETA, construction=construction)
                 radii[label].append(pset.radius)
-                covered[label] += bool(renyi_divergence(pset.center, p, 2.0) <= pset.radius)
+                covered[label] += pset.holds(p)
         for label in radii:
             rate = covered[label] / draws
             se = math.sqrt(max(rate * (1 - rate), (1 - 1 / draws) / draws) / draws)

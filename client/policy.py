@@ -19,7 +19,9 @@ population. :class:`VerificationPolicy` closes that loop in one place:
   tightest set that much public data can support, whether or not the document states n.
 
 The floors bound how far a lying aggregator can shrink F without pinning; a shifted P̂ with an
-honest-looking radius is caught only by pinning. Documents of notion ``ldp`` have no
+honest-looking radius is caught only by pinning. A pilot's F is also narrowed by its confidence box
+(``privacy.uncertainty.box``), which no radius floor bounds: with a floor set and no pin, such a document is
+refused (pin it after ``rldp audit --pilot``). Documents of notion ``ldp`` have no
 uncertainty set (their guarantee holds for every distribution) and pass both floors, as does
 an unbounded radius (``null``).
 """
@@ -141,6 +143,13 @@ class VerificationPolicy:
                 label,
                 f"its confidence set is at significance level beta = {beta:g}, above max_beta = "
                 f"{self.max_beta:g} this app accepts (a larger beta is a smaller set)",
+            )
+        floors = self.min_radius is not None or self.max_public_n is not None
+        if floors and self.pinned is None and isinstance(unc, Mapping) and unc.get("box") is not None:
+            raise MechanismRejected(
+                label,
+                "its confidence set is narrowed by a pilot's box (privacy.uncertainty.box), which min_radius and "
+                "max_public_n cannot bound; audit it (rldp audit --pilot) and pin its id to accept it",
             )
         if not isinstance(unc, Mapping) or unc.get("radius") is None:
             return  # no uncertainty set (notion ldp) or an unbounded one: nothing to shrink

@@ -74,6 +74,7 @@ from typing import Any
 
 import numpy as np
 
+from .divergence import renyi_divergence
 from .errors import DocumentError, ValidationError
 from .parameters import check_beta
 from .pilot_dual import bernstein_box, dual_ball
@@ -168,6 +169,15 @@ class PilotSet:
     n: int
     beta: float
     box: tuple[np.ndarray, np.ndarray] | None = None  # (ℓ, u) when F = ball ∩ box (v5, α ≤ 2; module docstring)
+
+    def holds(self, distribution: Any, order: float = 2.0) -> bool:
+        """Whether F (the ball of this ``order``, and the box when F has one) holds ``distribution``."""
+        p = np.asarray(distribution, dtype=np.float64)
+        if not renyi_divergence(self.center.ravel(), p.ravel(), order) <= self.radius:
+            return False
+        return self.box is None or bool(
+            np.all(self.box[0] <= p.reshape(self.box[0].shape)) and np.all(p.reshape(self.box[1].shape) <= self.box[1])
+        )
 
 
 def _balls(

@@ -1,4 +1,5 @@
-"""min over the Rényi ball F of f(P) = KL(q̂ ‖ QP): the drift test's constrained fit, and its certificate.
+"""min over the Rényi ball F of f(P) = KL(q̂ ‖ QP) (and within F's box when it has one, a pilot's): the drift
+test's constrained fit, and its certificate.
 
 :func:`ball_fit` returns a point of F near the minimiser; :func:`certified_lower_bound` turns *any*
 point into a lower bound of min_F f (so the drift statistic is never overstated, whatever the solver
@@ -8,7 +9,8 @@ did). The solver is a log-barrier interior-point method (Boyd & Vandenberghe, Co
     c = Σ P̂^α P^{1−α} − e^{(α−1)B}   (α > 1),   Σ P̂ log(P̂/P) − B   (α = 1),   e^{(α−1)B} − Σ P̂^α P^{1−α}   (α < 1),
 
 each convex in P (D_α's sublevel sets are convex [vEH14, Thm 12]); Newton steps on
-t·f − log(−c) − Σ log P_x with Σ P = 1, t growing until the barrier's duality gap (|X| + 1)/t is
+t·f − log(−c) − Σ log(P_x − ℓ_x) − Σ log(u_x − P_x) with Σ P = 1 (ℓ = 0 and no upper side without a
+box), t growing until the barrier's duality gap m/t (m: the number of inequalities) is
 far below 1/n. Each step forms Qᵀ diag(q̂/π²) Q (|Y|·|X|² work): beyond :data:`NEWTON_MAX_WORK` the
 fit is the last point of F on the segment from P̂ towards a given target (the estimate) instead —
 still a valid point, only a looser bound, i.e. less power.
@@ -116,37 +118,37 @@ def _fit(qhat: np.ndarray, q: np.ndarray, ball: UncertaintySet, target: np.ndarr
     a = p_hat.size
     if q.shape[0] * a * a > NEWTON_MAX_WORK:
         return _segment(p_hat, target, con)
-    x = p_hat.copy()
-    eta = 1e-3
-    while True:  # a strictly feasible start with every cell > 0
-        x = (1 - eta) * p_hat + eta / a
-        if con.value(x) < 0 or eta < 1e-12:
-            break
-        eta /= 10
-    if con.value(x) >= 0:
+    low, high = _box_sides(ball, a)
+    x = _interior_start(p_hat, con, low, high)
+    if x is None:
         return _segment(p_hat, target, con)
     seen = qhat > 0
     qs, hs = q[seen], qhat[seen]
+    capped = np.isfinite(high)
 
     def barrier(z: np.ndarray, t: float) -> float:
-        if np.any(z <= 0):  # outside the barrier's domain (checked first: c needs z > 0)
+        if np.any(z <= low) or np.any(z[capped] >= high[capped]):  # outside the domain (c needs z > 0)
             return math.inf
         c = con.value(z)
         pi = qs @ z
         if c >= 0 or np.any(pi <= 0):
             return math.inf
-        return float(-t * np.sum(hs * np.log(pi)) - math.log(-c) - np.sum(np.log(z)))
+        sides = np.sum(np.log(z - low)) + np.sum(np.log(high[capped] - z[capped]))
+        return float(-t * np.sum(hs * np.log(pi)) - math.log(-c) - sides)
 
     t = 1.0
-    while (a + 1) / t > 1e-4 / n:  # the barrier's gap, in T = 2n·f units: < 2e-4
+    constraints = a + 1 + int(capped.sum())
+    while constraints / t > 1e-4 / n:  # the barrier's gap, in T = 2n·f units: < 2e-4
         t *= 10.0
         for _ in range(60):
             pi = qs @ x
             c = con.value(x)
             cg, ch = con.derivatives(x)
-            grad = -t * (qs.T @ (hs / pi)) + cg / (-c) - 1.0 / x
+            above = x - low
+            below = np.where(capped, high - x, np.inf)
+            grad = -t * (qs.T @ (hs / pi)) + cg / (-c) - 1.0 / above + 1.0 / below
             hess = t * (qs.T * (hs / pi**2)) @ qs + np.outer(cg, cg) / c**2
-            hess[np.diag_indices(a)] += ch / (-c) + 1.0 / x**2
+            hess[np.diag_indices(a)] += ch / (-c) + 1.0 / above**2 + 1.0 / below**2
             try:
                 factor = cho_factor(hess)
             except np.linalg.LinAlgError:
@@ -164,3 +166,38 @@ def _fit(qhat: np.ndarray, q: np.ndarray, ball: UncertaintySet, target: np.ndarr
             x = x + size * step
     x = np.maximum(x, 0.0)
     return x / x.sum()
+
+
+def _box_sides(ball: UncertaintySet, a: int) -> tuple[np.ndarray, np.ndarray]:
+    """The barrier's sides per cell: 0 and +∞, or F's box (ℓ, u) when it has one."""
+    if ball.box is None:
+        return np.zeros(a), np.full(a, np.inf)
+    return ball.box[0].ravel().astype(float), ball.box[1].ravel().astype(float)
+
+
+def _interior_start(p_hat: np.ndarray, con: _Constraint, low: np.ndarray, high: np.ndarray) -> np.ndarray | None:
+    """A strictly feasible start on the segment from P̂ to a point m strictly inside the box ∩ simplex (the
+    uniform one without a box): P̂ is inside the ball but may be outside the box (a pilot's centre is the
+    ball's, not the box's), so the first points tried are just past where the segment enters the box.
+    None when none of them is inside F (the caller falls back)."""
+    if not np.any(np.isfinite(high)):  # no box: P̂ towards the uniform point, 1e-3 of the way or less
+        for eta in 10.0 ** -np.arange(3, 13):
+            x = (1 - eta) * p_hat + eta / p_hat.size
+            if con.value(x) < 0:
+                return x
+        return None
+    room = high - low
+    theta = (1.0 - low.sum()) / room.sum() if room.sum() > 0 else 0.0
+    middle = low + theta * room
+    move = middle - p_hat
+    with np.errstate(divide="ignore", invalid="ignore"):  # η ≥ these keeps x_i above ℓ_i and below u_i
+        need = np.concatenate(
+            [np.where(p_hat <= low, (low - p_hat) / move, 0.0), np.where(p_hat >= high, (high - p_hat) / move, 0.0)]
+        )
+    enter = float(np.nanmax(need)) if need.size else 0.0
+    for share in (1e-9, 1e-6, 1e-3, 1e-2, 0.05, 0.2, 0.5, 1.0):
+        eta = enter + share * (1.0 - enter) if enter > 0 else share
+        x = (1 - eta) * p_hat + eta * middle
+        if np.all(x > low) and np.all(x < high) and con.value(x) < 0:
+            return x
+    return None

@@ -58,7 +58,7 @@ ESTIMATE_SCHEMAS: dict[str, Any] = {
     },
     "Drift": {
         "type": "object",
-        "description": "H0: the reporting population lies in F = {P : D_α(P̂‖P) ≤ B} (docs/design.md, Drift watch)",
+        "description": "H0: the reporting population lies in F = {P : D_α(P̂‖P) ≤ B}, within the pilot's box when the document states one (docs/design.md, Drift watch)",
         "required": ["realised_epsilon", "realised_epsilon_upper", "p_value", "rejected", "alpha", "statement"],
         "properties": {
             "notion": {"type": "string"},

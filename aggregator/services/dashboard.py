@@ -209,6 +209,8 @@ def _over_text(uset: Any, entry: Any) -> str | None:
         where = f"Rényi ball of order {float(uset.get('order', 2)):g}, radius {float(radius):.4g} nats"
         if uset.get("beta") is not None and uset.get("n") is not None:
             where += f" (a {100 * (1 - float(uset['beta'])):g} % confidence set from {int(uset['n']):,} public rows)"
+        if uset.get("box") is not None:
+            where += ", within the pilot's confidence box (every cell between its lower and upper bound)"
         return where
     if entry is not None and entry.uncertainty == "optional":
         return "every distribution"

@@ -259,7 +259,7 @@ def _pilot_coverage(cfg: Config, rng) -> list[dict[str, Any]]:
                 honest[worst] += forged
                 for built, g in (("robust", gamma), ("naive", 0.0)):
                     pset = pilot_confidence_set(q, honest, ALPHA, contamination=g)
-                    inside = bool(renyi_divergence(pset.center.ravel(), p, 2.0) <= pset.radius)
+                    inside = pset.holds(p)
                     robust += int(inside and built == "robust")
                     naive += int(inside and built == "naive")
             key = _key("pilot coverage under forgery", gamma, n1)

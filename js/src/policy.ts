@@ -101,6 +101,14 @@ export class VerificationPolicy {
         "max_beta",
       );
     }
+    const floors = this.minRadius !== null || this.maxPublicN !== null;
+    if (floors && this.pinned === null && unc && typeof unc === "object" && unc.box !== undefined && unc.box !== null) {
+      throw new MechanismRejected(
+        name,
+        "its confidence set is narrowed by a pilot's box (privacy.uncertainty.box), which min_radius and max_public_n cannot bound; audit it (rldp audit --pilot) and pin its id to accept it",
+        "min_radius",
+      );
+    }
     if (!unc || typeof unc !== "object" || unc.radius === null || unc.radius === undefined) return;
     const radius = Number(unc.radius);
     const order = "order" in unc ? Number(unc.order) : 2;

@@ -44,6 +44,8 @@ class UncertaintyView:
     #: The public records behind P̂ and the confidence set's significance level (None when absent).
     n: int | None
     beta: float | None
+    #: Whether F is also held to a pilot's confidence box (``privacy.uncertainty.box``).
+    boxed: bool = False
 
     @property
     def bounded(self) -> bool:
@@ -120,6 +122,7 @@ class DocumentView:
                 params["radius"],
                 None if n is None else int(n),
                 params["beta"],
+                params["box"] is not None,
             )
         layer = per_report_layer(doc)
         audit = doc.get("audit")

@@ -196,3 +196,22 @@ def test_a_confidence_set_at_a_large_beta_is_refused_by_default():
     Mechanism.from_document(doc, policy=VerificationPolicy(max_beta=None))  # an app may opt out, explicitly
     with pytest.raises(ValueError, match="max_beta"):
         VerificationPolicy(max_beta=1.5)
+
+
+def test_a_pilot_box_is_refused_by_a_floor_unless_pinned():
+    """A box narrows F whatever the radius says: an app with a floor accepts it only pinned; without floors it
+    is a document like any other."""
+    box = {"lower": np.zeros(P_HAT.shape).tolist(), "upper": np.ones(P_HAT.shape).tolist()}
+    boxed = build_document(
+        method="grr",
+        matrix=grr(SMALL_ALPHABET.size, 1.0),
+        alphabet=SMALL_ALPHABET,
+        public_distribution=P_HAT,
+        privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2, "radius": 1.0, "box": box}},
+        extra={"test": "policy-box"},
+    )
+    VerificationPolicy().check(boxed)
+    for floors in ({"min_radius": 0.001}, {"max_public_n": 10}):
+        with pytest.raises(MechanismRejected, match=r"narrowed by a pilot's box .* pin its id"):
+            VerificationPolicy(**floors).check(boxed)
+        VerificationPolicy(pinned=[boxed["id"]], **floors).check(boxed)
