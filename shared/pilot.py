@@ -48,17 +48,17 @@ rule):
 
 The document's ball is whichever has the smallest radius (the χ² ones only for α ≤ 2); all
 hold every P of the box — one event, no further union bound — so it contains the true P with
-probability ≥ 1 − β.
+probability ≥ 1 − β. Forged reports need nothing more: they widen the box (2), and every ball is a
+function of the box alone. B is ∞ when the box holds distributions with empty cells where P₀ has mass
+(too few pilot reports).
 
 6. **v5: F = ball ∩ box** (α ≤ 2). The box of (5) is itself a confidence set on the same event, and far
    narrower than any ball that holds it where cells are rare; v5 records it in the document
    (``privacy.uncertainty.box``) and F is the intersection. It still holds the true P on the one event,
    so the coverage is unchanged; the audits narrow each conditional projection by the bounds the box
-   implies (:mod:`rldp.shared.box_bounds`), which is what lets a design over F keep more of X. Forged reports need nothing more: they widen the box (2), and every ball is a
-function of the box alone. B is ∞ when the box
-holds distributions with empty cells where P₀ has mass (too few pilot reports).
+   implies (:mod:`rldp.shared.box_bounds`), which is what lets a design over F keep more of X.
 
-The exact audit of the next mechanism is over this ball, so its claim holds for the reporting
+The exact audit of the next mechanism is over this F, so its claim holds for the reporting
 population with probability ≥ 1 − β over the pilot's noise — and, as for public data, only
 while the population stays in F (the drift watch).
 
