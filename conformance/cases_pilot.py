@@ -154,6 +154,11 @@ def pilot_cases(case: Callable[..., Doc]) -> list[Doc]:
         add(f"needs-box/{name}", _edited(designs[name], _without_box))
     # The pilot provenance's β is the confidence set's (no privacy.uncertainty.beta): the policy's max_beta applies.
     add("policy/max-beta-from-the-pilot", designs["rldp-grr"], policy={"max_beta": 0.01})
+    # A box narrows F whatever the radius: an app with a confidence-set floor takes a boxed F only pinned.
+    boxed = designs["rldp-polyopt"]
+    add("policy/min-radius-refuses-a-box", boxed, policy={"min_radius": 0.001})
+    add("policy/max-public-n-refuses-a-box", boxed, policy={"max_public_n": 1_000_000})
+    add("policy/a-floor-takes-a-pinned-box", boxed, policy={"min_radius": 0.001, "pinned": [boxed["id"]]})
     # GRR at 200,000 pilot reports passes without the box too, so it may widen a few cells to [0, 1].
     add("accepted/integer-box-leaves", _edited(designs["rldp-grr"], _integer_leaves), ("json", "msgpack"))
     add("accepted/float-box-leaves", _edited(designs["rldp-grr"], _float_leaves))

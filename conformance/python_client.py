@@ -47,6 +47,7 @@ _RULES = (
     ("above the allowed maximum", "max_epsilon"),
     ("above max_beta", "max_beta"),
     ("below min_radius", "min_radius"),
+    ("narrowed by a pilot's box", "confidence_box"),
     ("max_public_n", "max_public_n"),
     ("cannot be audited", "audit_error"),
     ("privacy audit failed", "audit"),
@@ -116,7 +117,16 @@ def document_outcome(case: dict[str, Any]) -> dict[str, Any]:
         mech = Mechanism.from_document(doc, expected_id=case.get("expected_id"), policy=policy_from(case.get("policy")))
     except MechanismRejected as exc:
         out.update(verdict="rejected", error="MechanismRejected", rule=rule_of(exc))
-        if out["rule"] in ("audit", "pinned", "max_epsilon", "max_beta", "min_radius", "max_public_n", "expected_id"):
+        if out["rule"] in (
+            "audit",
+            "pinned",
+            "max_epsilon",
+            "max_beta",
+            "min_radius",
+            "max_public_n",
+            "confidence_box",
+            "expected_id",
+        ):
             out["audit"] = _audit_values(doc)
         return out
     out.update(verdict="accepted", error=None, rule=None, audit=_audit_values(doc))

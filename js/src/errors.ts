@@ -68,7 +68,7 @@ export class ReportError extends ValidationError {
 /**
  * A mechanism failed verification (id, audit, policy). Never use such a mechanism.
  * `rule` says which check refused it: "document" (invalid or tampered), "expected_id", "pinned",
- * "max_epsilon", "min_radius", "max_public_n", "audit_error" (cannot be audited), "audit" (failed).
+ * "max_epsilon", "min_radius", "max_public_n", "confidence_box" (a pilot's box under a floor), "audit_error" (cannot be audited), "audit" (failed).
  */
 export class MechanismRejected extends RldpError {
   override name = "MechanismRejected";

@@ -106,7 +106,7 @@ export class VerificationPolicy {
       throw new MechanismRejected(
         name,
         "its confidence set is narrowed by a pilot's box (privacy.uncertainty.box), which min_radius and max_public_n cannot bound; audit it (rldp audit --pilot) and pin its id to accept it",
-        "min_radius",
+        "confidence_box",
       );
     }
     if (!unc || typeof unc !== "object" || unc.radius === null || unc.radius === undefined) return;
