@@ -289,17 +289,13 @@ def _p_value(statistic: float, dof: int) -> float:
 
 
 def _joint_box(box: tuple[np.ndarray, np.ndarray] | None, latent: bool) -> tuple[np.ndarray, np.ndarray] | None:
-    """F's box over what the reports identify, as one row: X's cells, or U's (summed over S) when S is latent."""
+    """F's box over what the reports identify, as one row: X's cells, or U's when S is latent (the sums over S,
+    at most 1: P_u ≤ 1 holds anyway)."""
     if box is None:
         return None
-    return (
-        (box[0].sum(axis=0, keepdims=True), box[1].sum(axis=0, keepdims=True))
-        if latent
-        else (
-            box[0].reshape(1, -1),
-            box[1].reshape(1, -1),
-        )
-    )
+    if latent:
+        return np.minimum(box[0].sum(axis=0, keepdims=True), 1.0), np.minimum(box[1].sum(axis=0, keepdims=True), 1.0)
+    return box[0].reshape(1, -1), box[1].reshape(1, -1)
 
 
 def watch(
