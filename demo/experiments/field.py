@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from rldp.aggregator.design import DesignRequest, design, srr_matrix
-from rldp.aggregator.design.orchestration.sources import PilotData, design_from
+from rldp.aggregator.design.orchestration.build import design_document
+from rldp.aggregator.design.orchestration.sources import PilotData
 from rldp.aggregator.estimate.evidence import evidence, kt_regret, spent_significance
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.collection import DEFAULT_CONTAMINATION, DRIFT_MIN_REPORTS
@@ -215,9 +216,14 @@ def _attacks_on(q, p, ball, window: int) -> list[dict[str, Any]]:
     return rows
 
 
+#: Pilots per (n₁, γ) of the "NMI after the switch" panel (one PolyOpt design over F and one over its ball alone each).
+SWITCH_PILOTS = 10
+
+
 def _switch_nmi(cfg: Config, rng) -> list[dict[str, Any]]:
-    """NMI at the true P of PolyOpt designed over the F of one SRR pilot per (n₁, γ), its reports holding a
-    share γ forged on the worst output, F built with the budget γ (the radius it gets, and whether it holds P)."""
+    """NMI at the true P of PolyOpt designed over the F of SWITCH_PILOTS SRR pilots per (n₁, γ), their reports
+    holding a share γ forged on the worst output, F built with the budget γ: the mean and its Monte-Carlo
+    error, F's median radius, and the same pilots' designs over the ball alone (v4's F, no box)."""
     alphabet, truth, _ = adult_distribution("sex", "race")
     p = truth.ravel()
     pilot = design(
@@ -225,22 +231,37 @@ def _switch_nmi(cfg: Config, rng) -> list[dict[str, Any]]:
     )
     q = report_matrix(pilot)
     worst = int(np.argmax(left_inverse(q)[int(np.argmin(p))]))
+    own = normalized_mutual_information(q, p)  # the pilot's, kept when no design beats it
+    pilots = 2 if cfg.quick else SWITCH_PILOTS
     rows = []
     for n1 in (1_000, 10_000, 100_000) if cfg.quick else (1_000, 10_000, 100_000, 1_000_000):
-        honest_counts = rng.multinomial(n1, q @ p)
+        honest = rng.multinomial(n1, q @ p, size=pilots)
         for gamma in GAMMAS:
-            counts = honest_counts.copy()
-            counts[worst] += int(gamma * n1 / (1 - gamma))
-            source = PilotData(pilot, counts.tolist(), ALPHA, contamination=gamma)
+            nmi: dict[str, list[float]] = {"nmi": [], "nmi_ball_only": []}
+            radii = []
+            for draw in honest:
+                counts = draw.copy()
+                counts[worst] += int(gamma * n1 / (1 - gamma))
+                source = PilotData(pilot, counts.tolist(), ALPHA, contamination=gamma)
+                radii.append(source.confidence_set.radius)
+                for stat, box in (("nmi", source.box), ("nmi_ball_only", None)):
+                    value = own
+                    if math.isfinite(radii[-1]):
+                        request = DesignRequest(method="polyopt", epsilon=1.0, time_budget=cfg.time_budget)
+                        doc = design_document(
+                            source.bind(request),
+                            alphabet=alphabet,
+                            public_distribution=source.distribution,
+                            provenance=source.provenance(),
+                            box=box,
+                        )
+                        value = max(own, normalized_mutual_information(report_matrix(doc), p))
+                    nmi[stat].append(value)
             key = _key("NMI after the switch", gamma, n1)
-            radius = source.confidence_set.radius
-            nmi = normalized_mutual_information(q, p)  # the pilot's, when F is everything
-            if math.isfinite(radius):
-                doc = design_from(
-                    source, DesignRequest(method="polyopt", epsilon=1.0, time_budget=cfg.time_budget), alphabet
-                )
-                nmi = max(nmi, normalized_mutual_information(report_matrix(doc), p))
-            rows += [row(NAME, key, "nmi", nmi, 1), row(NAME, key, "radius", radius, 1)]
+            for stat, values in nmi.items():
+                mean, se = float(np.mean(values)), float(np.std(values, ddof=1) / math.sqrt(len(values)))
+                rows += [row(NAME, key, stat, mean, pilots), row(NAME, key, f"{stat}_se", se, pilots)]
+            rows.append(row(NAME, key, "radius", float(np.median(radii)), pilots))
     return rows
 
 
@@ -361,12 +382,17 @@ def plot_field(result: Result, out: Path) -> Path:
             }
             label = f"n₁ = {n1:,}: " + ("F with budget γ" if stat == "coverage" else "F as if none were forged")
             handles[label] = axes[1].plot(xs, [ys.get(m, math.nan) for m in result.methods], style, color=colour)[0]
-        nmi = {
-            r["method"]: r["value"]
+        switch = {
+            (r["method"], r["statistic"]): r["value"]
             for r in result.rows
-            if r["panel"] == "NMI after the switch" and r["n"] == n1 and r["statistic"] == "nmi"
+            if r["panel"] == "NMI after the switch" and r["n"] == n1
         }
-        axes[2].plot(xs, [nmi.get(m, math.nan) for m in result.methods], "-s", color=colour)
+        for stat, style in (("nmi", "-s"), ("nmi_ball_only", ":^")):
+            means = [switch.get((m, stat), math.nan) for m in result.methods]
+            errors = [2 * switch.get((m, f"{stat}_se"), 0.0) for m in result.methods]
+            axes[2].errorbar(xs, means, yerr=errors, fmt=style, color=colour, capsize=3)
+    handles["NMI: F = ball ∩ box (mean ± 2 SE)"] = axes[2].plot([], [], "-s", color="grey")[0]
+    handles["NMI: the ball alone (v4)"] = axes[2].plot([], [], ":^", color="grey")[0]
     handles[f"1 − β = {1 - ALPHA:g}"] = axes[1].axhline(1 - ALPHA, color="grey", linestyle="-.")
     axes[1].set_ylim(-0.03, 1.05)
     axes[1].set_ylabel("share of pilots whose F holds the honest P")
