@@ -162,13 +162,6 @@ def design(
     return design_document(request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance)
 
 
-#: What ``parameters.objective`` means in a document designed for another distribution than its P̂.
-OBJECTIVE_NOTE = (
-    "the distribution a utility-maximising designer (PolyOpt) optimised for: the pilot's estimate kept in its "
-    "confidence box; the claim rests on F (public_distribution, radius, box) alone"
-)
-
-
 def design_document(
     request: DesignRequest,
     *,
@@ -176,12 +169,10 @@ def design_document(
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
     box: tuple[np.ndarray, np.ndarray] | None = None,
-    objective: Any = None,
 ) -> dict[str, Any]:
     """Design, audit and package the mechanism ``request`` asks for, over ``alphabet`` with the public
     estimate P̂ = ``public_distribution`` (and the provenance of P̂; ``box`` (ℓ, u) narrows the uncertainty set
-    to the ball ∩ box, a pilot's F; ``objective``, when given, is the distribution PolyOpt optimises for instead
-    of P̂ — a pilot's estimate kept in its box). Every notion is packaged and
+    to the ball ∩ box, a pilot's F). Every notion is packaged and
     audited the same way: the privacy block from the notion's claim fields, then the notion's
     registered exact audit (:func:`rldp.shared.audit.audit_document`); a failed audit is a DesignError.
     The request's ``window`` becomes the document's collection window, and its ``per_report_epsilon``
@@ -192,12 +183,7 @@ def design_document(
     if not (isinstance(request, ValidatedRequest) and request.validated):
         request = validate_request(replace(request, latent=alphabet.latent), released_size=alphabet.n_released)
     return design_validated(
-        request,
-        alphabet=alphabet,
-        public_distribution=public_distribution,
-        provenance=provenance,
-        box=box,
-        objective=objective,
+        request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance, box=box
     )
 
 
@@ -208,7 +194,6 @@ def design_validated(
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
     box: tuple[np.ndarray, np.ndarray] | None = None,
-    objective: Any = None,
 ) -> dict[str, Any]:
     """:func:`design_document` for a request validated at the boundary (the rules are not checked again)."""
     if provenance is not None and "provenance" in (request.extra or {}):
@@ -232,15 +217,10 @@ def design_validated(
             raise DesignError("a box narrows a stated radius (a pilot's F); this request has none")
         uset = UncertaintySet.from_confidence(p_hat, int(request.n or 0), float(request.beta or 0), request.order)
     else:
-        uset = UncertaintySet(p_hat, float(request.radius), request.order, box, objective)
+        uset = UncertaintySet(p_hat, float(request.radius), request.order, box)
 
     start = time.perf_counter()
     q, params = run_designer(method, uset, request)
-    if objective is not None:  # say so: the document's P̂ is F's centre, not what utility was optimised for
-        params = {
-            **params,
-            "objective": {"distribution": np.asarray(objective, dtype=float).tolist(), "note": OBJECTIVE_NOTE},
-        }
     if request.task != "joint":
         method, q, params = _for_task(method, q, params, uset, request, alphabet)
     seconds = time.perf_counter() - start

@@ -141,9 +141,7 @@ def switch_after_pilot(
     source = PilotData(pilot, counts, beta, collection, order=request.order, contamination=contamination)
     request = replace(request, radius=None, beta=None, window=None if window is None else window.text)
     doc = design_from(source, request, alphabet)
-    # Both utilities at the pilot's best estimate of P (what the design optimised for), not at the ball's centre.
-    point = source.design_point
-    p_hat = (source.distribution if point is None else point).ravel()
+    p_hat = source.distribution.ravel()
     pilot_nmi = normalized_mutual_information(report_matrix(pilot), p_hat)
     nmi = normalized_mutual_information(report_matrix(doc), p_hat)
     uncertainty = DocumentView.of(doc).uncertainty

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from rldp.aggregator.design import DesignRequest, design, srr_matrix
-from rldp.aggregator.design.orchestration.build import design_document
 from rldp.aggregator.design.orchestration.sources import PilotData, design_from
 from rldp.aggregator.estimate.ball_fit import ball_fit, certified_lower_bound
 from rldp.shared.audit import audit_document
@@ -134,26 +133,3 @@ def test_f_holds_a_distribution_only_inside_both_the_ball_and_the_box(pilot, cou
     moved[1, 4] -= 0.02
     assert not pset.holds(moved)
     assert renyi_divergence(pset.center.ravel(), moved.ravel(), 2.0) <= pset.radius
-
-
-def test_polyopt_over_a_pilot_optimises_for_the_estimate_kept_in_the_box_not_the_balls_centre(pilot, counts, switched):
-    """P₀ (the ball's centre) puts no mass where the box's lower bound is 0; the design is tuned to the pilot's
-    estimate kept in its box instead, recorded in ``parameters.objective``; F (and so the claim) is unchanged."""
-    source = PilotData(pilot, counts, 0.05)
-    point = source.design_point
-    assert point is not None and abs(point.sum() - 1) < 1e-12
-    assert np.all(point >= 0) and np.any((source.distribution == 0) & (point > 0))
-    np.testing.assert_allclose(switched["parameters"]["objective"]["distribution"], point)
-    np.testing.assert_array_equal(np.array(switched["public_distribution"]), source.distribution)
-    request = DesignRequest(method="polyopt", epsilon=1.0)
-    at_centre = design_document(
-        source.bind(request),
-        alphabet=ALPHABET,
-        public_distribution=source.distribution,
-        provenance=source.provenance(),
-        box=source.box,
-    )
-    assert "objective" not in at_centre["parameters"]
-    tuned = normalized_mutual_information(report_matrix(switched), TRUTH.ravel())
-    centred = normalized_mutual_information(report_matrix(at_centre), TRUTH.ravel())
-    assert tuned > centred, (tuned, centred)
