@@ -30,22 +30,19 @@ from typing import Any
 
 import numpy as np
 
-from rldp.aggregator.design import DesignRequest, design, srr_matrix
-from rldp.aggregator.design.orchestration.build import design_document
-from rldp.aggregator.design.orchestration.sources import PilotData
+from rldp.aggregator.design import design
 from rldp.aggregator.estimate.evidence import evidence, kt_regret, spent_significance
 from rldp.shared.audit import realised_epsilon
 from rldp.shared.collection import DEFAULT_CONTAMINATION, DRIFT_MIN_REPORTS
 from rldp.shared.divergence import renyi_divergence
-from rldp.shared.document import mechanism_matrix, public_distribution, report_matrix, uncertainty_parameters
-from rldp.shared.information import normalized_mutual_information
-from rldp.shared.pilot import left_inverse, pilot_confidence_set
+from rldp.shared.document import mechanism_matrix, public_distribution, uncertainty_parameters
 from rldp.shared.uncertainty import UncertaintySet
 
 from .. import plots
 from ..datasets import adult_distribution
 from .config import N_ADULT, Config, Experiment, Result
 from .field_closest import LOOKS, closest_population
+from .field_pilot import pilot_coverage, switch_nmi
 from .stats import row as _tidy_row
 
 __all__ = ["EXPERIMENTS", "GAMMAS", "plot_field", "run_field", "table_field"]
@@ -63,6 +60,10 @@ def row(name: str, key: dict[str, Any], stat: str, value: Any, draws: int) -> di
 
 def _key(panel: str, gamma: float, n: int) -> dict[str, Any]:
     return {"panel": panel, "method": f"gamma={gamma:g}", "n": n, "epsilon": EPSILON, "beta": ALPHA}
+
+
+def _pilot_row(panel: str, gamma: float, n: int, stat: str, value: float, draws: int) -> dict[str, Any]:
+    return row(NAME, _key(panel, gamma, n), stat, value, draws)
 
 
 def _setup() -> tuple[np.ndarray, np.ndarray, UncertaintySet]:
@@ -216,87 +217,12 @@ def _attacks_on(q, p, ball, window: int) -> list[dict[str, Any]]:
     return rows
 
 
-#: Pilots per (n₁, γ) of the "NMI after the switch" panel (one PolyOpt design over F and one over its ball alone each).
-SWITCH_PILOTS = 10
-
-
-def _switch_nmi(cfg: Config, rng) -> list[dict[str, Any]]:
-    """NMI at the true P of PolyOpt designed over the F of SWITCH_PILOTS SRR pilots per (n₁, γ), their reports
-    holding a share γ forged on the worst output, F built with the budget γ: the mean and its Monte-Carlo
-    error, F's median radius, and the same pilots' designs over the ball alone (v4's F, no box)."""
-    alphabet, truth, _ = adult_distribution("sex", "race")
-    p = truth.ravel()
-    pilot = design(
-        "srr", alphabet=alphabet, public_distribution=np.full(truth.shape, 1 / p.size), epsilon=1.0, radius=math.inf
-    )
-    q = report_matrix(pilot)
-    worst = int(np.argmax(left_inverse(q)[int(np.argmin(p))]))
-    own = normalized_mutual_information(q, p)  # the pilot's, kept when no design beats it
-    pilots = 2 if cfg.quick else SWITCH_PILOTS
-    rows = []
-    for n1 in (1_000, 10_000, 100_000) if cfg.quick else (1_000, 10_000, 100_000, 1_000_000):
-        honest = rng.multinomial(n1, q @ p, size=pilots)
-        for gamma in GAMMAS:
-            nmi: dict[str, list[float]] = {"nmi": [], "nmi_ball_only": []}
-            radii = []
-            for draw in honest:
-                counts = draw.copy()
-                counts[worst] += int(gamma * n1 / (1 - gamma))
-                source = PilotData(pilot, counts.tolist(), ALPHA, contamination=gamma)
-                radii.append(source.confidence_set.radius)
-                for stat, box in (("nmi", source.box), ("nmi_ball_only", None)):
-                    value = own
-                    if math.isfinite(radii[-1]):
-                        request = DesignRequest(method="polyopt", epsilon=1.0, time_budget=cfg.time_budget)
-                        doc = design_document(
-                            source.bind(request),
-                            alphabet=alphabet,
-                            public_distribution=source.distribution,
-                            provenance=source.provenance(),
-                            box=box,
-                        )
-                        value = max(own, normalized_mutual_information(report_matrix(doc), p))
-                    nmi[stat].append(value)
-            key = _key("NMI after the switch", gamma, n1)
-            for stat, values in nmi.items():
-                mean, se = float(np.mean(values)), float(np.std(values, ddof=1) / math.sqrt(len(values)))
-                rows += [row(NAME, key, stat, mean, pilots), row(NAME, key, f"{stat}_se", se, pilots)]
-            rows.append(row(NAME, key, "radius", float(np.median(radii)), pilots))
-    return rows
-
-
-def _pilot_coverage(cfg: Config, rng) -> list[dict[str, Any]]:
-    _, truth, _ = adult_distribution("sex", "race")
-    p = truth.ravel()
-    q = srr_matrix(2, 5, 1.0)
-    worst = int(np.argmax(left_inverse(q)[int(np.argmin(p))]))
-    pilots = 200 if cfg.quick else 1000
-    rows = []
-    for n1 in (10_000, 100_000, 1_000_000):
-        for gamma in GAMMAS:
-            forged = int(gamma * n1)
-            robust = naive = 0
-            for honest in rng.multinomial(n1 - forged, q @ p, size=pilots):
-                honest[worst] += forged
-                for built, g in (("robust", gamma), ("naive", 0.0)):
-                    pset = pilot_confidence_set(q, honest, ALPHA, contamination=g)
-                    inside = pset.holds(p)
-                    robust += int(inside and built == "robust")
-                    naive += int(inside and built == "naive")
-            key = _key("pilot coverage under forgery", gamma, n1)
-            rows += [
-                row(NAME, key, "coverage", robust / pilots, pilots),
-                row(NAME, key, "coverage_if_ignored", naive / pilots, pilots),
-            ]
-    return rows
-
-
 def run_field(cfg: Config) -> Result:
     rng = np.random.default_rng(cfg.seed)
     q, p, ball = _setup()
     rows = [*_false_alarms(q, p, ball, cfg, rng), *_power(q, p, ball, cfg, rng), *_attacks(q, p, ball)]
-    rows += _pilot_coverage(cfg, rng)
-    rows += _switch_nmi(cfg, rng)
+    rows += pilot_coverage(cfg, rng, GAMMAS, ALPHA, _pilot_row)
+    rows += switch_nmi(cfg, rng, GAMMAS, ALPHA, _pilot_row)
     rows += _least_detectable(q, p, ball, cfg, np.random.default_rng([cfg.seed, 2]))  # its own stream: added last
     panels = list(dict.fromkeys(r["panel"] for r in rows))
     return Result(
