@@ -37,6 +37,8 @@ import math
 
 import numpy as np
 
+from .line_search import golden_section_maximum
+
 __all__ = ["bernstein_box", "dual_ball", "dual_bound"]
 
 #: Bisection steps for ΣP₀ = 1 and golden-section steps for ν (fixed: the audit repeats them exactly).
@@ -126,19 +128,7 @@ def dual_ball(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, float]:
         seen.append((dual_bound(center, lower, upper, nu), center))
         return seen[-1][0]
 
-    ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    a, b = 0.0, _NU_MAX
     value(0.0)
-    x1, x2 = b - ratio * (b - a), a + ratio * (b - a)
-    f1, f2 = value(x1), value(x2)
-    for _ in range(_GOLDEN):
-        if f1 <= f2:
-            b, x2, f2 = x2, x1, f1
-            x1 = b - ratio * (b - a)
-            f1 = value(x1)
-        else:
-            a, x1, f1 = x1, x2, f2
-            x2 = a + ratio * (b - a)
-            f2 = value(x2)
+    golden_section_maximum(lambda nu: -value(nu), 0.0, _NU_MAX, _GOLDEN)  # every value is recorded in ``seen``
     bound, center = min(seen, key=lambda item: item[0])
     return center, math.log(bound)

@@ -62,6 +62,7 @@ INTERNAL = {
     "rldp.shared.format_characters": "a data table (the format characters of Unicode 14.0), read by rldp.shared.parameters",
     "rldp.shared.information": _SHARED,
     "rldp.shared.lift": _SHARED,
+    "rldp.shared.line_search": _SHARED,
     "rldp.shared.notions": _SHARED,
     "rldp.shared.paths": _SHARED,
     "rldp.shared.pilot_dual": "the pilot's dual ball, a step of rldp.shared.pilot (documented there)",

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rldp.shared.line_search import golden_section_maximum
+
 __all__ = ["maximise_1d", "largest_feasible", "DELTA_CAP"]
 
 DELTA_CAP = 40.0  # nats; GRR at δ = 40 is the identity to double precision
@@ -29,19 +31,7 @@ def maximise_1d(
     i = int(np.argmax(vals))
     best_x, best_v = float(xs[i]), float(vals[i])
     a, b = float(xs[max(i - 1, 0)]), float(xs[min(i + 1, grid - 1)])
-    g = (math.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(refine):
-        if fc >= fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = f(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = f(d)
-    for x, v in ((c, fc), (d, fd)):
+    for x, v in golden_section_maximum(f, a, b, refine):
         if v > best_v:
             best_x, best_v = x, v
     return best_x, best_v
