@@ -93,6 +93,30 @@ def run_design_job(http: Any, request: dict[str, Any]) -> dict[str, Any]:
     return finished_job(http, resp.json["status_url"])
 
 
+class _Pipe:
+    """A pipe end that keeps what it is sent (what a design job's child sends its parent)."""
+
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    def send(self, item: Any) -> None:
+        self.sent.append(item)
+
+    def close(self) -> None:
+        pass
+
+
+def design_child_result(payload: Any) -> tuple[str, Any]:
+    """What a design job's child process sends for ``payload`` (``design_request``'s), run in this process:
+    ("ok", msgpack bytes) or ("error", message)."""
+    from rldp.aggregator.services.jobs import _design_child
+
+    pipe = _Pipe()
+    _design_child(pipe, payload)
+    (result,) = pipe.sent
+    return result
+
+
 def postgres_url() -> str | None:
     return os.environ.get(POSTGRES_ENV) or None
 

@@ -21,6 +21,17 @@ LOWER = [[0.01, 0.1, 0.2], [0.01, 0.1, 0.2]]
 UPPER = [[0.2, 0.3, 0.5], [0.2, 0.3, 0.5]]  # each row sums to 1.0: both rows' upper sums reach 1
 
 
+def _document() -> dict:
+    """A small rldp document over a ball (its box is what each test sets)."""
+    return build_document(
+        method="grr",
+        matrix=np.full((1, 6), 1.0),
+        alphabet=ALPHABET,
+        public_distribution=P_HAT,
+        privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2.0, "radius": 0.1}},
+    )
+
+
 @pytest.mark.parametrize("leaf", ["0.01", True, None, {"v": 0.01}])
 def test_a_box_leaf_that_is_no_number_is_refused(leaf):
     # Why: numpy reads "0.01" and True as numbers; a document must say numbers.
@@ -39,13 +50,7 @@ def test_an_integer_too_large_for_a_float_is_out_of_range_not_a_crash():
 
 def test_the_box_messages_name_what_was_given():
     def refusal(box):
-        doc = build_document(
-            method="grr",
-            matrix=np.full((1, 6), 1.0),
-            alphabet=ALPHABET,
-            public_distribution=P_HAT,
-            privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2.0, "radius": 0.1}},
-        )
+        doc = _document()
         doc["privacy"]["uncertainty"]["box"] = box
         doc["id"] = content_id(doc)
         with pytest.raises(DocumentError) as info:
@@ -67,13 +72,7 @@ def test_the_box_messages_name_what_was_given():
 
 
 def test_a_notion_rldp_does_not_know_with_an_uncertainty_list_is_read_not_a_crash():
-    doc = build_document(
-        method="grr",
-        matrix=np.full((1, 6), 1.0),
-        alphabet=ALPHABET,
-        public_distribution=P_HAT,
-        privacy={"notion": "rldp", "epsilon": 1.0, "uncertainty": {"order": 2.0, "radius": 0.1}},
-    )
+    doc = _document()
     doc["privacy"] = {"notion": "future-notion", "epsilon": 1.0, "uncertainty": [1, 2]}
     doc["id"] = content_id(doc)
     assert validate_document(doc)["privacy"]["uncertainty"] == [1, 2]

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rldp_live import design_child_result
 
 import rldp.aggregator.design.orchestration.build as build_module
 import rldp.aggregator.design.orchestration.request as request_module
 import rldp.shared.document.schema as schema_module
 from rldp.aggregator.design import DesignError, DesignRequest, design, design_document, validate_request
 from rldp.aggregator.services.designs import design_request
-from rldp.aggregator.services.jobs import _design_child
 from rldp.cli import main
 from rldp.shared.audit import audit_document
 from rldp.shared.document import build_document, from_msgpack
@@ -98,19 +98,8 @@ def test_the_service_validates_once(rules) -> None:
     payload, _ = design_request(body)
     assert len(rules) == 1
 
-    class Conn:
-        sent: list[tuple[str, object]] = []
-
-        def send(self, value: tuple[str, object]) -> None:
-            self.sent.append(value)
-
-        def close(self) -> None:
-            pass
-
-    conn = Conn()
-    _design_child(conn, payload)
+    status, value = design_child_result(payload)
     assert len(rules) == 1
-    status, value = conn.sent[0]
     assert status == "ok", value
     assert from_msgpack(value)["privacy"]["uncertainty"]["n"] == 100
 

@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rldp_live import ADMIN, in_process_app, run_design_job
+from rldp_live import ADMIN, design_child_result, in_process_app, run_design_job
 
 from rldp.aggregator.services.designs import design_request
 from rldp.aggregator.services.errors import InvalidParameter
-from rldp.aggregator.services.jobs import _design_child
 from rldp.cli import main
 from rldp.shared.document import from_msgpack, read_document
 
@@ -26,23 +25,10 @@ BODY = {"sensitive": "sex", "released": ["age"], "numeric": ["age"], "epsilon": 
 FLAGS = ["--sensitive", "sex", "--released", "age", "--numeric", "age", "--epsilon", "0.5", "--method", "rr-released"]
 
 
-class _Conn:
-    def __init__(self) -> None:
-        self.sent: list[Any] = []
-
-    def send(self, item: Any) -> None:
-        self.sent.append(item)
-
-    def close(self) -> None:
-        pass
-
-
 def _job(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the designed document, the job's summary)."""
     payload, summary = design_request({**BODY, "csv": CSV, **body})
-    conn = _Conn()
-    _design_child(conn, payload)
-    ((status, data),) = conn.sent
+    status, data = design_child_result(payload)
     assert status == "ok", data
     return from_msgpack(data), summary
 

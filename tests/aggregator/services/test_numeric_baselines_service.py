@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from rldp_live import design_child_result
 
 from rldp.aggregator.services.designs import design_request
-from rldp.aggregator.services.jobs import _design_child
 from rldp.shared.audit import audit_document
 from rldp.shared.document import from_msgpack
 
@@ -18,23 +18,9 @@ CSV = "sex,age,race\n" + "".join(
 )
 
 
-class _Conn:
-    def __init__(self) -> None:
-        self.sent: list[Any] = []
-
-    def send(self, item: Any) -> None:
-        self.sent.append(item)
-
-    def close(self) -> None:
-        pass
-
-
 def _job(body: dict[str, Any]) -> tuple[str, Any]:
     payload, _ = design_request({"sensitive": "sex", "epsilon": 1.0, "csv": CSV, **body})
-    conn = _Conn()
-    _design_child(conn, payload)
-    (result,) = conn.sent
-    return result
+    return design_child_result(payload)
 
 
 @pytest.mark.parametrize("method", ["square-wave", "piecewise"])
