@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import AlphabetError, DocumentError
 from ..records import Alphabet
 from .forms import expand_matrix, matrix_shape
+from .privacy import check_box_form
 from .schema import number
 
 __all__ = [
@@ -167,9 +168,8 @@ def uncertainty_parameters(doc: Mapping[str, Any]) -> dict[str, Any]:
 def _box(value: Any) -> tuple[np.ndarray, np.ndarray] | None:
     if value is None:
         return None
-    if not isinstance(value, Mapping):
-        raise DocumentError(f"privacy.uncertainty.box must be an object {{lower, upper}}, got {value!r}")
+    box = check_box_form(value)
     try:
-        return np.array(value.get("lower"), dtype=np.float64), np.array(value.get("upper"), dtype=np.float64)
+        return np.array(box["lower"], dtype=np.float64), np.array(box["upper"], dtype=np.float64)
     except (TypeError, ValueError):
         raise DocumentError("privacy.uncertainty.box.lower and .upper must be arrays of numbers") from None

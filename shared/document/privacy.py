@@ -26,7 +26,7 @@ from ..errors import DocumentError
 from ..notions import NOTIONS
 from ..parameters import check_delta, check_epsilon
 
-__all__ = ["check_privacy", "number", "NOTION_FIELDS"]
+__all__ = ["check_box_form", "check_privacy", "number", "NOTION_FIELDS"]
 
 #: The fields each notion's privacy block may have (notions without a row are not restricted).
 NOTION_FIELDS: dict[str, tuple[str, ...]] = {n.name: n.block for n in NOTIONS.values() if n.block is not None}
@@ -114,12 +114,19 @@ def _check_uncertainty(unc: Any, kind: str) -> None:
         b = number(beta, "privacy.uncertainty.beta")
         if not 0 < b < 1:
             raise DocumentError(f"privacy.uncertainty.beta must be in (0, 1), got {beta!r}")
-    box = unc.get("box")
-    if box is not None and (not isinstance(box, Mapping) or set(box) != {"lower", "upper"}):
+    if unc.get("box") is not None:
+        check_box_form(unc["box"])
+
+
+def check_box_form(box: Any) -> Mapping[str, Any]:
+    """``privacy.uncertainty.box`` as an object with exactly ``lower`` and ``upper`` (its arrays are checked
+    against P̂'s shape by :func:`rldp.shared.box_bounds.check_box`); DocumentError otherwise."""
+    if not isinstance(box, Mapping) or set(box) != {"lower", "upper"}:
         raise DocumentError(
             "privacy.uncertainty.box must be an object with exactly the fields 'lower' and 'upper' "
             f"(|S| × |U| arrays of numbers), got {_shape_of(box)}"
         )
+    return box
 
 
 def _shape_of(box: Any) -> str:
