@@ -149,7 +149,8 @@ class VerificationPolicy:
             raise MechanismRejected(
                 label,
                 "its confidence set is narrowed by a pilot's box (privacy.uncertainty.box), which min_radius and "
-                "max_public_n cannot bound; audit it (rldp audit --pilot) and pin its id to accept it",
+                "max_public_n cannot bound; audit it (rldp audit --pilot) and pin its id to accept its box (the radius "
+                "floors still apply)",
             )
         if not isinstance(unc, Mapping) or unc.get("radius") is None:
             return  # no uncertainty set (notion ldp) or an unbounded one: nothing to shrink

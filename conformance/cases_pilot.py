@@ -156,9 +156,15 @@ def pilot_cases(case: Callable[..., Doc]) -> list[Doc]:
     add("policy/max-beta-from-the-pilot", designs["rldp-grr"], policy={"max_beta": 0.01})
     # A box narrows F whatever the radius: an app with a confidence-set floor takes a boxed F only pinned.
     boxed = designs["rldp-polyopt"]
-    add("policy/min-radius-refuses-a-box", boxed, policy={"min_radius": 0.001})
-    add("policy/max-public-n-refuses-a-box", boxed, policy={"max_public_n": 1_000_000})
-    add("policy/a-floor-takes-a-pinned-box", boxed, policy={"min_radius": 0.001, "pinned": [boxed["id"]]})
+    for name, policy in (
+        ("min-radius-refuses-a-box", {"min_radius": 0.001}),
+        ("max-public-n-refuses-a-box", {"max_public_n": 1_000_000}),
+        # the advice followed: pinned, the box is accepted and the radius floors still apply
+        ("a-floor-takes-a-pinned-box", {"min_radius": 0.001, "pinned": [boxed["id"]]}),
+        ("a-pinned-box-keeps-the-radius-floor", {"min_radius": 1.0, "pinned": [boxed["id"]]}),
+    ):
+        message = document_message({**written(boxed, "json"), "policy": policy})
+        add(f"policy/{name}", boxed, policy=policy, **({} if message is None else {"message": message}))
     # GRR at 200,000 pilot reports passes without the box too, so it may widen a few cells to [0, 1].
     add("accepted/integer-box-leaves", _edited(designs["rldp-grr"], _integer_leaves), ("json", "msgpack"))
     add("accepted/float-box-leaves", _edited(designs["rldp-grr"], _float_leaves))

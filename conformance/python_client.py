@@ -142,10 +142,13 @@ def document_outcome(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def document_message(case: dict[str, Any]) -> str | None:
-    """The message of the error reading a document case's bytes gives (None when they are read)."""
+    """The message of the error reading a document case's bytes gives, or for a case with a policy the message
+    of its refusal (None when the document is read and accepted)."""
     data = document_bytes(case)
     try:
-        from_json(data) if case["encoding"] == "json" else from_msgpack(data)
+        doc = from_json(data) if case["encoding"] == "json" else from_msgpack(data)
+        if "policy" in case:
+            Mechanism.from_document(doc, policy=policy_from(case["policy"]))
     except RldpError as exc:
         return str(exc)
     return None

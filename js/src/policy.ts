@@ -105,7 +105,7 @@ export class VerificationPolicy {
     if (floors && this.pinned === null && unc && typeof unc === "object" && unc.box !== undefined && unc.box !== null) {
       throw new MechanismRejected(
         name,
-        "its confidence set is narrowed by a pilot's box (privacy.uncertainty.box), which min_radius and max_public_n cannot bound; audit it (rldp audit --pilot) and pin its id to accept it",
+        "its confidence set is narrowed by a pilot's box (privacy.uncertainty.box), which min_radius and max_public_n cannot bound; audit it (rldp audit --pilot) and pin its id to accept its box (the radius floors still apply)",
         "confidence_box",
       );
     }

@@ -215,3 +215,6 @@ def test_a_pilot_box_is_refused_by_a_floor_unless_pinned():
         with pytest.raises(MechanismRejected, match=r"narrowed by a pilot's box .* pin its id"):
             VerificationPolicy(**floors).check(boxed)
         VerificationPolicy(pinned=[boxed["id"]], **floors).check(boxed)
+    # the advice followed literally: pinned, the box is accepted, and the radius floor still applies
+    with pytest.raises(MechanismRejected, match="radius 1 is below min_radius 2"):
+        VerificationPolicy(pinned=[boxed["id"]], min_radius=2.0).check(boxed)
