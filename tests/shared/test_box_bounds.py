@@ -68,7 +68,7 @@ def test_the_knapsack_maximum_is_the_lp_optimum_rounded_up(seed):
         assert -lp.fun <= value <= -lp.fun + 1e-12
 
 
-def test_the_l1_radius_is_reached_and_never_exceeded():
+def test_the_l1_radius_is_never_exceeded_and_never_above_the_wide_bound():
     p, lower, upper = _box(3, width=0.05)
     cond_l, cond_u = conditional_bounds(lower, upper)
     center = p / p.sum(axis=1, keepdims=True)
