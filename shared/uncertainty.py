@@ -143,6 +143,9 @@ class UncertaintySet:
     radius: float
     order: float = 2.0
     box: tuple[np.ndarray, np.ndarray] | None = None
+    #: The distribution a utility-maximising designer optimises for, when not P̂ (a pilot's estimate kept in its
+    #: box: the ball's centre concentrates mass and is a poor guess of P). The claim never depends on it.
+    objective: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         p = np.array(self.public_distribution, dtype=float)
@@ -162,6 +165,16 @@ class UncertaintySet:
         object.__setattr__(self, "public_distribution", p)
         object.__setattr__(self, "radius", radius)
         object.__setattr__(self, "order", validate_order(self.order))
+        if self.objective is not None:
+            target = np.array(self.objective, dtype=float)
+            if target.shape != p.shape or not np.all(np.isfinite(target)) or np.any(target < 0):
+                raise ValidationError(f"objective must be a finite, non-negative array of shape {p.shape}")
+            if abs(target.sum() - 1.0) > STOCHASTIC_TOLERANCE:
+                raise ValidationError(
+                    f"objective must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT}); it sums to {target.sum()!r}"
+                )
+            target.setflags(write=False)
+            object.__setattr__(self, "objective", target)
         if self.box is not None:
             lower, upper = check_box(self.box[0], self.box[1], p.shape)
             lower.setflags(write=False)
@@ -196,6 +209,11 @@ class UncertaintySet:
         uniform = np.full(self.public_distribution.shape, 1.0 / self.n_released)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(m > 0, self.public_distribution / np.where(m > 0, m, 1.0), uniform)
+
+    @property
+    def design_distribution(self) -> np.ndarray:
+        """What a utility-maximising designer optimises for: ``objective`` when given, else P̂."""
+        return self.public_distribution if self.objective is None else self.objective
 
     def marginal_set(self) -> UncertaintySet:
         """F_S, the projection of F onto P_S, as a set of one row over S: the ball of P̂_S with the same

@@ -313,11 +313,12 @@ def plot_field(result: Result, out: Path) -> Path:
             for r in result.rows
             if r["panel"] == "NMI after the switch" and r["n"] == n1
         }
-        for stat, style in (("nmi", "-s"), ("nmi_ball_only", ":^")):
+        for stat, style in (("nmi", "-s"), ("nmi_centre", "--d"), ("nmi_ball_only", ":^")):
             means = [switch.get((m, stat), math.nan) for m in result.methods]
             errors = [2 * switch.get((m, f"{stat}_se"), 0.0) for m in result.methods]
             axes[2].errorbar(xs, means, yerr=errors, fmt=style, color=colour, capsize=3)
-    handles["NMI: F = ball ∩ box (mean ± 2 SE)"] = axes[2].plot([], [], "-s", color="grey")[0]
+    handles["NMI: ball ∩ box, tuned to the estimate (mean ± 2 SE)"] = axes[2].plot([], [], "-s", color="grey")[0]
+    handles["NMI: ball ∩ box, tuned to its centre"] = axes[2].plot([], [], "--d", color="grey")[0]
     handles["NMI: the ball alone (v4)"] = axes[2].plot([], [], ":^", color="grey")[0]
     handles[f"1 − β = {1 - ALPHA:g}"] = axes[1].axhline(1 - ALPHA, color="grey", linestyle="-.")
     axes[1].set_ylim(-0.03, 1.05)

@@ -21,13 +21,18 @@ from rldp.shared.pilot import left_inverse, pilot_confidence_set
 from ..datasets import adult_distribution
 from .config import Config
 
-__all__ = ["SWITCH_PILOTS", "pilot_coverage", "switch_nmi"]
+__all__ = ["SWITCH_DESIGNS", "SWITCH_PILOTS", "pilot_coverage", "switch_nmi"]
 
 #: One table row: (panel, γ, n, statistic, value, draws) → the experiment's tidy row.
 Row = Callable[[str, float, int, str, float, int], dict[str, Any]]
 
-#: Pilots per (n₁, γ) of the "NMI after the switch" panel (one PolyOpt design over F and one over its ball alone each).
+#: Pilots per (n₁, γ) of the "NMI after the switch" panel (one PolyOpt design of each of SWITCH_DESIGNS each).
 SWITCH_PILOTS = 10
+
+#: The designs the panel compares, statistic → (over the box too, tuned to the pilot's estimate): the product's
+#: (F = ball ∩ box, tuned to the estimate kept in the box and kept identifiable), the same F designed for its
+#: centre (v5 before the tuning), and the ball alone at its centre (v4).
+SWITCH_DESIGNS = {"nmi": (True, True), "nmi_centre": (True, False), "nmi_ball_only": (False, False)}
 
 
 def switch_nmi(
@@ -35,7 +40,8 @@ def switch_nmi(
 ) -> list[dict[str, Any]]:
     """NMI at the true P of PolyOpt designed over the F of SWITCH_PILOTS SRR pilots per (n₁, γ), their reports
     holding a share γ forged on the worst output, F built with the budget γ: the mean and its Monte-Carlo
-    error, F's median radius, and the same pilots' designs over the ball alone (v4's F, no box)."""
+    error for each of SWITCH_DESIGNS (the product's, and the earlier ones from the same pilots), and F's median
+    radius."""
     alphabet, truth, _ = adult_distribution("sex", "race")
     p = truth.ravel()
     pilot = design(
@@ -49,14 +55,14 @@ def switch_nmi(
     for n1 in (1_000, 10_000, 100_000) if cfg.quick else (1_000, 10_000, 100_000, 1_000_000):
         honest = rng.multinomial(n1, q @ p, size=pilots)
         for gamma in gammas:
-            nmi: dict[str, list[float]] = {"nmi": [], "nmi_ball_only": []}
+            nmi: dict[str, list[float]] = {stat: [] for stat in SWITCH_DESIGNS}
             radii = []
             for draw in honest:
                 counts = draw.copy()
                 counts[worst] += int(gamma * n1 / (1 - gamma))
                 source = PilotData(pilot, counts.tolist(), alpha, contamination=gamma)
                 radii.append(source.confidence_set.radius)
-                for stat, box in (("nmi", source.box), ("nmi_ball_only", None)):
+                for stat, (box, tuning) in SWITCH_DESIGNS.items():
                     value = own
                     if math.isfinite(radii[-1]):
                         request = DesignRequest(method="polyopt", epsilon=1.0, time_budget=cfg.time_budget)
@@ -65,7 +71,8 @@ def switch_nmi(
                             alphabet=alphabet,
                             public_distribution=source.distribution,
                             provenance=source.provenance(),
-                            box=box,
+                            box=source.box if box else None,
+                            tuning=source.tuning if tuning else None,
                         )
                         value = max(own, normalized_mutual_information(report_matrix(doc), p))
                     nmi[stat].append(value)

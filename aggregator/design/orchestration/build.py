@@ -44,6 +44,7 @@ from ..primitives.errors import DesignError, PolyOptTooLarge, SolverError
 from ..primitives.options import DEFAULT_TIME_BUDGET, DesignRequest, ValidatedRequest, check_solver_options
 from ..solvers.per_report import add_per_report_layer
 from ..solvers.task import TASK_UNITS, task_error
+from .pilot_tuning import PilotTuning, apply_tuning
 from .registry import METHODS, TASK_METHODS, methods_for
 from .request import bind_alphabet, check_design_size, validate_parameters, validate_request
 
@@ -169,10 +170,13 @@ def design_document(
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
     box: tuple[np.ndarray, np.ndarray] | None = None,
+    tuning: PilotTuning | None = None,
 ) -> dict[str, Any]:
     """Design, audit and package the mechanism ``request`` asks for, over ``alphabet`` with the public
     estimate P̂ = ``public_distribution`` (and the provenance of P̂; ``box`` (ℓ, u) narrows the uncertainty set
-    to the ball ∩ box, a pilot's F). Every notion is packaged and
+    to the ball ∩ box, a pilot's F; ``tuning``, for a design over a pilot's F: what utility is optimised for
+    instead of P̂, and how a rank-deficient design stays identifiable, :mod:`.pilot_tuning`). Every notion is
+    packaged and
     audited the same way: the privacy block from the notion's claim fields, then the notion's
     registered exact audit (:func:`rldp.shared.audit.audit_document`); a failed audit is a DesignError.
     The request's ``window`` becomes the document's collection window, and its ``per_report_epsilon``
@@ -183,7 +187,12 @@ def design_document(
     if not (isinstance(request, ValidatedRequest) and request.validated):
         request = validate_request(replace(request, latent=alphabet.latent), released_size=alphabet.n_released)
     return design_validated(
-        request, alphabet=alphabet, public_distribution=public_distribution, provenance=provenance, box=box
+        request,
+        alphabet=alphabet,
+        public_distribution=public_distribution,
+        provenance=provenance,
+        box=box,
+        tuning=tuning,
     )
 
 
@@ -194,6 +203,7 @@ def design_validated(
     public_distribution: Any,
     provenance: Mapping[str, Any] | None = None,
     box: tuple[np.ndarray, np.ndarray] | None = None,
+    tuning: PilotTuning | None = None,
 ) -> dict[str, Any]:
     """:func:`design_document` for a request validated at the boundary (the rules are not checked again)."""
     if provenance is not None and "provenance" in (request.extra or {}):
@@ -217,12 +227,16 @@ def design_validated(
             raise DesignError("a box narrows a stated radius (a pilot's F); this request has none")
         uset = UncertaintySet.from_confidence(p_hat, int(request.n or 0), float(request.beta or 0), request.order)
     else:
-        uset = UncertaintySet(p_hat, float(request.radius), request.order, box)
+        uset = UncertaintySet(
+            p_hat, float(request.radius), request.order, box, None if tuning is None else tuning.objective
+        )
 
     start = time.perf_counter()
     q, params = run_designer(method, uset, request)
     if request.task != "joint":
         method, q, params = _for_task(method, q, params, uset, request, alphabet)
+    if tuning is not None:
+        q, params = apply_tuning(tuning, q, params, request, alphabet)
     seconds = time.perf_counter() - start
     doc = _package(q, params, seconds, alphabet, uset, request, provenance, method)
     if request.per_report_epsilon is not None:  # one report reveals at most ε₁ (.per_report)

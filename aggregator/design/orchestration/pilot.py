@@ -96,12 +96,13 @@ def design_pilot(
 
 @dataclass(frozen=True)
 class Switch:
-    """The outcome of a pilot: the designed mechanism, both utilities at the new P̂, and the decision."""
+    """The outcome of a pilot: the designed mechanism, both utilities at the pilot's estimate kept in its box
+    (what the design optimised for), and the decision."""
 
     document: dict[str, Any]  # the mechanism designed over the pilot's confidence set
     switch: bool
-    pilot_nmi: float  # the pilot's NMI at the new P̂
-    nmi: float  # the new mechanism's NMI at the new P̂
+    pilot_nmi: float  # the pilot's NMI at that estimate
+    nmi: float  # the new mechanism's NMI at that estimate
     radius: float
     reason: str
 
@@ -123,8 +124,8 @@ def switch_after_pilot(
     contamination: float = 0.0,
 ) -> Switch:
     """Design ``request`` over the pilot's confidence set and decide whether to switch to it: only if
-    its NMI at the pilot's P̂ is above the pilot's own by more than :data:`SWITCH_MARGIN` (else the pilot stays,
-    and the reason says why).
+    its NMI at the pilot's estimate (kept in its box) is above the pilot's own by more than :data:`SWITCH_MARGIN`
+    (else the pilot stays, and the reason says why).
 
     ``contamination``: the share γ of the reports that may have been forged (the confidence set holds the
     honest users' P whatever they were). ``redesign`` (a collection's drift policy): ``pilot`` is the current mechanism whose population
@@ -141,7 +142,8 @@ def switch_after_pilot(
     source = PilotData(pilot, counts, beta, collection, order=request.order, contamination=contamination)
     request = replace(request, radius=None, beta=None, window=None if window is None else window.text)
     doc = design_from(source, request, alphabet)
-    p_hat = source.distribution.ravel()
+    # Both utilities at the pilot's estimate kept in its box (what the design optimised for), not at F's centre.
+    p_hat = source.design_point.ravel()
     pilot_nmi = normalized_mutual_information(report_matrix(pilot), p_hat)
     nmi = normalized_mutual_information(report_matrix(doc), p_hat)
     uncertainty = DocumentView.of(doc).uncertainty
@@ -149,17 +151,19 @@ def switch_after_pilot(
     if redesign:
         reason = (
             f"redesign: the current mechanism's claim may not hold for its drifted population; the design over "
-            f"the live reports' confidence set (radius {radius:.4g}) keeps NMI {nmi:.4f} at the new P̂ "
+            f"the live reports' confidence set (radius {radius:.4g}) keeps NMI {nmi:.4f} at their estimate "
             f"(the current one {pilot_nmi:.4f})"
         )
         return Switch(doc, True, pilot_nmi, nmi, radius, reason)
     if nmi > pilot_nmi * (1 + SWITCH_MARGIN):
-        reason = f"switch: NMI {nmi:.4f} at the pilot's P̂ against the pilot's {pilot_nmi:.4f} (radius {radius:.4g})"
+        reason = (
+            f"switch: NMI {nmi:.4f} at the pilot's estimate against the pilot's {pilot_nmi:.4f} (radius {radius:.4g})"
+        )
         return Switch(doc, True, pilot_nmi, nmi, radius, reason)
     reason = (
         f"kept the pilot: the design over the pilot's confidence set (radius {radius:.4g} from {sum(counts)} "
-        f"reports) keeps NMI {nmi:.4f} at the pilot's P̂, not above the pilot's {pilot_nmi:.4f}; more pilot reports "
-        "shrink the radius"
+        f"reports) keeps NMI {nmi:.4f} at the pilot's estimate, not above the pilot's {pilot_nmi:.4f}; more pilot "
+        "reports shrink the radius"
     )
     return Switch(doc, False, pilot_nmi, nmi, radius, reason)
 

@@ -30,6 +30,7 @@ from rldp.shared.records import Alphabet
 from ..primitives.errors import DesignParameterError
 from ..primitives.options import DEFAULT_BETA, DesignRequest
 from .build import design_document
+from .pilot_tuning import PilotTuning
 
 __all__ = [
     "PriorSource",
@@ -63,6 +64,12 @@ class PriorSource(Protocol):
         """(ℓ, u) when F is the ball intersected with a confidence box (a pilot's), else None."""
         ...
 
+    @property
+    def tuning(self) -> PilotTuning | None:
+        """What a design optimises for when it is not the centre, and how it stays identifiable (None: the
+        centre, as designed)."""
+        ...
+
     def provenance(self) -> dict[str, Any]: ...
 
 
@@ -81,6 +88,10 @@ class PublicData:
 
     @property
     def box(self) -> None:
+        return None
+
+    @property
+    def tuning(self) -> None:
         return None
 
     def provenance(self) -> dict[str, Any]:
@@ -119,6 +130,21 @@ class PilotData:
     def box(self) -> tuple[np.ndarray, np.ndarray] | None:
         return self.confidence_set.box
 
+    @property
+    def design_point(self) -> np.ndarray:
+        """The pilot's unbiased estimate kept in its box and normalised (the box's centre if nothing is left): the
+        ball's centre P₀ puts no mass on the cells whose lower bound is 0 and more on the others, so a design
+        tuned to P₀ serves the real P less well (docs/design.md, "Tuned to the estimate, kept identifiable")."""
+        pset = self.confidence_set
+        kept = np.clip(pset.estimate, pset.lower, pset.upper)
+        if float(kept.sum()) <= 0:
+            kept = (pset.lower + pset.upper) / 2
+        return np.asarray(kept / kept.sum(), dtype=float)
+
+    @property
+    def tuning(self) -> PilotTuning:
+        return PilotTuning(self.design_point)
+
     def bind(self, request: DesignRequest) -> DesignRequest:
         if request.radius is not None or request.beta is not None:
             raise DesignParameterError(
@@ -147,6 +173,7 @@ def design_from(source: PriorSource, request: DesignRequest, alphabet: Alphabet)
         public_distribution=source.distribution,
         provenance=source.provenance(),
         box=source.box,
+        tuning=source.tuning,
     )
 
 

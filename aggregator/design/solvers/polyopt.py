@@ -158,7 +158,7 @@ def _exact(
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Exact PolyOpt (vertex enumeration, Theorem 3), polished and certified by :func:`_polish`;
     falls back to column generation alone if enumeration or its LP fails numerically."""
-    p = uset.public_distribution
+    p = uset.design_distribution  # the objective's distribution; F enters through the lower bounds only
     low = uset.lower_bounds()
     design_eps = eps * (1 - DESIGN_MARGIN)
     start = time.perf_counter()
@@ -198,7 +198,7 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
     of this variant) and the NR bound (bounds every (ε, F)-RLDP mechanism, since P̂ ∈ F).
     """
     eps, budget = options.level, float(options.time_budget)
-    p = uset.public_distribution
+    p = uset.design_distribution
     warm = warm_rows(options.warm_start, p.size)
     if options.solver == "exact" or (options.solver == "auto" and p.size <= AUTO_EXACT_MAX_SYMBOLS):
         return _exact(uset, eps, same_sensitive, budget, warm)
