@@ -268,6 +268,19 @@ def _cell(value: Any) -> str:
     return f"{int(v):,}" if v.is_integer() and abs(v) >= 1 else f"{v:.4g}"
 
 
+def _switch_nmi(ax: Any, result: Result, n1: int, colour: str, xs: list[int]) -> None:
+    """The "NMI after the switch" means (± 2 SE) of each design the panel compares, for pilots of n1 reports."""
+    switch = {
+        (r["method"], r["statistic"]): r["value"]
+        for r in result.rows
+        if r["panel"] == "NMI after the switch" and r["n"] == n1
+    }
+    for stat, style in (("nmi", "-s"), ("nmi_centre", "--d"), ("nmi_ball_only", ":^")):
+        means = [switch.get((m, stat), math.nan) for m in result.methods]
+        errors = [2 * switch.get((m, f"{stat}_se"), 0.0) for m in result.methods]
+        ax.errorbar(xs, means, yerr=errors, fmt=style, color=colour, capsize=3)
+
+
 def plot_field(result: Result, out: Path) -> Path:
     """False alarms, pilot coverage and NMI after the switch against γ, rates with ±2 Monte-Carlo errors."""
     plt = plots.pyplot()
@@ -308,15 +321,10 @@ def plot_field(result: Result, out: Path) -> Path:
             }
             label = f"n₁ = {n1:,}: " + ("F with budget γ" if stat == "coverage" else "F as if none were forged")
             handles[label] = axes[1].plot(xs, [ys.get(m, math.nan) for m in result.methods], style, color=colour)[0]
-        switch = {
-            (r["method"], r["statistic"]): r["value"]
-            for r in result.rows
-            if r["panel"] == "NMI after the switch" and r["n"] == n1
-        }
-        for stat, style in (("nmi", "-s"), ("nmi_centre", "--d"), ("nmi_ball_only", ":^")):
-            means = [switch.get((m, stat), math.nan) for m in result.methods]
-            errors = [2 * switch.get((m, f"{stat}_se"), 0.0) for m in result.methods]
-            axes[2].errorbar(xs, means, yerr=errors, fmt=style, color=colour, capsize=3)
+        _switch_nmi(axes[2], result, n1, colour, xs)
+    # The coverage panel starts at 10,000 pilot reports; the NMI panel also has the smallest pilot.
+    _switch_nmi(axes[2], result, 1_000, "tab:purple", xs)
+    handles["n₁ = 1,000 (NMI only)"] = axes[2].plot([], [], "-s", color="tab:purple")[0]
     handles["NMI: ball ∩ box, tuned to the estimate (mean ± 2 SE)"] = axes[2].plot([], [], "-s", color="grey")[0]
     handles["NMI: ball ∩ box, tuned to its centre"] = axes[2].plot([], [], "--d", color="grey")[0]
     handles["NMI: the ball alone (v4)"] = axes[2].plot([], [], ":^", color="grey")[0]

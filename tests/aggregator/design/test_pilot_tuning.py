@@ -118,8 +118,8 @@ def test_a_full_rank_design_task_design_or_zero_share_is_left_alone(pilot):
     counts = np.random.default_rng(7).multinomial(1_000_000, report_matrix(pilot) @ TRUTH.ravel())
     source = PilotData(pilot, counts.tolist(), 0.05)
     doc = design_from(source, REQUEST, ALPHABET)
-    if np.linalg.matrix_rank(report_matrix(_over(source, PilotTuning(source.design_point, 0.0)))) == 10:
-        assert "identifiability" not in doc["parameters"]
+    assert np.linalg.matrix_rank(report_matrix(_over(source, PilotTuning(source.design_point, 0.0)))) == 10
+    assert "identifiability" not in doc["parameters"] and "objective" in doc["parameters"]
     small = PilotData(pilot, np.random.default_rng(3).multinomial(N1, report_matrix(pilot) @ TRUTH.ravel()), 0.05)
     task = design_from(small, DesignRequest(method="polyopt", epsilon=1.0, task="distribution"), ALPHABET)
     assert "identifiability" not in task["parameters"] and audit_document(task).passed
