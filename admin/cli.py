@@ -33,7 +33,7 @@ from rldp.shared.tables import csv_document
 
 from .calls import AdminClient
 from .collection_cli import add_parsers as add_collection_parsers
-from .connect import ADMIN_TOKEN_ENV, READ_TOKEN_ENV
+from .connect import ADMIN_TOKEN_ENV, ID_HELP, READ_TOKEN_ENV
 from .connect import admin_client as _client
 from .connect import mechanism_id as _mechanism_id
 from .document_cli import add_get_parser, cmd_get
@@ -325,7 +325,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Set (or with --clear remove) a mechanism's label: a human name shown by rldp mechanisms and "
         "the dashboard. The document and its id do not change." + admin,
     )
-    a.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    a.add_argument("mechanism", metavar="ID", help=ID_HELP)
     a.add_argument("text", metavar="TEXT", nargs="?", default=None, help="the label (at most 200 characters)")
     a.add_argument("--clear", action="store_true", help="remove the label")
     a.set_defaults(func=cmd_mechanisms)
@@ -339,7 +339,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="The server's estimate of P_X = P(S, U) with 95 % intervals, from every report or one "
         f"collection window's. Needs {ADMIN_TOKEN_ENV} (or {READ_TOKEN_ENV}).",
     )
-    p.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    p.add_argument("mechanism", metavar="ID", help=ID_HELP)
     p.add_argument("--window", metavar="LABEL", default=None, help="only this collection window (e.g. 2026-11-24)")
     p.add_argument("--csv", action="store_true", help="print CSV: cell (s|u), estimate, low, high")
     add_estimate_options(p)
@@ -352,7 +352,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Retire a mechanism: its reports are refused from now on; its document and estimates "
         "stay available." + admin,
     )
-    p.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    p.add_argument("mechanism", metavar="ID", help=ID_HELP)
     p.set_defaults(func=cmd_retire)
 
     p = subparsers.add_parser(

@@ -24,6 +24,7 @@ from typing import Any
 from rldp.shared.arguments import positive_float, positive_int
 from rldp.shared.collection import DEFAULT_CONTAMINATION, DRIFT_POLICIES, drift_policy
 
+from .connect import ID_HELP
 from .connect import admin_client as _client
 from .connect import mechanism_id as _mechanism_id
 from .output import add_estimate_options, estimate_rows, print_json, render_table, short_number, utc_minute
@@ -226,7 +227,7 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
         "collection whose first mechanism is ID, with a claim policy every later mechanism must satisfy." + admin,
     )
     a.add_argument("name", metavar="NAME")
-    a.add_argument("--mechanism", metavar="ID", required=True, help="the first mechanism (id or unique prefix)")
+    a.add_argument("--mechanism", metavar="ID", required=True, help=f"the first mechanism: {ID_HELP}")
     a.add_argument("--notion", required=True, help="the policy's privacy notion (rldp, ldp, distp, …)")
     a.add_argument("--epsilon", type=positive_float("epsilon"), help="the largest epsilon a mechanism may claim")
     a.add_argument("--delta", type=float, help="distp: the largest delta")
@@ -276,7 +277,7 @@ def add_parsers(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
         description="Make the published mechanism ID the collection's current one." + admin,
     )
     a.add_argument("name", metavar="NAME")
-    a.add_argument("mechanism", metavar="ID", help="mechanism id, or a unique prefix of one")
+    a.add_argument("mechanism", metavar="ID", help=ID_HELP)
     a = actions.add_parser(
         "upload-token",
         parents=common,

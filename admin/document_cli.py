@@ -17,6 +17,7 @@ import sys
 from rldp.shared.document import to_json, write_document
 from rldp.shared.errors import ValidationError
 
+from .connect import ID_HELP
 from .connect import app_client as _client
 from .connect import mechanism_id as _mechanism_id
 
@@ -52,7 +53,7 @@ def add_get_parser(
         "(as an app does), and write it to FILE: JSON for .json, msgpack for .msgpack or .mpk. Without --out, "
         "print it as JSON. No token needed.",
     )
-    a.add_argument("mechanism", metavar="ID", nargs="?", default=None, help="mechanism id, or a unique prefix of one")
+    a.add_argument("mechanism", metavar="ID", nargs="?", default=None, help=ID_HELP)
     a.add_argument("--collection", metavar="NAME", default=None, help="instead of ID: this collection's current one")
     a.add_argument("--out", metavar="FILE", default=None, help="write the document here (default: JSON on stdout)")
     a.set_defaults(func=cmd_get)

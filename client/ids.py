@@ -10,18 +10,23 @@ from rldp.shared.errors import ValidationError
 
 from .errors import ProblemError
 
-__all__ = ["SHORT", "resolve_prefix", "full_mechanism_id", "listed"]
+__all__ = ["SHORT", "is_id_text", "resolve_prefix", "full_mechanism_id", "listed"]
 
 #: How many characters of an id the tables print (and a prefix usually needs).
 SHORT = 12
 _HEX = re.compile(r"[0-9a-f]+")
 
 
+def is_id_text(given: str) -> bool:
+    """Whether ``given`` reads as an id or a prefix of one (hexadecimal digits, any case, spaces around)."""
+    return _HEX.fullmatch(given.strip().lower()) is not None
+
+
 def resolve_prefix(given: str, known: Callable[[], list[str]], kind: str, length: int, listing: str) -> str:
     """The full id ``given`` abbreviates: itself when it has ``length`` hex digits, else the one id of
     ``known()`` it is a prefix of (ValidationError when none or several are, or it is not hex)."""
     text = given.strip().lower()
-    if not _HEX.fullmatch(text) or len(text) > length:
+    if not is_id_text(text) or len(text) > length:
         raise ValidationError(f"a {kind} id is {length} hexadecimal characters (or a prefix of one); got {given!r}")
     if len(text) == length:
         return text
