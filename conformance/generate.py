@@ -17,9 +17,11 @@ The format is described in conformance/README.md. Deterministic: fixed seeds, fi
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -259,24 +261,26 @@ def write_numeric() -> int:
     return len(docs) + len(recs)
 
 
-def main() -> None:
-    if sys.argv[1:] == ["limits"]:  # only limits.json (the others' last bits depend on the machine's BLAS)
-        write("limits", "documents", cases_limits.limits(document_case))
-        return
-    if sys.argv[1:] == ["public-data"]:  # only public-data.json
-        write("public-data", "public-data", cases_public_data.public_data_cases(public_data_case))
-        return
-    if sys.argv[1:] == ["text"]:  # only text.json
-        write("text", "documents", cases_text.text_cases(document_case))
-        return
-    if sys.argv[1:] == ["numeric"]:  # only numeric-documents.json and numeric-records.json
-        write_numeric()
-        return
-    if sys.argv[1:] == ["randomiser"]:  # only randomiser.json
-        write("randomiser", "randomiser", cases_randomiser.randomiser_cases())
-        return
-    if sys.argv[1:] == ["pilot"]:  # only pilot.json
-        write("pilot", "documents", cases_pilot.pilot_cases(document_case))
+#: The suites that can be regenerated alone (the others' last bits depend on the machine's BLAS), each the files
+#: it writes: ``generate.py NAME``.
+ALONE: dict[str, Callable[[], object]] = {
+    "limits": lambda: write("limits", "documents", cases_limits.limits(document_case)),
+    "public-data": lambda: write("public-data", "public-data", cases_public_data.public_data_cases(public_data_case)),
+    "text": lambda: write("text", "documents", cases_text.text_cases(document_case)),
+    "numeric": write_numeric,  # numeric-documents.json and numeric-records.json
+    "randomiser": lambda: write("randomiser", "randomiser", cases_randomiser.randomiser_cases()),
+    "pilot": lambda: write("pilot", "documents", cases_pilot.pilot_cases(document_case)),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="Write the conformance cases: every suite (deleting the old files first), or one suite alone."
+    )
+    parser.add_argument("suite", nargs="?", choices=sorted(ALONE), help="regenerate this suite's files only")
+    suite = parser.parse_args(argv).suite
+    if suite is not None:
+        ALONE[suite]()
         return
     CASES.mkdir(exist_ok=True)
     for old in CASES.glob("*.json"):
