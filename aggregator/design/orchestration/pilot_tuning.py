@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rldp.shared.errors import ValidationError
 from rldp.shared.notions import lookup
 from rldp.shared.records import Alphabet
 
@@ -54,7 +55,7 @@ class PilotTuning:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.identifying_share < 1.0:
-            raise ValueError(f"identifying_share must be in [0, 1); got {self.identifying_share!r}")
+            raise ValidationError(f"identifying_share must be in [0, 1); got {self.identifying_share!r}")
 
 
 def apply_tuning(

@@ -16,6 +16,7 @@ from rldp.aggregator.design.orchestration.pilot_tuning import IDENTIFYING_SHARE,
 from rldp.aggregator.design.orchestration.sources import PilotData, design_from
 from rldp.shared.audit import audit_document
 from rldp.shared.document import report_matrix
+from rldp.shared.errors import ValidationError
 from rldp.shared.information import mutual_information, normalized_mutual_information
 from rldp.shared.records import Alphabet
 
@@ -123,7 +124,7 @@ def test_a_full_rank_design_task_design_or_zero_share_is_left_alone(pilot):
     small = PilotData(pilot, np.random.default_rng(3).multinomial(N1, report_matrix(pilot) @ TRUTH.ravel()), 0.05)
     task = design_from(small, DesignRequest(method="polyopt", epsilon=1.0, task="distribution"), ALPHABET)
     assert "identifiability" not in task["parameters"] and audit_document(task).passed
-    with pytest.raises(ValueError, match="identifying_share must be in"):
+    with pytest.raises(ValidationError, match="identifying_share must be in"):
         PilotTuning(source.design_point, identifying_share=1.0)
 
 
