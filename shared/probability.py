@@ -17,12 +17,13 @@ from .tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
 __all__ = ["as_distribution", "check_columns_sum_to_one"]
 
 
-def as_distribution(p: Any) -> np.ndarray:
-    """``p`` flattened to a float vector, checked to be a probability distribution (ValidationError)."""
+def as_distribution(p: Any, name: str = "a distribution") -> np.ndarray:
+    """``p`` flattened to a float vector, checked to be a probability distribution (ValidationError naming
+    ``name``)."""
     arr = np.asarray(p, dtype=float).reshape(-1)
     if np.any(arr < 0) or not np.all(np.isfinite(arr)) or abs(arr.sum() - 1.0) > STOCHASTIC_TOLERANCE:
         raise ValidationError(
-            f"a distribution must be finite, non-negative and sum to 1; this one sums to {arr.sum()!r}"
+            f"{name} must be finite, non-negative and sum to 1 ({STOCHASTIC_TOLERANCE_TEXT}); it sums to {arr.sum()!r}"
         )
     return arr
 

@@ -40,6 +40,7 @@ from .ball_search import ball_maximum as _ball_maximum
 from .box_bounds import check_box, conditional_bounds, knapsack_l1_radii, knapsack_maximum
 from .divergence import confidence_radius, renyi_divergence, validate_order
 from .errors import ValidationError
+from .probability import as_distribution
 from .tolerances import STOCHASTIC_TOLERANCE, STOCHASTIC_TOLERANCE_TEXT
 
 __all__ = [
@@ -166,13 +167,9 @@ class UncertaintySet:
         object.__setattr__(self, "radius", radius)
         object.__setattr__(self, "order", validate_order(self.order))
         if self.objective is not None:
-            target = np.array(self.objective, dtype=float)
-            if target.shape != p.shape or not np.all(np.isfinite(target)) or np.any(target < 0):
-                raise ValidationError(f"objective must be a finite, non-negative array of shape {p.shape}")
-            if abs(target.sum() - 1.0) > STOCHASTIC_TOLERANCE:
-                raise ValidationError(
-                    f"objective must sum to 1 ({STOCHASTIC_TOLERANCE_TEXT}); it sums to {target.sum()!r}"
-                )
+            if np.shape(self.objective) != p.shape:
+                raise ValidationError(f"objective must have P̂'s shape {p.shape}; got {np.shape(self.objective)}")
+            target = as_distribution(np.array(self.objective, dtype=float), "objective").reshape(p.shape)
             target.setflags(write=False)
             object.__setattr__(self, "objective", target)
         if self.box is not None:

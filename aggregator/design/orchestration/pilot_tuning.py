@@ -29,7 +29,7 @@ from rldp.shared.records import Alphabet
 from ..primitives.families import srr_matrix
 from ..primitives.options import ValidatedRequest
 
-__all__ = ["IDENTIFYING_SHARE", "OBJECTIVE_NOTE", "PilotTuning", "apply_tuning"]
+__all__ = ["IDENTIFYING_SHARE", "PilotTuning", "apply_tuning"]
 
 #: λ, the share of reports a rank-deficient design over a pilot's F sends through SRR: it costs ≤ 5 % of the
 #: design's mutual information, and leaves 5 % of the reports to identify every cell. Chosen on sex × race and
@@ -37,12 +37,6 @@ __all__ = ["IDENTIFYING_SHARE", "OBJECTIVE_NOTE", "PilotTuning", "apply_tuning"]
 #: two-phase estimate's L1 error was 0.026 (sex × race), at 0.05 0.020, at 0.1 0.025, with NMI 0.157 / 0.156 /
 #: 0.154 — 0.05 is the least error at a cost within the Monte-Carlo error.
 IDENTIFYING_SHARE = 0.05
-
-#: What ``parameters.objective`` means in a document designed for another distribution than its P̂.
-OBJECTIVE_NOTE = (
-    "the distribution a utility-maximising designer (PolyOpt) optimised for: the pilot's estimate kept in its "
-    "confidence box; the claim rests on F (public_distribution, radius, box) alone"
-)
 
 
 @dataclass(frozen=True)
@@ -62,22 +56,15 @@ def apply_tuning(
     tuning: PilotTuning, q: np.ndarray, params: dict[str, Any], request: ValidatedRequest, alphabet: Alphabet
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """``q`` completed to full column rank when it lacks it (and the notion has a mechanism private for every
-    distribution: SRR, for the notions pilots are built for), and ``params`` saying so (``identifiability``)
-    and what the design optimised for (``objective``). A task design (U's distribution or mean) is left as
-    it is: it needs to identify its statistic only, and its task error already says whether it does."""
-    params = {
-        **params,
-        "objective": {"distribution": np.asarray(tuning.objective, dtype=float).tolist(), "note": OBJECTIVE_NOTE},
-    }
-    rank = int(np.linalg.matrix_rank(q))
+    distribution: SRR, for the notions pilots are built for), and ``params`` saying so (``identifiability``).
+    A task design (U's distribution or mean) is left as it is: it needs to identify its statistic only, and
+    its task error already says whether it does. (What the design optimised for, the designer that used the
+    objective states itself: PolyOpt's ``parameters.objective``.)"""
     share = tuning.identifying_share
-    if (
-        rank >= q.shape[1]
-        or share == 0.0
-        or request.task != "joint"
-        or alphabet.latent
-        or not lookup(request.notion).pilots
-    ):
+    if share == 0.0 or request.task != "joint" or alphabet.latent or not lookup(request.notion).pilots:
+        return q, params
+    rank = int(np.linalg.matrix_rank(q))  # one SVD per design job (|Y| × |X|), after the cheap checks
+    if rank >= q.shape[1]:
         return q, params
     srr = srr_matrix(alphabet.n_sensitive, alphabet.n_released, float(request.level))
     completed = np.vstack([(1.0 - share) * q, share * srr])

@@ -197,6 +197,21 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
     Lagrangian bound of the column-generation master (block enumeration, bounds PolyOpt
     of this variant) and the NR bound (bounds every (ε, F)-RLDP mechanism, since P̂ ∈ F).
     """
+    q, params = _polyopt(uset, same_sensitive, options)
+    if uset.objective is not None:  # say so: the solver's figures are at that point, not at P̂
+        params["objective"] = {"distribution": uset.objective.tolist(), "note": OBJECTIVE_NOTE}
+    return q, params
+
+
+#: What ``parameters.objective`` means in a PolyOpt document designed for another distribution than its P̂.
+OBJECTIVE_NOTE = (
+    "the distribution PolyOpt maximised I(X;Y) at (for a design over a pilot's F: the pilot's estimate kept in its "
+    "confidence box), and at which its lp_value, information and upper bounds are stated; the claim rests on F "
+    "(public_distribution, radius, box) alone, and the document's utility block is at public_distribution"
+)
+
+
+def _polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) -> tuple[np.ndarray, dict[str, Any]]:
     eps, budget = options.level, float(options.time_budget)
     p = uset.design_distribution
     warm = warm_rows(options.warm_start, p.size)
@@ -208,7 +223,8 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
     # A small share of the budget for the seeds (other designs) and the NR bound.
     seeds = _seed_rows(uset, eps, start + 0.15 * budget, calibrated=budget >= 20.0)
     bounds: dict[str, float] = {}
-    if np.all(p.sum(axis=1) > 0):
+    # The NR bound at p bounds every (ε, F)-RLDP mechanism because P̂ ∈ F; an objective need not lie in F.
+    if uset.objective is None and np.all(p.sum(axis=1) > 0):
         nr_res = solve_nr_cg(
             p, design_eps, time_budget=max(min(0.05 * budget, 5.0), 0.05), bound_epsilon=eps, coarsen=False
         )
@@ -241,7 +257,7 @@ def polyopt(uset: UncertaintySet, same_sensitive: bool, options: DesignOptions) 
         # certified / proven bound: how much of the optimum the design is proven to reach
         bound_gap=res.information / bounds[kind] if bounds[kind] > 0 else 1.0,
         upper_bound_note=(
-            "nats of I_P̂(X;Y) at the claimed epsilon. nr-lagrangian: Lagrangian dual bound of the "
+            "nats of I(X;Y) at the claimed epsilon, at P̂ (or at parameters.objective when given). nr-lagrangian: Lagrangian dual bound of the "
             "non-robust optimum (exact pricing), bounds every (epsilon, F)-RLDP mechanism. "
             "polytope-lagrangian: Lagrangian dual bound of this PolyOpt variant's LP (Theorem 3), "
             "best reduced cost bounded on the section of the cone cut into pieces (a dynamic programme over "

@@ -134,3 +134,35 @@ def test_the_switch_compares_both_utilities_at_the_pilots_estimate(pilot, source
     assert switch.nmi == pytest.approx(normalized_mutual_information(report_matrix(switch.document), point))
     assert switch.pilot_nmi == pytest.approx(normalized_mutual_information(report_matrix(pilot), point))
     assert "at the pilot's estimate" in switch.reason
+
+
+def test_only_the_designer_that_used_the_objective_states_it(source):
+    """``parameters.objective`` is PolyOpt's statement of where its figures are; a task design that kept
+    randomised response on U (which never saw the objective) does not carry it."""
+    task = design_from(source, DesignRequest(method="polyopt", epsilon=1.0, task="distribution"), ALPHABET)
+    chosen = task["parameters"]["task"]["chosen"]
+    assert ("objective" in task["parameters"]) == (chosen == "polyopt"), chosen
+    grr = design_from(source, DesignRequest(method="grr", epsilon=1.0), ALPHABET)
+    assert "objective" not in grr["parameters"]
+
+
+def test_no_nr_bound_is_claimed_at_an_objective_outside_f(source, monkeypatch):
+    """The NR bound at a point bounds every (ε, F)-RLDP mechanism only if the point is in F (P̂ is; the pilot's
+    estimate need not be): column-generation PolyOpt computes it at P̂ only."""
+    from rldp.aggregator.design.solvers import polyopt as module
+
+    calls = []
+    real = module.solve_nr_cg
+    monkeypatch.setattr(module, "solve_nr_cg", lambda *a, **k: calls.append(1) or real(*a, **k))
+    request = DesignRequest(method="polyopt", epsilon=1.0, solver="cg", time_budget=2.0)
+    with_objective = design_document(
+        source.bind(request),
+        alphabet=ALPHABET,
+        public_distribution=source.distribution,
+        box=source.box,
+        tuning=source.tuning,
+    )
+    assert not calls and "nr-lagrangian" not in with_objective["parameters"]["upper_bounds"]
+    assert "objective" in with_objective["parameters"]
+    design_document(source.bind(request), alphabet=ALPHABET, public_distribution=source.distribution, box=source.box)
+    assert calls, "without an objective the NR bound is computed (at P̂ ∈ F)"
