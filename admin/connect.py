@@ -12,9 +12,8 @@ import os
 
 from rldp.client import Client
 from rldp.client.connection import server_url
-from rldp.client.ids import is_id_text, resolve_prefix
+from rldp.client.ids import ID_HELP, document_file_id, resolve_prefix
 from rldp.client.reads import ReadCalls
-from rldp.shared.document import read_document
 from rldp.shared.errors import ValidationError
 
 from .calls import AdminClient
@@ -46,20 +45,9 @@ def app_client(args: argparse.Namespace) -> Client:
     return Client(server_url(args), timeout=args.timeout, retries=args.retries, state_path=None)
 
 
-#: What every command's ID argument takes (its help).
-ID_HELP = "mechanism id, a unique prefix of one, or a mechanism document's file (its id)"
-
-
 def mechanism_id(client: ReadCalls, given: str) -> str:
-    """The full mechanism id ``given`` abbreviates (the catalogue is public: no token needed), or, when ``given``
-    is not hexadecimal and names a file, the id of the mechanism document in it (read and validated: the id is
-    recomputed from its content). A script or a README then names the document it designed, not the id one
-    machine printed: a design's last bits, and so its id, can differ between machines (their BLAS, their CPU)."""
-    if not is_id_text(given):
-        if not os.path.isfile(given):
-            raise ValidationError(
-                f"{given!r} is neither a mechanism id (64 hexadecimal characters, or a unique prefix of one) "
-                "nor a mechanism document's file"
-            )
-        return str(read_document(given)["id"])
-    return resolve_prefix(given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms")
+    """The full mechanism id ``given`` abbreviates (the catalogue is public: no token needed), or the id of the
+    mechanism document in the file ``given`` names (:func:`rldp.client.ids.document_file_id`)."""
+    return document_file_id(given) or resolve_prefix(
+        given, lambda: [m["id"] for m in client.mechanisms()], "mechanism", 64, "rldp mechanisms"
+    )

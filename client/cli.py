@@ -32,6 +32,7 @@ from .client import DEFAULT_RETRIES, Client
 from .connection import connection_options, server_url
 from .defaults import default_state_path
 from .errors import UploadCredentialRefused
+from .ids import ID_HELP, document_file_id
 from .mechanism import Mechanism
 
 __all__ = ["UPLOAD_TOKEN_ENV", "add_parser", "cmd_privatize"]
@@ -88,7 +89,11 @@ def cmd_privatize(args: argparse.Namespace) -> int:
                 )
                 return 0 if flushed.queued == 0 else 3
             # verify before reading any record
-            mech = client.collection(args.collection).current() if args.collection else client.mechanism(args.mechanism)
+            mech = (
+                client.collection(args.collection).current()
+                if args.collection
+                else client.mechanism(document_file_id(args.mechanism) or args.mechanism)
+            )
             table = read_csv(args.data, names=args.names, delimiter=args.delimiter, encoding=args.encoding)
             if len(table.columns) == 1 and any(c in table.columns[0] for c in ";\t|,"):
                 raise ValueError(
@@ -165,7 +170,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         parents=[connection_options(retries=DEFAULT_RETRIES, json_help="print one JSON line")],
     )
     p.add_argument("data", metavar="DATA.csv", nargs="?", help="records: CSV with a header row (.gz allowed)")
-    p.add_argument("--mechanism", metavar="ID", help="mechanism id (see rldp mechanisms)")
+    p.add_argument("--mechanism", metavar="ID", help=f"{ID_HELP} (see rldp mechanisms)")
     p.add_argument(
         "--collection", metavar="NAME", help="follow this collection: its current mechanism (see rldp collections)"
     )

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Any
 
+from rldp.shared.document import read_document
 from rldp.shared.errors import ValidationError
 
 from .errors import ProblemError
 
-__all__ = ["SHORT", "is_id_text", "resolve_prefix", "full_mechanism_id", "listed"]
+__all__ = ["SHORT", "ID_HELP", "document_file_id", "is_id_text", "resolve_prefix", "full_mechanism_id", "listed"]
 
 #: How many characters of an id the tables print (and a prefix usually needs).
 SHORT = 12
@@ -20,6 +22,26 @@ _HEX = re.compile(r"[0-9a-f]+")
 def is_id_text(given: str) -> bool:
     """Whether ``given`` reads as an id or a prefix of one (hexadecimal digits, any case, spaces around)."""
     return _HEX.fullmatch(given.strip().lower()) is not None
+
+
+#: What a command's mechanism ID argument takes (its help).
+ID_HELP = "mechanism id, a unique prefix of one, or a mechanism document's file (its id)"
+
+
+def document_file_id(given: str) -> str | None:
+    """None when ``given`` reads as an id or a prefix of one (hexadecimal: a prefix even where a file has that
+    name); else the id of the mechanism document in the file ``given`` names, read and validated (the id
+    recomputed from its content). A script or a README then names the document it designed, not the id one
+    machine printed: a design's last bits, and so its id, can differ between machines (their BLAS, their CPU).
+    ValidationError when ``given`` is neither; DocumentError when the file is not a valid document."""
+    if is_id_text(given):
+        return None
+    if not os.path.isfile(given):
+        raise ValidationError(
+            f"{given!r} is neither a mechanism id (64 hexadecimal characters, or a unique prefix of one) "
+            "nor a mechanism document's file"
+        )
+    return str(read_document(given)["id"])
 
 
 def resolve_prefix(given: str, known: Callable[[], list[str]], kind: str, length: int, listing: str) -> str:

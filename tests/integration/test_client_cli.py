@@ -153,6 +153,23 @@ def test_privatize_takes_an_id_prefix_like_the_other_commands(server, mechanism_
     one_line_error(run("privatize", "--server", server.url, "--mechanism", "ffffffffff", users_csv), "no mechanism")
 
 
+def test_privatize_takes_the_mechanisms_document_file_like_the_operator_commands(server, users_csv, tmp_path):
+    """`--mechanism mech.json` stands for the file's id (as `rldp estimate mech.json` does): the document is then
+    downloaded from the server and verified as for an id; a file that is not a document is one line."""
+    doc = make_document("client-cli-file")
+    with AdminClient(server.url, token=ADMIN_TOKEN) as admin:
+        admin.publish(doc)
+    path = tmp_path / "mech.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    proc = run("privatize", "--server", server.url, "--mechanism", path, users_csv, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["mechanism"] == doc["id"]
+    one_line_error(
+        run("privatize", "--server", server.url, "--mechanism", tmp_path / "nope.json", users_csv),
+        "neither a mechanism id",
+    )
+
+
 def test_a_windowed_collection_needs_one_flag_and_every_refusal_advice_works(server, tmp_path):
     """Issue 37: on a windowed mechanism (every design's default) `rldp privatize --collection NAME FILE`
     was refused for want of --state, --state for want of --owner-column, and that refusal advised
